@@ -1,0 +1,54 @@
+"""Chronoscope web application: ``create_app`` is the only way to get an app."""
+import os
+from pathlib import Path
+
+from flask import Flask
+
+from webapp.config import Defaults
+from webapp.extensions import db, migrate
+
+PROJECT_ROOT = Path(__file__).resolve().parent.parent
+MIGRATIONS_DIR = Path(__file__).resolve().parent / "migrations"
+
+
+def create_app(test_config: dict | None = None) -> Flask:
+    test_config = dict(test_config or {})
+    app = Flask(
+        __name__,
+        instance_path=test_config.pop("INSTANCE_PATH", None) or os.environ.get("CHRONOSCOPE_INSTANCE_PATH"),
+        instance_relative_config=True,
+        template_folder=str(PROJECT_ROOT / "templates"),
+        static_folder=str(PROJECT_ROOT / "static"),
+    )
+    app.config.from_object(Defaults)
+    app.config.from_pyfile("config.py", silent=True)
+    app.config.from_prefixed_env("CHRONOSCOPE")
+    app.config.from_mapping(test_config)
+    _resolve_paths(app)
+
+    from webapp import database, models  # noqa: F401  (models registers the tables)
+
+    db.init_app(app)
+    migrate.init_app(app, db, directory=str(MIGRATIONS_DIR), render_as_batch=True)
+    database.configure_engine_events(app)
+
+    from webapp.cli import register_commands
+
+    register_commands(app)
+    _register_blueprints(app)
+    return app
+
+
+def _resolve_paths(app: Flask) -> None:
+    instance = Path(app.instance_path)
+    instance.mkdir(parents=True, exist_ok=True)
+    url = app.config.get("DATABASE_URL") or f"sqlite:///{instance / 'chronoscope.db'}"
+    app.config["DATABASE_URL"] = url
+    app.config["SQLALCHEMY_DATABASE_URI"] = url
+    app.config["STIMULUS_ROOT"] = str((instance / app.config["STIMULUS_ROOT"]).resolve())
+
+
+def _register_blueprints(app: Flask) -> None:
+    from webapp.views import home
+
+    app.register_blueprint(home.bp)

@@ -1,0 +1,95 @@
+from datetime import datetime
+
+from sqlalchemy import (Boolean, Float, ForeignKey, Integer, String, Text, UniqueConstraint)
+from sqlalchemy.orm import Mapped, mapped_column, relationship
+
+from webapp.extensions import db
+from webapp.models._types import JSONType, UTCDateTime, utcnow
+
+
+class Experiment(db.Model):
+    """A study: one design run on one stimulus set, with a lifecycle."""
+
+    id: Mapped[int] = mapped_column(primary_key=True)
+    slug: Mapped[str] = mapped_column(String(80), unique=True)
+    title: Mapped[str] = mapped_column(String(200))
+    design: Mapped[str] = mapped_column(String(80))  # key in experiments.designs
+    design_snapshot: Mapped[dict] = mapped_column(JSONType, default=dict)
+    stimulus_set: Mapped[str] = mapped_column(String(80))
+    status: Mapped[str] = mapped_column(String(20), default="draft")  # draft|open|paused|closed
+    exclusion_rules_version: Mapped[str | None] = mapped_column(String(40))
+    created_at: Mapped[datetime] = mapped_column(UTCDateTime, default=utcnow)
+
+    subjects: Mapped[list["Subject"]] = relationship(back_populates="experiment")
+
+
+class Subject(db.Model):
+    """A participant (recruitment id) or a model (model id) within one experiment."""
+
+    __table_args__ = (UniqueConstraint("experiment_id", "kind", "external_id"),)
+
+    id: Mapped[int] = mapped_column(primary_key=True)
+    experiment_id: Mapped[int] = mapped_column(ForeignKey("experiment.id"), index=True)
+    kind: Mapped[str] = mapped_column(String(10))  # "human" | "model"
+    external_id: Mapped[str] = mapped_column(String(200))
+    recruitment: Mapped[dict] = mapped_column(JSONType, default=dict)
+    created_at: Mapped[datetime] = mapped_column(UTCDateTime, default=utcnow)
+
+    experiment: Mapped[Experiment] = relationship(back_populates="subjects")
+    sessions: Mapped[list["Session"]] = relationship(back_populates="subject")
+
+
+class Session(db.Model):
+    """One sitting of a subject (or one model run), with its seeded schedule."""
+
+    __table_args__ = (UniqueConstraint("subject_id", "session_number"),)
+
+    id: Mapped[int] = mapped_column(primary_key=True)
+    subject_id: Mapped[int] = mapped_column(ForeignKey("subject.id"), index=True)
+    token: Mapped[str] = mapped_column(String(64), unique=True)
+    session_number: Mapped[int] = mapped_column(Integer, default=1)
+    seed: Mapped[int] = mapped_column(Integer)
+    status: Mapped[str] = mapped_column(String(20), default="started")
+    schedule: Mapped[list] = mapped_column(JSONType, default=list)
+    condition: Mapped[dict] = mapped_column(JSONType, default=dict)  # key mapping, between factors
+    device_info: Mapped[dict] = mapped_column(JSONType, default=dict)
+    available_from: Mapped[datetime | None] = mapped_column(UTCDateTime)
+    started_at: Mapped[datetime] = mapped_column(UTCDateTime, default=utcnow)
+    last_seen_at: Mapped[datetime] = mapped_column(UTCDateTime, default=utcnow)
+    completed_at: Mapped[datetime | None] = mapped_column(UTCDateTime)
+    excluded: Mapped[bool] = mapped_column(Boolean, default=False)
+    exclusion_reasons: Mapped[list] = mapped_column(JSONType, default=list)
+
+    subject: Mapped[Subject] = relationship(back_populates="sessions")
+    trials: Mapped[list["Trial"]] = relationship(back_populates="session")
+
+
+class Trial(db.Model):
+    """One trial in the canonical shape; ``(session_id, client_uuid)`` stores it at most once."""
+
+    __table_args__ = (
+        UniqueConstraint("session_id", "client_uuid"),
+        UniqueConstraint("session_id", "trial_index"),
+    )
+
+    id: Mapped[int] = mapped_column(primary_key=True)
+    session_id: Mapped[int] = mapped_column(ForeignKey("session.id"), index=True)
+    client_uuid: Mapped[str] = mapped_column(String(36))
+    trial_index: Mapped[int] = mapped_column(Integer)
+    trial_type: Mapped[str] = mapped_column(String(40))
+    block: Mapped[str | None] = mapped_column(String(40))
+    stimulus_id: Mapped[int | None] = mapped_column(ForeignKey("stimulus.id"), index=True)
+    direction: Mapped[str | None] = mapped_column(String(10))
+    correct_response: Mapped[str | None] = mapped_column(Text)
+    response: Mapped[str | None] = mapped_column(Text)
+    correct: Mapped[bool | None] = mapped_column(Boolean)
+    rt_ms: Mapped[float | None] = mapped_column(Float)
+    onset_method: Mapped[str | None] = mapped_column(String(40))
+    dropped_frames: Mapped[int | None] = mapped_column(Integer)
+    excluded: Mapped[bool] = mapped_column(Boolean, default=False)
+    exclusion_reasons: Mapped[list] = mapped_column(JSONType, default=list)
+    extra: Mapped[dict] = mapped_column(JSONType, default=dict)
+    created_at: Mapped[datetime] = mapped_column(UTCDateTime, default=utcnow)
+
+    session: Mapped[Session] = relationship(back_populates="trials")
+    stimulus: Mapped["Stimulus"] = relationship()

@@ -1,0 +1,58 @@
+"""The canonical trial table: one row per trial, humans and models alike (ARCHITECTURE.md)."""
+import pandas as pd
+from sqlalchemy import Select, select
+
+from webapp.extensions import db
+from webapp.models import Experiment, Session, SourceClip, Stimulus, Subject, Trial
+
+CANONICAL_COLUMNS = [
+    "subject_id", "subject_kind", "session_id", "experiment", "trial_index", "trial_type",
+    "block", "stimulus_id", "source_clip_id", "categories", "direction", "correct_response",
+    "response", "correct", "rt_ms", "onset_method", "dropped_frames", "excluded",
+    "exclusion_reasons", "extra",
+]
+
+
+def canonical_query(experiment_slug: str | None = None) -> Select:
+    """One SELECT for the whole table, so a read sees one consistent snapshot."""
+    query = (
+        select(
+            Subject.external_id.label("subject_id"),
+            Subject.kind.label("subject_kind"),
+            Session.id.label("session_id"),
+            Experiment.slug.label("experiment"),
+            Trial.trial_index, Trial.trial_type, Trial.block,
+            Stimulus.public_id.label("stimulus_id"),
+            SourceClip.clip_key.label("source_clip_id"),
+            SourceClip.categories,
+            Trial.direction, Trial.correct_response, Trial.response, Trial.correct,
+            Trial.rt_ms, Trial.onset_method, Trial.dropped_frames,
+            Trial.excluded, Trial.exclusion_reasons, Trial.extra,
+            Session.excluded.label("session_excluded"),
+            Session.exclusion_reasons.label("session_exclusion_reasons"),
+        )
+        .join(Trial.session).join(Session.subject).join(Subject.experiment)
+        .outerjoin(Trial.stimulus).outerjoin(Stimulus.source_clip)
+        .order_by(Experiment.slug, Subject.kind, Subject.external_id, Session.id, Trial.trial_index)
+    )
+    if experiment_slug is not None:
+        query = query.where(Experiment.slug == experiment_slug)
+    return query
+
+
+def trials_frame(experiment_slug: str | None = None) -> pd.DataFrame:
+    """The canonical trial table of one experiment (or all), with exclusions merged.
+
+    A trial is excluded when its own rules or its session's participant-level rules say so;
+    ``exclusion_reasons`` lists both, trial reasons first.
+    """
+    rows = db.session.execute(canonical_query(experiment_slug)).mappings().all()
+    frame = pd.DataFrame(rows, columns=[*CANONICAL_COLUMNS, "session_excluded", "session_exclusion_reasons"])
+    frame["categories"] = frame["categories"].map(lambda c: list(c or []))
+    frame["exclusion_reasons"] = [
+        list(trial or []) + [r for r in (session or []) if r not in (trial or [])]
+        for trial, session in zip(frame["exclusion_reasons"], frame["session_exclusion_reasons"])
+    ]
+    frame["excluded"] = frame["excluded"].astype(bool) | frame["session_excluded"].astype(bool)
+    frame["extra"] = frame["extra"].map(lambda e: dict(e or {}))
+    return frame[CANONICAL_COLUMNS]
