@@ -24,8 +24,8 @@ $(VENV)/.installed: pyproject.toml
 	touch $@
 
 # Browser libraries come from npm at install time and are never committed.
-static/vendor/.installed: package.json
-	npm install --no-audit --no-fund --silent
+static/vendor/.installed: package.json package-lock.json
+	npm ci --no-audit --no-fund --silent
 	mkdir -p static/vendor
 	cp node_modules/sortablejs/Sortable.min.js static/vendor/
 	touch $@
