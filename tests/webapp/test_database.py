@@ -1,0 +1,64 @@
+"""Write transactions and the handling of a busy database."""
+import sqlite3
+import threading
+
+import pytest
+from flask import Blueprint, jsonify
+
+from webapp.database import write_transaction
+from webapp.extensions import db
+from webapp.models import Experiment
+
+
+def _add_experiment(slug):
+    with write_transaction() as session:
+        session.add(Experiment(slug=slug, title=slug, design="arrow-of-time", stimulus_set="s"))
+
+
+def test_write_transaction_commits_and_rolls_back(any_db_app):
+    with any_db_app.app_context():
+        _add_experiment("kept")
+        with pytest.raises(RuntimeError):
+            with write_transaction() as session:
+                session.add(Experiment(slug="lost", title="x", design="d", stimulus_set="s"))
+                raise RuntimeError
+        assert [e.slug for e in db.session.query(Experiment)] == ["kept"]
+
+
+def test_sqlite_writes_begin_immediate(app, tmp_path):
+    """A writer holding the lock makes our write wait, then fail with a retryable error."""
+    app.config["SQLITE_BUSY_TIMEOUT_MS"] = 5000
+    locker = sqlite3.connect(tmp_path / "test.db", isolation_level=None, check_same_thread=False)
+    locker.execute("BEGIN IMMEDIATE")
+    released = threading.Timer(0.3, locker.rollback)
+    released.start()
+    with app.app_context():
+        _add_experiment("after-wait")  # waits for the lock instead of failing at once
+        assert db.session.query(Experiment).count() == 1
+    released.join()
+    locker.close()
+
+
+def test_locked_database_answers_503_with_retry_after(tmp_path):
+    from tests.conftest import _make_app
+
+    app = _make_app(tmp_path, f"sqlite:///{tmp_path / 'busy.db'}", SQLITE_BUSY_TIMEOUT_MS=50)
+    probe = Blueprint("probe", __name__)
+
+    @probe.post("/api/probe")
+    def write():
+        _add_experiment("blocked")
+        return jsonify(ok=True)
+
+    app.register_blueprint(probe)
+    locker = sqlite3.connect(tmp_path / "busy.db", isolation_level=None)
+    locker.execute("BEGIN IMMEDIATE")
+    try:
+        response = app.test_client().post("/api/probe")
+    finally:
+        locker.rollback()
+        locker.close()
+    assert response.status_code == 503
+    assert response.headers["Retry-After"] == "1"
+    assert response.get_json()["error"] == "busy"
+    assert app.test_client().post("/api/probe").status_code == 200
