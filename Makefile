@@ -11,6 +11,7 @@ PG_URL ?= postgresql+psycopg://postgres@127.0.0.1:5432/test
 run: setup
 	$(BIN)/python manage.py init-db
 	$(BIN)/python manage.py stimuli generate
+	$(BIN)/python manage.py study demo
 	$(BIN)/python manage.py run --host $(HOST) --port $(PORT)
 
 test: setup browser postgres

@@ -26,16 +26,20 @@ def create_app(test_config: dict | None = None) -> Flask:
     app.config.from_mapping(test_config)
     _resolve_paths(app)
 
-    from webapp import database, models  # noqa: F401  (models registers the tables)
+    from webapp import database, errors, models  # noqa: F401  (models registers the tables)
 
     db.init_app(app)
     migrate.init_app(app, db, directory=str(MIGRATIONS_DIR), render_as_batch=True)
     database.configure_engine_events(app)
+    errors.register_error_handlers(app)
 
     from webapp.cli import register_commands
 
     register_commands(app)
     _register_blueprints(app)
+    from webapp import auth
+
+    auth.init_security(app)  # after the blueprints: the participant API is exempted by name
     return app
 
 
@@ -49,6 +53,13 @@ def _resolve_paths(app: Flask) -> None:
 
 
 def _register_blueprints(app: Flask) -> None:
-    from webapp.views import home
+    from webapp.views import api, home, media, openapi, participant
 
     app.register_blueprint(home.bp)
+    for module in (participant, api, media, openapi):
+        app.register_blueprint(module.bp)
+    from webapp import auth
+    from webapp.views import researcher
+
+    app.register_blueprint(auth.bp)
+    app.register_blueprint(researcher.bp)

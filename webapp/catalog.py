@@ -7,6 +7,7 @@ from pathlib import Path
 
 from sqlalchemy import select
 
+from experiments.designs import required_frame_sets
 from experiments.stimuli import ClipSpec, PreparedClip, prepare_clips
 from webapp.extensions import db
 from webapp.models import SourceClip, Stimulus
@@ -27,12 +28,14 @@ def check_names(stimulus_set: str, specs: list[ClipSpec]) -> None:
 
 
 def import_clips(specs: list[ClipSpec], stimulus_set: str, root: Path,
-                 frame_set_sizes=(2, 4, 8)) -> list[SourceClip]:
+                 frame_set_sizes=None) -> list[SourceClip]:
     """Prepare every clip in a staging folder, then store files and rows together.
 
     Files are moved into ``root/<set>/<clip>/`` only after every clip prepared; rows are
     committed in one transaction, and the moved files are removed again if it fails.
+    Frame sets default to those the shipped designs show.
     """
+    frame_set_sizes = required_frame_sets() if frame_set_sizes is None else frame_set_sizes
     check_names(stimulus_set, specs)
     root.mkdir(parents=True, exist_ok=True)
     rel_dirs = [f"{stimulus_set}/{spec.clip_key}" for spec in specs]

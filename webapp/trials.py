@@ -2,15 +2,11 @@
 import pandas as pd
 from sqlalchemy import Select, select
 
+from analysis.columns import TRIAL_COLUMNS
 from webapp.extensions import db
 from webapp.models import Experiment, Session, SourceClip, Stimulus, Subject, Trial
 
-CANONICAL_COLUMNS = [
-    "subject_id", "subject_kind", "session_id", "experiment", "trial_index", "trial_type",
-    "block", "stimulus_id", "source_clip_id", "categories", "direction", "correct_response",
-    "response", "correct", "rt_ms", "onset_method", "dropped_frames", "excluded",
-    "exclusion_reasons", "extra",
-]
+CANONICAL_COLUMNS = list(TRIAL_COLUMNS)
 
 
 def canonical_query(experiment_slug: str | None = None) -> Select:

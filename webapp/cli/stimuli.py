@@ -22,9 +22,14 @@ def stimuli():
 @click.option("--set", "stimulus_set", default=SYNTHETIC_SET, show_default=True)
 def generate(seed, clips_per_category, stimulus_set):
     """Render the built-in synthetic stimulus set (skipped when it is already stored)."""
+    from experiments.catch import CATCH_SET, catch_specs
     from experiments.synthetic import synthetic_specs
     from webapp import catalog
 
+    if CATCH_SET not in catalog.stimulus_sets():  # the attention-check videos every design uses
+        with tempfile.TemporaryDirectory() as sources:
+            catch = _import(catch_specs(Path(sources)), CATCH_SET)
+        click.echo(f"Generated {len(catch)} catch-trial videos into {CATCH_SET!r}.")
     if stimulus_set in catalog.stimulus_sets():
         click.echo(f"Stimulus set {stimulus_set!r} is already stored; nothing to do.")
         return
