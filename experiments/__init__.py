@@ -1,0 +1,1 @@
+"""Designs, stimuli, synthetic clips, schedules and exclusion rules (no Flask)."""
