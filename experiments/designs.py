@@ -1,0 +1,200 @@
+"""Declarative experiment designs and their registry ``DESIGNS``.
+
+A design is data: what task, how many sessions and blocks, practice and catch trials,
+key-mapping counterbalancing, conditions, and the exclusion rules with their version.
+A study stores ``design.to_dict()`` as its snapshot, so a study keeps its design even if
+the shipped one changes; :func:`Design.from_dict` reads a snapshot back.
+
+The two shipped designs:
+
+``arrow-of-time``
+    Hanyu et al. (2023) as used by AoT-PsyPhyBENCH: every clip is shown once forward and
+    once reversed over two sessions on different days (each session half forward, half
+    reversed, order randomised per participant), six motion categories.  The benchmark
+    subset leaves out Reciprocal; that is an analysis filter, recorded here as
+    ``benchmark_subset_excludes``.
+``frame-ordering``
+    EGO-FLIGHT's nine conditions (number of frames 2/4/8, clip length short/medium/long,
+    annotation none/brief/comprehensive, hints at frames 1&3 or 2&4), within participants;
+    each participant sees every clip once, in one condition (never two versions of a clip).
+    Which clip goes with which condition rotates across participants (a Latin square whose
+    row is a between-subject factor filled least-first), so every clip is seen in every
+    condition equally often.  EGO-FLIGHT's clip-length factor (5-10 s, 10-25 s, > 25 s) is
+    played here by the *temporal span* the sampled frames cover: short = the middle third
+    of the clip, medium = two thirds, long = the whole clip, which is what a length
+    manipulation changes for frame ordering when every clip is a 3 s synthetic clip.
+"""
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import asdict, dataclass, field, fields, replace
+
+from experiments.exclusions import ExclusionRules
+
+TASKS = ("aot", "frame_order")
+SPANS = ("short", "medium", "long")
+ANNOTATIONS = ("none", "brief", "comprehensive")
+
+
+@dataclass(frozen=True)
+class PracticeSpec:
+    """Practice trials with feedback and the gate before the main task."""
+
+    n_trials: int = 4
+    min_accuracy: float = 0.75
+    max_attempts: int = 2
+
+
+@dataclass(frozen=True)
+class OrderingCondition:
+    """One frame-ordering condition (EGO-FLIGHT Table 8)."""
+
+    name: str
+    n_frames: int = 4
+    span: str = "medium"
+    annotation: str = "brief"
+    hint_positions: tuple[int, ...] = ()
+
+    def __post_init__(self):
+        if self.span not in SPANS or self.annotation not in ANNOTATIONS:
+            raise ValueError(f"condition {self.name!r}: span must be one of {SPANS} and "
+                             f"annotation one of {ANNOTATIONS}")
+        if any(not 0 <= h < self.n_frames for h in self.hint_positions):
+            raise ValueError(f"condition {self.name!r}: hints outside 0..{self.n_frames - 1}")
+        if len(self.hint_positions) >= self.n_frames - 1:
+            raise ValueError(f"condition {self.name!r}: hints leave nothing to order")
+
+
+@dataclass(frozen=True)
+class Design:
+    """An experiment design; every field is plain data (see :meth:`to_dict`)."""
+
+    name: str
+    title: str
+    task: str
+    description: str = ""
+    sessions: int = 1
+    # Session k+1 opens this many hours after session k was completed.
+    session_gap_hours: float = 0.0
+    main_blocks: int = 4
+    # None: every clip of the stimulus set (its main split); a number: that many per session.
+    max_clips: int | None = None
+    practice: PracticeSpec = field(default_factory=PracticeSpec)
+    catch_per_block: int = 1
+    catch_set: str = "catch"
+    response_keys: tuple[str, str] = ("f", "j")
+    counterbalance_keys: bool = True
+    fixation_ms: int = 500
+    response_window_ms_after_clip: int = 2000
+    max_ordering_ms: int = 120_000
+    conditions: tuple[OrderingCondition, ...] = ()
+    # Clips of these splits are never main trials (TRA sweeps, practice clips).
+    excluded_splits: tuple[str, ...] = ("tra-sweep", "practice", "catch")
+    benchmark_subset_excludes: tuple[str, ...] = ()
+    exclusions: ExclusionRules = field(default_factory=ExclusionRules)
+
+    def __post_init__(self):
+        if self.task not in TASKS:
+            raise ValueError(f"design {self.name!r}: task must be one of {TASKS}")
+        if self.sessions < 1 or self.main_blocks < 1:
+            raise ValueError(f"design {self.name!r}: needs at least one session and block")
+        if self.task == "aot" and self.sessions not in (1, 2):
+            raise ValueError("an arrow-of-time design has one session or two (one per direction)")
+        if self.task == "frame_order" and not self.conditions:
+            raise ValueError(f"design {self.name!r}: frame ordering needs conditions")
+        if self.max_clips is not None and self.max_clips < 1:
+            raise ValueError("max_clips must be positive")
+
+    def to_dict(self) -> dict:
+        return asdict(self)
+
+    def with_changes(self, **changes) -> "Design":
+        """A copy with some fields replaced (e.g. ``max_clips`` for a pilot)."""
+        return replace(self, **changes)
+
+    @classmethod
+    def from_dict(cls, data: Mapping) -> "Design":
+        """Read back :meth:`to_dict` output (a study's design snapshot)."""
+        known = {f.name for f in fields(cls)}
+        unknown = sorted(set(data) - known)
+        if unknown:
+            raise ValueError(f"unknown design fields: {unknown}")
+        data = dict(data)
+        data["practice"] = PracticeSpec(**data.get("practice", {}))
+        data["exclusions"] = ExclusionRules.from_dict(data.get("exclusions", {}))
+        data["conditions"] = tuple(
+            OrderingCondition(**{**c, "hint_positions": tuple(c.get("hint_positions", ()))})
+            for c in data.get("conditions", ()))
+        for key in ("response_keys", "excluded_splits", "benchmark_subset_excludes"):
+            if key in data:
+                data[key] = tuple(data[key])
+        return cls(**data)
+
+
+EGO_FLIGHT_CONDITIONS = (
+    OrderingCondition("2 frames", n_frames=2),
+    OrderingCondition("4 frames"),  # EGO-FLIGHT's "original": 4 frames, medium, brief, no hints
+    OrderingCondition("8 frames", n_frames=8),
+    OrderingCondition("short", span="short"),
+    OrderingCondition("long", span="long"),
+    OrderingCondition("no annotation", annotation="none"),
+    OrderingCondition("comprehensive annotation", annotation="comprehensive"),
+    OrderingCondition("hint 1&3", hint_positions=(0, 2)),
+    OrderingCondition("hint 2&4", hint_positions=(1, 3)),
+)
+
+ARROW_OF_TIME = Design(
+    name="arrow-of-time",
+    title="Arrow of time: forward or reversed?",
+    task="aot",
+    description=("Each clip once forward and once reversed over two sessions on different "
+                 "days (Hanyu et al., 2023; AoT-PsyPhyBENCH)."),
+    sessions=2,
+    session_gap_hours=20.0,
+    main_blocks=4,
+    practice=PracticeSpec(n_trials=4, min_accuracy=0.75, max_attempts=2),
+    catch_per_block=1,
+    benchmark_subset_excludes=("Reciprocal",),
+    exclusions=ExclusionRules(min_mean_trial_ms=300.0),
+)
+
+FRAME_ORDERING = Design(
+    name="frame-ordering",
+    title="Frame ordering: put the frames in time order",
+    task="frame_order",
+    description=("EGO-FLIGHT's nine frame-sorting conditions within participants; a "
+                 "participant never sees two versions of the same clip."),
+    sessions=1,
+    main_blocks=3,
+    practice=PracticeSpec(n_trials=2, min_accuracy=0.5, max_attempts=2),
+    catch_per_block=1,
+    conditions=EGO_FLIGHT_CONDITIONS,
+    exclusions=ExclusionRules(min_mean_trial_ms=2000.0, min_practice_accuracy=0.5),
+)
+
+DESIGNS: dict[str, Design] = {
+    ARROW_OF_TIME.name: ARROW_OF_TIME,
+    FRAME_ORDERING.name: FRAME_ORDERING,
+}
+
+
+def get_design(name: str) -> Design:
+    try:
+        return DESIGNS[name]
+    except KeyError:
+        raise ValueError(f"unknown design {name!r}; known: {', '.join(DESIGNS)}") from None
+
+
+def design_from_snapshot(name: str, snapshot: Mapping | None) -> Design:
+    """A study's design: its stored snapshot when it has one, else the shipped design."""
+    return Design.from_dict(snapshot) if snapshot else get_design(name)
+
+
+def required_frame_sets(designs=None) -> tuple[tuple[int, str], ...]:
+    """Every ``(n_frames, span)`` frame set the designs' conditions show, in a stable order.
+
+    Stimulus preparation makes exactly these, so each condition finds its frame set.
+    """
+    designs = DESIGNS.values() if designs is None else designs
+    needed = {(c.n_frames, c.span) for d in designs for c in d.conditions}
+    return tuple(sorted(needed, key=lambda item: (SPANS.index(item[1]), item[0])))

@@ -1,0 +1,189 @@
+"""Versioned exclusion rules with reason codes, as pure functions over trials.
+
+Rules never delete anything: they return reason codes, and the ``apply_*`` functions return
+a copy of the canonical trial table with ``excluded`` / ``exclusion_reasons`` filled in.
+A record is a mapping with the canonical trial columns (``extra`` a dict); a DataFrame
+row works the same way.
+
+Trial-level codes: ``anticipation`` (rt below ``min_rt_ms``), ``timeout``,
+``dropped_frames`` (above ``max_dropped_frames``), ``stall``, ``focus_lost``,
+``fullscreen_exited``.  Participant-level codes: ``catch_failed``, ``catch_accuracy``,
+``practice_gate``, ``too_many_timeouts``, ``incomplete``, ``too_little_time``.
+Participant-level rules read main trials only (blocks other than ``practice``), except the
+practice gate, which reads the last practice attempt.
+"""
+from __future__ import annotations
+
+import math
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import asdict, dataclass, fields
+
+import pandas as pd
+
+RULES_VERSION = "2026.11-1"
+PRACTICE_BLOCK = "practice"
+VIDEO_TRIAL_TYPES = ("aot", "catch")
+
+TRIAL_REASONS = ("anticipation", "timeout", "dropped_frames", "stall", "focus_lost",
+                 "fullscreen_exited")
+PARTICIPANT_REASONS = ("catch_failed", "catch_accuracy", "practice_gate", "too_many_timeouts",
+                       "incomplete", "too_little_time")
+
+
+@dataclass(frozen=True)
+class ExclusionRules:
+    """Thresholds of every rule; ``version`` names the rule set stored with a study."""
+
+    version: str = RULES_VERSION
+    min_rt_ms: float = 200.0
+    max_dropped_frames: int = 3
+    exclude_stalls: bool = True
+    exclude_focus_lost: bool = True
+    exclude_fullscreen_exited: bool = False
+    max_failed_catch: int = 1
+    min_catch_accuracy: float = 0.75
+    min_practice_accuracy: float = 0.75
+    max_timeout_fraction: float = 0.2
+    # "Unreasonably little time" (EGO-FLIGHT): mean response time over main trials.
+    min_mean_trial_ms: float = 300.0
+
+    def to_dict(self) -> dict:
+        return asdict(self)
+
+    @classmethod
+    def from_dict(cls, data: Mapping) -> "ExclusionRules":
+        known = {f.name for f in fields(cls)}
+        unknown = sorted(set(data) - known)
+        if unknown:
+            raise ValueError(f"unknown exclusion rule settings: {unknown}")
+        return cls(**dict(data))
+
+
+def _extra(record: Mapping) -> Mapping:
+    extra = record.get("extra")
+    return extra if isinstance(extra, Mapping) else {}
+
+
+def _number(value) -> float | None:
+    if value is None or isinstance(value, bool):
+        return None
+    try:
+        number = float(value)
+    except (TypeError, ValueError):
+        return None
+    return None if math.isnan(number) else number
+
+
+def is_timeout(record: Mapping) -> bool:
+    """A trial without an answer: flagged by the browser, or no response at all."""
+    return bool(_extra(record).get("timed_out")) or record.get("response") is None
+
+
+def trial_reasons(record: Mapping, rules: ExclusionRules = ExclusionRules()) -> list[str]:
+    """Reason codes of the trial-level rules that one trial breaks (empty when it is kept)."""
+    extra = _extra(record)
+    reasons = []
+    rt = _number(record.get("rt_ms"))
+    if is_timeout(record):
+        reasons.append("timeout")
+    elif rt is not None and rt < rules.min_rt_ms:
+        reasons.append("anticipation")
+    dropped = _number(record.get("dropped_frames"))
+    if dropped is not None and dropped > rules.max_dropped_frames:
+        reasons.append("dropped_frames")
+    if rules.exclude_stalls and (_number(extra.get("stalls")) or 0) > 0:
+        reasons.append("stall")
+    if rules.exclude_focus_lost and extra.get("focus_lost"):
+        reasons.append("focus_lost")
+    if rules.exclude_fullscreen_exited and extra.get("fullscreen_exited"):
+        reasons.append("fullscreen_exited")
+    return reasons
+
+
+def _accuracy(records: Sequence[Mapping]) -> float | None:
+    if not records:
+        return None
+    return sum(bool(r.get("correct")) for r in records) / len(records)
+
+
+def last_practice_attempt(records: Iterable[Mapping]) -> list[Mapping]:
+    practice = [r for r in records if r.get("block") == PRACTICE_BLOCK]
+    if not practice:
+        return []
+    last = max(int(_extra(r).get("practice_attempt", 1)) for r in practice)
+    return [r for r in practice if int(_extra(r).get("practice_attempt", 1)) == last]
+
+
+def participant_reasons(records: Iterable[Mapping], rules: ExclusionRules = ExclusionRules(),
+                        expected_trials: int | None = None) -> list[str]:
+    """Reason codes of the participant-level rules broken by one session's trials.
+
+    Parameters
+    ----------
+    records
+        Every stored trial of one session (practice, main and catch).
+    rules
+        Thresholds.
+    expected_trials
+        Number of scheduled trials; fewer stored trials give ``incomplete``.  ``None``
+        skips that rule (e.g. for a CSV without the schedule).
+    """
+    records = list(records)
+    main = [r for r in records if r.get("block") != PRACTICE_BLOCK]
+    catch = [r for r in main if r.get("trial_type") == "catch"]
+    task = [r for r in main if r.get("trial_type") != "catch"]
+    reasons = []
+    failed = sum(not r.get("correct") for r in catch)
+    if catch and failed > rules.max_failed_catch:
+        reasons.append("catch_failed")
+    if catch and _accuracy(catch) < rules.min_catch_accuracy:
+        reasons.append("catch_accuracy")
+    practice = last_practice_attempt(records)
+    if practice and _accuracy(practice) < rules.min_practice_accuracy:
+        reasons.append("practice_gate")
+    if task and sum(is_timeout(r) for r in task) / len(task) > rules.max_timeout_fraction:
+        reasons.append("too_many_timeouts")
+    if expected_trials is not None and len(records) < expected_trials:
+        reasons.append("incomplete")
+    rts = [_number(r.get("rt_ms")) for r in task if not is_timeout(r)]
+    rts = [rt for rt in rts if rt is not None]
+    if rts and sum(rts) < rules.min_mean_trial_ms * len(rts):
+        reasons.append("too_little_time")
+    return reasons
+
+
+def _merge(existing, new: Iterable[str]) -> list[str]:
+    merged = [r for r in (existing or []) if isinstance(r, str)]
+    return merged + [r for r in new if r not in merged]
+
+
+def apply_trial_rules(trials: pd.DataFrame, rules: ExclusionRules = ExclusionRules()) -> pd.DataFrame:
+    """Copy of the canonical table with trial-level reasons added to every row.
+
+    Reasons already present are kept; ``excluded`` becomes true where any reason is listed.
+    """
+    out = trials.copy()
+    records = out.to_dict("records")
+    out["exclusion_reasons"] = [_merge(r.get("exclusion_reasons"), trial_reasons(r, rules))
+                                for r in records]
+    out["excluded"] = out["exclusion_reasons"].map(bool)
+    return out
+
+
+def apply_participant_rules(trials: pd.DataFrame, rules: ExclusionRules = ExclusionRules(),
+                            expected_trials: Mapping | None = None,
+                            by: str = "session_id") -> pd.DataFrame:
+    """Copy of the canonical table with each session's participant-level reasons on its rows.
+
+    ``expected_trials`` maps a ``by`` value to its number of scheduled trials.
+    """
+    out = trials.copy()
+    reasons_by_group = {
+        key: participant_reasons(group.to_dict("records"), rules,
+                                 None if expected_trials is None else expected_trials.get(key))
+        for key, group in out.groupby(by, sort=False)
+    }
+    out["exclusion_reasons"] = [_merge(existing, reasons_by_group.get(key, []))
+                                for existing, key in zip(out["exclusion_reasons"], out[by])]
+    out["excluded"] = out["exclusion_reasons"].map(bool)
+    return out

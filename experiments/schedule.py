@@ -1,0 +1,280 @@
+"""Trial schedules: design + catalog + seed + session number -> the whole trial list.
+
+Pure: no database, no clock.  All randomness comes from ``numpy.random.default_rng`` seeded
+with ``[seed, stream]``, so one stored seed rebuilds every session of a participant:
+
+* stream 0 (the participant): which clips, and the direction of each clip in session 1
+  (session 2 shows every clip in the other direction: each clip once forward and once
+  reversed across the two sessions, never both in one session);
+* stream ``session_number``: trial order, block membership, catch-trial positions and the
+  presented permutation of frame-ordering trials;
+* stream ``1000 * session_number + attempt``: practice attempt ``attempt``.
+
+A trial is a plain dict.  Server-only keys (``correct_response``, ``direction``,
+``stimulus_id`` ...) stay on the server; :func:`public_trial` gives what the browser may see.
+"""
+from __future__ import annotations
+
+import json
+from collections.abc import Callable, Mapping, Sequence
+from datetime import datetime, timedelta
+from itertools import product
+
+import numpy as np
+
+from experiments import trial_builders as build
+from experiments.catalog_records import Catalog, CatchRecord, ClipRecord
+from experiments.designs import Design
+from experiments.trial_builders import presented_frames  # noqa: F401  (re-exported)
+
+PRACTICE = "practice"
+_PRACTICE_STREAM = 1000
+
+
+class ScheduleError(ValueError):
+    """The catalog cannot satisfy the design (e.g. no clip with both directions)."""
+
+
+def _rng(seed: int, *stream: int) -> np.random.Generator:
+    return np.random.default_rng([int(seed), *stream])
+
+
+# --- between-subject conditions ------------------------------------------------------------
+
+def condition_cells(design: Design) -> list[dict]:
+    """Every combination of the between-subject factors, in a fixed order."""
+    keys = design.response_keys if design.counterbalance_keys else design.response_keys[:1]
+    rotations = range(len(design.conditions)) if design.task == "frame_order" else [0]
+    return [{"forward_key": key, "rotation": rotation} for key, rotation in product(keys, rotations)]
+
+
+def cell_name(cell: Mapping) -> str:
+    return f"forward={cell['forward_key']};rotation={cell['rotation']}"
+
+
+def choose_condition(design: Design, counts: Mapping[str, int], rng: np.random.Generator) -> dict:
+    """The least-filled between-subject cell given current ``counts`` (ties broken at random).
+
+    Returns the session's ``condition``: the cell name, the key mapping
+    (``{"f": "F", "j": "B"}`` means f = forward) and the Latin-square rotation.
+    """
+    cells = condition_cells(design)
+    filled = np.array([counts.get(cell_name(c), 0) for c in cells])
+    candidates = np.flatnonzero(filled == filled.min())
+    cell = cells[int(rng.choice(candidates))]
+    forward = cell["forward_key"]
+    other = next(k for k in design.response_keys if k != forward)
+    return {"cell": cell_name(cell), "forward_key": forward, "rotation": cell["rotation"],
+            "key_mapping": {forward: "F", other: "B"}}
+
+
+def session_opens_at(design: Design, previous_completed_at: datetime) -> datetime:
+    """When the next session of a multi-session design becomes available."""
+    return previous_completed_at + timedelta(hours=design.session_gap_hours)
+
+
+# --- clip pools --------------------------------------------------------------------------
+
+def _usable(design: Design, clip: ClipRecord) -> bool:
+    if design.task == "aot":
+        return clip.clip("forward") is not None and clip.clip("backward") is not None
+    practice = build.practice_condition(design)
+    needed = {(c.n_frames, c.span) for c in design.conditions} | {(practice.n_frames, practice.span)}
+    return all(clip.frame_set(n, span) is not None for n, span in needed)
+
+
+def _spread_pick(clips: Sequence[ClipRecord], n: int, rng: np.random.Generator) -> list[ClipRecord]:
+    """``n`` clips taken round-robin over primary categories, so categories stay balanced."""
+    by_category: dict[str, list[ClipRecord]] = {}
+    for clip in clips:
+        by_category.setdefault(clip.primary_category, []).append(clip)
+    queues = [list(rng.permutation(len(group))) for group in by_category.values()]
+    groups = list(by_category.values())
+    picked: list[ClipRecord] = []
+    while len(picked) < min(n, len(clips)):
+        for group, queue in zip(groups, queues):
+            if queue and len(picked) < n:
+                picked.append(group[queue.pop()])
+    return picked
+
+
+def clip_pools(design: Design, catalog: Catalog) -> tuple[list[ClipRecord], list[ClipRecord]]:
+    """(main clips, practice clips) for everyone in a study, sorted by ``clip_key``.
+
+    Practice clips are the catalog's ``split == "practice"`` clips; without any, a fixed
+    handful of main clips is set aside for practice (the same for every participant).
+    """
+    usable = sorted((c for c in catalog.clips if _usable(design, c)), key=lambda c: c.clip_key)
+    practice = [c for c in usable if c.split == PRACTICE]
+    main = [c for c in usable if c.split not in design.excluded_splits]
+    n_practice = min(design.practice.n_trials, 4)
+    if not practice and design.practice.n_trials and len(main) > n_practice:
+        practice = _spread_pick(main, n_practice, np.random.default_rng(0))
+        main = [c for c in main if c not in practice]
+    if not main:
+        raise ScheduleError(f"no clip in the catalog can be used by design {design.name!r}")
+    return main, sorted(practice, key=lambda c: c.clip_key)
+
+
+def _participant_clips(design: Design, main: list[ClipRecord], seed: int) -> list[ClipRecord]:
+    rng = _rng(seed, 0)
+    if design.max_clips is None or design.max_clips >= len(main):
+        return list(main)
+    return sorted(_spread_pick(main, design.max_clips, rng), key=lambda c: c.clip_key)
+
+
+def session1_directions(clips: Sequence[ClipRecord], seed: int) -> dict[int, str]:
+    """Direction of each clip in session 1: alternating within categories, so both the
+    session and every category are half forward, half backward (within one clip)."""
+    rng = _rng(seed, 0)
+    keys = rng.random(len(clips))
+    ordered = sorted(range(len(clips)), key=lambda i: (clips[i].primary_category, keys[i]))
+    first = int(rng.integers(2))
+    return {clips[i].id: ("forward", "backward")[(rank + first) % 2] for rank, i in enumerate(ordered)}
+
+
+def _flip(direction: str) -> str:
+    return "backward" if direction == "forward" else "forward"
+
+
+# --- blocks --------------------------------------------------------------------------------
+
+def _deal_into_blocks(trials: list[dict], n_blocks: int, factors: Callable,
+                      rng: np.random.Generator) -> list[list[dict]]:
+    """Spread trials over blocks: each goes, in random order grouped by its first factor,
+    to a block holding the fewest of that factor level, then the fewest trials, then the
+    fewest of its second factor level.  Categories (or conditions) differ by at most one
+    trial between blocks, block sizes stay even, and directions close to half and half."""
+    n_blocks = max(1, min(n_blocks, len(trials)))
+    order = sorted(rng.permutation(len(trials)).tolist(), key=lambda i: factors(trials[i])[0])
+    blocks: list[list[dict]] = [[] for _ in range(n_blocks)]
+    counts: list[dict] = [{} for _ in range(n_blocks)]
+    for i in order:
+        first, second = factors(trials[i])
+        cost = [(counts[b].get((0, first), 0), len(blocks[b]), counts[b].get((1, second), 0),
+                 rng.random()) for b in range(n_blocks)]
+        best = min(range(n_blocks), key=cost.__getitem__)
+        blocks[best].append(trials[i])
+        counts[best][(0, first)] = counts[best].get((0, first), 0) + 1
+        counts[best][(1, second)] = counts[best].get((1, second), 0) + 1
+    return [[block[i] for i in rng.permutation(len(block))] for block in blocks]
+
+
+def _add_catch(blocks: list[list[dict]], design: Design, catch: Sequence[CatchRecord],
+               key_mapping: Mapping, rng: np.random.Generator) -> None:
+    if not catch or design.catch_per_block < 1:
+        return
+    order = [catch[i] for i in rng.permutation(len(catch))]
+    count = 0
+    for block in blocks:
+        for _ in range(design.catch_per_block):
+            record = order[count % len(order)]  # cycling keeps instructed keys balanced
+            count += 1
+            # Never first in a block: a catch trial checks attention during the task.
+            trial = build.catch_trial(design, record, key_mapping)
+            block.insert(int(rng.integers(1, len(block) + 1)), trial)
+
+
+def _number(trials: list[dict], start: int, block: str | None = None) -> list[dict]:
+    for offset, trial in enumerate(trials):
+        trial["trial_index"] = start + offset
+        if block is not None:
+            trial["block"] = block
+    return trials
+
+
+# --- whole sessions ------------------------------------------------------------------------
+
+def practice_trials(design: Design, catalog: Catalog, seed: int, session_number: int,
+                    attempt: int = 1) -> list[dict]:
+    """One practice attempt (feedback on, correct answer sent: feedback needs it)."""
+    _, pool = clip_pools(design, catalog)
+    if not pool or design.practice.n_trials < 1:
+        return []
+    rng = _rng(seed, _PRACTICE_STREAM * session_number + attempt)
+    n = design.practice.n_trials
+    clips = [pool[i % len(pool)] for i in rng.permutation(max(n, len(pool)))[:n]]
+    if design.task == "aot":
+        directions = ["forward", "backward"] * (n // 2 + 1)
+        trials = [build.aot_trial(design, clip, directions[i]) for i, clip in enumerate(clips)]
+        trials = [trials[i] for i in rng.permutation(n)]
+    else:
+        condition = build.practice_condition(design)
+        trials = [build.ordering_trial(design, clip, condition, rng) for clip in clips]
+    for trial in trials:
+        trial["practice_attempt"] = attempt
+        trial["params"]["feedback"] = True
+        correct = trial["correct_response"]
+        trial["params"]["correct_response"] = (
+            correct if trial["trial_type"] != "frame_order"
+            else [label - 1 for label in json.loads(correct)])
+    return _number(trials, 0, PRACTICE)
+
+
+def main_trials(design: Design, catalog: Catalog, seed: int, session_number: int,
+                condition: Mapping) -> list[dict]:
+    """The main blocks of one session, catch trials included, numbered from 0."""
+    main, _ = clip_pools(design, catalog)
+    clips = _participant_clips(design, main, seed)
+    rng = _rng(seed, session_number)
+    if design.task == "aot":
+        first = session1_directions(clips, seed)
+        # Odd sessions show the first assignment, even ones the other direction.
+        directions = {cid: d if session_number % 2 else _flip(d) for cid, d in first.items()}
+        trials = [build.aot_trial(design, clip, directions[clip.id]) for clip in clips]
+        factors = lambda t: (tuple(t["categories"][:1]), t["direction"])  # noqa: E731
+    else:
+        conditions = design.conditions
+        rotation = int(condition.get("rotation", 0))
+        position = {c.id: i for i, c in enumerate(main)}  # Latin square over the study's clips
+        trials = [build.ordering_trial(design, clip, conditions[(position[clip.id] + rotation)
+                                                                % len(conditions)], rng)
+                  for clip in clips]
+        factors = lambda t: (t["condition"], tuple(t["categories"][:1]))  # noqa: E731
+    blocks = _deal_into_blocks(trials, design.main_blocks, factors, rng)
+    _add_catch(blocks, design, catalog.catch, condition["key_mapping"], rng)
+    numbered: list[dict] = []
+    for number, block in enumerate(blocks, start=1):
+        numbered.extend(_number(block, len(numbered), f"main-{number}"))
+    return numbered
+
+
+def build_schedule(design: Design, catalog: Catalog, seed: int, session_number: int,
+                   condition: Mapping) -> list[dict]:
+    """Practice attempt 1 followed by the main blocks, with ``trial_index`` 0..n-1."""
+    if not 1 <= session_number <= design.sessions:
+        raise ScheduleError(f"design {design.name!r} has {design.sessions} session(s), "
+                            f"not session {session_number}")
+    practice = practice_trials(design, catalog, seed, session_number, attempt=1)
+    main = main_trials(design, catalog, seed, session_number, condition)
+    return practice + _number(main, len(practice))
+
+
+def insert_practice_attempt(schedule: list[dict], practice: list[dict]) -> list[dict]:
+    """A new schedule with ``practice`` right after the last practice trial; later trials are
+    renumbered (only allowed before any of them is stored: the practice gate guarantees it)."""
+    last = max((i for i, t in enumerate(schedule) if t["block"] == PRACTICE), default=-1)
+    merged = [dict(t) for t in schedule[:last + 1]] + [dict(t) for t in practice] + \
+        [dict(t) for t in schedule[last + 1:]]
+    return _number(merged, 0)
+
+
+def public_trial(trial: Mapping, clip_url: Callable[[str], str],
+                 frame_urls: Callable[[str, list[int]], list[str]]) -> dict:
+    """What the browser may see of a trial: never the answer of a main trial."""
+    if trial["trial_type"] == "frame_order":
+        stimulus = {"url": None, "frames": frame_urls(trial["public_id"], list(trial["frames"]))}
+    else:
+        stimulus = {"url": clip_url(trial["public_id"]), "frames": []}
+    return {"trial_index": trial["trial_index"], "trial_type": trial["trial_type"],
+            "block": trial["block"], "stimulus": stimulus, "params": dict(trial["params"])}
+
+
+def blocks_summary(schedule: Sequence[Mapping]) -> list[dict]:
+    names: list[str] = []
+    counts: dict[str, int] = {}
+    for trial in schedule:
+        if trial["block"] not in counts:
+            names.append(trial["block"])
+        counts[trial["block"]] = counts.get(trial["block"], 0) + 1
+    return [{"name": name, "n_trials": counts[name]} for name in names]

@@ -1,0 +1,157 @@
+"""Field declarations and validation shared by the trial types (jsPsych-style plugins).
+
+Each trial type declares the fields its browser payload may hold; ``validate`` refuses
+anything else.  Errors are :class:`PayloadError` (a ``ValueError``) with a machine
+``code`` and a human ``message``, which the API turns into a 400 answer.
+"""
+from __future__ import annotations
+
+import math
+import uuid
+from collections.abc import Mapping
+from dataclasses import dataclass
+
+MAX_INDEX = 100_000
+MAX_MS = 3_600_000.0  # one hour: no single trial lasts longer
+
+
+class PayloadError(ValueError):
+    def __init__(self, code: str, message: str):
+        super().__init__(message)
+        self.code = code
+        self.message = message
+
+
+@dataclass(frozen=True)
+class Field:
+    """One declared field: ``kind`` is number | int | bool | str | uuid | list | object."""
+
+    name: str
+    kind: str
+    required: bool = False
+    nullable: bool = False
+    minimum: float | None = None
+    maximum: float | None = None
+    choices: tuple | None = None
+    max_length: int | None = None  # strings and lists
+    items: "Field | None" = None  # list items
+    keys: "tuple[Field, ...] | None" = None  # object fields
+    default: object = None
+
+    def check(self, value, where: str):
+        if value is None:
+            if self.nullable:
+                return None
+            raise PayloadError("wrong_type", f"{where} must not be null")
+        return _CHECKS[self.kind](self, value, where)
+
+
+def _number(spec: Field, value, where: str) -> float:
+    # bool is an int subclass in Python: refuse it explicitly, JSON true is not a number.
+    if isinstance(value, bool) or not isinstance(value, (int, float)):
+        raise PayloadError("wrong_type", f"{where} must be a number, got {type(value).__name__}")
+    if not math.isfinite(value):
+        raise PayloadError("non_finite", f"{where} must be finite")
+    _range(spec, value, where)
+    return float(value)
+
+
+def _int(spec: Field, value, where: str) -> int:
+    if isinstance(value, bool) or not isinstance(value, int):
+        if isinstance(value, float) and value.is_integer() and math.isfinite(value):
+            value = int(value)  # JSON 3.0 is the integer 3
+        else:
+            raise PayloadError("wrong_type", f"{where} must be an integer")
+    _range(spec, value, where)
+    return value
+
+
+def _range(spec: Field, value, where: str) -> None:
+    if (spec.minimum is not None and value < spec.minimum) or \
+            (spec.maximum is not None and value > spec.maximum):
+        raise PayloadError("out_of_range", f"{where} = {value} is outside "
+                                           f"[{spec.minimum}, {spec.maximum}]")
+
+
+def _bool(spec: Field, value, where: str) -> bool:
+    if not isinstance(value, bool):
+        raise PayloadError("wrong_type", f"{where} must be true or false")
+    return value
+
+
+def _str(spec: Field, value, where: str) -> str:
+    if not isinstance(value, str):
+        raise PayloadError("wrong_type", f"{where} must be a string")
+    # Control characters (NUL above all: PostgreSQL text refuses it) are never meaningful here.
+    if any(ord(ch) < 32 or ord(ch) == 127 for ch in value):
+        raise PayloadError("invalid_string", f"{where} contains control characters")
+    if spec.max_length is not None and len(value) > spec.max_length:
+        raise PayloadError("out_of_range", f"{where} is longer than {spec.max_length} characters")
+    if spec.choices is not None and value not in spec.choices:
+        raise PayloadError("out_of_range", f"{where} must be one of {list(spec.choices)}")
+    return value
+
+
+def _uuid(spec: Field, value, where: str) -> str:
+    if not isinstance(value, str):
+        raise PayloadError("wrong_type", f"{where} must be a UUID string")
+    try:
+        return str(uuid.UUID(value))
+    except ValueError:
+        raise PayloadError("invalid_uuid", f"{where} is not a UUID") from None
+
+
+def _list(spec: Field, value, where: str) -> list:
+    if not isinstance(value, list):
+        raise PayloadError("wrong_type", f"{where} must be a list")
+    if spec.max_length is not None and len(value) > spec.max_length:
+        raise PayloadError("out_of_range", f"{where} has more than {spec.max_length} items")
+    return [spec.items.check(item, f"{where}[{i}]") for i, item in enumerate(value)]
+
+
+def _object(spec: Field, value, where: str) -> dict:
+    if not isinstance(value, Mapping):
+        raise PayloadError("wrong_type", f"{where} must be an object")
+    return check_fields(value, spec.keys, where)
+
+
+_CHECKS = {"number": _number, "int": _int, "bool": _bool, "str": _str, "uuid": _uuid,
+           "list": _list, "object": _object}
+
+
+def check_fields(payload, declared: tuple[Field, ...], where: str = "body") -> dict:
+    """Check ``payload`` against ``declared``: unknown keys, missing required fields, types."""
+    if not isinstance(payload, Mapping):
+        raise PayloadError("wrong_type", f"{where} must be a JSON object")
+    by_name = {spec.name: spec for spec in declared}
+    unknown = sorted(k for k in payload if k not in by_name)
+    if unknown:
+        raise PayloadError("unknown_field", f"{where}: undeclared field(s) {unknown}")
+    result = {}
+    for spec in declared:
+        label = spec.name if where == "body" else f"{where}.{spec.name}"
+        if spec.name not in payload:
+            if spec.required:
+                raise PayloadError("missing_field", f"{label} is required")
+            result[spec.name] = spec.default
+            continue
+        result[spec.name] = spec.check(payload[spec.name], label)
+    return result
+
+
+MS = dict(minimum=0.0, maximum=MAX_MS)
+
+COMMON_FIELDS = (
+    Field("client_uuid", "uuid", required=True),
+    Field("trial_index", "int", required=True, minimum=0, maximum=MAX_INDEX),
+    Field("trial_type", "str", required=True, max_length=40),
+    Field("rt_ms", "number", required=True, nullable=True, **MS),
+    Field("timed_out", "bool", required=True),
+    Field("focus_lost", "bool", default=False),
+    Field("fullscreen_exited", "bool", default=False),
+)
+
+
+def reject_inconsistent(fields: dict) -> None:
+    if fields["timed_out"] and fields.get("response") is not None:
+        raise PayloadError("inconsistent", "a timed-out trial has no response")

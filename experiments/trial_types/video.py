@@ -1,0 +1,32 @@
+"""Fields of the video trials (arrow of time and catch): one key press after a clip."""
+from experiments.trial_types.base import (COMMON_FIELDS, MS, Field, PayloadError, check_fields,
+                                          reject_inconsistent)
+
+CALLBACK = Field("onset_callback", "object", keys=(
+    Field("presentedFrames", "int", required=True, minimum=0, maximum=10**7),
+    Field("mediaTime", "number", required=True, minimum=0.0, maximum=86_400.0),
+    Field("presentationTime", "number", required=True, minimum=0.0, maximum=1e12),
+    Field("expectedDisplayTime", "number", required=True, minimum=0.0, maximum=1e12),
+))
+
+VIDEO_FIELDS = COMMON_FIELDS + (
+    Field("response", "str", required=True, nullable=True, choices=("F", "B")),
+    Field("key", "str", nullable=True, max_length=32),
+    Field("onset_method", "str", nullable=True, max_length=40),
+    Field("onset_callbacks", "list", max_length=4, items=CALLBACK, default=()),
+    Field("onset_time_ms", "number", nullable=True, minimum=0.0, maximum=1e12),
+    Field("key_time_ms", "number", nullable=True, minimum=0.0, maximum=1e12),
+    Field("dropped_frames", "int", nullable=True, minimum=0, maximum=10**6),
+    Field("total_frames", "int", nullable=True, minimum=0, maximum=10**6),
+    Field("stalls", "int", minimum=0, maximum=10**4, default=0),
+    Field("stall_ms", "number", default=0.0, **MS),
+)
+
+
+def validate_video(payload, trial_type: str) -> dict:
+    fields = check_fields(payload, VIDEO_FIELDS)
+    if fields["trial_type"] != trial_type:
+        raise PayloadError("trial_type_mismatch", f"payload is a {fields['trial_type']!r} trial")
+    fields["onset_callbacks"] = list(fields["onset_callbacks"] or [])
+    reject_inconsistent(fields)
+    return fields

@@ -1,0 +1,119 @@
+import pandas as pd
+import pytest
+
+from experiments.exclusions import (PARTICIPANT_REASONS, TRIAL_REASONS, ExclusionRules,
+                                    apply_participant_rules, apply_trial_rules,
+                                    participant_reasons, trial_reasons)
+
+RULES = ExclusionRules()
+
+
+def trial(**overrides):
+    extra = overrides.pop("extra", {})
+    record = {"session_id": 1, "trial_index": 0, "trial_type": "aot", "block": "main-1",
+              "response": "F", "correct_response": "F", "correct": True, "rt_ms": 900.0,
+              "dropped_frames": 0, "excluded": False, "exclusion_reasons": [],
+              "extra": {"timed_out": False, "stalls": 0, "focus_lost": False, **extra}}
+    record.update(overrides)
+    return record
+
+
+@pytest.mark.parametrize("overrides, reasons", [
+    ({}, []),
+    ({"rt_ms": 199.9}, ["anticipation"]),
+    ({"rt_ms": 200.0}, []),
+    ({"response": None, "rt_ms": None, "extra": {"timed_out": True}}, ["timeout"]),
+    ({"response": None, "rt_ms": None}, ["timeout"]),
+    ({"dropped_frames": 4}, ["dropped_frames"]),
+    ({"dropped_frames": 3}, []),
+    ({"extra": {"stalls": 1}}, ["stall"]),
+    ({"extra": {"focus_lost": True}}, ["focus_lost"]),
+    ({"rt_ms": 50.0, "dropped_frames": 9, "extra": {"stalls": 2, "focus_lost": True}},
+     ["anticipation", "dropped_frames", "stall", "focus_lost"]),
+])
+def test_trial_rules(overrides, reasons):
+    assert trial_reasons(trial(**overrides)) == reasons
+
+
+def test_rules_are_configurable_and_every_code_listed():
+    record = trial(extra={"fullscreen_exited": True, "stalls": 1})
+    assert trial_reasons(record) == ["stall"]
+    strict = ExclusionRules(exclude_fullscreen_exited=True, exclude_stalls=False)
+    assert trial_reasons(record, strict) == ["fullscreen_exited"]
+    assert set(TRIAL_REASONS) >= {"anticipation", "timeout", "dropped_frames", "stall", "focus_lost"}
+    assert len(PARTICIPANT_REASONS) == 6 and RULES.version
+
+
+def session(n_main=10, **changes):
+    records = [trial(trial_index=i) for i in range(n_main)]
+    records += [trial(trial_index=100 + i, trial_type="catch", block="main-1") for i in range(4)]
+    records += [trial(trial_index=200 + i, block="practice", extra={"practice_attempt": 1})
+                for i in range(4)]
+    for index, values in changes.items():
+        records[int(index)].update(values)
+    return records
+
+
+def test_good_participant_kept():
+    assert participant_reasons(session(), RULES, expected_trials=18) == []
+
+
+def test_failed_catch_and_catch_accuracy():
+    records = session()
+    for i in (10, 11):
+        records[i]["correct"] = False
+    # 2 of 4 wrong: more than one failure, and accuracy 0.5 < 0.75
+    assert participant_reasons(records) == ["catch_failed", "catch_accuracy"]
+    records[11]["correct"] = True  # one failure: tolerated by both rules at these thresholds
+    assert participant_reasons(records) == []
+    assert participant_reasons(records, ExclusionRules(min_catch_accuracy=0.9)) == ["catch_accuracy"]
+
+
+def test_practice_gate_reads_last_attempt():
+    records = session()
+    for i in range(14, 18):
+        records[i]["correct"] = i == 14  # attempt 1: 1 of 4
+    assert participant_reasons(records) == ["practice_gate"]
+    records += [trial(trial_index=300 + i, block="practice", extra={"practice_attempt": 2})
+                for i in range(4)]
+    assert participant_reasons(records) == []
+
+
+def test_too_many_timeouts():
+    records = session()
+    for i in range(3):
+        records[i].update(response=None, rt_ms=None, extra={"timed_out": True})
+    assert participant_reasons(records) == ["too_many_timeouts"]  # 3/10 > 0.2
+    records[2].update(response="F", rt_ms=800.0, extra={})
+    assert participant_reasons(records) == []
+
+
+def test_incomplete_session():
+    assert participant_reasons(session(), expected_trials=19) == ["incomplete"]
+    assert participant_reasons(session(), expected_trials=None) == []
+
+
+def test_unreasonably_little_time():
+    records = session()
+    for record in records[:10]:
+        record["rt_ms"] = 250.0  # fast but not anticipations: mean 250 ms < 300 ms
+    assert participant_reasons(records) == ["too_little_time"]
+    assert participant_reasons(records, ExclusionRules(min_mean_trial_ms=200)) == []
+
+
+def test_dataframe_rules_flag_and_keep_every_row():
+    rows = session() + [dict(r, session_id=2) for r in session()]
+    rows[0]["rt_ms"] = 120.0
+    for r in rows:
+        if r["session_id"] == 2 and r["trial_type"] == "catch":
+            r["correct"] = False
+    frame = pd.DataFrame(rows)
+    flagged = apply_participant_rules(apply_trial_rules(frame), expected_trials={1: 18, 2: 18})
+    assert len(flagged) == len(frame)  # flagged, never deleted
+    assert flagged.loc[0, "exclusion_reasons"] == ["anticipation"] and flagged.loc[0, "excluded"]
+    second = flagged[flagged["session_id"] == 2]
+    assert second["excluded"].all()
+    assert all({"catch_failed", "catch_accuracy"} <= set(r) for r in second["exclusion_reasons"])
+    first = flagged[(flagged["session_id"] == 1) & (flagged.index > 0)]
+    assert not first["excluded"].any()
+    assert frame.loc[0, "exclusion_reasons"] == []  # the input is not modified

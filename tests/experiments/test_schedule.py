@@ -1,0 +1,197 @@
+import json
+from collections import Counter
+from datetime import datetime, timedelta, timezone
+
+import numpy as np
+import pytest
+
+from experiments.catalog_records import Catalog
+from experiments.designs import DESIGNS
+from experiments.schedule import (ScheduleError, build_schedule, choose_condition, clip_pools,
+                                  insert_practice_attempt, practice_trials, presented_frames,
+                                  public_trial, session_opens_at)
+from tests.experiments.catalogs import make_catalog
+
+AOT = DESIGNS["arrow-of-time"]
+ORDER = DESIGNS["frame-ordering"]
+
+
+def _condition(design, seed=0, counts=None):
+    return choose_condition(design, counts or {}, np.random.default_rng(seed))
+
+
+def _main(schedule, trial_type="aot"):
+    return [t for t in schedule if t["block"] != "practice" and t["trial_type"] == trial_type]
+
+
+@pytest.fixture(scope="module")
+def catalog():
+    return make_catalog(per_category=8)
+
+
+def test_same_seed_same_schedule_other_seed_differs(catalog):
+    condition = _condition(AOT)
+    first = build_schedule(AOT, catalog, 123, 1, condition)
+    assert first == build_schedule(AOT, catalog, 123, 1, condition)
+    assert first != build_schedule(AOT, catalog, 124, 1, condition)
+    assert [t["trial_index"] for t in first] == list(range(len(first)))
+
+
+@pytest.mark.parametrize("seed", range(6))
+def test_directions_balanced_and_no_clip_twice_in_a_session(catalog, seed):
+    condition = _condition(AOT, seed)
+    for number in (1, 2):
+        main = _main(build_schedule(AOT, catalog, seed, number, condition))
+        clips = [t["source_clip_id"] for t in main]
+        assert len(clips) == len(set(clips))  # never both directions (or a repeat) in a session
+        directions = Counter(t["direction"] for t in main)
+        assert abs(directions["forward"] - directions["backward"]) <= 1
+        for category in {t["categories"][0] for t in main}:
+            per = Counter(t["direction"] for t in main if t["categories"][0] == category)
+            assert abs(per["forward"] - per["backward"]) <= 1
+
+
+@pytest.mark.parametrize("seed", range(4))
+def test_two_sessions_cover_each_clip_once_per_direction(catalog, seed):
+    condition = _condition(AOT, seed)
+    shown = Counter()
+    for number in (1, 2):
+        shown.update((t["source_clip_id"], t["direction"])
+                     for t in _main(build_schedule(AOT, catalog, seed, number, condition)))
+    main_clips, _ = clip_pools(AOT, catalog)
+    assert shown == Counter({(c.id, d): 1 for c in main_clips for d in ("forward", "backward")})
+
+
+def test_categories_and_directions_spread_over_blocks(catalog):
+    main = _main(build_schedule(AOT, catalog, 5, 1, _condition(AOT)))
+    blocks = sorted({t["block"] for t in main})
+    assert len(blocks) == AOT.main_blocks
+    for category in {t["categories"][0] for t in main}:
+        per_block = Counter(t["block"] for t in main if t["categories"][0] == category)
+        counts = [per_block.get(b, 0) for b in blocks]
+        assert max(counts) - min(counts) <= 1
+    sizes = Counter(t["block"] for t in main).values()
+    assert max(sizes) - min(sizes) <= 1
+    for block in blocks:
+        directions = Counter(t["direction"] for t in main if t["block"] == block)
+        assert abs(directions["forward"] - directions["backward"]) <= 2
+
+
+def test_practice_first_with_answers_main_without(catalog):
+    schedule = build_schedule(AOT, catalog, 9, 1, _condition(AOT))
+    practice = [t for t in schedule if t["block"] == "practice"]
+    assert [t["trial_index"] for t in practice] == list(range(AOT.practice.n_trials))
+    assert all(t["params"]["feedback"] and t["params"]["correct_response"] in "FB" for t in practice)
+    _, practice_pool = clip_pools(AOT, catalog)
+    main_clips = {t["source_clip_id"] for t in _main(schedule)}
+    assert not main_clips & {c.id for c in practice_pool}
+    urls = lambda pid: f"/media/{pid}"  # noqa: E731
+    for trial in schedule:
+        view = public_trial(trial, urls, lambda pid, idx: [f"/m/{i}" for i in idx])
+        text = json.dumps(view)
+        if trial["block"] != "practice":
+            assert "correct_response" not in text and "forward" not in text and "backward" not in text
+        assert set(view) == {"trial_index", "trial_type", "block", "stimulus", "params"}
+
+
+def test_catch_trials_per_block_balanced_keys(catalog):
+    condition = _condition(AOT)
+    schedule = build_schedule(AOT, catalog, 11, 1, condition)
+    catch = [t for t in schedule if t["trial_type"] == "catch"]
+    assert Counter(t["block"] for t in catch) == {f"main-{b}": AOT.catch_per_block
+                                                  for b in range(1, AOT.main_blocks + 1)}
+    assert abs(sum(t["instructed_key"] == "f" for t in catch) - len(catch) / 2) <= 1
+    for trial in catch:
+        assert trial["correct_response"] == condition["key_mapping"][trial["instructed_key"]]
+    firsts = {}
+    for trial in schedule:
+        firsts.setdefault(trial["block"], trial)
+    assert all(t["trial_type"] != "catch" for t in firsts.values())
+    without = build_schedule(AOT, make_catalog(8, with_catch=False), 11, 1, condition)
+    assert not [t for t in without if t["trial_type"] == "catch"]
+
+
+def test_key_mapping_least_filled_and_counterbalanced():
+    first = _condition(AOT, 0)
+    assert set(first["key_mapping"]) == {"f", "j"} and set(first["key_mapping"].values()) == {"F", "B"}
+    other = "forward=j;rotation=0" if first["forward_key"] == "f" else "forward=f;rotation=0"
+    assert _condition(AOT, 1, {first["cell"]: 3, other: 2})["cell"] == other
+    counts = Counter()
+    for seed in range(40):
+        counts[_condition(AOT, seed, counts)["cell"]] += 1
+    assert sorted(counts.values()) == [20, 20]
+
+
+def test_frame_order_rotation_least_filled_over_nine_conditions():
+    counts = Counter()
+    for seed in range(36):
+        counts[_condition(ORDER, seed, counts)["cell"]] += 1
+    assert len(counts) == 18 and set(counts.values()) == {2}
+
+
+def test_frame_order_each_clip_once_and_conditions_rotate(catalog):
+    main_clips, _ = clip_pools(ORDER, catalog)
+    seen = {}
+    for rotation_seed in range(9):
+        condition = {**_condition(ORDER), "rotation": rotation_seed}
+        main = _main(build_schedule(ORDER, catalog, 3, 1, condition), "frame_order")
+        assert len({t["source_clip_id"] for t in main}) == len(main) == len(main_clips)
+        per_condition = Counter(t["condition"] for t in main)
+        assert len(per_condition) == 9 and max(per_condition.values()) - min(per_condition.values()) <= 1
+        for trial in main:
+            seen.setdefault(trial["source_clip_id"], set()).add(trial["condition"])
+    assert all(len(conditions) == 9 for conditions in seen.values())  # Latin square
+
+
+def test_frame_order_answer_matches_presented_frames(catalog):
+    schedule = build_schedule(ORDER, catalog, 8, 1, _condition(ORDER))
+    for trial in _main(schedule, "frame_order"):
+        frames, correct = trial["frames"], json.loads(trial["correct_response"])
+        n = trial["params"]["n_frames"]
+        assert sorted(frames) == list(range(n)) and sorted(correct) == list(range(1, n + 1))
+        # label correct[t] - 1 shows the frame that comes t-th in time
+        assert [frames[label - 1] for label in correct] == list(range(n))
+        for slot in trial["params"]["hint_positions"]:
+            assert frames[slot] == slot
+        assert trial["params"]["presented_order"] == list(range(n))
+        annotation = trial["params"]["annotation"]
+        expected = {"none": None, "brief": "brief", "comprehensive": "long"}[trial["annotation_level"]]
+        assert annotation is None if expected is None else annotation.startswith(expected)
+
+
+def test_presented_permutations_are_seeded_and_uniform():
+    condition = ORDER.conditions[1]  # 4 frames, no hints
+    rng = np.random.default_rng(0)
+    counts = Counter(tuple(presented_frames(condition, rng)) for _ in range(2400))
+    assert len(counts) == 24 and min(counts.values()) > 60
+    assert presented_frames(condition, np.random.default_rng(5)) == \
+        presented_frames(condition, np.random.default_rng(5))
+
+
+def test_practice_attempt_inserted_after_practice_and_renumbered(catalog):
+    condition = _condition(AOT)
+    schedule = build_schedule(AOT, catalog, 4, 1, condition)
+    second = practice_trials(AOT, catalog, 4, 1, attempt=2)
+    merged = insert_practice_attempt(schedule, second)
+    assert [t["trial_index"] for t in merged] == list(range(len(schedule) + len(second)))
+    blocks = [t["block"] for t in merged]
+    assert blocks[:2 * AOT.practice.n_trials] == ["practice"] * (2 * AOT.practice.n_trials)
+    assert [t.get("practice_attempt") for t in merged[:8]] == [1] * 4 + [2] * 4
+    assert [t["stimulus_id"] for t in merged[8:]] == [t["stimulus_id"] for t in schedule[4:]]
+
+
+def test_max_clips_keeps_sessions_consistent(catalog):
+    pilot = AOT.with_changes(max_clips=6, main_blocks=2)
+    condition = _condition(pilot)
+    one, two = (_main(build_schedule(pilot, catalog, 2, n, condition)) for n in (1, 2))
+    assert len(one) == 6 and {t["source_clip_id"] for t in one} == {t["source_clip_id"] for t in two}
+    assert len({t["categories"][0] for t in one}) == 6  # spread over the six categories
+
+
+def test_errors_and_session_opening(catalog):
+    with pytest.raises(ScheduleError, match="session 3"):
+        build_schedule(AOT, catalog, 1, 3, _condition(AOT))
+    with pytest.raises(ScheduleError, match="no clip"):
+        build_schedule(AOT, Catalog(()), 1, 1, _condition(AOT))
+    done = datetime(2026, 1, 1, tzinfo=timezone.utc)
+    assert session_opens_at(AOT, done) == done + timedelta(hours=AOT.session_gap_hours)

@@ -1,0 +1,110 @@
+import math
+import uuid
+
+import pytest
+
+from experiments.trial_types import TRIAL_TYPES, PayloadError, validate
+
+UUID = str(uuid.uuid4())
+
+
+def aot(**overrides):
+    payload = {"client_uuid": UUID, "trial_index": 3, "trial_type": "aot", "rt_ms": 734.25,
+               "timed_out": False, "response": "F", "key": "f", "onset_method": "rvfc-anchor",
+               "onset_callbacks": [{"presentedFrames": 1, "mediaTime": 0.0,
+                                    "presentationTime": 1000.5, "expectedDisplayTime": 1016.9}],
+               "onset_time_ms": 1016.9, "key_time_ms": 1751.15, "dropped_frames": 0,
+               "total_frames": 90, "stalls": 0, "stall_ms": 0.0, "focus_lost": False,
+               "fullscreen_exited": False}
+    payload.update(overrides)
+    return payload
+
+
+def ordering(**overrides):
+    payload = {"client_uuid": UUID, "trial_index": 5, "trial_type": "frame_order",
+               "rt_ms": 5123.0, "timed_out": False, "initial_order": [0, 1, 2, 3],
+               "final_order": [2, 1, 0, 3],
+               "moves": [{"t_ms": 900.0, "from": 2, "to": 0, "via": "mouse"}]}
+    payload.update(overrides)
+    return payload
+
+
+SCHEDULED = {"trial_index": 5, "trial_type": "frame_order",
+             "params": {"n_frames": 4, "presented_order": [0, 1, 2, 3], "hint_positions": [3]}}
+
+
+def test_registry_and_declarations():
+    assert set(TRIAL_TYPES) == {"aot", "catch", "frame_order"}
+    for module in TRIAL_TYPES.values():
+        names = [f.name for f in module.FIELDS]
+        assert len(names) == len(set(names)) and "client_uuid" in names
+
+
+def test_valid_payloads_pass_with_defaults():
+    fields = validate(aot())
+    assert fields["rt_ms"] == 734.25 and fields["onset_callbacks"][0]["presentedFrames"] == 1
+    minimal = validate({k: aot()[k] for k in ("client_uuid", "trial_index", "trial_type", "rt_ms",
+                                              "timed_out", "response")})
+    assert minimal["stalls"] == 0 and minimal["focus_lost"] is False
+    assert validate(aot(trial_type="catch"))["trial_type"] == "catch"
+    assert validate(ordering(), SCHEDULED)["final_order"] == [2, 1, 0, 3]
+    timeout = validate(aot(response=None, rt_ms=None, timed_out=True, key=None, key_time_ms=None))
+    assert timeout["response"] is None
+
+
+@pytest.mark.parametrize("payload, code", [
+    (aot(extra_field=1), "unknown_field"),
+    (aot(rt_ms=True), "wrong_type"),
+    (aot(trial_index=False), "wrong_type"),
+    (aot(dropped_frames=True), "wrong_type"),
+    (aot(rt_ms=math.nan), "non_finite"),
+    (aot(rt_ms=math.inf), "non_finite"),
+    (aot(onset_time_ms=-math.inf), "non_finite"),
+    (aot(rt_ms="734"), "wrong_type"),
+    (aot(response="forward"), "out_of_range"),
+    (aot(rt_ms=-1.0), "out_of_range"),
+    (aot(rt_ms=1e9), "out_of_range"),
+    (aot(trial_index=-1), "out_of_range"),
+    (aot(trial_index=1.5), "wrong_type"),
+    (aot(client_uuid="not-a-uuid"), "invalid_uuid"),
+    (aot(timed_out="no"), "wrong_type"),
+    (aot(onset_callbacks=[{}] * 5), "out_of_range"),
+    (aot(onset_callbacks=[{"presentedFrames": 1}]), "missing_field"),
+    (aot(onset_callbacks=[{"presentedFrames": 1, "mediaTime": 0, "presentationTime": 1,
+                           "expectedDisplayTime": 1, "x": 2}]), "unknown_field"),
+    (aot(timed_out=True), "inconsistent"),
+    (aot(trial_type="dance"), "unknown_trial_type"),
+    (aot(onset_method="rvfc\x00"), "invalid_string"),
+    (aot(key="f\n"), "invalid_string"),
+    ({k: v for k, v in aot().items() if k != "response"}, "missing_field"),
+    (aot(initial_order=[0, 1]), "unknown_field"),  # an ordering field on an aot trial
+    (ordering(response="F"), "unknown_field"),  # an aot field on an ordering trial
+    (ordering(moves=[{"t_ms": 1, "from": 0, "to": 1, "via": "telepathy"}]), "out_of_range"),
+    (ordering(moves=[{"t_ms": 1, "from": 0, "to": 1, "via": "mouse"}] * 501), "out_of_range"),
+    (ordering(final_order="0123"), "wrong_type"),
+    ([1, 2], "wrong_type"),
+])
+def test_invalid_payloads(payload, code):
+    with pytest.raises(PayloadError) as caught:
+        validate(payload)
+    assert caught.value.code == code and caught.value.message
+    assert isinstance(caught.value, ValueError)
+
+
+@pytest.mark.parametrize("overrides, code", [
+    ({"final_order": [0, 1, 2]}, "out_of_range"),
+    ({"final_order": [0, 0, 1, 3]}, "out_of_range"),
+    ({"initial_order": [1, 0, 2, 3], "final_order": [1, 0, 2, 3]}, "inconsistent"),
+    ({"final_order": [3, 1, 2, 0]}, "inconsistent"),  # the hint frame in slot 3 moved
+    ({"moves": [{"t_ms": 1, "from": 0, "to": 7, "via": "keyboard"}]}, "out_of_range"),
+])
+def test_ordering_checked_against_schedule(overrides, code):
+    with pytest.raises(PayloadError) as caught:
+        validate(ordering(**overrides), SCHEDULED)
+    assert caught.value.code == code
+
+
+def test_trial_type_must_match_schedule():
+    with pytest.raises(PayloadError) as caught:
+        validate(aot(trial_index=5), SCHEDULED)
+    assert caught.value.code == "trial_type_mismatch"

@@ -1,0 +1,137 @@
+from collections import Counter
+from datetime import timedelta
+
+import pytest
+from sqlalchemy import select
+
+from webapp.extensions import db
+from webapp.models import Session, Subject
+from webapp.participants import now
+from tests.webapp.participant_study import add_catch_set, add_stimulus_set, open_study
+
+
+@pytest.fixture
+def study(app):
+    with app.app_context():
+        add_stimulus_set()
+        add_catch_set()
+        open_study(main_blocks=2)
+    return "study"
+
+
+def enter(client, **params):
+    return client.get("/p/study", query_string=params)
+
+
+def token_of(response):
+    assert response.status_code == 303, response.data
+    return response.headers["Location"].rsplit("/", 1)[-1]
+
+
+def test_entry_creates_subject_and_session_then_runner(app, client, study):
+    response = enter(client, PROLIFIC_PID="abc123", STUDY_ID="s1", SESSION_ID="x9")
+    token = token_of(response)
+    assert response.headers["Location"].endswith(f"/run/{token}")
+    with app.app_context():
+        session = db.session.scalar(select(Session).where(Session.token == token))
+        assert session.status == "started" and session.session_number == 1
+        assert session.subject.recruitment == {"PROLIFIC_PID": "abc123", "STUDY_ID": "s1",
+                                               "SESSION_ID": "x9"}
+        assert 0 <= session.seed < 2**31 and session.condition["key_mapping"]
+        assert len(session.schedule) == 4 + 8 + 2
+    page = client.get(f"/run/{token}")
+    assert page.status_code == 200 and f"/api/session/{token}".encode() in page.data
+    assert page.headers["Cross-Origin-Opener-Policy"] == "same-origin"
+    assert page.headers["Cross-Origin-Embedder-Policy"] == "require-corp"
+    assert page.headers["Referrer-Policy"] == "no-referrer" and page.headers["Cache-Control"] == "no-store"
+
+
+def test_repeat_entry_resumes_never_duplicates(app, client, study):
+    first = token_of(enter(client, participant="p-1"))
+    assert token_of(enter(client, participant="p-1")) == first
+    other = token_of(enter(client, participant="p-2"))
+    assert other != first
+    with app.app_context():
+        assert db.session.scalar(select(db.func.count()).select_from(Subject)) == 2
+        assert db.session.scalar(select(db.func.count()).select_from(Session)) == 2
+
+
+@pytest.mark.parametrize("params, status", [
+    ({}, 400), ({"participant": "bad id!"}, 400), ({"participant": "x" * 201}, 400),
+    ({"PROLIFIC_PID": "ok", "STUDY_ID": "<script>"}, 400),
+])
+def test_entry_needs_a_valid_id(client, study, params, status):
+    response = enter(client, **params)
+    assert response.status_code == status and b"not available" in response.data
+
+
+@pytest.mark.parametrize("status", ["draft", "paused", "closed"])
+def test_only_open_studies_admit(app, client, status):
+    with app.app_context():
+        add_stimulus_set()
+        open_study(slug="shut", status=status)
+    assert client.get("/p/shut?participant=p1").status_code == 404
+    assert client.get("/p/missing?participant=p1").status_code == 404
+
+
+def test_unknown_run_token_is_404(client, study):
+    assert client.get("/run/not-a-token").status_code == 404
+
+
+def test_completed_participant_sees_done_page(app, client, study):
+    token = token_of(enter(client, participant="p-1"))
+    with app.app_context():
+        session = db.session.scalar(select(Session).where(Session.token == token))
+        session.status, session.completed_at = "no_consent", now()
+        db.session.commit()
+    response = enter(client, participant="p-1")
+    assert response.status_code == 200 and b"already taken part" in response.data
+
+
+def test_second_session_opens_after_delay_with_flipped_directions(app, client, study):
+    token = token_of(enter(client, participant="p-1"))
+    with app.app_context():
+        first = db.session.scalar(select(Session).where(Session.token == token))
+        first.status, first.completed_at = "completed", now()
+        db.session.commit()
+    waiting = enter(client, participant="p-1")
+    assert waiting.status_code == 200 and b"not open yet" in waiting.data
+    with app.app_context():
+        first = db.session.scalar(select(Session).where(Session.token == token))
+        first.completed_at = now() - timedelta(hours=21)
+        db.session.commit()
+    second_token = token_of(enter(client, participant="p-1"))
+    assert second_token != token
+    with app.app_context():
+        first = db.session.scalar(select(Session).where(Session.token == token))
+        second = db.session.scalar(select(Session).where(Session.token == second_token))
+        assert second.session_number == 2 and second.seed == first.seed
+        assert second.condition["key_mapping"] == first.condition["key_mapping"]
+        shown = Counter((t["source_clip_id"], t["direction"])
+                        for s in (first, second) for t in s.schedule
+                        if t["trial_type"] == "aot" and t["block"] != "practice")
+        clips = {clip for clip, _ in shown}
+        assert shown == Counter({(c, d): 1 for c in clips for d in ("forward", "backward")})
+        second.status, second.completed_at = "completed", now()
+        db.session.commit()
+    assert b"already completed" in enter(client, participant="p-1").data
+
+
+def test_key_mapping_counterbalanced_least_filled(app, client, study):
+    for i in range(6):
+        token_of(enter(client, participant=f"p{i}"))
+    with app.app_context():
+        cells = Counter(s.condition["cell"] for s in db.session.scalars(select(Session)))
+    assert sorted(cells.values()) == [3, 3]
+
+
+def test_paused_study_lets_those_inside_finish(app, client, study):
+    from webapp.models import Experiment
+
+    token = token_of(enter(client, participant="inside"))
+    with app.app_context():
+        db.session.scalars(select(Experiment)).one().status = "paused"
+        db.session.commit()
+    assert token_of(enter(client, participant="inside")) == token
+    assert enter(client, participant="newcomer").status_code == 404
+    assert client.get(f"/api/session/{token}").status_code == 200

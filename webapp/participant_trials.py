@@ -1,0 +1,240 @@
+"""Storing a participant's trials at most once, the practice gate, and completion.
+
+Every trial insert is one short transaction guarded by the unique keys: an IntegrityError on
+``(session_id, client_uuid)`` is a replay (200), on ``(session_id, trial_index)`` with another
+uuid a conflict (409).  Correct answers come from the stored schedule, never the browser.
+"""
+from __future__ import annotations
+
+import json
+
+from sqlalchemy import select
+from sqlalchemy.exc import IntegrityError
+
+from experiments import exclusions
+from experiments import schedule as scheduling
+from experiments.trial_types import PayloadError, validate
+from webapp import participants
+from webapp.database import write_transaction
+from webapp.extensions import db
+from webapp.models import Session, Subject, Trial
+from webapp.stimulus_files import clip_url, frame_urls
+
+VIDEO_EXTRA = ("key", "onset_callbacks", "onset_time_ms", "key_time_ms", "total_frames",
+               "stalls", "stall_ms")
+FLAGS = ("timed_out", "focus_lost", "fullscreen_exited")
+
+
+class ApiError(Exception):
+    """An answer other than success: HTTP ``status`` with a JSON ``code`` and ``message``."""
+
+    def __init__(self, status: int, code: str, message: str, **extra):
+        super().__init__(message)
+        self.status, self.code, self.message, self.extra = status, code, message, extra
+
+
+def stored_trials(session: Session) -> list[Trial]:
+    return list(db.session.scalars(select(Trial).where(Trial.session_id == session.id)
+                                   .order_by(Trial.trial_index)))
+
+
+def _record(trial: Trial) -> dict:
+    return {"trial_index": trial.trial_index, "trial_type": trial.trial_type,
+            "block": trial.block, "response": trial.response, "correct": trial.correct,
+            "rt_ms": trial.rt_ms, "dropped_frames": trial.dropped_frames,
+            "extra": trial.extra or {}}
+
+
+def practice_passed(session: Session, records: list[dict]) -> bool | None:
+    """True / False once decided, None while practice is under way (or has no trials)."""
+    if session.status == "failed_practice":
+        return False
+    scheduled = [t for t in session.schedule if t["block"] == scheduling.PRACTICE]
+    if not scheduled:
+        return True
+    last = max(t.get("practice_attempt", 1) for t in scheduled)
+    wanted = {t["trial_index"] for t in scheduled if t.get("practice_attempt", 1) == last}
+    done = [r for r in records if r["trial_index"] in wanted]
+    if len(done) < len(wanted):
+        return None
+    design = participants.experiment_design(session.subject.experiment)
+    accuracy = sum(bool(r["correct"]) for r in done) / len(done)
+    return accuracy >= design.practice.min_accuracy
+
+
+def session_state(session: Session) -> dict:
+    """The GET answer: the browser's view of the session (no main-trial answers)."""
+    records = [_record(t) for t in stored_trials(session)]
+    stored = sorted(r["trial_index"] for r in records)
+    design = participants.experiment_design(session.subject.experiment)
+    pending = [t["trial_index"] for t in session.schedule if t["trial_index"] not in set(stored)]
+    state = {
+        "status": session.status, "session_number": session.session_number,
+        "sessions": design.sessions, "consent": participants.consent_state(session),
+        "key_mapping": session.condition.get("key_mapping"),
+        "response_keys": list(design.response_keys),
+        "trials": [scheduling.public_trial(t, clip_url, frame_urls) for t in session.schedule],
+        "next_trial_index": pending[0] if pending else len(session.schedule),
+        "stored_indices": stored,
+        "response_window_ms_after_clip": design.response_window_ms_after_clip,
+        "practice": {"min_accuracy": design.practice.min_accuracy,
+                     "max_attempts": design.practice.max_attempts},
+        "practice_passed": practice_passed(session, records),
+        "blocks": scheduling.blocks_summary(session.schedule),
+    }
+    if session.status in participants.ENDED:
+        state.update(participants.ending(session))
+    return state
+
+
+def _row(session: Session, scheduled: dict, fields: dict, rules) -> Trial:
+    extra = {flag: fields[flag] for flag in FLAGS}
+    if scheduled["trial_type"] == "frame_order":
+        response = None if fields["timed_out"] else json.dumps([i + 1 for i in fields["final_order"]])
+        extra.update(initial_order=fields["initial_order"], final_order=fields["final_order"],
+                     moves=fields["moves"], hint_frames=scheduled["hint_labels"],
+                     condition=scheduled["condition"], n_frames=scheduled["params"]["n_frames"],
+                     span=scheduled["span"], annotation_level=scheduled["annotation_level"],
+                     presented_frames=scheduled["frames"])
+        onset_method, dropped = None, None
+    else:
+        response = fields["response"]
+        extra.update({key: fields[key] for key in VIDEO_EXTRA})
+        if scheduled["trial_type"] == "catch":
+            extra["instructed_key"] = scheduled["instructed_key"]
+        onset_method, dropped = fields["onset_method"], fields["dropped_frames"]
+    if "practice_attempt" in scheduled:
+        extra["practice_attempt"] = scheduled["practice_attempt"]
+    trial = Trial(session_id=session.id, client_uuid=fields["client_uuid"],
+                  trial_index=fields["trial_index"], trial_type=scheduled["trial_type"],
+                  block=scheduled["block"], stimulus_id=scheduled["stimulus_id"],
+                  direction=scheduled["direction"],
+                  correct_response=scheduled["correct_response"], response=response,
+                  correct=response is not None and response == scheduled["correct_response"],
+                  rt_ms=fields["rt_ms"], onset_method=onset_method, dropped_frames=dropped,
+                  extra=extra)
+    reasons = exclusions.trial_reasons(_record(trial), rules)
+    trial.excluded, trial.exclusion_reasons = bool(reasons), reasons
+    return trial
+
+
+def _existing(session: Session, fields: dict) -> dict:
+    """Answer for a trial the database refused: a replay, or a clash."""
+    same = db.session.scalar(select(Trial).where(Trial.session_id == session.id,
+                                                 Trial.client_uuid == fields["client_uuid"]))
+    if same is not None and same.trial_index == fields["trial_index"]:
+        return {"stored": False, "duplicate": True, "trial_index": same.trial_index}
+    if same is not None:
+        raise ApiError(409, "uuid_reused", f"client_uuid already stored for trial {same.trial_index}")
+    raise ApiError(409, "trial_index_taken",
+                   f"trial {fields['trial_index']} is already stored with another client_uuid")
+
+
+def store_trial(session: Session, payload) -> tuple[int, dict]:
+    """Validate and store one trial; returns (HTTP status, answer)."""
+    if not isinstance(payload, dict):
+        raise PayloadError("wrong_type", "body must be a JSON object")
+    index = payload.get("trial_index")
+    scheduled = next((t for t in session.schedule if t["trial_index"] == index), None) \
+        if isinstance(index, int) and not isinstance(index, bool) else None
+    fields = validate(payload, scheduled)
+    if scheduled is None:
+        raise ApiError(400, "unknown_trial", f"trial_index {index} is not in this session's schedule")
+    replay = db.session.scalar(select(Trial).where(Trial.session_id == session.id,
+                                                   Trial.client_uuid == fields["client_uuid"]))
+    if replay is not None:
+        return 200, _existing(session, fields)
+    if session.status != "in_progress":
+        raise ApiError(409, "not_in_progress", f"this session is {session.status!r}")
+    records = [_record(t) for t in stored_trials(session)]
+    if scheduled["block"] != scheduling.PRACTICE and practice_passed(session, records) is not True:
+        raise ApiError(409, "practice_not_passed", "the practice block is not passed yet")
+    design = participants.experiment_design(session.subject.experiment)
+    trial = _row(session, scheduled, fields, design.exclusions)
+    try:
+        # One short transaction per trial, guarded by the unique keys; the practice gate is
+        # decided inside it, so two last practice trials cannot both add an attempt.
+        with write_transaction() as transaction:
+            transaction.add(trial)
+            session.last_seen_at = participants.now()
+            transaction.flush()
+            answer = {"stored": True, "trial_index": fields["trial_index"]}
+            if scheduled["block"] == scheduling.PRACTICE:
+                answer.update(_practice_gate(session, design))
+    except IntegrityError:
+        return 200, _existing(session, fields)
+    return 201, answer
+
+
+def _practice_gate(session: Session, design) -> dict:
+    """Decide the gate once a practice attempt is complete (inside the trial's transaction)."""
+    records = [_record(t) for t in stored_trials(session)]
+    passed = practice_passed(session, records)
+    answer = {"practice_passed": passed}
+    if passed is not False:
+        return answer
+    attempts = max(t.get("practice_attempt", 1) for t in session.schedule)
+    if attempts < design.practice.max_attempts:
+        catalog = participants.load_catalog(session.subject.experiment.stimulus_set, design.catch_set)
+        extra = scheduling.practice_trials(design, catalog, session.seed, session.session_number,
+                                           attempt=attempts + 1)
+        session.schedule = scheduling.insert_practice_attempt(session.schedule, extra)
+        answer.update(practice_passed=None, schedule_changed=True)
+    else:
+        session.status = "failed_practice"
+        session.completed_at = participants.now()
+        session.excluded, session.exclusion_reasons = True, ["practice_gate"]
+    return answer
+
+
+def complete(session: Session) -> dict:
+    """Finish a session once every scheduled trial is stored; computes exclusions."""
+    with write_transaction():
+        if session.status in participants.ENDED:
+            return participants.ending(session)
+        if session.status != "in_progress":
+            raise ApiError(409, "not_started", "consent first")
+        trials = stored_trials(session)
+        stored = {t.trial_index for t in trials}
+        missing = [t["trial_index"] for t in session.schedule if t["trial_index"] not in stored]
+        if missing:
+            raise ApiError(409, "missing_trials", f"{len(missing)} trial(s) not stored yet",
+                           missing=missing)
+        reasons = recompute_exclusions(session, trials)
+        attention = {"catch_failed", "catch_accuracy"} & set(reasons)
+        session.status = "failed_attention" if attention else "completed"
+        session.completed_at = participants.now()
+    return participants.ending(session)
+
+
+def recompute_exclusions(session: Session, trials: list[Trial] | None = None) -> list[str]:
+    """Apply the study's rules again to a session's stored trials (flags only; no deletes)."""
+    trials = stored_trials(session) if trials is None else trials
+    rules = participants.experiment_design(session.subject.experiment).exclusions
+    for trial in trials:
+        reasons = exclusions.trial_reasons(_record(trial), rules)
+        trial.excluded, trial.exclusion_reasons = bool(reasons), reasons
+    reasons = exclusions.participant_reasons([_record(t) for t in trials], rules,
+                                             expected_trials=len(session.schedule))
+    session.excluded, session.exclusion_reasons = bool(reasons), reasons
+    return reasons
+
+
+def recompute_study(experiment) -> dict[str, int]:
+    """Re-apply the study's exclusion rules to every finished human session (flags only).
+
+    For use after a rule change; sessions still running are left to their own completion.
+    Returns the number of sessions checked and of those now excluded.
+    """
+    finished = ("completed", "failed_attention")
+    sessions = db.session.scalars(select(Session).join(Session.subject).where(
+        Subject.experiment_id == experiment.id, Subject.kind == "human",
+        Session.status.in_(finished))).all()
+    excluded = 0
+    for session in sessions:
+        with write_transaction():
+            reasons = recompute_exclusions(session)
+            attention = {"catch_failed", "catch_accuracy"} & set(reasons)
+            session.status = "failed_attention" if attention else "completed"
+        excluded += bool(reasons)
+    return {"sessions": len(sessions), "excluded": excluded}

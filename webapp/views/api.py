@@ -1,0 +1,125 @@
+"""The participant JSON API (``/api/session/<token>``); the token is the credential.
+
+CSRF-exempt by design (the researcher side exempts blueprint ``api``): it authenticates by
+the unguessable token in the URL, never by a cookie.  Every error is a 4xx JSON answer
+``{"error": code, "message": text}``.
+"""
+import json
+
+from flask import Blueprint, jsonify, request
+from werkzeug.exceptions import HTTPException, RequestEntityTooLarge
+
+from experiments.trial_types.base import Field, PayloadError, check_fields
+from webapp import participant_trials, participants
+from webapp.participant_trials import ApiError
+
+bp = Blueprint("api", __name__, url_prefix="/api/session/<token>")
+
+ACCEPTED_TYPES = ("application/json", "text/plain", "")
+DEVICE_FIELDS = (
+    Field("user_agent", "str", required=True, max_length=1000),
+    *(Field(name, "int", required=True, minimum=0, maximum=100_000)
+      for name in ("screen_w", "screen_h", "window_w", "window_h")),
+    Field("refresh_hz", "number", required=True, nullable=True, minimum=0.0, maximum=1000.0),
+    Field("device_pixel_ratio", "number", required=True, minimum=0.0, maximum=16.0),
+    Field("touch", "bool", required=True),
+    Field("video_check_ok", "bool", required=True),
+)
+CONSENT_FIELDS = (Field("consent", "bool", required=True),)
+
+
+def _reject_constant(name: str):
+    raise PayloadError("non_finite", f"{name} is not a JSON number")
+
+
+def read_body() -> dict:
+    """The request body as a JSON object (``application/json`` or sendBeacon's text/plain)."""
+    if request.mimetype not in ACCEPTED_TYPES:
+        raise ApiError(415, "unsupported_media_type", "send JSON (application/json or text/plain)")
+    raw = request.get_data(cache=False)
+    if not raw.strip():
+        raise PayloadError("empty_body", "the body must be a JSON object")
+    try:
+        body = json.loads(raw, parse_constant=_reject_constant)
+    except (ValueError, RecursionError) as error:
+        if isinstance(error, PayloadError):
+            raise
+        raise PayloadError("invalid_json", f"the body is not valid JSON ({error})") from None
+    if not isinstance(body, dict):
+        raise PayloadError("wrong_type", "the body must be a JSON object")
+    return body
+
+
+def _session(token: str):
+    session = participants.session_by_token(token)
+    if session is None:
+        raise ApiError(404, "unknown_session", "no session with this token")
+    return session
+
+
+@bp.errorhandler(ApiError)
+def _api_error(error: ApiError):
+    return jsonify(error=error.code, message=error.message, **error.extra), error.status
+
+
+@bp.errorhandler(PayloadError)
+def _payload_error(error: PayloadError):
+    return jsonify(error=error.code, message=error.message), 400
+
+
+@bp.errorhandler(RequestEntityTooLarge)
+def _too_large(error):
+    return jsonify(error="too_large", message="the request body is too large"), 413
+
+
+@bp.errorhandler(HTTPException)
+def _http_error(error: HTTPException):
+    return jsonify(error=error.name.lower().replace(" ", "_"), message=error.description), error.code
+
+
+@bp.after_request
+def _private(response):
+    response.headers["Cache-Control"] = "no-store"
+    response.headers["Referrer-Policy"] = "no-referrer"
+    return response
+
+
+@bp.get("")
+def state(token):
+    return jsonify(participant_trials.session_state(_session(token)))
+
+
+@bp.post("/consent")
+def consent(token):
+    session = _session(token)
+    fields = check_fields(read_body(), CONSENT_FIELDS)
+    return jsonify(participants.record_consent(session, fields["consent"]))
+
+
+@bp.post("/device")
+def device(token):
+    session = _session(token)
+    participants.record_device(session, check_fields(read_body(), DEVICE_FIELDS))
+    return "", 204
+
+
+@bp.post("/trials")
+def trials(token):
+    session = _session(token)
+    status, answer = participant_trials.store_trial(session, read_body())
+    return jsonify(answer), status
+
+
+@bp.post("/heartbeat")
+def heartbeat(token):
+    session = _session(token)
+    check_fields(read_body() if request.content_length else {}, ())
+    participants.heartbeat(session)
+    return "", 204
+
+
+@bp.post("/complete")
+def complete(token):
+    session = _session(token)
+    check_fields(read_body() if request.content_length else {}, ())
+    return jsonify(participant_trials.complete(session))
