@@ -1,0 +1,216 @@
+// Chronoscope trial runner: the whole participant session in the browser.
+// The page embeds {"token", "api"} in <script id="runner-config">; everything else comes
+// from GET /api/session/<token> (participant_contract.md).
+import { Api, ApiError, TrialQueue, backoffMs, sleep, startHeartbeat, uuid4 } from "./api.js";
+import * as flow from "./flow.js";
+import { preloadTrials, release, stimulusUrls } from "./preload.js";
+import { el, setAutoAnswer, setProgress, setScreen, show } from "./screens.js";
+import { Simulation } from "./simulate.js";
+import { runAotTrial } from "./trials/aot.js";
+import { runFrameOrderTrial } from "./trials/frame_order.js";
+
+// One entry per trial type, as on the server (experiments/trial_types/).
+const TRIAL_TYPES = { aot: runAotTrial, catch: runAotTrial, frame_order: runFrameOrderTrial };
+const FINISHED = new Set(["completed", "failed_attention", "failed_practice", "no_consent"]);
+const MAX_COMPLETE_ROUNDS = 5;
+
+const isPractice = (trial) => String(trial.block).startsWith("practice");
+
+// Trials still to run: neither stored on the server (as of the last GET) nor done here
+// since (waiting in the local queue, or acknowledged after that GET).  Practice comes
+// first, so a practice block the server appended after a failed attempt runs before any
+// main trial.
+export function trialsToRun(session, done) {
+  const stored = new Set(session.stored_indices || []);
+  const open = session.trials.filter((t) => !stored.has(t.trial_index) && !done.has(t.trial_index));
+  return [...open.filter(isPractice), ...open.filter((t) => !isPractice(t))];
+}
+
+class SessionRunner {
+  constructor(config, simulate) {
+    this.api = new Api(config.api);
+    this.queue = new TrialQueue(this.api, config.token, {
+      onChange: (n) => { document.body.dataset.unsent = String(n); },
+    });
+    this.simulate = simulate;
+    this.practiceAttempts = 0;
+    this.ran = new Set();  // trial indices run on this page since the last GET
+  }
+
+  async refresh() {
+    const settled = this.queue.pending().length === 0;
+    this.session = (await this.api.session()).data;
+    // Once nothing is queued, the server's stored_indices hold every trial run here.
+    // (Indices may be renumbered after a failed practice attempt, so forget the old ones.)
+    if (settled) this.ran.clear();
+    return this.session;
+  }
+
+  done() {
+    return new Set([...this.ran, ...this.queue.pendingIndices()]);
+  }
+
+  async start() {
+    this.queue.installPageHideFlush();
+    this.queue.flush();
+    this.heartbeat = startHeartbeat(this.api);
+    const session = await this.refresh();
+    if (FINISHED.has(session.status)) return this.finish();
+    if (session.consent !== true) {
+      const agreed = await flow.consent();
+      const { data } = await this.api.consent(agreed);
+      if (!agreed) {
+        clearInterval(this.heartbeat);
+        return flow.completionScreen({ status: "no_consent", ...data });
+      }
+    }
+    const resuming = this.queue.pending().length > 0 || (session.stored_indices || []).length > 0;
+    const first = trialsToRun(session, this.done())[0];
+    if (first) preloadTrials(this.blockOf(first)).catch(() => {});  // warm up during the checks
+    await flow.deviceCheck(this.api, session);
+    await flow.fullscreen();
+    await flow.instructions(session, resuming);
+    if (await this.runAll()) await flow.debrief();
+    return this.finish();
+  }
+
+  // The run of consecutive to-do trials that share the first one's block.
+  blockOf(first) {
+    const todo = trialsToRun(this.session, this.done());
+    const end = todo.findIndex((t) => t.block !== first.block);
+    return todo.slice(0, end === -1 ? todo.length : end);
+  }
+
+  mainProgress() {
+    const main = this.session.trials.filter((t) => !isPractice(t));
+    const open = new Set(trialsToRun(this.session, this.done()).map((t) => t.trial_index));
+    const blocks = [...new Set(main.map((t) => t.block))];
+    const doneBlocks = blocks.filter(
+      (b) => main.every((t) => t.block !== b || !open.has(t.trial_index)));
+    return { done: main.filter((t) => !open.has(t.trial_index)).length, total: main.length,
+      mainBlockCount: blocks.length, mainBlocksDone: doneBlocks.length };
+  }
+
+  // Runs every open trial; false when the session ended early (failed practice).
+  async runAll() {
+    for (let gated = false; ;) {
+      const todo = trialsToRun(this.session, this.done());
+      if (!todo.length) return true;
+      // No main trial before the server passed the practice (a reload can land here with the
+      // last practice trials still unacknowledged in the queue).
+      if (!isPractice(todo[0]) && this.session.practice_passed !== true && !gated) {
+        gated = true;
+        if (!(await this.practiceGate())) return false;
+        continue;
+      }
+      const block = this.blockOf(todo[0]);
+      await this.preloadBlock(block);
+      this.prefetchAfter(block);
+      const progress = this.mainProgress();
+      setProgress(progress.done, isPractice(block[0]) ? 0 : progress.total);
+      await flow.blockIntro(block[0].block, { ...progress, practiceAttempts: this.practiceAttempts });
+      await flow.enterFullscreen();  // right after the click: it needs the user's gesture
+      for (const trial of block) await this.runTrial(trial);
+      this.releaseAfter(block);
+      if (isPractice(block[0])) {
+        if (!(await this.practiceGate())) return false;
+        gated = true;
+      }
+    }
+  }
+
+  // Frees a finished block's blobs, except those later trials show again (catch videos).
+  releaseAfter(block) {
+    const later = new Set(trialsToRun(this.session, this.done()).flatMap(stimulusUrls));
+    release(block.flatMap(stimulusUrls).filter((url) => !later.has(url)));
+  }
+
+  // The next block loads in the background while this one runs, so a break is never a wait.
+  prefetchAfter(block) {
+    const inBlock = new Set(block.map((t) => t.trial_index));
+    const rest = trialsToRun(this.session, this.done()).filter((t) => !inBlock.has(t.trial_index));
+    if (!rest.length) return;
+    const end = rest.findIndex((t) => t.block !== rest[0].block);
+    preloadTrials(rest.slice(0, end === -1 ? rest.length : end), { concurrency: 1 }).catch(() => {});
+  }
+
+  async preloadBlock(trials) {
+    for (let attempt = 0; ; attempt++) {
+      const bar = el("progress", { id: "preload", max: "1", value: "0" });
+      show("loading", el("h1", {}, "Loading the next clips…"), bar);
+      try {
+        const onProgress = (done, total) => { bar.max = total; bar.value = done; };
+        await preloadTrials(trials, { onProgress });
+        return;
+      } catch (error) {
+        show("loading", el("h1", {}, "Connection problem"),
+          el("p", {}, "Retrying… please stay on this page."));
+        await sleep(1000 + backoffMs(attempt, 1000, 15000));
+      }
+    }
+  }
+
+  async runTrial(trial) {
+    const run = TRIAL_TYPES[trial.trial_type];
+    if (!run) throw new Error(`unknown trial type ${trial.trial_type}`);
+    setScreen("trial-start");  // the trial names its own screens once it is ready
+    document.body.dataset.trialIndex = String(trial.trial_index);
+    const data = await run(trial, { session: this.session, simulate: this.simulate });
+    this.queue.push({ client_uuid: uuid4(), trial_index: trial.trial_index, ...data });
+    this.ran.add(trial.trial_index);
+    const progress = this.mainProgress();
+    setProgress(progress.done, isPractice(trial) ? 0 : progress.total);
+  }
+
+  // The server decides the practice gate from the stored practice trials.
+  async practiceGate() {
+    show("saving", el("h1", {}, "Saving…"));
+    await this.queue.settled();
+    const session = await this.refresh();
+    if (session.status === "failed_practice") return false;
+    // A failed attempt with attempts left: the server appended a new practice block.
+    if (trialsToRun(session, this.done()).some(isPractice)) this.practiceAttempts++;
+    return true;
+  }
+
+  // Asks the server to close the session; only its 200 (every trial stored) leads to the code.
+  async finish() {
+    show("saving", el("h1", {}, "Saving your answers…"), el("p", {}, "Please keep this page open."));
+    for (let round = 0, attempt = 0; round < MAX_COMPLETE_ROUNDS; ) {
+      await this.queue.settled();
+      try {
+        const { data } = await this.api.complete();
+        clearInterval(this.heartbeat);  // the session is over; "last seen" stays its end
+        return flow.completionScreen(data);
+      } catch (error) {
+        if (error instanceof ApiError && error.status === 409 && error.body.missing) {
+          round++;  // trials the server lacks and we no longer hold: run them again
+          await this.refresh();
+          await this.runAll();
+        } else if (!(error instanceof ApiError) || error.status === 0 || error.status >= 500) {
+          await sleep(backoffMs(attempt++, 1000, 15000));
+        } else {
+          return flow.errorScreen(error.message);
+        }
+      }
+    }
+    return flow.errorScreen("Some answers could not be saved. Please contact the researchers.");
+  }
+}
+
+async function main() {
+  const config = JSON.parse(document.getElementById("runner-config").textContent);
+  const simulate = Simulation.fromUrl(location.search);
+  if (simulate) setAutoAnswer(simulate);
+  const runner = new SessionRunner(config, simulate);
+  window.chronoscope = runner;  // for the console and the browser tests
+  try {
+    await runner.start();
+  } catch (error) {
+    console.error(error);
+    flow.errorScreen(`${error.message}. Reload the page to continue where you left off.`);
+  }
+}
+
+// Only on the runner page: elsewhere (tests, the console) the module just exports.
+if (document.getElementById("runner-config")) main();

@@ -1,0 +1,135 @@
+// Arrow-of-time (and catch) trial: fixation, then the clip, muted and inline from its
+// preloaded blob; two response keys; RT = the key event's own timeStamp minus the onset of
+// the clip's first frame on screen (from the onset module).
+import * as Onset from "../onset.js";
+import { blobUrl } from "../preload.js";
+import { TrialMonitor } from "../monitor.js";
+import { sleep } from "../api.js";
+import { el, show, setScreen } from "../screens.js";
+
+const FIXATION_MS = 500;
+const FEEDBACK_MS = 900;
+const MAX_CALLBACKS = 4;
+
+// The physical letter key ("KeyF" -> "f"), so the response keys stay where the instructions
+// put them on any keyboard layout (a Cyrillic layout's F key types "а"); event.key otherwise.
+export function keyName(event) {
+  const match = /^Key([A-Z])$/.exec(event.code || "");
+  return match ? match[1].toLowerCase() : (event.key || "").toLowerCase();
+}
+
+// Catch videos name the key themselves; the legend would only compete with them.
+function keyLegend(trial, session) {
+  const words = { F: "Forward", B: "Backward" };
+  if (trial.trial_type === "catch") {
+    return el("div", { class: "key-legend" }, "Press the key the video asks for.");
+  }
+  return el("div", { class: "key-legend" }, ...session.response_keys.map((key) =>
+    el("span", {}, el("kbd", {}, key.toUpperCase()), ` = ${words[session.key_mapping[key]]}`)));
+}
+
+function waitMetadata(video) {
+  if (video.readyState >= 2) return Promise.resolve();
+  return new Promise((resolve, reject) => {
+    video.addEventListener("loadeddata", resolve, { once: true });
+    const failed = () => reject(new Error("the clip could not be decoded"));
+    video.addEventListener("error", failed, { once: true });
+  });
+}
+
+// Collects response key presses from the moment playback is requested.
+function keyCollector(keys) {
+  const presses = [];
+  let notify = null;
+  const handler = (event) => {
+    const key = keyName(event);
+    if (event.repeat || !keys.includes(key)) return;  // auto-repeat is not a response
+    event.preventDefault();
+    presses.push({ key, time: event.timeStamp });
+    if (notify) notify();
+  };
+  addEventListener("keydown", handler);
+  return {
+    presses,
+    onPress(callback) { notify = callback; },
+    stop() { removeEventListener("keydown", handler); },
+  };
+}
+
+function awaitResponse(collector, onset, windowMs) {
+  return new Promise((resolve) => {
+    // Presses before the first frame was on screen are anticipations, not answers.
+    const valid = () => collector.presses.find((p) => p.time >= onset.onset_time_ms);
+    const check = () => {
+      const press = valid();
+      if (press) { clearTimeout(timer); resolve(press); }
+    };
+    const timer = setTimeout(() => resolve(null),
+      Math.max(0, onset.onset_time_ms + windowMs - performance.now()));
+    collector.onPress(check);
+    check();
+  });
+}
+
+function responseWindowMs(trial, session, video) {
+  if (Number.isFinite(trial.params?.response_window_ms)) return trial.params.response_window_ms;
+  const after = session.response_window_ms_after_clip ?? 2000;
+  return video.duration * 1000 + after;
+}
+
+async function feedback(trial, response) {
+  const expected = trial.params?.correct_response;
+  const text = response === null ? "Too slow — please answer while or shortly after the clip plays."
+    : response === expected ? "Correct!" : "Incorrect.";
+  const kind = response === null ? "slow" : response === expected ? "correct" : "incorrect";
+  show("feedback", el("p", { class: `feedback ${kind}` }, text));
+  await sleep(FEEDBACK_MS);
+}
+
+export async function runAotTrial(trial, ctx) {
+  const { session } = ctx;
+  const video = el("video", { class: "stimulus", muted: "", playsinline: "", preload: "auto" });
+  video.muted = true;
+  video.playsInline = true;
+  video.disablePictureInPicture = true;
+  video.src = await blobUrl(trial.stimulus.url);
+  Onset.concealVideo(video);  // frame 0 must not show before the onset module reveals it
+  const fixation = el("div", { class: "fixation", "aria-hidden": "true" }, "+");
+  show("fixation", el("div", { class: "video-box" }, video, fixation), keyLegend(trial, session));
+  await Promise.all([waitMetadata(video), sleep(trial.params?.fixation_ms ?? FIXATION_MS)]);
+
+  const monitor = new TrialMonitor();
+  monitor.watchVideo(video);
+  const collector = keyCollector(session.response_keys);
+  const onFirstFrame = () => { fixation.remove(); setScreen("clip"); };
+  const onset = await Onset.playClip(video, { onFirstFrame });
+  onFirstFrame();
+  document.body.dataset.onset = String(onset.onset_time_ms);
+  if (ctx.simulate) ctx.simulate.answerAot(trial, session, onset);
+
+  const press = await awaitResponse(collector, onset, responseWindowMs(trial, session, video));
+  collector.stop();
+  const quality = video.getVideoPlaybackQuality ? video.getVideoPlaybackQuality() : null;
+  video.pause();
+  delete document.body.dataset.onset;
+  const health = monitor.finish();
+  const response = press ? session.key_mapping[press.key] : null;
+  const data = {
+    trial_type: trial.trial_type,
+    rt_ms: press ? press.time - onset.onset_time_ms : null,
+    timed_out: !press,
+    response,
+    key: press ? press.key : null,
+    key_time_ms: press ? press.time : null,
+    onset_method: onset.onset_method,
+    onset_callbacks: (onset.onset_callbacks || []).slice(0, MAX_CALLBACKS),
+    onset_time_ms: onset.onset_time_ms,
+    dropped_frames: quality ? quality.droppedVideoFrames : null,  // null: browser cannot tell
+    total_frames: quality ? quality.totalVideoFrames : null,
+    ...health,
+  };
+  video.removeAttribute("src");
+  video.load();
+  if (trial.params?.feedback) await feedback(trial, response);
+  return data;
+}

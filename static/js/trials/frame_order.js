@@ -1,0 +1,186 @@
+// Frame-ordering trial (EGO-FLIGHT style): N shuffled frames to be put in chronological order
+// by drag (mouse or touch, SortableJS in swap mode) or by keyboard (select with Space/Enter,
+// move with the arrow keys).  Hint frames sit in their true slot and cannot move.
+// Every image is fully decoded before the frames appear, so the RT clock starts on a
+// complete display.
+import { blobUrl } from "../preload.js";
+import { sleep } from "../api.js";
+import { TrialMonitor } from "../monitor.js";
+import { button, el, nextFrame, show } from "../screens.js";
+
+const MAX_MOVES = 500;
+
+// Slot order shown first: the server's permutation, with every hint frame moved to its own
+// position (a hint is a frame already in the right place).
+export function initialOrder(presented, hints) {
+  const hinted = new Set(hints);
+  const free = presented.filter((p) => !hinted.has(p));
+  return presented.map((_, slot) => (hinted.has(slot) ? slot : free.shift()));
+}
+
+async function decodedImage(url, position) {
+  const img = new Image();
+  img.src = await blobUrl(url);
+  img.alt = `Frame ${position + 1}`;
+  img.draggable = false;
+  await img.decode();
+  return img;
+}
+
+class OrderBoard {
+  constructor(list, order, hints) {
+    this.list = list;
+    this.hints = new Set(hints);
+    this.moves = [];
+    this.grabbed = null;
+    this.shownAt = null;
+    this.lastPointer = "mouse";
+    this.initial = order;
+  }
+
+  items() { return [...this.list.children]; }
+  order() { return this.items().map((item) => Number(item.dataset.position)); }
+
+  record(from, to, via) {
+    if (from === to || this.moves.length >= MAX_MOVES) return;
+    this.moves.push({ t_ms: performance.now() - this.shownAt, from, to, via });
+  }
+
+  // Swaps the items in two slots (hint slots never take part).
+  swap(from, to) {
+    const items = this.items();
+    const [a, b] = [items[from], items[to]];
+    const marker = document.createElement("li");
+    this.list.replaceChild(marker, a);
+    this.list.replaceChild(a, b);
+    this.list.replaceChild(b, marker);
+  }
+
+  // The nearest movable slot from `slot` in direction `step`, or null.
+  neighbour(slot, step) {
+    const items = this.items();
+    for (let s = slot + step; s >= 0 && s < items.length; s += step) {
+      if (!this.hints.has(Number(items[s].dataset.position))) return s;
+    }
+    return null;
+  }
+
+  enableDrag() {
+    this.list.addEventListener("pointerdown", (event) => {
+      this.lastPointer = event.pointerType === "touch" ? "touch" : "mouse";
+    });
+    this.sortable = new window.Sortable(this.list, {
+      swap: true,
+      swapClass: "swap-target",
+      animation: 120,
+      filter: ".hint",
+      draggable: ".frame:not(.hint)",
+      onMove: (event) => !event.related.classList.contains("hint"),
+      onEnd: (event) => this.record(event.oldIndex, event.newIndex, this.lastPointer),
+    });
+  }
+
+  enableKeyboard() {
+    this.list.addEventListener("keydown", (event) => {
+      const item = event.target.closest(".frame");
+      if (!item || item.classList.contains("hint")) return;
+      const slot = this.items().indexOf(item);
+      if (event.key === " " || event.key === "Enter") {
+        event.preventDefault();
+        this.grab(this.grabbed === item ? null : item);
+      } else if (event.key === "ArrowLeft" || event.key === "ArrowRight") {
+        event.preventDefault();
+        const target = this.neighbour(slot, event.key === "ArrowLeft" ? -1 : 1);
+        if (target === null) return;
+        if (this.grabbed === item) {
+          this.swap(slot, target);
+          this.record(slot, target, "keyboard");
+          item.focus();
+        } else {
+          this.items()[target].focus();
+        }
+      } else if (event.key === "Escape") {
+        this.grab(null);
+      }
+    });
+  }
+
+  grab(item) {
+    if (this.grabbed) {
+      this.grabbed.classList.remove("grabbed");
+      this.grabbed.setAttribute("aria-grabbed", "false");
+    }
+    this.grabbed = item;
+    if (item) {
+      item.classList.add("grabbed");
+      item.setAttribute("aria-grabbed", "true");
+    }
+  }
+}
+
+function frameItem(img, position, hinted) {
+  const item = el("li", {
+    class: hinted ? "frame hint" : "frame",
+    "data-position": String(position),
+    tabindex: hinted ? "-1" : "0",
+    role: "option",
+    "aria-grabbed": "false",
+  }, img);
+  if (hinted) item.append(el("span", { class: "hint-badge" }, "fixed"));
+  return item;
+}
+
+export async function runFrameOrderTrial(trial, ctx) {
+  const params = trial.params || {};
+  const hints = params.hint_positions || [];
+  const order = initialOrder(params.presented_order, hints);
+  const images = await Promise.all(order.map((position) =>
+    decodedImage(trial.stimulus.frames[position], position)));
+  const list = el("ol", { class: "frames", role: "listbox", "aria-label": "Frames to order" },
+    order.map((position, slot) => frameItem(images[slot], position, hints.includes(position))));
+  const board = new OrderBoard(list, order, hints);
+  board.enableDrag();
+  board.enableKeyboard();
+  const annotation = params.annotation ? el("p", { class: "annotation" }, params.annotation) : "";
+  const help = el("p", { class: "help" },
+    "Put the frames in the order they happened, earliest on the left. Drag them, or select one ",
+    "with Space and move it with the arrow keys.",
+    hints.length ? " Frames marked fixed are already in place." : "");
+  const done = button("order-done", "Done");
+  show("frame_order", annotation, help, list, done);
+  await nextFrame();
+  // The frame after the one that painted the frames: they are on screen from (about) here.
+  board.shownAt = await nextFrame();
+  const monitor = new TrialMonitor();
+  if (ctx.simulate) ctx.simulate.answerFrameOrder(trial, board);
+  const submitted = await new Promise((resolve) => {
+    // The design's time limit ends the trial with whatever order is on screen.
+    const limit = Number.isFinite(params.max_response_ms)
+      ? setTimeout(() => resolve(null), params.max_response_ms) : null;
+    done.addEventListener("click", (event) => { clearTimeout(limit); resolve(event.timeStamp); },
+      { once: true });
+  });
+  board.sortable.destroy();
+  const { focus_lost, fullscreen_exited } = monitor.finish();
+  const data = {
+    trial_type: trial.trial_type,
+    rt_ms: submitted === null ? null : submitted - board.shownAt,
+    timed_out: submitted === null,
+    focus_lost,
+    fullscreen_exited,
+    initial_order: board.initial,
+    final_order: board.order(),
+    moves: board.moves,
+  };
+  if (params.feedback && Array.isArray(params.correct_response)) {
+    await orderFeedback(data.final_order, params.correct_response);
+  }
+  return data;
+}
+
+async function orderFeedback(final, correct) {
+  const right = final.length === correct.length && final.every((p, i) => p === correct[i]);
+  show("feedback", el("p", { class: `feedback ${right ? "correct" : "incorrect"}` },
+    right ? "Correct order!" : "Not quite: the frames were not in the order they happened."));
+  await sleep(1200);
+}

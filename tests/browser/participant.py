@@ -1,0 +1,141 @@
+"""A scripted participant for the browser tests: reads which screen the runner shows
+(``body[data-screen]``) and answers it with real Playwright clicks and key presses."""
+import json
+import time
+from urllib.parse import urlencode, urlsplit
+
+from sqlalchemy import func, select
+
+from webapp.extensions import db
+from webapp.models import Session, Trial
+
+WAITING = {"loading", "saving", "trial-start", "fixation", "feedback", "device", "error"}
+
+
+def enter(page, site, kind: str, participant: str, simulate: bool | dict = False,
+          prolific: bool = False) -> str:
+    """Open the study's entry link; returns the session token from the runner URL.
+
+    ``simulate``: True, or the simulation's options (e.g. ``{"accuracy": 0}``).
+    ``prolific``: enter with Prolific's parameters instead of a generic participant id.
+    """
+    if simulate:
+        page.add_init_script(f"window.CHRONOSCOPE_SIMULATE = {json.dumps(simulate)}")
+    query = {"participant": participant} if not prolific else {
+        "PROLIFIC_PID": participant, "STUDY_ID": "study-1", "SESSION_ID": f"s-{participant}"}
+    page.goto(f"{site.base_url}/p/{site.slugs[kind]}?{urlencode(query)}")
+    page.wait_for_url("**/run/**")
+    return urlsplit(page.url).path.rstrip("/").split("/")[-1]
+
+
+def screen_state(page) -> dict:
+    return page.evaluate("""() => ({screen: document.body.dataset.screen || '',
+        trial: document.body.dataset.trialIndex ?? null,
+        onset: document.body.dataset.onset ?? null})""")
+
+
+def wait_change(page, state: dict, timeout_s: float = 20) -> dict:
+    page.wait_for_function(
+        """(s) => (document.body.dataset.screen || '') !== s.screen
+               || (document.body.dataset.trialIndex ?? null) !== s.trial
+               || (document.body.dataset.onset ?? null) !== s.onset""",
+        arg=state, timeout=timeout_s * 1000, polling=20)
+    return screen_state(page)
+
+
+def practice_key(page) -> str:
+    """The key a participant who knows the answer presses (practice shows it as feedback)."""
+    return page.evaluate("""() => {
+        const r = window.chronoscope, i = Number(document.body.dataset.trialIndex);
+        const trial = r.session.trials.find((t) => t.trial_index === i);
+        const keys = r.session.response_keys;
+        const want = trial.params.correct_response;
+        return want ? keys.find((k) => r.session.key_mapping[k] === want) : keys[i % 2];
+    }""")
+
+
+def order_with_keyboard(page) -> None:
+    """Moves the first movable frame one slot right with Space / ArrowRight / Space."""
+    item = page.locator(".frame:not(.hint)").first
+    item.focus()
+    page.keyboard.press("Space")
+    page.keyboard.press("ArrowRight")
+    page.keyboard.press("Space")
+
+
+def instructed_key(app, token: str, index: int) -> str | None:
+    """The key a catch video names (server-side only; an attentive participant reads it)."""
+    with app.app_context():
+        schedule = db.session.scalars(select(Session.schedule).where(Session.token == token)).one()
+    trial = next(t for t in schedule if t["trial_index"] == index)
+    return trial.get("instructed_key")
+
+
+def answer(page, state: dict, on_trial=None, site=None, token=None) -> None:
+    screen = state["screen"]
+    if screen == "consent":
+        page.click("#consent-yes")
+    elif screen == "keyboard-check":
+        page.keyboard.press("Space")
+    elif screen == "fullscreen":
+        page.click("#fullscreen-go")
+    elif screen in ("instructions", "block-intro", "break", "debrief"):
+        page.click("#continue")
+    elif screen == "clip" and state["onset"] is not None:
+        key = instructed_key(site.app, token, int(state["trial"])) if site else None
+        page.keyboard.press(key or practice_key(page))
+    elif screen == "frame_order":
+        if on_trial:
+            on_trial(page, state)
+        else:
+            order_with_keyboard(page)
+        page.click("#order-done")
+
+
+def run_by_hand(page, until: str = "done", on_trial=None, limit_s: float = 120,
+                site=None, token=None) -> None:
+    """Answers screens until ``until`` shows (real clicks and key presses, no simulation).
+
+    ``on_trial(page, state)`` orders the frames of a frame-ordering trial (default: one
+    keyboard move); ``site`` and ``token`` let catch trials be answered as instructed.
+    """
+    deadline = time.monotonic() + limit_s
+    state = screen_state(page)
+    while state["screen"] != until:
+        if time.monotonic() > deadline:
+            raise AssertionError(f"session stuck at {state}")
+        if state["screen"] not in WAITING:
+            answer(page, state, on_trial, site, token)
+        state = wait_change(page, state)
+
+
+def wait_done(page, timeout_s: float = 120) -> str:
+    page.wait_for_selector("body[data-screen=done]", timeout=timeout_s * 1000)
+    return page.text_content("#completion-code")
+
+
+def stored(app, token: str) -> dict:
+    """The session row and its stored trials, straight from the database."""
+    with app.app_context():
+        session = db.session.scalars(select(Session).where(Session.token == token)).one()
+        trials = db.session.scalars(select(Trial).where(Trial.session_id == session.id)
+                                    .order_by(Trial.trial_index)).all()
+        per_index = dict(db.session.execute(
+            select(Trial.trial_index, func.count()).where(Trial.session_id == session.id)
+            .group_by(Trial.trial_index)).all())
+        return {"status": session.status, "schedule": list(session.schedule),
+                "trials": [_row(t) for t in trials], "per_index": per_index}
+
+
+def _row(trial: Trial) -> dict:
+    return {"trial_index": trial.trial_index, "trial_type": trial.trial_type,
+            "block": trial.block, "response": trial.response, "rt_ms": trial.rt_ms,
+            "correct": trial.correct, "onset_method": trial.onset_method,
+            "client_uuid": trial.client_uuid, "extra": json.loads(json.dumps(trial.extra))}
+
+
+def assert_every_trial_once(data: dict) -> None:
+    scheduled = sorted(t["trial_index"] for t in data["schedule"])
+    assert sorted(data["per_index"]) == scheduled, "some scheduled trial is missing"
+    assert set(data["per_index"].values()) == {1}, "a trial was stored twice"
+    assert len({t["client_uuid"] for t in data["trials"]}) == len(data["trials"])

@@ -1,0 +1,103 @@
+"""Nothing is lost: sessions survive a reload mid-block, a network that fails for a while,
+and a tab closed while offline and opened again.  Each ends with every trial stored once
+and no trial run twice (a re-run would be answered 409 by the server)."""
+import pytest
+
+from tests.browser.participant import assert_every_trial_once, enter, stored, wait_done
+
+pytestmark = pytest.mark.browser
+
+KINDS = ["aot", "frame_order"]
+
+
+class TrialPosts:
+    """Status of every POST /trials answered, to prove that no trial was run twice."""
+
+    def __init__(self, page):
+        self.statuses = []
+        page.on("response", self.seen)
+
+    def seen(self, response):
+        if response.request.method == "POST" and response.url.endswith("/trials"):
+            self.statuses.append(response.status)
+
+    def check(self):
+        assert self.statuses and set(self.statuses) <= {200, 201}, self.statuses
+
+
+def wait_trial(page, index: int) -> None:
+    page.wait_for_function(f"Number(document.body.dataset.trialIndex) >= {index}", polling=20)
+
+
+def unsent(page) -> int:
+    return page.evaluate("() => window.chronoscope.queue.pending().length")
+
+
+@pytest.mark.parametrize("kind", KINDS)
+def test_reload_mid_block_resumes_at_the_first_unsaved_trial(page, site, kind):
+    posts = TrialPosts(page)
+    token = enter(page, site, kind, f"reload-{kind}", simulate=True)
+    wait_trial(page, 3)
+    page.reload()
+    assert wait_done(page)
+    data = stored(site.app, token)
+    assert data["status"] in ("completed", "failed_attention")
+    assert_every_trial_once(data)
+    posts.check()
+    assert not page.js_errors
+
+
+@pytest.mark.parametrize("kind", KINDS)
+def test_network_failure_then_recovery_loses_nothing(page, site, kind):
+    posts = TrialPosts(page)
+    down = {"on": False}
+
+    def network(route):
+        if down["on"]:
+            route.abort("internetdisconnected")
+        else:
+            route.continue_()
+
+    page.route(f"{site.base_url}/api/**", network)
+    page.route(f"{site.base_url}/media/**", network)
+    token = enter(page, site, kind, f"offline-{kind}", simulate=True)
+    wait_trial(page, 2)
+    down["on"] = True
+    wait_trial(page, 4)
+    page.wait_for_function("() => window.chronoscope.queue.pending().length >= 1", polling=50)
+    assert stored(site.app, token)["per_index"].keys().isdisjoint(
+        t["trial_index"] for t in page.evaluate("() => window.chronoscope.queue.pending()"))
+    page.wait_for_timeout(1500)  # a few retries fail in the meantime
+    down["on"] = False
+    assert wait_done(page)
+    assert unsent(page) == 0
+    data = stored(site.app, token)
+    assert_every_trial_once(data)
+    posts.check()
+
+
+@pytest.mark.parametrize("kind", KINDS)
+def test_tab_closed_offline_and_reopened_resumes(browser, site, kind):
+    context = browser.new_context(viewport={"width": 1280, "height": 800})
+    try:
+        page = context.new_page()
+        posts = TrialPosts(page)
+        token = enter(page, site, kind, f"reopen-{kind}", simulate=True)
+        run_url = page.url
+        wait_trial(page, 2)
+        page.route(f"{site.base_url}/api/**", lambda route: route.abort("internetdisconnected"))
+        wait_trial(page, 4)
+        page.wait_for_function("() => window.chronoscope.queue.pending().length >= 1", polling=50)
+        page.close(run_before_unload=True)
+
+        reopened = context.new_page()
+        reopened.add_init_script("window.CHRONOSCOPE_SIMULATE = true")
+        posts_after = TrialPosts(reopened)
+        reopened.goto(run_url)
+        assert wait_done(reopened)
+        data = stored(site.app, token)
+        assert_every_trial_once(data)
+        posts_after.check()
+        assert set(posts.statuses) <= {200, 201}
+    finally:
+        context.close()

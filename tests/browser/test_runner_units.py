@@ -1,0 +1,56 @@
+"""The runner's pure helpers, run in the real browser (ES modules imported on a plain page)."""
+import json
+import re
+
+import pytest
+
+pytestmark = pytest.mark.browser
+
+
+@pytest.fixture
+def blank(page, site):
+    page.goto(f"{site.base_url}/static/css/runner.css")  # any same-origin page
+    return page
+
+
+def run_module(page, path: str, body: str):
+    return page.evaluate(f"async () => {{ const m = await import('{path}'); {body} }}")
+
+
+def test_trials_to_run_skips_stored_and_queued_and_puts_practice_first(blank):
+    session = {"stored_indices": [0, 1],
+               "trials": [{"trial_index": i, "block": b} for i, b in
+                          enumerate(["practice", "practice", "main-1", "main-1", "practice"])]}
+    got = run_module(blank, "/static/js/runner.js",
+                     f"return m.trialsToRun({json.dumps(session)}, new Set([2]))"
+                     ".map((t) => t.trial_index);")
+    assert got == [4, 3]
+
+
+def test_initial_order_puts_hints_in_their_own_slot(blank):
+    got = run_module(blank, "/static/js/trials/frame_order.js",
+                     "return [m.initialOrder([3, 1, 0, 2], [0, 2]), m.initialOrder([1, 0], [])];")
+    assert got == [[0, 3, 2, 1], [1, 0]]
+
+
+def test_uuid4_fallback_and_backoff_bounds(blank):
+    got = run_module(blank, "/static/js/api.js", """
+        const saved = crypto.randomUUID;
+        Object.defineProperty(crypto, 'randomUUID', {value: undefined, configurable: true});
+        const fallback = Array.from({length: 50}, () => m.uuid4());
+        Object.defineProperty(crypto, 'randomUUID', {value: saved, configurable: true});
+        const waits = Array.from({length: 200}, (_, i) => m.backoffMs(i % 12));
+        return {fallback, max: Math.max(...waits), min: Math.min(...waits),
+                retry: [0, 408, 429, 500, 400, 404, 409].map(
+                    (s) => m.isRetryable(new m.ApiError(s, {})))};""")
+    pattern = re.compile(r"^[0-9a-f]{8}-[0-9a-f]{4}-4[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$")
+    assert all(pattern.match(u) for u in got["fallback"]) and len(set(got["fallback"])) == 50
+    assert 0 <= got["min"] and got["max"] <= 20000
+    assert got["retry"] == [True, True, True, True, False, False, False]
+
+
+def test_key_name_is_the_physical_key_on_any_layout(blank):
+    got = run_module(blank, "/static/js/trials/aot.js", """
+        return [m.keyName({key: 'F', code: 'KeyF'}), m.keyName({key: 'а', code: 'KeyF'}),
+                m.keyName({key: 'Dead', code: 'KeyJ'})];""")
+    assert got == ["f", "f", "j"]

@@ -1,0 +1,84 @@
+"""Whole arrow-of-time sessions in headless Chromium: every trial stored exactly once."""
+import pytest
+
+from tests.browser.participant import (assert_every_trial_once, enter, run_by_hand, stored,
+                                       wait_done)
+from webapp import participants, studies
+
+pytestmark = pytest.mark.browser
+
+
+def test_simulated_session_stores_every_trial_once(page, site):
+    token = enter(page, site, "aot", "sim-aot-1", simulate=True)
+    code = wait_done(page)
+    data = stored(site.app, token)
+    # The robot answers catch trials at random, so it may fail them.
+    assert code and data["status"] in ("completed", "failed_attention")
+    assert_every_trial_once(data)
+    assert {t["trial_type"] for t in data["trials"]} >= {"aot"}
+    assert not page.js_errors
+
+
+def test_real_key_presses_give_rt_from_the_key_event(page, site):
+    token = enter(page, site, "aot", "keys-aot-1")
+    run_by_hand(page, site=site, token=token)
+    assert page.text_content("#completion-code")
+    onset_methods = page.evaluate("import('/static/js/onset.js').then((m) => m.ONSET_METHODS)")
+    data = stored(site.app, token)
+    assert data["status"] == "completed"  # an attentive participant passes the catch trials
+    assert_every_trial_once(data)
+    answered = [t for t in data["trials"] if t["response"] is not None]
+    assert len(answered) == len(data["trials"]), "a real key press was not taken as the response"
+    for trial in answered:
+        extra = trial["extra"]
+        # RT is the key event's own timeStamp minus the onset from the onset module, unrounded.
+        rt = extra["key_time_ms"] - extra["onset_time_ms"]
+        assert trial["rt_ms"] == pytest.approx(rt, abs=1e-6)
+        assert trial["rt_ms"] > 0
+        assert trial["onset_method"] in onset_methods
+    practice = [t for t in data["trials"] if t["block"] == "practice"]
+    assert practice and all(t["correct"] for t in practice)
+    assert not page.js_errors
+
+
+def test_auto_repeat_and_early_presses_are_not_responses(page, site):
+    """A key held down since before the clip sends only auto-repeat events while the clip
+    plays: none of them is an answer, so the trial times out."""
+    token = enter(page, site, "aot", "repeat-aot-1")
+    run_by_hand(page, until="block-intro", site=site, token=token)
+    page.keyboard.down("f")  # pressed before the first trial: not a response
+    page.click("#continue")
+    page.wait_for_selector("body[data-screen=clip][data-onset]")
+    page.keyboard.down("f")  # the key is still down: Playwright sends repeat=true
+    page.wait_for_selector("body[data-screen=feedback]")
+    assert "Too slow" in page.text_content(".feedback")
+    page.keyboard.up("f")
+    run_by_hand(page, site=site, token=token)
+    data = stored(site.app, token)
+    assert_every_trial_once(data)
+    first = data["trials"][0]
+    assert first["response"] is None and first["rt_ms"] is None
+
+
+def test_declining_consent_ends_with_its_own_code(page, site):
+    token = enter(page, site, "aot", "no-consent-1")
+    page.click("#consent-no")
+    code = wait_done(page)
+    assert stored(site.app, token)["status"] == "no_consent"
+    assert page.evaluate("document.body.dataset.status") == "no_consent"
+    with site.app.app_context():
+        codes = participants.completion_codes(studies.get_study(site.slugs["aot"]))
+    assert code == codes["no_consent"] != codes["completed"]
+
+
+def test_failed_practice_twice_ends_the_session(page, site):
+    """The server appends a second practice block after a failed first attempt; failing that
+    too ends the session with the failed-practice code, and no main trial runs."""
+    token = enter(page, site, "aot", "bad-practice-1", simulate={"accuracy": 0})
+    assert wait_done(page)
+    data = stored(site.app, token)
+    assert data["status"] == "failed_practice"
+    assert {t["block"] for t in data["trials"]} == {"practice"}
+    assert len(data["trials"]) == 4  # two attempts of two practice trials, each stored once
+    assert set(data["per_index"].values()) == {1}
+    assert not page.js_errors
