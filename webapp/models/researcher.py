@@ -1,5 +1,6 @@
 from datetime import datetime
 
+from flask_login import UserMixin
 from sqlalchemy import String
 from sqlalchemy.orm import Mapped, mapped_column
 
@@ -7,7 +8,7 @@ from webapp.extensions import db
 from webapp.models._types import UTCDateTime, utcnow
 
 
-class Researcher(db.Model):
+class Researcher(UserMixin, db.Model):
     id: Mapped[int] = mapped_column(primary_key=True)
     username: Mapped[str] = mapped_column(String(80), unique=True)
     password_hash: Mapped[str] = mapped_column(String(256))

@@ -1,0 +1,155 @@
+"""The study page: participants and their status, accuracy and RT figures, exclusion flow."""
+import re
+
+import plotly.graph_objects as go
+import pytest
+
+from tests.webapp.conftest import minutes_ago
+from webapp import dashboard
+
+
+@pytest.fixture
+def study(factory):
+    """Participants in every status; clip A answered well forward, half right backward."""
+    experiment = factory.experiment(slug="pilot", title="Pilot study")
+    clip_a = factory.clip(clip_key="fall-a", categories=["Fall", "Diffusion"])
+    clip_b = factory.clip(clip_key="put-b", categories=["Put"])
+    a_fwd, a_bwd = (factory.stimulus(clip_a, direction=d) for d in ("forward", "backward"))
+    b_fwd = factory.stimulus(clip_b, direction="forward")
+    s = {}
+    s["started"] = factory.session(experiment, subject_id="P-started", status="started")
+    s["progress"] = factory.session(experiment, subject_id="P-progress", status="in_progress")
+    s["done"] = factory.session(experiment, subject_id="P-done", status="completed",
+                                completed_at=minutes_ago(1))
+    s["gone"] = factory.session(experiment, subject_id="P-gone", status="in_progress",
+                                last_seen_at=minutes_ago(60))
+    s["catch"] = factory.session(experiment, subject_id="P-catch", status="failed_attention",
+                                 excluded=True, exclusion_reasons=["catch_failed"])
+    s["practice"] = factory.session(experiment, subject_id="P-practice", status="failed_practice",
+                                    excluded=True, exclusion_reasons=["practice_gate"])
+    factory.session(experiment, subject_id="gpt-x", kind="model", status="completed")
+    for stimulus in (a_fwd, a_fwd, b_fwd):
+        factory.trial(s["progress"], stimulus)
+    factory.trial(s["done"], a_bwd)
+    factory.trial(s["done"], a_bwd, response="F", correct=False, rt_ms=1500.0)
+    factory.trial(s["done"], b_fwd, block="practice", response="B", correct=False)  # practice: not counted
+    factory.trial(s["done"], b_fwd, trial_type="catch", response="B", correct=False)  # catch: not counted
+    factory.trial(s["catch"], b_fwd, response="B", correct=False)  # excluded participant: not counted
+    return experiment
+
+
+def test_the_participants_table_shows_status_progress_and_last_seen(logged_in, study):
+    page = logged_in.get("/researcher/studies/pilot").get_data(as_text=True)
+    rows = dict(re.findall(r"<code>(P-[a-z]+)</code>(.*?)</tr>", page, flags=re.S))
+    assert set(rows) == {"P-started", "P-progress", "P-done", "P-gone", "P-catch", "P-practice"}
+    assert "gpt-x" not in page  # model runs are not participants
+    expected = {"P-started": "started", "P-progress": "in progress", "P-done": "completed",
+                "P-gone": "abandoned", "P-catch": "failed attention", "P-practice": "failed practice"}
+    for subject, status in expected.items():
+        assert f">{status}</span>" in rows[subject], subject
+    assert "3/8" in rows["P-progress"] and "0/8" in rows["P-started"]
+    assert "excluded: catch_failed" in rows["P-catch"]
+    assert "excluded: practice_gate" in rows["P-practice"]
+    assert re.search(r"\d{4}-\d\d-\d\d \d\d:\d\d:\d\d UTC", rows["P-gone"])
+
+
+def test_abandonment_follows_the_configured_heartbeat_window(app, logged_in, study):
+    app.config["ABANDONED_AFTER_MINUTES"] = 120
+    page = logged_in.get("/researcher/studies/pilot").get_data(as_text=True)
+    assert ">abandoned</span>" not in page
+
+
+def test_the_exclusion_flow(app, study):
+    with app.app_context():
+        flow = {step["step"]: step for step in dashboard.study_panel("pilot")["flow"]}
+    assert flow["entered"]["n_remaining"] == 6
+    assert flow["failed practice gate"]["n_removed"] == 1
+    assert flow["excluded: catch_failed"]["n_removed"] == 1
+    assert flow["not finished"]["n_removed"] == 3  # started, in progress, abandoned
+    assert flow["remaining"]["n_remaining"] == 1
+
+
+def test_accuracy_per_clip_and_category_counts_only_included_main_trials(app, study):
+    """Practice, catch and excluded participants' trials stay out of the figures."""
+    with app.app_context():
+        figures = dashboard.study_panel("pilot")["figures"]
+    per_clip = {(t["name"], x): (y, n) for t in figures["clip_accuracy"]["data"]
+                for x, y, n in zip(t["x"], t["y"], t["customdata"])}
+    assert per_clip == {("forward", "fall-a"): (1.0, 2), ("forward", "put-b"): (1.0, 1),
+                        ("backward", "fall-a"): (0.5, 2)}
+    per_category = {(t["name"], x): y for t in figures["category_accuracy"]["data"]
+                    for x, y in zip(t["x"], t["y"])}
+    # Fall+Diffusion clips count under both categories.
+    assert per_category[("backward", "Fall")] == per_category[("backward", "Diffusion")] == 0.5
+    assert per_category[("forward", "Put")] == 1.0
+    rts = {t["name"]: sorted(t["x"]) for t in figures["rt"]["data"]}
+    assert rts["backward"] == [812.1, 1500.0]
+
+
+def test_figures_are_valid_plotly_figures(app, study):
+    with app.app_context():
+        figures = dashboard.study_panel("pilot")["figures"]
+    assert set(figures) == {"clip_accuracy", "category_accuracy", "rt", "flow"}
+    for name, figure in figures.items():
+        go.Figure(figure)  # raises on any property plotly.js would not understand
+        assert figure["data"], name
+
+
+def test_the_page_embeds_the_figures_and_local_plotly(logged_in, study):
+    page = logged_in.get("/researcher/studies/pilot").get_data(as_text=True)
+    assert page.count('class="plotly-figure"') == 4
+    scripts = re.findall(r'<script src="([^"]+)"', page)
+    assert "/researcher/vendor/plotly.min.js" in scripts
+    assert all(src.startswith("/") for src in scripts)  # no CDN
+    js = logged_in.get("/researcher/vendor/plotly.min.js")
+    assert js.status_code == 200 and js.mimetype == "text/javascript"
+    assert b"plotly.js" in js.data[:2000]
+
+
+def test_a_study_without_trials_shows_no_empty_figures(logged_in, factory):
+    factory.experiment(slug="fresh")
+    page = logged_in.get("/researcher/studies/fresh").get_data(as_text=True)
+    assert "No participants yet" in page and 'class="plotly-figure"' not in page
+
+
+def test_the_live_panel_is_a_fragment(logged_in, study):
+    response = logged_in.get("/researcher/studies/pilot/panel")
+    assert response.status_code == 200
+    fragment = response.get_data(as_text=True)
+    assert 'id="participants"' in fragment and "<html" not in fragment
+    assert logged_in.get("/researcher/studies/nope/panel").status_code == 404
+
+
+def test_participant_ids_are_escaped(logged_in, factory):
+    experiment = factory.experiment(slug="xss")
+    factory.session(experiment, subject_id="<script>alert(1)</script>")
+    page = logged_in.get("/researcher/studies/xss").get_data(as_text=True)
+    assert "<script>alert(1)</script>" not in page
+    assert "&lt;script&gt;alert(1)&lt;/script&gt;" in page
+
+
+def test_the_study_list_counts_sessions(logged_in, study):
+    page = logged_in.get("/researcher/").get_data(as_text=True)
+    row = re.search(r"Pilot study</a>.*?</tr>", page, flags=re.S).group(0)
+    cells = re.findall(r"<td>(\d+)</td>", row)
+    assert cells == ["6", "1"]  # human sessions, completed
+
+
+def test_frame_ordering_accuracy_is_the_exact_order_rate():
+    import pandas as pd
+
+    from analysis.loading import normalize_trials
+
+    trials = normalize_trials(pd.DataFrame({
+        "subject_id": ["a", "a", "b"], "subject_kind": "human", "trial_type": "frame_order",
+        "direction": None, "source_clip_id": ["c1", "c1", "c2"], "categories": [["Put"]] * 3,
+        "correct_response": ["[2, 1, 3]", "[1, 3, 2]", "[1, 2]"],
+        "response": ["[2, 1, 3]", "[1, 2, 3]", None], "extra": [{}, {}, {}]}))
+    table = dashboard.accuracy_table(trials, "source_clip_id")
+    assert table[["source_clip_id", "direction", "n"]].values.tolist() == [
+        ["c1", "frame order", 2], ["c2", "frame order", 0]]
+    assert table["accuracy"].iloc[0] == 0.5 and pd.isna(table["accuracy"].iloc[1])
+    figure = dashboard.accuracy_figure(trials, "source_clip_id", "Accuracy per clip")
+    assert figure["data"][0]["y"] == [0.5, None]  # a gap, not NaN (JSON.parse rejects NaN)
+    assert figure["layout"]["shapes"] == []  # no 50% chance line for ordering
+    go.Figure(figure)

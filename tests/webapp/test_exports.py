@@ -1,0 +1,254 @@
+"""Exports: every stored trial read back exactly once, codebook, metadata, consistency."""
+import csv
+import io
+import json
+import threading
+import uuid
+import zipfile
+from datetime import datetime
+
+import pandas as pd
+import pytest
+import sqlalchemy as sa
+
+from analysis.loading import read_trials
+from webapp import exports
+from webapp.codebook import CODEBOOK
+from webapp.extensions import db
+from webapp.models import Trial
+from webapp.trials import CANONICAL_COLUMNS
+
+
+@pytest.fixture
+def study(factory):
+    """Two participants (one excluded), AoT trials with awkward values, one frame-order trial."""
+    experiment = factory.experiment(slug="pilot")
+    other = factory.experiment(slug="other-study")
+    fall = factory.clip(clip_key="fall-0", categories=["Fall", "Diffusion"])
+    forward = factory.stimulus(fall, direction="forward")
+    backward = factory.stimulus(fall, direction="backward")
+    frames = factory.stimulus(fall, kind="frame_set", direction=None, frame_indices=[0, 30, 60, 89])
+    kept = factory.session(experiment, subject_id="P-kept", status="completed")
+    dropped = factory.session(experiment, subject_id="P-dropped", status="failed_attention",
+                              excluded=True, exclusion_reasons=["catch_failed"])
+    factory.trial(kept, forward, rt_ms=512.3456789012345, extra={"key": "f", "nested": {"a": [1, 2]}})
+    factory.trial(kept, backward, response=None, correct=False, rt_ms=None,
+                  excluded=True, exclusion_reasons=["timeout"], extra={"timed_out": True})
+    factory.trial(kept, backward, response="F", correct=False, rt_ms=0.1 + 0.2, dropped_frames=None)
+    factory.trial(kept, frames, trial_type="frame_order", direction=None,
+                  correct_response="[2, 0, 3, 1]", response="[2, 0, 1, 3]", correct=False,
+                  rt_ms=10234.5, extra={"moves": [{"t_ms": 1.5, "from": 0, "to": 2, "via": "mouse"}]})
+    factory.trial(dropped, forward, trial_type="catch", block="main-2", extra={"note": 'comma, "quote"\nnewline'})
+    factory.trial(factory.session(other), forward)  # another study's trial stays out
+    return experiment
+
+
+def _stored(app, slug="pilot"):
+    from webapp.models import Experiment, Session, Subject
+
+    with app.app_context():
+        return db.session.execute(
+            sa.select(Trial).join(Trial.session).join(Session.subject).join(Subject.experiment)
+            .where(Experiment.slug == slug)).scalars().all()
+
+
+def test_the_trial_csv_reads_back_every_stored_trial_exactly_once(app, study, tmp_path):
+    with app.app_context():
+        files = exports.build_export("pilot")
+    (tmp_path / "trials.csv").write_bytes(files["trials.csv"])
+    back = read_trials(tmp_path / "trials.csv")
+    assert list(back.columns[:len(CANONICAL_COLUMNS)]) == CANONICAL_COLUMNS
+    stored = _stored(app)
+    keys = list(zip(back["session_id"].astype(int), back["trial_index"]))
+    assert sorted(keys) == sorted((t.session_id, t.trial_index) for t in stored)
+    assert len(set(keys)) == len(keys) == 5
+    by_key = {k: row for k, row in zip(keys, back.to_dict("records"))}
+    for trial in stored:
+        row = by_key[(trial.session_id, trial.trial_index)]
+        for column in ("response", "correct_response", "rt_ms"):  # rt_ms unrounded
+            assert _same(row[column], getattr(trial, column)), column
+        assert row["extra"] == trial.extra
+        assert row["categories"] == ["Fall", "Diffusion"]
+        assert row["experiment"] == "pilot"
+
+
+def _same(read, stored) -> bool:
+    return pd.isna(read) if stored is None else read == stored
+
+
+def test_exclusions_in_the_csv_merge_trial_and_participant_reasons(app, study):
+    with app.app_context():
+        rows = list(csv.DictReader(io.StringIO(exports.build_export("pilot")["trials.csv"].decode())))
+    reasons = {(r["subject_id"], r["trial_index"]): (r["excluded"], json.loads(r["exclusion_reasons"]))
+               for r in rows}
+    assert reasons[("P-kept", "0")] == ("False", [])
+    assert reasons[("P-kept", "1")] == ("True", ["timeout"])
+    assert reasons[("P-dropped", "0")] == ("True", ["catch_failed"])
+    assert {r["dropped_frames"] for r in rows} == {"0", ""}  # integers stay integers
+
+
+def test_the_json_export_matches_the_csv(app, study, tmp_path):
+    with app.app_context():
+        files = exports.build_export("pilot")
+    records = json.loads(files["trials.json"])
+    (tmp_path / "trials.csv").write_bytes(files["trials.csv"])
+    back = read_trials(tmp_path / "trials.csv")
+    assert len(records) == len(back) == 5
+    assert all(list(r) == CANONICAL_COLUMNS for r in records)
+    assert [r["extra"] for r in records] == list(back["extra"])
+    kept = [r["rt_ms"] for r in records if r["subject_id"] == "P-kept"]
+    assert kept == [512.3456789012345, None, 0.30000000000000004, 10234.5]
+
+
+def test_the_codebook_describes_every_exported_column(app, study):
+    with app.app_context():
+        files = exports.build_export("pilot")
+    described = {(f, c) for f, c, _, _ in CODEBOOK}
+    for name, label in (("trials.csv", "trials.csv / trials.json"), ("participants.csv", "participants.csv")):
+        header = next(csv.reader(io.StringIO(files[name].decode())))
+        assert {(label, c) for c in header} <= described, name
+        assert len(header) == len({c for f, c in described if f == label}), name
+    book = list(csv.DictReader(io.StringIO(files["codebook.csv"].decode())))
+    assert all(row["description"].strip() for row in book)
+    markdown = files["codebook.md"].decode()
+    assert all(f"`{c}`" in markdown for _, c, _, _ in CODEBOOK)
+
+
+def test_participants_csv(app, study):
+    with app.app_context():
+        rows = list(csv.DictReader(io.StringIO(exports.build_export("pilot")["participants.csv"].decode())))
+    by_id = {r["subject_id"]: r for r in rows}
+    assert set(by_id) == {"P-kept", "P-dropped"}
+    assert by_id["P-kept"]["n_trials_stored"] == "4" and by_id["P-kept"]["n_trials_scheduled"] == "8"
+    assert by_id["P-dropped"]["status"] == "failed_attention"
+    assert json.loads(by_id["P-dropped"]["exclusion_reasons"]) == ["catch_failed"]
+    assert json.loads(by_id["P-kept"]["recruitment"]) == {"PROLIFIC_PID": "P-kept"}
+    datetime.fromisoformat(by_id["P-kept"]["started_at"])
+
+
+def test_metadata(app, study, factory):
+    factory.stimulus(factory.clip(stimulus_set="catch"))  # the design's catch videos count
+    factory.stimulus(factory.clip(stimulus_set="unrelated"))  # another set does not
+    with app.app_context():
+        files = exports.build_export("pilot")
+        stimuli = db.session.execute(sa.text(
+            "SELECT public_id, sha256 FROM stimulus JOIN source_clip ON source_clip.id = "
+            "stimulus.source_clip_id WHERE stimulus_set IN ('synthetic', 'catch')")).all()
+    meta = json.loads(files["metadata.json"])
+    assert meta["study"]["slug"] == "pilot" and meta["study"]["design"] == "arrow-of-time"
+    assert meta["design"]["name"] == "arrow-of-time" and meta["design"]["sessions"] == 2
+    assert meta["exclusion_rules_version"] == meta["design"]["exclusions"]["version"]
+    assert {(s["stimulus_id"], s["sha256"]) for s in meta["stimuli"]} == set(map(tuple, stimuli))
+    assert {s["stimulus_set"] for s in meta["stimuli"]} == {"synthetic", "catch"}
+    assert meta["software"]["package"] == "chronoscope" and meta["software"]["version"]
+    assert "git_commit" in meta["software"]
+    assert datetime.fromisoformat(meta["exported_at"]).tzinfo is not None
+    assert meta["counts"] == {"trials": 5, "sessions": 2, "subjects": 2}
+    import hashlib
+    for name, digest in meta["files"].items():
+        assert hashlib.sha256(files[name]).hexdigest() == digest
+
+
+def test_an_empty_study_exports_headers_only(app, factory):
+    factory.experiment(slug="empty")
+    with app.app_context():
+        files = exports.build_export("empty")
+    assert files["trials.csv"].decode().strip() == ",".join(CANONICAL_COLUMNS)
+    assert json.loads(files["trials.json"]) == []
+
+
+def test_unknown_studies_are_refused(app):
+    with app.app_context(), pytest.raises(ValueError, match="no study"):
+        exports.build_export("nope")
+
+
+# --- consistency while participants keep sending trials ------------------------------------
+
+def test_a_snapshot_does_not_see_commits_made_during_it(any_db_app):
+    app = any_db_app
+    from tests.webapp.conftest import Factory
+
+    factory = Factory(app)
+    session = factory.session(factory.experiment(slug="live"))
+    stimulus = factory.stimulus()
+    factory.trial(session, stimulus)
+    writer = sa.create_engine(app.config["SQLALCHEMY_DATABASE_URI"])
+    with app.app_context():
+        with exports.snapshot():
+            first = db.session.scalar(sa.select(sa.func.count(Trial.id)))
+            with writer.begin() as connection:  # a participant's trial lands meanwhile
+                connection.execute(sa.insert(Trial).values(
+                    session_id=session.id, client_uuid=str(uuid.uuid4()), trial_index=1,
+                    trial_type="aot", excluded=False, exclusion_reasons=[], extra={},
+                    created_at=datetime.now().astimezone()))
+            assert db.session.scalar(sa.select(sa.func.count(Trial.id))) == first == 1
+        assert db.session.scalar(sa.select(sa.func.count(Trial.id))) == 2
+    writer.dispose()
+
+
+def test_exports_taken_while_trials_arrive_agree_with_themselves(app, factory):
+    """participants.csv counts and trials.csv rows come from one snapshot, under a writer."""
+    experiment = factory.experiment(slug="live")
+    sessions = [factory.session(experiment) for _ in range(3)]
+    stimulus = factory.stimulus()
+    stop = threading.Event()
+
+    def participant_traffic():
+        with app.app_context():
+            index = 0
+            while not stop.is_set() and index < 400:
+                for session in sessions:
+                    db.session.add(Trial(session_id=session.id, client_uuid=str(uuid.uuid4()),
+                                         trial_index=index, trial_type="aot", stimulus_id=stimulus.id))
+                    db.session.commit()
+                index += 1
+
+    thread = threading.Thread(target=participant_traffic)
+    thread.start()
+    seen = []
+    try:
+        with app.app_context():
+            for _ in range(8):
+                files = exports.build_export("live")
+                trials = list(csv.DictReader(io.StringIO(files["trials.csv"].decode())))
+                people = list(csv.DictReader(io.StringIO(files["participants.csv"].decode())))
+                assert sum(int(p["n_trials_stored"]) for p in people) == len(trials)
+                assert json.loads(files["metadata.json"])["counts"]["trials"] == len(trials)
+                seen.append(len(trials))
+    finally:
+        stop.set()
+        thread.join()
+    assert seen[-1] > 0  # the exports really ran beside the writer
+
+
+# --- CLI and download ----------------------------------------------------------------------
+
+def test_cli_export_writes_the_files(runner, study, tmp_path):
+    out = tmp_path / "out"
+    result = runner.invoke(args=["export", "pilot", "--out", str(out)])
+    assert result.exit_code == 0, result.output
+    assert sorted(p.name for p in out.iterdir()) == sorted(exports.FILE_NAMES)
+    assert len(read_trials(out / "trials.csv")) == 5
+    again = runner.invoke(args=["export", "pilot", "--out", str(out)])
+    assert again.exit_code == 2 and "--overwrite" in again.output
+    assert runner.invoke(args=["export", "pilot", "--out", str(out), "--overwrite"]).exit_code == 0
+
+
+def test_cli_export_of_an_unknown_study_is_a_usage_error(runner, tmp_path):
+    result = runner.invoke(args=["export", "nope", "--out", str(tmp_path / "x")])
+    assert result.exit_code == 2 and "no study 'nope'" in result.output
+    assert not (tmp_path / "x").exists()
+
+
+def test_dashboard_download_is_a_zip_of_the_export(logged_in, study):
+    response = logged_in.get("/researcher/studies/pilot/export.zip")
+    assert response.status_code == 200
+    assert response.mimetype == "application/zip"
+    assert "attachment" in response.headers["Content-Disposition"]
+    with zipfile.ZipFile(io.BytesIO(response.data)) as archive:
+        names = archive.namelist()
+        folder = names[0].split("/")[0]
+        assert folder.startswith("pilot-export-")
+        assert sorted(n.split("/")[1] for n in names) == sorted(exports.FILE_NAMES)
+        trials = archive.read(f"{folder}/trials.csv").decode()
+    assert len(list(csv.DictReader(io.StringIO(trials)))) == 5

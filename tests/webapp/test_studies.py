@@ -1,0 +1,211 @@
+"""Study set-up and lifecycle, from Python, the CLI and the dashboard."""
+import pytest
+
+from experiments.designs import DESIGNS, Design
+from webapp import studies
+from webapp.extensions import db
+from webapp.models import Experiment
+
+PATHS = [  # action sequence -> final status
+    (["open"], "open"),
+    (["open", "pause"], "paused"),
+    (["open", "pause", "open"], "open"),
+    (["open", "pause", "close"], "closed"),
+    (["close"], "closed"),
+]
+INVALID = [  # (actions leading there, refused action)
+    ([], "pause"),
+    (["open"], "open"),
+    (["open", "pause"], "pause"),
+    (["close"], "open"),
+    (["close"], "pause"),
+    (["close"], "close"),
+]
+
+
+@pytest.fixture
+def ctx(app, factory):
+    factory.stimulus_set()
+    with app.app_context():
+        yield
+
+
+@pytest.mark.parametrize("design", sorted(DESIGNS))
+def test_a_study_is_created_as_a_draft_with_its_design_snapshot(ctx, design):
+    study = studies.create_study("pilot-1", design, "synthetic", title="  Pilot  ")
+    assert (study.slug, study.title, study.status, study.design) == ("pilot-1", "Pilot", "draft", design)
+    assert Design.from_dict(study.design_snapshot) == DESIGNS[design]
+    assert study.exclusion_rules_version == DESIGNS[design].exclusions.version
+    assert studies.allowed_actions("draft") == ["open", "close"]
+
+
+@pytest.mark.parametrize("slug, design, stimulus_set, message", [
+    ("Bad Slug", "arrow-of-time", "synthetic", "slug"),
+    ("-dash", "arrow-of-time", "synthetic", "slug"),
+    ("../etc", "arrow-of-time", "synthetic", "slug"),
+    ("ok", "no-such-design", "synthetic", "unknown design"),
+    ("ok", "arrow-of-time", "no-such-set", "unknown stimulus set"),
+])
+def test_bad_studies_are_refused(ctx, slug, design, stimulus_set, message):
+    with pytest.raises(studies.StudyError, match=message):
+        studies.create_study(slug, design, stimulus_set)
+    assert db.session.query(Experiment).count() == 0
+
+
+def test_a_stimulus_set_the_design_cannot_schedule_is_refused(app, factory):
+    factory.stimulus(factory.clip(stimulus_set="forward-only"), direction="forward")
+    with app.app_context(), pytest.raises(studies.StudyError, match="cannot run on stimulus set"):
+        studies.create_study("s", "arrow-of-time", "forward-only")
+
+
+def test_a_slug_is_taken_once(ctx):
+    studies.create_study("pilot", "arrow-of-time", "synthetic")
+    with pytest.raises(studies.StudyError, match="already exists"):
+        studies.create_study("pilot", "frame-ordering", "synthetic")
+
+
+@pytest.mark.parametrize("actions, final", PATHS)
+def test_valid_transitions(ctx, actions, final):
+    studies.create_study("s", "arrow-of-time", "synthetic")
+    for action in actions:
+        study = studies.transition("s", action)
+    assert study.status == final
+    db.session.expire_all()
+    assert studies.get_study("s").status == final
+
+
+@pytest.mark.parametrize("actions, refused", INVALID)
+def test_invalid_transitions_are_refused_and_change_nothing(ctx, actions, refused):
+    studies.create_study("s", "arrow-of-time", "synthetic")
+    for action in actions:
+        studies.transition("s", action)
+    before = studies.get_study("s").status
+    with pytest.raises(studies.StudyError, match=f"cannot {refused}"):
+        studies.transition("s", refused)
+    db.session.expire_all()
+    assert studies.get_study("s").status == before
+
+
+def test_unknown_actions_and_studies_are_refused(ctx):
+    studies.create_study("s", "arrow-of-time", "synthetic")
+    with pytest.raises(studies.StudyError, match="unknown action"):
+        studies.transition("s", "delete")
+    with pytest.raises(studies.StudyError, match="no study"):
+        studies.transition("nope", "open")
+
+
+def test_participant_links(app, ctx):
+    app.config["PUBLIC_URL"] = "https://lab.example/chrono"
+    assert studies.participant_link("s") == "https://lab.example/chrono/p/s"
+    prolific = studies.participant_link("s", prolific=True)
+    assert prolific == ("https://lab.example/chrono/p/s?PROLIFIC_PID={{%PROLIFIC_PID%}}"
+                        "&STUDY_ID={{%STUDY_ID%}}&SESSION_ID={{%SESSION_ID%}}")
+    with app.test_request_context("/", base_url="http://study.host:8000"):
+        assert studies.participant_link("s") == "http://study.host:8000/p/s"
+
+
+def test_an_opened_study_admits_participants_at_its_link(app, client, factory):
+    """The link the dashboard shows leads into the study once it is open, and not before."""
+    factory.stimulus_set()
+    with app.app_context():
+        studies.create_study("s", "arrow-of-time", "synthetic")
+        path = studies.participant_link("s").removeprefix(app.config["PUBLIC_URL"])
+    assert client.get(path + "?participant=P1").status_code in (403, 404)
+    with app.app_context():
+        studies.transition("s", "open")
+    assert client.get(path + "?participant=P1").status_code not in (403, 404)
+
+
+# --- CLI -----------------------------------------------------------------------------------
+
+def test_cli_lifecycle(app, runner, factory):
+    factory.stimulus_set()
+    result = runner.invoke(args=["study", "create", "pilot", "--design", "arrow-of-time",
+                                 "--stimulus-set", "synthetic", "--title", "Pilot"])
+    assert result.exit_code == 0, result.output
+    assert "draft" in result.output
+    result = runner.invoke(args=["study", "open", "pilot"])
+    assert result.exit_code == 0, result.output
+    assert "now open" in result.output and "/p/pilot" in result.output
+    assert "PROLIFIC_PID={{%PROLIFIC_PID%}}" in result.output
+    for action, status in (("pause", "paused"), ("close", "closed")):
+        result = runner.invoke(args=["study", action, "pilot"])
+        assert result.exit_code == 0 and f"now {status}" in result.output, result.output
+    result = runner.invoke(args=["study", "list"])
+    assert "pilot" in result.output and "closed" in result.output and "arrow-of-time" in result.output
+
+
+def test_cli_demo_opens_one_study_per_design_once(app, runner, factory):
+    factory.stimulus_set()
+    for _ in range(2):  # `make run` calls it on every start
+        result = runner.invoke(args=["study", "demo"])
+        assert result.exit_code == 0, result.output
+        assert result.output.count("/p/demo-") == len(DESIGNS)
+    with app.app_context():
+        demos = db.session.query(Experiment).filter(Experiment.slug.like("demo-%")).all()
+        assert sorted(e.design for e in demos) == sorted(DESIGNS)
+        assert {e.status for e in demos} == {"open"}
+
+
+@pytest.mark.parametrize("args, message", [
+    (["study", "open", "nope"], "no study"),
+    (["study", "create", "x", "--design", "nope", "--stimulus-set", "synthetic"], "unknown design"),
+    (["study", "create", "x", "--design", "arrow-of-time", "--stimulus-set", "nope"], "unknown stimulus set"),
+])
+def test_cli_errors_are_usage_errors(runner, factory, args, message):
+    factory.stimulus_set()
+    result = runner.invoke(args=args)
+    assert result.exit_code == 2
+    assert message in result.output and "Traceback" not in result.output
+
+
+def test_cli_refuses_an_invalid_transition(runner, factory):
+    factory.stimulus_set()
+    factory.experiment(slug="done", status="closed")
+    result = runner.invoke(args=["study", "open", "done"])
+    assert result.exit_code == 2
+    assert "cannot open study 'done': it is closed" in result.output
+
+
+def test_cli_list_without_studies(runner):
+    result = runner.invoke(args=["study", "list"])
+    assert result.exit_code == 0 and "No studies yet" in result.output
+
+
+# --- dashboard -----------------------------------------------------------------------------
+
+def test_dashboard_creates_and_moves_a_study(app, logged_in, factory):
+    factory.stimulus_set()
+    page = logged_in.get("/researcher/").get_data(as_text=True)
+    assert "arrow-of-time" in page and "frame-ordering" in page and "synthetic" in page
+    response = logged_in.post("/researcher/studies", data={
+        "slug": "web-pilot", "title": "Web pilot", "design": "frame-ordering", "stimulus_set": "synthetic"})
+    assert response.status_code == 303
+    assert response.headers["Location"] == "/researcher/studies/web-pilot"
+    page = logged_in.get("/researcher/studies/web-pilot").get_data(as_text=True)
+    assert "http://localhost/p/web-pilot" in page and 'id="action-open"' in page
+    response = logged_in.post("/researcher/studies/web-pilot/open", follow_redirects=True)
+    assert "is now open" in response.get_data(as_text=True)
+    response = logged_in.post("/researcher/studies/web-pilot/open", follow_redirects=True)
+    assert "cannot open study &#39;web-pilot&#39;: it is open" in response.get_data(as_text=True)
+    with app.app_context():
+        assert studies.get_study("web-pilot").status == "open"
+
+
+@pytest.mark.parametrize("data, message", [
+    ({"slug": "Bad Slug", "design": "arrow-of-time", "stimulus_set": "synthetic"}, "slug must be"),
+    ({"slug": "ok", "design": "nope", "stimulus_set": "synthetic"}, "Not a valid choice"),
+    ({"slug": "", "design": "arrow-of-time", "stimulus_set": "synthetic"}, "This field is required"),
+])
+def test_dashboard_explains_a_refused_study(logged_in, factory, data, message):
+    factory.stimulus_set()
+    response = logged_in.post("/researcher/studies", data=data)
+    assert response.status_code == 400
+    assert message in response.get_data(as_text=True)
+
+
+def test_dashboard_404s_for_unknown_studies_and_actions(logged_in, factory):
+    factory.experiment(slug="s")
+    assert logged_in.get("/researcher/studies/nope").status_code == 404
+    assert logged_in.post("/researcher/studies/nope/open").status_code == 404
+    assert logged_in.post("/researcher/studies/s/delete").status_code == 404

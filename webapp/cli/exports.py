@@ -1,0 +1,25 @@
+"""``manage.py export STUDY --out DIR``: the dashboard's export, written to a folder."""
+from pathlib import Path
+
+import click
+from flask.cli import with_appcontext
+
+from webapp import exports
+
+
+@click.command("export")
+@click.argument("study")
+@click.option("--out", "out_dir", required=True, type=click.Path(file_okay=False, path_type=Path),
+              help="Folder to write trials.csv, trials.json, participants.csv, codebook and "
+                   "metadata.json into (created if missing).")
+@click.option("--overwrite", is_flag=True, help="Replace export files already in --out.")
+@with_appcontext
+def export(study, out_dir, overwrite):
+    """Export STUDY's trials, participants, codebook and metadata (one consistent snapshot)."""
+    try:
+        paths = exports.write_export(study, out_dir, overwrite=overwrite)
+    except ValueError as error:  # includes studies.StudyError (no such study)
+        raise click.UsageError(str(error)) from error
+    click.echo(f"Wrote {len(paths)} files to {out_dir}:")
+    for path in paths:
+        click.echo(f"  {path.name} ({path.stat().st_size} bytes)")

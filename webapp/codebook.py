@@ -1,0 +1,92 @@
+"""The codebook shipped with every export: one entry per column of every exported table."""
+import csv
+import io
+
+# (column, type, description) per exported table
+TRIAL_CODEBOOK = [
+    ("subject_id", "string", "Participant recruitment id (e.g. Prolific PID) or model id."),
+    ("subject_kind", "string", '"human" or "model".'),
+    ("session_id", "integer", "Database id of the session (one sitting / one model run); "
+                              "matches participants.csv."),
+    ("experiment", "string", "Study slug."),
+    ("trial_index", "integer", "Position of the trial in the session's schedule (from 0)."),
+    ("trial_type", "string", '"aot" (arrow-of-time 2AFC), "catch", "frame_order" or '
+                             '"pair_order".'),
+    ("block", "string", '"practice" or the main block name (e.g. "main-1").'),
+    ("stimulus_id", "string", "Opaque public id of the stimulus shown; see metadata.json "
+                              "stimuli for its clip, direction and sha256."),
+    ("source_clip_id", "string", "Key of the source clip the stimulus was made from."),
+    ("categories", "JSON list", "Motion categories of the source clip (multi-label): Proceed, "
+                                "Fall, Diffusion, Division, Put, Reciprocal."),
+    ("direction", "string", '"forward" or "backward" (reversed playback); empty for frame '
+                            "sets."),
+    ("correct_response", "string", 'Arrow of time: "F" or "B". Frame ordering: JSON list of '
+                                   "presented frame positions in true order."),
+    ("response", "string", 'The answer given, in the same coding as correct_response; empty '
+                           "for a timeout or an unparseable model answer."),
+    ("correct", "boolean", "Whether response equals correct_response (computed by the server)."),
+    ("rt_ms", "float", "Response time in milliseconds from stimulus onset, unrounded."),
+    ("onset_method", "string", "How stimulus onset was timestamped: 'element-timing' (the "
+                               "presentation time of the compositor frame that first shows "
+                               "the clip, unrounded), 'element-timing-coarse' (the same, "
+                               "rounded by the browser to 4 ms and centred), 'raf-next' (the "
+                               "fallback: the animation frame after the reveal); empty for "
+                               "frame ordering and model rows."),
+    ("dropped_frames", "integer", "Video frames the browser reported dropped during the trial."),
+    ("excluded", "boolean", "True when a trial-level rule or the session's participant-level "
+                            "rules exclude this trial."),
+    ("exclusion_reasons", "JSON list", "Reason codes: trial-level first (anticipation, timeout, "
+                                       "dropped_frames, stall, focus_lost, fullscreen_exited), "
+                                       "then participant-level (catch_failed, catch_accuracy, "
+                                       "practice_gate, too_many_timeouts, incomplete, "
+                                       "too_little_time)."),
+    ("extra", "JSON object", "Everything beyond the canonical columns: key pressed, onset "
+                             "callbacks, stalls, focus/fullscreen flags, frame-order moves, "
+                             "model raw text and log-probabilities."),
+]
+
+PARTICIPANT_CODEBOOK = [
+    ("subject_id", "string", "Participant recruitment id or model id."),
+    ("subject_kind", "string", '"human" or "model".'),
+    ("session_id", "integer", "Database id of the session; matches trials.csv."),
+    ("session_number", "integer", "1 for the first sitting, 2 for the second (multi-day "
+                                  "designs)."),
+    ("status", "string", "started, in_progress, completed, no_consent, failed_practice, "
+                         "failed_attention, or abandoned (unfinished and no heartbeat for "
+                         "ABANDONED_AFTER_MINUTES at export time)."),
+    ("excluded", "boolean", "Participant-level exclusion of this session."),
+    ("exclusion_reasons", "JSON list", "Participant-level reason codes of this session."),
+    ("n_trials_stored", "integer", "Trials stored for this session at export time."),
+    ("n_trials_scheduled", "integer", "Trials in the session's schedule (practice included)."),
+    ("started_at", "ISO 8601 UTC", "When the session was created."),
+    ("last_seen_at", "ISO 8601 UTC", "Last heartbeat or request of the session."),
+    ("completed_at", "ISO 8601 UTC", "When the session completed; empty if it did not."),
+    ("condition", "JSON object", "Between-subject assignment: key mapping and factors."),
+    ("device_info", "JSON object", "Browser, screen, window, refresh rate, video check."),
+    ("recruitment", "JSON object", "Recruitment parameters (e.g. PROLIFIC_PID, STUDY_ID, "
+                                   "SESSION_ID)."),
+]
+
+CODEBOOK = [("trials.csv / trials.json", *entry) for entry in TRIAL_CODEBOOK] + \
+    [("participants.csv", *entry) for entry in PARTICIPANT_CODEBOOK]
+
+
+def codebook_csv() -> bytes:
+    buffer = io.StringIO()
+    writer = csv.writer(buffer, lineterminator="\n")
+    writer.writerow(["file", "column", "type", "description"])
+    writer.writerows(CODEBOOK)
+    return buffer.getvalue().encode()
+
+
+def codebook_markdown() -> bytes:
+    lines = ["# Codebook", "",
+             "metadata.json holds the design snapshot, the exclusion-rule version, the sha256 "
+             "of every stimulus and of every other file, the software version and the export "
+             "time.", ""]
+    for file in dict.fromkeys(entry[0] for entry in CODEBOOK):
+        lines += [f"## {file}", "", "| column | type | description |", "|---|---|---|"]
+        lines += [f"| `{column}` | {kind} | {text} |"
+                  for f, column, kind, text in CODEBOOK if f == file]
+        lines.append("")
+    return "\n".join(lines).encode()
