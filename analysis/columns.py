@@ -1,0 +1,78 @@
+"""The one place that names the columns and ``extra`` keys analysis reads.
+
+Every trial, human or model, is one row in the canonical shape below. Writers (the
+participant API, ``run-models``, the probes) and readers (this package, the dashboard)
+agree on these names; change them here and nowhere else.
+
+Conventions
+-----------
+* ``direction`` is ``"forward"`` or ``"backward"``.
+* Arrow-of-time trials (``trial_type == "aot"``): ``response`` and ``correct_response`` are
+  ``"F"`` or ``"B"``; ``response`` is ``None`` for a timeout or an unparseable model answer.
+  Analysis takes every row with an F/B ``correct_response`` that is not a catch trial as
+  arrow of time, so a writer's own trial-type name for the task still counts.
+* Frame-ordering trials (``trial_type == "frame_order"``): frames are labelled by the
+  position in which they were *presented* (1..N, as the participant saw them).
+  ``correct_response`` is the JSON list of presented labels in true chronological order;
+  ``response`` is the JSON list the subject gave (earliest first). So the presented order is
+  the identity and ``correct_response[0]`` is the presented position of the true first
+  frame. With hints, ``extra["hint_frames"]`` lists the presented labels of the hint
+  frames; scores use only the other (unsorted) frames, as in EGO-FLIGHT.
+* Ordered-pair trials (``trial_type == "pair_order"``, TimeCausality style):
+  ``response``/``correct_response`` are ``"A"`` (the image shown first / on top is
+  earlier) or ``"B"``; ``extra["pair_order"]`` is ``"AB"`` when the truly earlier image was
+  shown first and ``"BA"`` when swapped; ``extra["pair_id"]`` names the underlying pair so
+  both presentations can be matched.
+* List and dict columns (``categories``, ``exclusion_reasons``, ``extra``) are JSON strings
+  in CSV and Python objects in a loaded frame.
+"""
+from experiments.categories import CATEGORIES
+
+TRIAL_COLUMNS = (
+    "subject_id", "subject_kind", "session_id", "experiment", "trial_index", "trial_type",
+    "block", "stimulus_id", "source_clip_id", "categories", "direction", "correct_response",
+    "response", "correct", "rt_ms", "onset_method", "dropped_frames", "excluded",
+    "exclusion_reasons", "extra",
+)
+JSON_COLUMNS = ("categories", "exclusion_reasons", "extra")
+REQUIRED_COLUMNS = ("subject_id", "subject_kind", "trial_type", "direction", "response",
+                    "correct_response")
+
+HUMAN, MODEL = "human", "model"
+FORWARD, BACKWARD = "forward", "backward"
+AOT, CATCH, FRAME_ORDER, PAIR_ORDER = "aot", "catch", "frame_order", "pair_order"
+PRACTICE_BLOCK = "practice"
+
+# The arrow-of-time benchmark subset leaves out the cyclic category (AoT-PsyPhyBENCH, sec. 3).
+BENCHMARK_EXCLUDED_CATEGORIES = ("Reciprocal",)
+
+# Exclusion reason codes analysis treats specially; any other code is shown as its own step.
+REASON_PRACTICE_GATE = "practice_gate"
+
+# --- keys read from ``extra`` -----------------------------------------------------------
+# Model rows (subject_kind == "model"):
+EXTRA_P_FORWARD = "p_forward"        # float in [0, 1]: P(F) / (P(F) + P(B)) from logits
+EXTRA_LABEL_ORDER = "label_order"    # "FB" | "BF": order the two labels were named in the prompt
+EXTRA_RAW_TEXT = "raw_text"          # str: generated text, kept for audit only
+EXTRA_PARSE_STATUS = "parse_status"  # "ok" | "unparseable"
+EXTRA_SETTING = "setting"            # str: e.g. "zero-shot", "few-shot-4", "simple-cot"
+EXTRA_TASK_VARIANT = "task_variant"  # see TASK_VARIANTS
+EXTRA_PAIR_ORDER = "pair_order"      # "AB" | "BA" (pair_order trials)
+EXTRA_PAIR_ID = "pair_id"            # str: the underlying ordered pair (pair_order trials)
+# Frame ordering (humans and models):
+EXTRA_HINT_FRAMES = "hint_frames"    # list of presented labels (1-based) of hint frames
+EXTRA_CONDITION = "condition"        # str: ordering condition, e.g. "4 frames", "hint 1&3"
+
+LABEL_ORDERS = ("FB", "BF")
+PAIR_ORDERS = ("AB", "BA")
+# TOMATO frame conditions (Shangguan et al. 2025): the full clip in order, the same frames
+# shuffled, one random frame, one hand-picked (most informative) frame.
+TASK_VARIANTS = ("full", "shuffled", "single_frame", "handpicked_frame")
+
+# --- per-clip TRA values (probes write one row per clip x model x context) ---------------
+# tra = (loss_reversed - loss_forward) / loss_forward (Temporal Reversal Asymmetry, eq. 1).
+TRA_COLUMNS = ("model", "clip_id", "scenario", "process", "parameter", "parameter_value",
+               "context_frames", "loss_forward", "loss_reversed", "tra")
+TRA_PROCESSES = ("low_dissipation", "dissipative")
+
+__all__ = [name for name in dir() if name.isupper()]

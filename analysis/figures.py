@@ -1,0 +1,130 @@
+"""Paper-style plotly figures, each a pure function of one analysis table.
+
+Plotly is imported inside each function so that importing :mod:`analysis` stays cheap.
+The researcher dashboard and the HTML report call the same functions.
+"""
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+
+HUMAN_COLOR = "#222222"
+PALETTE = ("#1f77b4", "#d62728", "#2ca02c", "#9467bd", "#ff7f0e", "#8c564b", "#17becf")
+PANELS = (("f1_forward", "Forward F1"), ("f1_backward", "Backward F1"), ("accuracy", "Accuracy"))
+
+
+def _colors(observers) -> dict:
+    others = [o for o in observers if o != "human"]
+    colors = {o: PALETTE[i % len(PALETTE)] for i, o in enumerate(others)}
+    colors["human"] = HUMAN_COLOR
+    return colors
+
+
+def _error(table: pd.DataFrame, metric: str, scale: float = 100.0):
+    low, high = f"{metric}_ci_low", f"{metric}_ci_high"
+    if low not in table or high not in table:
+        return None
+    return {"type": "data", "symmetric": False,
+            "array": (scale * (table[high] - table[metric])).to_numpy(),
+            "arrayminus": (scale * (table[metric] - table[low])).to_numpy()}
+
+
+def category_figure(table: pd.DataFrame):
+    """Per-category Forward F1, Backward F1 and accuracy (AoT-PsyPhyBENCH Figure 5).
+
+    ``table``: ``observer, category`` and the metrics of
+    :func:`analysis.aot.aot_metrics`, optionally with ``*_ci_low/_ci_high`` columns.
+    """
+    from plotly.subplots import make_subplots
+
+    fig = make_subplots(rows=1, cols=3, subplot_titles=[t for _, t in PANELS],
+                        shared_yaxes=True)
+    colors = _colors(table["observer"].unique())
+    for col, (metric, _) in enumerate(PANELS, start=1):
+        for observer, part in table.groupby("observer", sort=False):
+            fig.add_bar(x=part["category"], y=100 * part[metric], name=str(observer),
+                        marker_color=colors[observer], legendgroup=str(observer),
+                        showlegend=col == 1, error_y=_error(part, metric), row=1, col=col)
+    fig.update_yaxes(range=[0, 105], title_text="%", row=1, col=1)
+    fig.update_layout(barmode="group", title="Per-category performance", height=420)
+    return fig
+
+
+def bias_figure(table: pd.DataFrame):
+    """Share of "Forward" answers per observer, with the unbiased 50% line (label bias)."""
+    import plotly.graph_objects as go
+
+    colors = _colors(table["observer"].unique())
+    fig = go.Figure(go.Bar(x=table["observer"], y=100 * table["forward_share"],
+                           marker_color=[colors[o] for o in table["observer"]],
+                           error_y=_error(table, "forward_share")))
+    fig.add_hline(y=50, line_dash="dash", annotation_text="no bias")
+    fig.update_layout(title="Label bias: share of Forward answers", yaxis_title="%",
+                      yaxis_range=[0, 100], height=380)
+    return fig
+
+
+def sdt_figure(table: pd.DataFrame):
+    """Sensitivity d' against criterion c per observer ("backward" as the signal)."""
+    import plotly.graph_objects as go
+
+    colors = _colors(table["observer"].unique())
+    fig = go.Figure()
+    for _, row in table.iterrows():
+        fig.add_scatter(x=[row["criterion"]], y=[row["d_prime"]], mode="markers+text",
+                        text=[row["observer"]], textposition="top center",
+                        marker={"size": 12, "color": colors[row["observer"]]},
+                        name=str(row["observer"]), showlegend=False)
+    fig.add_vline(x=0, line_dash="dot")
+    fig.update_layout(title="Signal detection: d' vs criterion c (c > 0: forward bias)",
+                      xaxis_title="criterion c", yaxis_title="d'", height=400)
+    return fig
+
+
+def rt_figure(data: pd.DataFrame, max_points: int = 20000):
+    """RT distributions by direction x response (answered arrow-of-time trials of people).
+
+    Large tables are thinned to ``max_points`` trials, evenly spaced, for the browser.
+    """
+    import plotly.graph_objects as go
+
+    trials = data[data["response"].isin(("F", "B")) & (data["rt_ms"] > 0)]
+    if len(trials) > max_points:
+        trials = trials.iloc[np.linspace(0, len(trials) - 1, max_points).astype(int)]
+    fig = go.Figure()
+    for (direction, response), part in trials.groupby(["direction", "response"]):
+        fig.add_violin(y=part["rt_ms"], name=f"{direction} / answered {response}",
+                       box_visible=True, meanline_visible=False, points=False)
+    fig.update_layout(title="Reaction times by direction and answer", yaxis_title="RT (ms)",
+                      yaxis_type="log", height=420)
+    return fig
+
+
+def ordering_figure(table: pd.DataFrame, by: str, title: str):
+    """Kendall tau-b and exact match per ``by`` value, one line per observer."""
+    from plotly.subplots import make_subplots
+
+    fig = make_subplots(rows=1, cols=2, subplot_titles=["Kendall tau-b", "Exact match"])
+    colors = _colors(table["observer"].unique())
+    for observer, part in table.groupby("observer", sort=False):
+        for col, metric in ((1, "kendall_tau"), (2, "exact_match")):
+            fig.add_scatter(x=part[by].astype(str), y=part[metric], mode="lines+markers",
+                            name=str(observer), legendgroup=str(observer),
+                            line_color=colors[observer], showlegend=col == 1, row=1, col=col)
+    fig.update_yaxes(range=[-1.05, 1.05], row=1, col=1)
+    fig.update_yaxes(range=[-0.02, 1.02], row=1, col=2)
+    fig.update_layout(title=title, height=380)
+    return fig
+
+
+def flow_figure(flow: pd.DataFrame):
+    """Participants and trials remaining after each exclusion step."""
+    from plotly.subplots import make_subplots
+
+    fig = make_subplots(rows=1, cols=2, subplot_titles=["Participants", "Trials"])
+    fig.add_bar(x=flow["step"], y=flow["n_participants_remaining"], showlegend=False,
+                text=flow["n_participants_remaining"], row=1, col=1)
+    fig.add_bar(x=flow["step"], y=flow["n_trials_remaining"], showlegend=False,
+                text=flow["n_trials_remaining"], row=1, col=2)
+    fig.update_layout(title="Exclusion flow (remaining after each step)", height=380)
+    return fig

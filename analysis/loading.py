@@ -1,0 +1,254 @@
+"""Load trials into one typed long table, and the small views every metric starts from."""
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+
+from analysis import columns as C
+
+
+def read_trials(path: str | Path) -> pd.DataFrame:
+    """Read an exported trial CSV into the canonical typed frame.
+
+    Parameters
+    ----------
+    path : str or Path
+        A CSV with the canonical columns (see :mod:`analysis.columns`); list and dict
+        columns hold JSON.
+
+    Returns
+    -------
+    pandas.DataFrame
+        The frame returned by :func:`normalize_trials`.
+
+    Raises
+    ------
+    ValueError
+        If the file is missing, empty, not CSV, or lacks a required column.
+    """
+    path = Path(path)
+    if not path.is_file():
+        raise ValueError(f"trial file not found: {path}")
+    try:
+        raw = pd.read_csv(path, dtype={"response": object, "correct_response": object,
+                                       "subject_id": object, "source_clip_id": object,
+                                       "stimulus_id": object, "session_id": object})
+    except (pd.errors.ParserError, pd.errors.EmptyDataError, UnicodeDecodeError) as exc:
+        raise ValueError(f"{path} is not a readable trial CSV: {exc}") from exc
+    return normalize_trials(raw)
+
+
+def normalize_trials(data: pd.DataFrame) -> pd.DataFrame:
+    """Give a canonical trial frame its types: parsed JSON columns, bools, floats.
+
+    Missing optional columns are added with neutral values, so an export from an older
+    study still loads. JSON columns may already hold Python objects (from the database).
+
+    Parameters
+    ----------
+    data : pandas.DataFrame
+        One row per trial with at least :data:`analysis.columns.REQUIRED_COLUMNS`.
+
+    Returns
+    -------
+    pandas.DataFrame
+        Columns :data:`analysis.columns.TRIAL_COLUMNS` (plus any extra ones given), with
+        ``categories`` a list, ``exclusion_reasons`` a list, ``extra`` a dict (JSON cells
+        are shared between equal rows: treat them as read-only), ``excluded`` bool,
+        ``correct`` float (1.0 / 0.0 / NaN), ``rt_ms`` float, ids as strings, and
+        ``response``, ``correct_response`` and :data:`CATEGORICAL_COLUMNS` as pandas
+        categoricals.
+    """
+    missing = [c for c in C.REQUIRED_COLUMNS if c not in data.columns]
+    if missing:
+        raise ValueError(f"trial table lacks required column(s): {', '.join(missing)}")
+    df = data.copy()
+    for col in C.TRIAL_COLUMNS:
+        if col not in df.columns:
+            df[col] = None
+    for col, kind in (("categories", list), ("exclusion_reasons", list), ("extra", dict)):
+        df[col] = _parse_json_column(df[col], kind, col)
+    if df["excluded"].dtype != bool:
+        df["excluded"] = _map_unique(df["excluded"], _to_bool).astype(bool)
+    df["rt_ms"] = pd.to_numeric(df["rt_ms"], errors="coerce").astype(float)
+    for col in ("response", "correct_response"):
+        df[col] = _map_unique(df[col], _to_text)
+    for col in ("subject_id", "session_id", "stimulus_id", "source_clip_id"):
+        df[col] = _map_unique(df[col], _to_id)
+    df["correct"] = _correct_column(df)
+    return _as_categories(df)
+
+
+def _as_categories(df: pd.DataFrame) -> pd.DataFrame:
+    """Low-cardinality text as pandas categoricals: every metric filters on these columns,
+    and comparing integer codes is far cheaper than comparing a million Python strings.
+    ``response`` and ``correct_response`` share one dtype so they compare with each other."""
+    for col in CATEGORICAL_COLUMNS:
+        df[col] = df[col].astype("category")
+    answers = pd.unique(np.concatenate([df["response"].dropna().to_numpy(object),
+                                        df["correct_response"].dropna().to_numpy(object)]))
+    dtype = pd.CategoricalDtype(sorted(answers))
+    for col in ("response", "correct_response"):
+        df[col] = df[col].astype(dtype)
+    return df
+
+
+CATEGORICAL_COLUMNS = ("subject_kind", "trial_type", "direction", "block", "experiment",
+                       "onset_method")
+
+
+def _map_unique(col: pd.Series, fn) -> pd.Series:
+    """``col.map(fn)``, calling ``fn`` once per distinct value (``None`` for missing ones).
+
+    A million-row table holds a few hundred distinct ids, answers or JSON strings, so this
+    is what keeps loading fast. Unhashable cells (lists, dicts) fall back to a plain map.
+    """
+    try:
+        codes, uniques = pd.factorize(col, use_na_sentinel=True)
+    except TypeError:
+        return col.map(fn).astype(object)
+    mapped = np.empty(len(uniques) + 1, dtype=object)
+    for i, value in enumerate(uniques):  # one cell at a time: lists must stay whole cells
+        mapped[i] = fn(value)
+    mapped[-1] = fn(None)  # code -1 (missing) picks the last slot
+    return pd.Series(mapped[codes], index=col.index, dtype=object)
+
+
+def _parse_json_column(col: pd.Series, kind: type, name: str) -> pd.Series:
+    """Parsed JSON; equal strings share one parsed object, so treat cells as read-only."""
+    if set(map(type, col.to_numpy(dtype=object))) <= {kind}:  # already parsed; C-speed check
+        return col.astype(object)
+
+    def parse(value):
+        if isinstance(value, kind):
+            return value
+        if value is None or (isinstance(value, float) and np.isnan(value)) or value == "":
+            return kind()
+        if not isinstance(value, str):
+            raise ValueError(f"column {name!r} holds {value!r}, expected JSON {kind.__name__}")
+        try:
+            parsed = json.loads(value)
+        except json.JSONDecodeError as exc:
+            raise ValueError(f"column {name!r} holds invalid JSON: {value[:60]!r}") from exc
+        if not isinstance(parsed, kind):
+            raise ValueError(f"column {name!r} holds {value[:60]!r}, expected {kind.__name__}")
+        return parsed
+
+    return _map_unique(col, parse)
+
+
+def _to_bool(value) -> bool:
+    if isinstance(value, str):
+        return value.strip().lower() in ("true", "1", "yes")
+    if value is None or (isinstance(value, float) and np.isnan(value)):
+        return False
+    return bool(value)
+
+
+def _to_text(value):
+    if value is None or (isinstance(value, float) and np.isnan(value)):
+        return None
+    if isinstance(value, (list, tuple)):
+        return json.dumps(list(value))
+    return str(value)
+
+
+def _to_id(value):
+    if value is None or (isinstance(value, float) and np.isnan(value)):
+        return None
+    if isinstance(value, float) and value.is_integer():
+        value = int(value)
+    return str(value)
+
+
+def _to_correct(value) -> float:
+    if value is None or value == "" or (isinstance(value, float) and np.isnan(value)):
+        return np.nan
+    return float(_to_bool(value))
+
+
+def _correct_column(df: pd.DataFrame) -> pd.Series:
+    """Correctness as float; derived from the responses where the writer left it empty."""
+    given = _map_unique(df["correct"], _to_correct).astype(float)
+    derived = (df["response"] == df["correct_response"]).astype(float)
+    derived[df["response"].isna() | df["correct_response"].isna()] = np.nan
+    timeout = df["response"].isna() & df["correct_response"].notna()
+    derived[timeout] = 0.0  # a timeout is an error, not missing data (Hanyu et al. 2023)
+    return given.astype(float).fillna(derived)
+
+
+def included(data: pd.DataFrame) -> pd.DataFrame:
+    """Rows that count for metrics: not excluded and not practice."""
+    keep = ~data["excluded"].astype(bool) & (data["block"] != C.PRACTICE_BLOCK)
+    return data[keep]
+
+
+def aot_trials(data: pd.DataFrame) -> pd.DataFrame:
+    """Arrow-of-time rows: correct answer ``"F"`` or ``"B"``, catch trials left out."""
+    keep = data["correct_response"].isin(("F", "B"))
+    if "trial_type" in data.columns:
+        keep &= data["trial_type"] != C.CATCH
+    return data[keep]
+
+
+def category_sets(data: pd.DataFrame) -> tuple[np.ndarray, list[tuple[str, ...]]]:
+    """``(codes, sets)``: each row's category set as a code into a few distinct tuples."""
+    keys = pd.Series(list(map(tuple, data["categories"])), dtype=object).to_numpy()
+    codes, uniques = pd.factorize(keys)
+    return codes, list(uniques)
+
+
+def explode_categories(data: pd.DataFrame, name: str = "category",
+                       columns: list[str] | None = None) -> pd.DataFrame:
+    """One row per (trial, category) for multi-label breakdowns.
+
+    A trial tagged Fall+Diffusion counts once under Fall and once under Diffusion; trials
+    without a category are dropped. The original index is kept so rows can be matched.
+    ``columns`` limits the copy to the columns a caller needs (much faster on big tables).
+    """
+    codes, sets = category_sets(data)
+    lengths = np.array([len(s) for s in sets], dtype=np.int64)[codes]
+    rows = np.repeat(np.arange(len(data)), lengths)
+    # The k-th category of row r is sets[codes[r]][k]: rank within each row's repeat block.
+    rank = np.arange(len(rows)) - np.repeat(np.cumsum(lengths) - lengths, lengths)
+    flat = np.array([c for s in sets for c in s], dtype=object)
+    offsets = np.cumsum([0] + [len(s) for s in sets])[:-1]
+    out = (data if columns is None else data[columns]).iloc[rows].copy()
+    out[name] = flat[offsets[codes[rows]] + rank] if len(rows) else []
+    return out
+
+
+def extra_column(data: pd.DataFrame, key: str, default=None) -> pd.Series:
+    """One key of the ``extra`` dicts as a Series (``default`` where absent)."""
+    return data["extra"].map(lambda e: e.get(key, default) if isinstance(e, dict) else default)
+
+
+def benchmark_subset(data: pd.DataFrame) -> pd.DataFrame:
+    """Trials of the AoT-PsyPhyBENCH subset: no category in
+    :data:`analysis.columns.BENCHMARK_EXCLUDED_CATEGORIES` (Reciprocal)."""
+    bad = set(C.BENCHMARK_EXCLUDED_CATEGORIES)
+    codes, sets = category_sets(data)
+    keep = np.array([not bad.intersection(s) for s in sets], dtype=bool)
+    return data[keep[codes]] if len(data) else data
+
+
+def stimulus_key(trials: pd.DataFrame) -> pd.Series:
+    """A stimulus is a clip in one direction; ``stimulus_id`` where the writer gave one."""
+    key = trials["stimulus_id"].astype(object)
+    missing = key.isna()
+    if missing.any():  # build the fallback only where needed: it is a string per row
+        rows = trials[missing]
+        key[missing] = rows["source_clip_id"].astype(str) + "/" + rows["direction"].astype(str)
+    return key
+
+
+def write_trials_csv(data: pd.DataFrame, path: str | Path) -> None:
+    """Write a canonical trial frame as CSV, list/dict columns as JSON (the export format)."""
+    out = data.copy()
+    for col in C.JSON_COLUMNS:
+        if col in out.columns:
+            out[col] = out[col].map(json.dumps)
+    out.to_csv(path, index=False)

@@ -1,0 +1,46 @@
+"""TRA statistics in the shape of the TRA paper's tables."""
+import numpy as np
+import pandas as pd
+import pytest
+from scipy import stats
+
+from analysis import tra
+
+
+def test_tra_definition():
+    # TRA paper eq. 1: (L(reversed) - L(forward)) / L(forward).
+    assert tra.tra_values([2.0], [2.01])[0] == pytest.approx(0.005)
+    with pytest.raises(ValueError):
+        tra.tra_values([0.0], [1.0])
+
+
+def test_process_table_is_welch_t_test():
+    rng = np.random.default_rng(0)
+    low, dis = rng.normal(0.0003, 0.001, 80), rng.normal(0.0022, 0.001, 80)
+    data = pd.DataFrame({"model": "vjepa2", "context_frames": 8, "tra": np.r_[low, dis],
+                         "process": ["low_dissipation"] * 80 + ["dissipative"] * 80,
+                         "scenario": ["ball"] * 40 + ["pendulum"] * 40 + ["falling"] * 40
+                         + ["dominos"] * 40})
+    row = tra.tra_process_table(data).iloc[0]
+    t, p = stats.ttest_ind(dis, low, equal_var=False)
+    assert row.t == pytest.approx(t) and row.p == pytest.approx(p)
+    assert row.difference_pct == pytest.approx(100 * (dis.mean() - low.mean()))
+    scen = tra.tra_scenario_table(data)
+    assert len(scen) == 4 and set(scen.columns) >= {"scenario", "tra_pct", "t", "p"}
+
+
+def test_parameter_table_marks_the_paper_peaks():
+    # TRA paper Table 9: ball peaks at restitution 0.5 (+0.27%), pendulum at damping 2.0.
+    ball = {0.1: 0.17, 0.3: 0.19, 0.5: 0.27, 0.7: 0.12, 0.9: 0.03, 1.0: 0.01}
+    pend = {0.0: 0.05, 0.5: 0.18, 1.0: 0.31, 2.0: 0.68, 5.0: 0.42}
+    rows = [("ball", "restitution", k, v / 100) for k, v in ball.items()] + \
+        [("pendulum", "damping", k, v / 100) for k, v in pend.items()]
+    data = pd.DataFrame(rows, columns=["scenario", "parameter", "parameter_value", "tra"])
+    out = tra.tra_parameter_table(data)
+    peaks = out[out.is_peak].set_index("scenario").parameter_value
+    assert peaks["ball"] == 0.5 and peaks["pendulum"] == 2.0
+
+
+def test_unknown_process_is_rejected():
+    with pytest.raises(ValueError, match="process"):
+        tra.tra_process_table(pd.DataFrame({"process": ["elastic"], "tra": [0.1]}))

@@ -1,0 +1,93 @@
+"""``manage.py analyze`` (from an exported CSV, no database) and ``manage.py report STUDY``."""
+from pathlib import Path
+
+import click
+import pandas as pd
+from flask.cli import with_appcontext
+
+_OUT = click.option("--out", "out_dir", required=True,
+                    type=click.Path(file_okay=False, path_type=Path),
+                    help="Folder for report.html, tables/*.csv and metrics.json (created).")
+_MODELS = click.option("--models", "models", multiple=True,
+                       help="Model subject id to include (repeat; default: every model).")
+_BOOT = click.option("--n-boot", default=1000, show_default=True, type=click.IntRange(1),
+                     help="Bootstrap resamples for clip-clustered confidence intervals.")
+_SEED = click.option("--seed", default=0, show_default=True, type=int,
+                     help="Seed of the bootstrap.")
+_TRA = click.option("--tra", "tra_file", type=click.Path(dir_okay=False, path_type=Path),
+                    help="Optional CSV of per-clip TRA values (analysis.columns.TRA_COLUMNS).")
+
+
+def _models(values) -> list[str]:
+    """``--models a --models b`` or ``--models a,b``."""
+    return [m.strip() for v in values for m in v.split(",") if m.strip()]
+
+
+def _read_tra(path):
+    if path is None:
+        return None
+    if not path.is_file():
+        raise click.UsageError(f"TRA file not found: {path}")
+    try:
+        return pd.read_csv(path)
+    except (pd.errors.ParserError, pd.errors.EmptyDataError, UnicodeDecodeError) as exc:
+        raise click.UsageError(f"{path} is not a readable CSV: {exc}") from exc
+
+
+def _run(frame_loader, out_dir, models, n_boot, seed, tra_file, title):
+    from analysis.report_output import report_to_folder
+
+    try:
+        data = frame_loader()
+        paths = report_to_folder(data, out_dir, models=_models(models), n_boot=n_boot,
+                                 seed=seed, tra_data=_read_tra(tra_file), title=title)
+    except ValueError as error:
+        raise click.UsageError(str(error)) from error
+    summary = paths["summary"]
+    click.echo(f"Included {summary['n_participants_included']} of "
+               f"{summary['n_participants_entered']} participants, "
+               f"{summary['n_trials_included']} of {summary['n_trials_entered']} trials.")
+    for note in summary.get("notes", []):
+        click.echo(f"  note: {note}")
+    click.echo(f"Wrote {paths['html']}, {paths['metrics']} and {len(paths['tables'])} tables "
+               f"in {Path(out_dir) / 'tables'}.")
+
+
+@click.command("analyze")
+@click.option("--trials", "trials_file", required=True,
+              type=click.Path(dir_okay=False, path_type=Path),
+              help="Exported trial CSV (canonical columns; e.g. from `manage.py export`).")
+@_OUT
+@_MODELS
+@_BOOT
+@_SEED
+@_TRA
+def analyze(trials_file, out_dir, models, n_boot, seed, tra_file):
+    """Full report from an exported trial CSV, without a database."""
+    from analysis.loading import read_trials
+
+    _run(lambda: read_trials(trials_file), out_dir, models, n_boot, seed, tra_file,
+         title=f"Chronoscope report: {trials_file.name}")
+
+
+@click.command("report")
+@click.argument("study")
+@_OUT
+@_MODELS
+@_BOOT
+@_SEED
+@_TRA
+@with_appcontext
+def report(study, out_dir, models, n_boot, seed, tra_file):
+    """Full report of STUDY (people and models) from the database."""
+    from webapp import studies
+    from webapp.trials import trials_frame
+
+    def load():
+        studies.require_study(study)  # StudyError is a ValueError: a clean usage error
+        frame = trials_frame(study)
+        if frame.empty:
+            raise ValueError(f"study {study!r} has no trials yet")
+        return frame
+
+    _run(load, out_dir, models, n_boot, seed, tra_file, title=f"Chronoscope report: {study}")
