@@ -1,0 +1,101 @@
+"""One model run end to end (items -> backend -> cache -> rows) and its manifest.
+
+The manifest (``manifest.json`` in the run folder) records provenance and timing: the
+backend's description (model id, weights hash, dtype, library and processor hashes), the
+task settings, decoding parameters and seed, counts (cached, computed, errors,
+unparseable) and seconds spent loading, building items and in the model.  It is written
+when the run starts (status "running") and again when it ends.
+"""
+from __future__ import annotations
+
+import json
+import os
+import platform
+import subprocess
+import time
+import uuid
+from dataclasses import asdict, dataclass
+from datetime import datetime, timezone
+from pathlib import Path
+
+from analysis.models.backends import load_backend
+from analysis.models.backends.base import GenerationParams
+from analysis.models.cache import ResultCache
+from analysis.models.runner import Runner
+from analysis.models.tasks import TaskSpec, build_items
+
+
+@dataclass
+class RunConfig:
+    backend: str
+    model: str
+    spec: TaskSpec
+    params: GenerationParams
+    scoring: str = "both"
+    batch_size: int = 8
+    limit: int | None = None
+    backend_options: dict | None = None
+
+
+@dataclass
+class RunResult:
+    rows: list[dict]
+    item_keys: list[str]
+    manifest: dict
+    folder: Path
+
+
+def _now() -> str:
+    return datetime.now(timezone.utc).isoformat(timespec="seconds")
+
+
+def _git_commit() -> str | None:
+    try:
+        out = subprocess.run(["git", "rev-parse", "HEAD"], capture_output=True, text=True,
+                             timeout=5, cwd=Path(__file__).resolve().parent)
+    except (OSError, subprocess.SubprocessError):
+        return None
+    return out.stdout.strip() or None
+
+
+def _write_json(path: Path, value: dict) -> None:
+    """Write atomically, so a killed run never leaves a truncated manifest."""
+    partial = path.with_name(path.name + ".partial")
+    partial.write_text(json.dumps(value, indent=2, sort_keys=True, default=str), encoding="utf-8")
+    os.replace(partial, path)
+
+
+def execute_run(config: RunConfig, records, demos, cache_path, runs_dir,
+                progress: bool = True) -> RunResult:
+    """Build items, run them through the backend with the cache, write the run folder."""
+    run_id = datetime.now(timezone.utc).strftime("%Y%m%dT%H%M%S") + "-" + uuid.uuid4().hex[:6]
+    folder = Path(runs_dir) / run_id
+    folder.mkdir(parents=True, exist_ok=True)
+    manifest = {"run_id": run_id, "status": "running", "started_at": _now(),
+                "config": {**asdict(config), "spec": asdict(config.spec),
+                           "params": config.params.to_dict()},
+                "cache": str(cache_path), "git_commit": _git_commit(),
+                "host": {"platform": platform.platform(), "cpus": os.cpu_count()}}
+    _write_json(folder / "manifest.json", manifest)
+    timing = {}
+    start = time.perf_counter()
+    items = build_items(records, config.spec, demos)[:config.limit]
+    timing["build_items_s"] = time.perf_counter() - start
+    start = time.perf_counter()
+    backend = load_backend(config.backend, config.model, **(config.backend_options or {}))
+    timing["load_backend_s"] = time.perf_counter() - start
+    try:
+        with ResultCache(cache_path) as cache:
+            runner = Runner(backend, cache, config.params, config.scoring, config.batch_size,
+                            progress)
+            rows = runner.run(items)
+    finally:
+        backend.close()
+    manifest.update(status="finished", finished_at=_now(), backend=runner.description,
+                    counts=runner.stats.as_dict(), timing=timing, n_rows=len(rows))
+    _write_json(folder / "manifest.json", manifest)
+    with open(folder / "trials.jsonl", "w", encoding="utf-8") as handle:
+        for row in rows:
+            handle.write(json.dumps(row, default=str) + "\n")
+    keys = [item.key for item in items]
+    return RunResult(rows, keys, manifest, folder)

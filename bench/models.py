@@ -1,0 +1,132 @@
+#!/usr/bin/env python
+"""Model-run throughput: batched vs one-at-a-time generation, logit scoring vs generation.
+
+Same run, same model, same items (arrow-of-time zero-shot on synthetic 3 s clips sampled at
+2 fps).  Prints a table with items/s and ratios.  ``--size 7b --device cuda`` measures
+Qwen2.5-VL-7B shapes with random bf16 weights and compares the prefill (logit scoring is
+one prefill) with the GPU's roofline: achieved FLOP/s over ``--peak-tflops``.
+
+    python bench/models.py                       # tiny Qwen2.5-VL on CPU
+    python bench/models.py --size 7b --device cuda --dtype bfloat16 --frame-size 336
+"""
+import argparse
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+
+from analysis.models.backends.base import GenerationParams  # noqa: E402
+from analysis.models.tasks import StimulusRecord, TaskSpec, build_items  # noqa: E402
+
+
+def moving_square(n_frames: int, height: int, width: int, seed: int):
+    """A bright square moving right over a noisy background (uint8 RGB)."""
+    import numpy as np
+
+    rng = np.random.default_rng(seed)
+    frames = rng.integers(0, 60, (n_frames, height, width, 3)).astype(np.uint8)
+    side = max(4, height // 4)
+    for t in range(n_frames):
+        x = int(t * (width - side) / max(1, n_frames - 1))
+        frames[t, height // 4:height // 4 + side, x:x + side] = 250
+    return frames
+
+
+def make_items(folder: Path, n_clips: int, size: int):
+    from experiments.media import encode_browser_mp4, sha256_file
+    from experiments.reversal import reverse_clip_checked
+    records = []
+    for i in range(n_clips):
+        fwd, bwd = folder / f"{i}_f.mp4", folder / f"{i}_b.mp4"
+        encode_browser_mp4(moving_square(90, size, size, seed=i), fwd, fps=30)
+        reverse_clip_checked(fwd, bwd)
+        for j, (path, direction) in enumerate(((fwd, "forward"), (bwd, "backward"))):
+            records.append(StimulusRecord(2 * i + j, i, "clip", direction, str(path),
+                                          sha256_file(path), 30.0, 90))
+    return build_items(records, TaskSpec(fps=2))
+
+
+def make_backend(args, folder: Path):
+    from analysis.models.backends.hf import TransformersBackend
+    from analysis.models.tiny import build_vlm
+
+    if args.size == "tiny":
+        build_vlm("qwen2_5_vl", folder / "model")
+        return TransformersBackend(str(folder / "model"), device=args.device, dtype=args.dtype)
+    model, processor = build_vlm("qwen2_5_vl", folder / "model", size="7b", dtype=args.dtype,
+                                 save=False)
+    return TransformersBackend.from_loaded(model, processor, "random-qwen2.5-vl-7b",
+                                           args.device, "random")
+
+
+def timed(fn, sync):
+    sync()
+    start = time.perf_counter()
+    fn()
+    sync()
+    return time.perf_counter() - start
+
+
+def prefill_flops(backend, requests) -> float:
+    """2 x parameters x tokens for the language model and the vision tower (dense matmuls)."""
+    model = backend.model
+    vision = sum(p.numel() for p in model.model.visual.parameters())
+    text = sum(p.numel() for p in model.model.language_model.parameters())
+    total = 0.0
+    for request in requests:
+        inputs = backend.encode([request])
+        patches = int(inputs["video_grid_thw"].prod(-1).sum())
+        total += 2 * text * int(inputs["input_ids"].shape[1]) + 2 * vision * patches
+    return total
+
+
+def main(argv=None):
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--size", choices=("tiny", "7b"), default="tiny")
+    parser.add_argument("--device", default="cpu")
+    parser.add_argument("--dtype", default="float32")
+    parser.add_argument("--clips", type=int, default=8, help="items = 2 x clips")
+    parser.add_argument("--frame-size", type=int, default=64)
+    parser.add_argument("--batch-size", type=int, default=8)
+    parser.add_argument("--max-new-tokens", type=int, default=16)
+    parser.add_argument("--peak-tflops", type=float, default=989.0,
+                        help="dense bf16 peak of the GPU (H100 SXM: 989)")
+    args = parser.parse_args(argv)
+    import torch
+
+    sync = torch.cuda.synchronize if args.device.startswith("cuda") else (lambda: None)
+    with tempfile.TemporaryDirectory() as tmp:
+        folder = Path(tmp)
+        items = make_items(folder, args.clips, args.frame_size)
+        backend = make_backend(args, folder)
+        requests = [item.request for item in items]
+        params = GenerationParams(max_new_tokens=args.max_new_tokens)
+        backend.score(requests[:2], ("F", "B"))  # warm-up
+        b = args.batch_size
+        runs = {
+            "generate, one at a time": lambda: [backend.generate([r], params) for r in requests],
+            f"generate, batch {b}": lambda: [backend.generate(requests[i:i + b], params)
+                                             for i in range(0, len(requests), b)],
+            "logit score, one at a time": lambda: [backend.score([r], ("F", "B")) for r in requests],
+            f"logit score, batch {b}": lambda: [backend.score(requests[i:i + b], ("F", "B"))
+                                                for i in range(0, len(requests), b)],
+        }
+        seconds = {name: timed(fn, sync) for name, fn in runs.items()}
+        base = len(requests) / seconds["generate, one at a time"]
+        print(f"\n{args.size} Qwen2.5-VL on {args.device} ({args.dtype}), {len(requests)} items, "
+              f"{args.max_new_tokens} new tokens, frames {args.frame_size}px @ 2 fps")
+        print(f"{'mode':<30}{'seconds':>10}{'items/s':>10}{'ratio':>8}")
+        for name, s in seconds.items():
+            rate = len(requests) / s
+            print(f"{name:<30}{s:>10.2f}{rate:>10.2f}{rate / base:>7.1f}x")
+        if args.device.startswith("cuda"):
+            flops = prefill_flops(backend, requests)
+            achieved = flops / seconds[f"logit score, batch {b}"] / 1e12
+            print(f"prefill: {flops / 1e12:.1f} TFLOP, {achieved:.0f} TFLOP/s = "
+                  f"{100 * achieved / args.peak_tflops:.0f}% of {args.peak_tflops:.0f} TFLOP/s peak")
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,91 @@
+"""``manage.py run-models`` end to end: stimuli from the database, trials back into it."""
+import json
+from pathlib import Path
+
+import pytest
+from sqlalchemy import select
+
+from experiments.media import encode_browser_mp4
+from experiments.stimuli import ClipSpec
+from tests.analysis.models.helpers import moving_square
+from webapp import catalog, studies
+from webapp.extensions import db
+from webapp.models import Session, Subject, Trial
+
+
+@pytest.fixture
+def study(app, tmp_path):
+    sources = []
+    for i in (1, 2):
+        path = tmp_path / f"src{i}.mp4"
+        encode_browser_mp4(moving_square(seed=i), path, fps=12)
+        sources.append(ClipSpec(f"clip{i}", path, ["Fall"], annotation_brief="A square slides."))
+    with app.app_context():
+        catalog.import_clips(sources, "tiny", Path(app.config["STIMULUS_ROOT"]))
+        studies.create_study("tiny-study", "arrow-of-time", "tiny")
+    return "tiny-study"
+
+
+def _run(runner, model, *args):
+    return runner.invoke(args=["run-models", "--model", model, "--no-progress",
+                               "--max-new-tokens", "4", "--fps", "4", *args])
+
+
+def test_run_models_stores_model_trials_and_resumes_from_cache(app, runner, study, tiny_model):
+    model = tiny_model("qwen2_5_vl")
+    result = _run(runner, model, "--study", study, "--label-orders", "FB,BF", "--seed", "5")
+    assert result.exit_code == 0, result.output
+    assert "8 trials (0 cached, 8 computed, 0 errors" in result.output
+    with app.app_context():
+        subject = db.session.scalar(select(Subject).where(Subject.kind == "model"))
+        assert subject.external_id == model
+        session = db.session.scalar(select(Session).where(Session.subject_id == subject.id))
+        assert session.seed == 5 and session.status == "completed"
+        assert session.device_info["backend"]["weights_sha256"]
+        assert session.device_info["counts"]["computed"] == 8
+        trials = db.session.scalars(select(Trial).where(Trial.session_id == session.id)).all()
+        assert len(trials) == 8 and {t.trial_type for t in trials} == {"aot"}
+        assert {t.extra["label_order"] for t in trials} == {"FB", "BF"}
+        for trial in trials:
+            assert trial.correct_response == ("F" if trial.direction == "forward" else "B")
+            assert 0 <= trial.extra["p_forward"] <= 1 and "raw_text" in trial.extra
+            assert trial.extra["parse_status"] in ("ok", "unparseable")
+            assert (trial.response is None) == (trial.extra["parse_status"] == "unparseable")
+    again = _run(runner, model, "--study", study, "--label-orders", "FB,BF", "--seed", "5")
+    assert "8 trials (8 cached, 0 computed" in again.output
+    with app.app_context():
+        assert len(db.session.scalars(select(Session)).all()) == 2  # one session per run
+
+
+def test_run_models_writes_manifest_and_frame_order_rows(app, runner, study, tiny_model):
+    result = runner.invoke(args=[
+        "run-models", "--model", tiny_model("qwen2_5_vl"), "--no-progress", "--set", "tiny",
+        "--task", "frame_order", "--n-frames", "4", "--max-new-tokens", "4"])
+    assert result.exit_code == 0, result.output
+    folder = Path(result.output.strip().split("run folder ")[1].split()[0])
+    manifest = json.loads((folder / "manifest.json").read_text())
+    assert manifest["status"] == "finished" and manifest["counts"]["total"] == 2
+    assert manifest["config"]["spec"]["task"] == "frame_order"
+    rows = [json.loads(line) for line in (folder / "trials.jsonl").read_text().splitlines()]
+    assert [r["trial_type"] for r in rows] == ["frame_order", "frame_order"]
+    for row in rows:
+        assert sorted(row["correct_response"]) == [1, 2, 3, 4]
+        assert row["extra"]["condition"] == "4 frames, brief annotation"
+
+
+@pytest.mark.parametrize("args, message", [
+    (["--study", "tiny-study", "--setting", "three-shot"], "'three-shot' is not one of 'zero-shot'"),
+    (["--set", "nope"], "unknown stimulus set"),
+    (["--study", "tiny-study", "--label-orders", "FX"], "label orders"),
+    ([], "give --study or --set"),
+    (["--set", "tiny", "--backend", "openai"], "--base-url"),
+])
+def test_bad_requests_are_usage_errors(runner, study, tiny_model, args, message):
+    result = _run(runner, tiny_model("qwen2_5_vl"), *args)
+    assert result.exit_code == 2 and message in result.output
+    assert "Traceback" not in result.output
+
+
+def test_few_shot_without_demonstration_clips_is_a_clear_error(runner, study, tiny_model):
+    result = _run(runner, tiny_model("qwen2_5_vl"), "--study", "tiny-study", "--setting", "few-shot-4")
+    assert result.exit_code == 1 and "needs demonstration clips" in result.output

@@ -1,0 +1,37 @@
+"""Tiny random VideoMAE and V-JEPA 2 models built from configs, saved and reloaded offline."""
+import os
+
+import pytest
+
+
+@pytest.fixture(scope="session")
+def tiny_videomae(tmp_path_factory):
+    import torch
+    from transformers import VideoMAEConfig, VideoMAEForPreTraining
+
+    os.environ["HF_HUB_OFFLINE"] = "1"
+    config = VideoMAEConfig(image_size=32, patch_size=8, num_frames=16, tubelet_size=2,
+                            hidden_size=32, num_hidden_layers=2, num_attention_heads=4,
+                            intermediate_size=64, decoder_hidden_size=32,
+                            decoder_num_hidden_layers=1, decoder_num_attention_heads=4,
+                            decoder_intermediate_size=64, norm_pix_loss=True)
+    torch.manual_seed(0)
+    folder = tmp_path_factory.mktemp("videomae")
+    VideoMAEForPreTraining(config).save_pretrained(folder)
+    return VideoMAEForPreTraining.from_pretrained(folder)
+
+
+@pytest.fixture(scope="session")
+def tiny_vjepa2(tmp_path_factory):
+    import torch
+    from transformers import VJEPA2Config, VJEPA2Model
+
+    os.environ["HF_HUB_OFFLINE"] = "1"
+    config = VJEPA2Config(patch_size=8, crop_size=32, frames_per_clip=16, tubelet_size=2,
+                          hidden_size=48, num_attention_heads=4, num_hidden_layers=2,
+                          mlp_ratio=2.0, pred_hidden_size=48, pred_num_attention_heads=4,
+                          pred_num_hidden_layers=2, pred_num_mask_tokens=4)
+    torch.manual_seed(0)
+    folder = tmp_path_factory.mktemp("vjepa2")
+    VJEPA2Model(config).save_pretrained(folder)
+    return VJEPA2Model.from_pretrained(folder)

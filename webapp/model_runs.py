@@ -1,0 +1,118 @@
+"""The database side of model runs: read a set's stimuli, store a run's trials.
+
+A model is a ``Subject(kind="model", external_id=<model id>)`` of the study; each run is
+one ``Session`` whose ``seed`` is the run's seed and whose ``device_info`` holds the run's
+provenance (backend, weights hash, versions, task settings, timing).  All trials of a run
+are written in one transaction.
+"""
+from __future__ import annotations
+
+import json
+import secrets
+import uuid
+from pathlib import Path
+
+from flask import current_app
+from sqlalchemy import func, select
+
+from analysis.models.tasks import StimulusRecord
+from webapp import catalog
+from webapp.extensions import db
+from webapp.models import Session, SourceClip, Stimulus, Subject, Trial
+from webapp.models._types import utcnow
+from webapp.studies import require_study
+
+MODEL_KIND = "model"
+
+
+class ModelRunError(ValueError):
+    """A run request that cannot be served (unknown set or study, no stimuli)."""
+
+
+def resolve_set(stimulus_set: str | None, study: str | None) -> str:
+    """The stimulus set of ``study``, or ``stimulus_set`` itself (checked to exist)."""
+    if study:
+        experiment = require_study(study)
+        if stimulus_set and stimulus_set != experiment.stimulus_set:
+            raise ModelRunError(f"study {study!r} uses set {experiment.stimulus_set!r}, "
+                                f"not {stimulus_set!r}")
+        return experiment.stimulus_set
+    if not stimulus_set:
+        raise ModelRunError("give --study or --set")
+    if stimulus_set not in catalog.stimulus_sets():
+        raise ModelRunError(f"unknown stimulus set {stimulus_set!r}")
+    return stimulus_set
+
+
+def stimulus_records(stimulus_set: str) -> tuple[list[StimulusRecord], dict[str, StimulusRecord]]:
+    """All stimuli of a set as plain records, and those with a benchmark item id by id."""
+    root = Path(current_app.config["STIMULUS_ROOT"])
+    rows = db.session.execute(
+        select(Stimulus, SourceClip).join(SourceClip, Stimulus.source_clip_id == SourceClip.id)
+        .where(SourceClip.stimulus_set == stimulus_set).order_by(Stimulus.id)).all()
+    if not rows:
+        raise ModelRunError(f"stimulus set {stimulus_set!r} holds no stimuli")
+    records = [_record(stimulus, clip, root) for stimulus, clip in rows]
+    by_item = {r.item_id: r for r in records if r.item_id}
+    return records, by_item
+
+
+def _record(stimulus: Stimulus, clip: SourceClip, root: Path) -> StimulusRecord:
+    annotations = {"brief": clip.annotation_brief, "comprehensive": clip.annotation_comprehensive}
+    return StimulusRecord(
+        stimulus_id=stimulus.id, source_clip_id=clip.id, kind=stimulus.kind,
+        direction=stimulus.direction, path=str(root / stimulus.path), sha256=stimulus.sha256,
+        fps=clip.fps, frame_count=clip.frame_count, categories=tuple(clip.categories or ()),
+        item_id=stimulus.item_id,
+        frame_indices=tuple(stimulus.frame_indices) if stimulus.frame_indices else None,
+        annotations={k: v for k, v in annotations.items() if v},
+        span=(stimulus.meta or {}).get("span"))
+
+
+def model_subject(experiment_id: int, model_id: str) -> Subject:
+    subject = db.session.scalar(select(Subject).where(
+        Subject.experiment_id == experiment_id, Subject.kind == MODEL_KIND,
+        Subject.external_id == model_id))
+    if subject is None:
+        subject = Subject(experiment_id=experiment_id, kind=MODEL_KIND, external_id=model_id,
+                          recruitment={"source": "run-models"})
+        db.session.add(subject)
+        db.session.flush()
+    return subject
+
+
+def store_run(study: str, model_id: str, rows: list[dict], seed: int, provenance: dict,
+              item_keys: list[str]) -> Session:
+    """Write one run as a completed Session of the model's Subject, with all its trials."""
+    experiment = require_study(study)
+    try:
+        subject = model_subject(experiment.id, model_id)
+        number = (db.session.scalar(select(func.max(Session.session_number))
+                                    .where(Session.subject_id == subject.id)) or 0) + 1
+        now = utcnow()
+        session = Session(subject_id=subject.id, token=secrets.token_urlsafe(24),
+                          session_number=number, seed=seed, status="completed",
+                          schedule=item_keys, condition={}, device_info=provenance,
+                          started_at=now, last_seen_at=now, completed_at=now)
+        db.session.add(session)
+        db.session.flush()
+        db.session.add_all(_trial(session.id, row) for row in rows)
+        db.session.commit()
+    except BaseException:
+        db.session.rollback()
+        raise
+    return session
+
+
+def _trial(session_id: int, row: dict) -> Trial:
+    def text(value):
+        # Frame orders are lists; the Text columns hold them as JSON (analysis/columns.py).
+        return value if value is None or isinstance(value, str) else json.dumps(value)
+
+    return Trial(session_id=session_id, client_uuid=str(uuid.uuid4()),
+                 trial_index=row["trial_index"], trial_type=row["trial_type"], block=row["block"],
+                 stimulus_id=row["stimulus_id"], direction=row["direction"],
+                 correct_response=text(row["correct_response"]), response=text(row["response"]),
+                 correct=row["correct"], rt_ms=row["rt_ms"], onset_method=row["onset_method"],
+                 dropped_frames=row["dropped_frames"], excluded=row["excluded"],
+                 exclusion_reasons=row["exclusion_reasons"], extra=row["extra"])
