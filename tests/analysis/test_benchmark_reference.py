@@ -1,0 +1,64 @@
+"""The report's AoT-PsyPhyBENCH table: our model rows beside the published ones."""
+import pandas as pd
+
+from analysis.benchmark_reference import benchmark_reference_table
+from analysis.report_output import report_to_folder
+from experiments.benchmarks import protocol
+
+QWEN2 = "Qwen/Qwen2-VL-7B-Instruct"
+
+
+def _model_rows(model: str, setting: str, answer) -> pd.DataFrame:
+    """A run of ``model`` over a setting's items, answering ``answer(item)``."""
+    items = protocol.setting_items(setting)
+    return pd.DataFrame({
+        "subject_id": model, "subject_kind": "model", "session_id": f"{model}:{setting}",
+        "trial_index": range(len(items)), "trial_type": "aot",
+        "stimulus_id": [str(i) for i in range(len(items))],
+        "source_clip_id": [item.clip_id for item in items],
+        "categories": [["Fall"]] * len(items), "direction": [item.direction for item in items],
+        "correct_response": [item.answer for item in items],
+        "response": [answer(item) for item in items], "excluded": False,
+        "extra": [{"item_id": item.item_id, "setting": setting} for item in items]})
+
+
+def _trials() -> pd.DataFrame:
+    always_forward = _model_rows(QWEN2, "zero-shot", lambda item: "F")
+    perfect = _model_rows("gpt-4.1", "few-shot-4", lambda item: item.answer)
+    # A run on other stimuli (no benchmark item id) stays out of the benchmark table.
+    elsewhere = always_forward.head(10).assign(
+        subject_id="other-model", extra=[{"setting": "zero-shot"}] * 10)
+    return pd.concat([always_forward, perfect, elsewhere], ignore_index=True)
+
+
+def test_measured_rows_sit_beside_the_published_rows():
+    table = benchmark_reference_table(_trials())
+    measured = table[table["source"] == "measured"].set_index("model")
+    assert set(measured.index) == {QWEN2, "gpt-4.1"}
+    # AoT-PsyPhyBENCH Table 2: an always-F model -> F1_F 66.7, F1_B 0.0, acc 50.0, like
+    # the published Qwen2-VL-7B row that it is listed beside.
+    qwen = measured.loc[QWEN2]
+    assert (round(qwen.f1_forward_pct, 1), qwen.f1_backward_pct, qwen.accuracy_pct) \
+        == (66.7, 0.0, 50.0)
+    assert (qwen.setting, qwen.n_trials) == ("zero-shot", 424)
+    assert measured.loc["gpt-4.1", "setting"] == "few-shot-4"
+    assert measured.loc["gpt-4.1", "n_trials"] == 420
+    neighbours = table[table["model_key"] == "qwen2-vl-7b"]
+    assert list(neighbours["label"]) == ["published, not measured", "measured"]
+    assert neighbours.iloc[0][["f1_forward_pct", "f1_backward_pct", "accuracy_pct"]].tolist() \
+        == [66.7, 0.0, 50.0]
+
+
+def test_no_benchmark_runs_means_no_table():
+    trials = _trials()
+    assert benchmark_reference_table(trials[trials["subject_id"] == "other-model"]).empty
+
+
+def test_the_report_shows_the_table_labelled_published_not_measured(tmp_path):
+    paths = report_to_folder(_trials(), tmp_path / "report", n_boot=20)
+    html = paths["html"].read_text(encoding="utf-8")
+    assert "AoT-PsyPhyBENCH: our runs beside the paper (published, not measured)" in html
+    table = pd.read_csv(tmp_path / "report" / "tables" / "benchmark_reference.csv")
+    assert set(table["label"]) == {"published, not measured", "measured"}
+    assert (table.loc[table["label"] == "published, not measured", "citation"]
+            .str.contains("Matta").all())
