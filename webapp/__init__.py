@@ -15,7 +15,8 @@ def create_app(test_config: dict | None = None) -> Flask:
     test_config = dict(test_config or {})
     app = Flask(
         __name__,
-        instance_path=test_config.pop("INSTANCE_PATH", None) or os.environ.get("CHRONOSCOPE_INSTANCE_PATH"),
+        instance_path=(test_config.pop("INSTANCE_PATH", None)
+                       or os.environ.get("CHRONOSCOPE_INSTANCE_PATH")),
         instance_relative_config=True,
         template_folder=str(PROJECT_ROOT / "templates"),
         static_folder=str(PROJECT_ROOT / "static"),
@@ -33,12 +34,11 @@ def create_app(test_config: dict | None = None) -> Flask:
     database.configure_engine_events(app)
     errors.register_error_handlers(app)
 
+    from webapp import auth
     from webapp.cli import register_commands
 
     register_commands(app)
     _register_blueprints(app)
-    from webapp import auth
-
     auth.init_security(app)  # after the blueprints: the participant API is exempted by name
     return app
 
@@ -53,13 +53,8 @@ def _resolve_paths(app: Flask) -> None:
 
 
 def _register_blueprints(app: Flask) -> None:
-    from webapp.views import api, home, media, openapi, participant
-
-    app.register_blueprint(home.bp)
-    for module in (participant, api, media, openapi):
-        app.register_blueprint(module.bp)
     from webapp import auth
-    from webapp.views import researcher
+    from webapp.views import api, home, media, openapi, participant, researcher
 
-    app.register_blueprint(auth.bp)
-    app.register_blueprint(researcher.bp)
+    for module in (home, participant, api, media, openapi, auth, researcher):
+        app.register_blueprint(module.bp)

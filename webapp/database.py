@@ -5,7 +5,10 @@ writer, and writes take the write lock at BEGIN (``BEGIN IMMEDIATE``), so a busy
 the writer wait up to the busy timeout and then fail cleanly with a retryable error, instead of
 failing half-way when a read transaction tries to upgrade to a write.
 """
-from contextlib import contextmanager
+import fcntl
+import os
+import threading
+from contextlib import contextmanager, nullcontext
 
 from flask import Flask
 from sqlalchemy import event
@@ -51,10 +54,52 @@ def write_transaction():
     session = db.session()
     if session.in_transaction():
         session.rollback()  # end the implicit read transaction of this request
-    session.connection(execution_options={_BEGIN_OPTION: "IMMEDIATE"})
-    try:
-        yield session
-        session.commit()
-    except BaseException:
-        session.rollback()
-        raise
+    with _writer_turn(db.engine):
+        session.connection(execution_options={_BEGIN_OPTION: "IMMEDIATE"})
+        try:
+            yield session
+            session.commit()
+        except BaseException:
+            session.rollback()
+            raise
+
+
+_turns: dict = {}
+_turns_guard = threading.Lock()
+
+
+def _writer_turn(engine: Engine):
+    """Queue this process's writers to a SQLite file in the kernel before BEGIN IMMEDIATE.
+
+    SQLite's busy handler polls with sleeps growing to 100 ms, so writers of several gunicorn
+    workers that collide keep sleeping long after the lock is free (measured: 4 workers stored
+    fewer trials/s than 1).  An flock on a side file wakes the next writer as soon as the
+    previous one commits; the kernel drops it if a worker dies.  SQLite's own lock and busy
+    timeout still guard against any other writer (503 + Retry-After as before).
+    """
+    path = engine.url.database if engine.dialect.name == "sqlite" else None
+    if not path or path == ":memory:" or path.startswith("file:"):
+        return nullcontext()
+    key = (os.getpid(), path)  # a forked worker must not share its parent's open file
+    with _turns_guard:
+        if key not in _turns:
+            _turns[key] = (threading.RLock(), open(f"{path}-writer.lock", "a+b"))
+    return _held(*_turns[key])
+
+
+_depth = threading.local()
+
+
+@contextmanager
+def _held(thread_lock: threading.RLock, handle):
+    with thread_lock:  # flock does not exclude threads sharing one open file
+        outer = getattr(_depth, "n", 0) == 0  # a nested write transaction keeps the turn
+        _depth.n = getattr(_depth, "n", 0) + 1
+        if outer:
+            fcntl.flock(handle.fileno(), fcntl.LOCK_EX)
+        try:
+            yield
+        finally:
+            _depth.n -= 1
+            if outer:
+                fcntl.flock(handle.fileno(), fcntl.LOCK_UN)

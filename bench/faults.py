@@ -1,0 +1,167 @@
+"""Faults injected while simulated participants run (issue 6).
+
+Each fault is a context manager running beside the load, counting what it did:
+
+* :class:`WorkerKiller` — SIGKILL a random gunicorn worker every ``every_s`` seconds;
+* :class:`LockHolder` — an outside connection holds the database write lock for longer than
+  the server's busy timeout, so writers wait it out and answer 503 + Retry-After;
+* :class:`Exporter` — in another process, a study export (the real
+  :func:`webapp.exports.build_export`) is running for ``busy_s`` of every ``every_s`` seconds,
+  while a read transaction is held open for the whole window, as a long export's snapshot is;
+* :class:`Restarter` — stop the whole server and start it again mid-run.
+"""
+from __future__ import annotations
+
+import multiprocessing
+import threading
+import time
+from pathlib import Path
+
+import numpy as np
+import sqlalchemy as sa
+
+
+class Fault:
+    """A thread that calls ``step`` on a schedule until the ``with`` block ends."""
+
+    first_s = 1.0
+    every_s = 1.0
+
+    def __init__(self):
+        self.stop = threading.Event()
+        self.count = 0
+        self.thread = threading.Thread(target=self._loop, daemon=True)
+
+    def _loop(self) -> None:
+        if self.stop.wait(self.first_s):
+            return
+        while not self.stop.is_set():
+            began = time.monotonic()
+            if self.step():
+                self.count += 1
+            self.stop.wait(max(0.0, self.every_s - (time.monotonic() - began)))
+
+    def step(self) -> bool:
+        raise NotImplementedError
+
+    def summary(self) -> str:
+        return f"{type(self).__name__}: {self.count}"
+
+    def __enter__(self):
+        self.thread.start()
+        return self
+
+    def __exit__(self, *exc):
+        self.stop.set()
+        self.thread.join()
+
+
+class WorkerKiller(Fault):
+    def __init__(self, server, every_s: float = 1.0, seed: int = 0):
+        super().__init__()
+        self.server, self.every_s, self.rng = server, every_s, np.random.default_rng(seed)
+
+    def step(self) -> bool:
+        return self.server.kill_worker(self.rng) is not None
+
+    def summary(self) -> str:
+        return f"{self.count} workers SIGKILLed"
+
+
+class Restarter(Fault):
+    """Restart the server once, ``at_s`` seconds into the run."""
+
+    def __init__(self, server, at_s: float):
+        super().__init__()
+        self.server, self.first_s = server, at_s
+
+    def _loop(self) -> None:
+        if not self.stop.wait(self.first_s):
+            began = time.monotonic()
+            self.server.restart()
+            self.count, self.down_s = 1, time.monotonic() - began
+
+    def summary(self) -> str:
+        down = getattr(self, "down_s", 0.0)
+        return f"{self.count} restart(s), down {down:.1f} s"
+
+
+class LockHolder(Fault):
+    """Take the write lock from outside the app and keep it ``hold_s`` (> the busy timeout)."""
+
+    def __init__(self, database_url: str, hold_s: float, every_s: float, first_s: float = 2.0):
+        super().__init__()
+        self.url, self.hold_s, self.every_s, self.first_s = database_url, hold_s, every_s, first_s
+        self.engine = sa.create_engine(database_url, poolclass=sa.pool.NullPool)
+
+    def step(self) -> bool:
+        with self.engine.connect() as connection:
+            raw = connection.connection.dbapi_connection
+            if self.engine.dialect.name == "sqlite":
+                raw.isolation_level = None
+                raw.execute("BEGIN IMMEDIATE")  # the same lock every app writer takes
+            else:
+                connection.exec_driver_sql("BEGIN")
+                connection.exec_driver_sql("LOCK TABLE trial IN EXCLUSIVE MODE")
+            self.stop.wait(self.hold_s)
+            raw.rollback()
+        return True
+
+    def summary(self) -> str:
+        return f"{self.count} x lock held {self.hold_s:.1f} s"
+
+    def __exit__(self, *exc):
+        super().__exit__(*exc)
+        self.engine.dispose()
+
+
+def _export_loop(instance: str, database_url: str, slug: str, busy_s: float, every_s: float,
+                 stop, results) -> None:
+    """Child process: the real export code path, ``busy_s`` of every ``every_s`` seconds."""
+    from bench.harness.site import Site
+    from webapp.exports import build_export
+
+    app = Site(Path(instance), database_url, slug).app()
+    reader = sa.create_engine(database_url, poolclass=sa.pool.NullPool)
+    windows, exports, longest = 0, 0, 0.0
+    with app.app_context():
+        while not stop.wait(every_s - busy_s):
+            window_end = time.monotonic() + busy_s
+            with reader.connect() as held:  # the long read snapshot an export holds
+                held.exec_driver_sql("BEGIN")
+                held.exec_driver_sql("SELECT count(*) FROM trial").all()
+                while time.monotonic() < window_end and not stop.is_set():
+                    began = time.monotonic()
+                    build_export(slug)
+                    exports += 1
+                    longest = max(longest, time.monotonic() - began)
+                held.exec_driver_sql("ROLLBACK")
+            windows += 1
+    reader.dispose()
+    results.put((windows, exports, longest))
+
+
+class Exporter:
+    """Study exports in a separate process (as a researcher's request would be)."""
+
+    def __init__(self, site, busy_s: float = 7.0, every_s: float = 8.0):
+        context = multiprocessing.get_context("spawn")
+        self.stop, self.results = context.Event(), context.Queue()
+        self.process = context.Process(target=_export_loop, daemon=True, args=(
+            str(site.instance), site.database_url, site.slug, busy_s, every_s, self.stop,
+            self.results))
+        self.windows = self.exports = 0
+        self.longest_s = 0.0
+
+    def summary(self) -> str:
+        return (f"{self.windows} export windows, {self.exports} exports, "
+                f"longest {self.longest_s:.2f} s")
+
+    def __enter__(self):
+        self.process.start()
+        return self
+
+    def __exit__(self, *exc):
+        self.stop.set()
+        self.windows, self.exports, self.longest_s = self.results.get(timeout=120)
+        self.process.join(30)

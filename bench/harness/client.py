@@ -1,0 +1,85 @@
+"""HTTP for simulated participants: one request, and a request retried like the browser does.
+
+Retry policy (the runner's): 5xx answers and connection errors are retried with jittered
+exponential backoff (at least ``Retry-After`` when the server gives one), with the very same
+body, so a trial keeps its client UUID across attempts.  4xx answers are final.
+"""
+from __future__ import annotations
+
+import http.client
+import json
+import random
+import time
+from dataclasses import dataclass, field
+from urllib.parse import urlsplit
+
+RETRYABLE_ERRORS = (OSError, http.client.HTTPException)
+
+
+@dataclass
+class Answer:
+    status: int
+    body: object
+    headers: dict
+
+
+@dataclass
+class Attempt:
+    """One request on the wire: what, when (monotonic s), how long (s), and its outcome."""
+
+    kind: str
+    started: float
+    seconds: float
+    status: int  # 0: no HTTP answer (connection refused / reset)
+
+
+@dataclass
+class Retrying:
+    """Sends requests for one participant, retrying retryable failures within ``budget_s``."""
+
+    base_url: str
+    rng: random.Random
+    budget_s: float = 120.0
+    base_delay_s: float = 0.1
+    max_delay_s: float = 5.0
+    timeout_s: float = 60.0
+    attempts: list[Attempt] = field(default_factory=list)
+
+    def __post_init__(self):
+        parts = urlsplit(self.base_url)
+        self.host, self.port = parts.hostname, parts.port
+
+    def once(self, method: str, path: str, body: dict | None = None) -> Answer:
+        connection = http.client.HTTPConnection(self.host, self.port, timeout=self.timeout_s)
+        try:
+            payload = None if body is None else json.dumps(body).encode()
+            headers = {"Content-Type": "application/json"} if payload is not None else {}
+            connection.request(method, path, body=payload, headers=headers)
+            response = connection.getresponse()
+            raw = response.read()
+            parsed = json.loads(raw) if raw and response.getheader("Content-Type", "").startswith(
+                "application/json") else None
+            return Answer(response.status, parsed, dict(response.getheaders()))
+        finally:
+            connection.close()
+
+    def send(self, kind: str, method: str, path: str, body: dict | None = None) -> Answer | None:
+        """The final answer (2xx-4xx), or None when the retry budget ran out."""
+        deadline = time.monotonic() + self.budget_s
+        for attempt in range(10_000):
+            started = time.monotonic()
+            try:
+                answer = self.once(method, path, body)
+            except RETRYABLE_ERRORS:
+                answer = None
+            self.attempts.append(Attempt(kind, started, time.monotonic() - started,
+                                         answer.status if answer else 0))
+            if answer is not None and answer.status < 500:
+                return answer
+            delay = min(self.max_delay_s, self.base_delay_s * 2 ** attempt)
+            retry_after = (answer.headers.get("Retry-After") if answer else None) or 0
+            delay = max(delay, float(retry_after)) * self.rng.uniform(0.5, 1.5)
+            if time.monotonic() + delay > deadline:
+                return None
+            time.sleep(delay)
+        return None

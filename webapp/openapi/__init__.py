@@ -1,0 +1,124 @@
+"""The OpenAPI description of the participant API, derived from the declared payload fields.
+
+``participant.json`` next to this module is the description kept in the repository and served
+at ``GET /api/openapi.json``; :func:`participant_schema` rebuilds it from the trial-type and
+API field declarations, and a test checks the two agree, so the file cannot drift from what
+the server validates.  Regenerate with ``python -m webapp.openapi``.
+"""
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+from experiments.trial_types import TRIAL_TYPES
+from experiments.trial_types.base import Field
+
+SCHEMA_FILE = Path(__file__).resolve().parent / "participant.json"
+_TYPES = {"number": "number", "int": "integer", "bool": "boolean", "str": "string",
+          "uuid": "string", "list": "array", "object": "object"}
+
+
+def field_schema(spec: Field) -> dict:
+    schema: dict = {"type": _TYPES[spec.kind]}
+    if spec.kind == "uuid":
+        schema["format"] = "uuid"
+    if spec.minimum is not None:
+        schema["minimum"] = spec.minimum
+    if spec.maximum is not None:
+        schema["maximum"] = spec.maximum
+    if spec.choices is not None:
+        schema["enum"] = list(spec.choices)
+    if spec.max_length is not None:
+        schema["maxItems" if spec.kind == "list" else "maxLength"] = spec.max_length
+    if spec.kind == "str":
+        schema["pattern"] = "^[^\\x00-\\x1f\\x7f]*$"  # control characters are refused
+    if spec.kind == "list":
+        schema["items"] = field_schema(spec.items)
+    if spec.kind == "object":
+        schema.update(object_schema(spec.keys))
+    if spec.nullable:
+        schema["nullable"] = True
+    return schema
+
+
+def object_schema(fields: tuple[Field, ...], **fixed) -> dict:
+    properties = {spec.name: field_schema(spec) for spec in fields}
+    for name, value in fixed.items():
+        properties[name] = {"type": "string", "enum": [value]}
+    schema = {"type": "object", "properties": properties, "additionalProperties": False}
+    required = [spec.name for spec in fields if spec.required]
+    if required:
+        schema["required"] = required
+    return schema
+
+
+def _error(description: str) -> dict:
+    return {"description": description,
+            "content": {"application/json": {"schema": {"$ref": "#/components/schemas/Error"}}}}
+
+
+def _body(schema: dict, required: bool = True) -> dict:
+    return {"required": required, "content": {"application/json": {"schema": schema}}}
+
+
+def _write(summary: str, body: dict | None, ok: dict, **extra_errors) -> dict:
+    responses = {**ok, "400": _error("invalid body"), "404": _error("unknown session"),
+                 "413": _error("body too large"), "415": _error("not JSON"),
+                 "503": _error("database busy: retry after Retry-After seconds"), **extra_errors}
+    operation = {"summary": summary, "responses": responses}
+    if body is not None:
+        operation["requestBody"] = body
+    return {"post": operation}
+
+
+def participant_schema() -> dict:
+    """The OpenAPI 3.0 description of the participant API (dict, JSON-serialisable)."""
+    from webapp.views.api import CONSENT_FIELDS, DEVICE_FIELDS
+
+    trial = {"oneOf": [object_schema(module.FIELDS, trial_type=name)
+                       for name, module in sorted(TRIAL_TYPES.items())]}
+    for variant in trial["oneOf"]:
+        variant["required"] = sorted(set(variant["required"]) | {"trial_type"})
+    empty = {"type": "object", "additionalProperties": False, "maxProperties": 0}
+    json_ok = {"description": "done", "content": {"application/json": {"schema": {"type": "object"}}}}
+    token = {"name": "token", "in": "path", "required": True, "schema": {"type": "string", "maxLength": 64}}
+    media_id = {"name": "public_id", "in": "path", "required": True, "schema": {"type": "string"}}
+    range_header = {"name": "Range", "in": "header", "required": False, "schema": {"type": "string"}}
+    media_ok = {"200": {"description": "the file"}, "206": {"description": "partial content"},
+                "304": {"description": "not modified"}, "404": _error("no such file"),
+                "416": _error("range not satisfiable")}
+    session_path = "/api/session/{token}"
+    paths = {
+        session_path: {"parameters": [token], "get": {
+            "summary": "The session as the browser sees it (no main-trial answers)",
+            "responses": {"200": json_ok, "404": _error("unknown session"),
+                          "503": _error("database busy")}}},
+        f"{session_path}/consent": {"parameters": [token], **_write(
+            "Record consent", _body(object_schema(CONSENT_FIELDS)), {"200": json_ok})},
+        f"{session_path}/device": {"parameters": [token], **_write(
+            "Record the device check", _body(object_schema(DEVICE_FIELDS)),
+            {"204": {"description": "recorded"}})},
+        f"{session_path}/trials": {"parameters": [token], **_write(
+            "Store one trial at most once (replays of a client_uuid answer 200 duplicate)",
+            _body(trial), {"200": json_ok, "201": json_ok}, **{"409": _error("conflict")})},
+        f"{session_path}/heartbeat": {"parameters": [token], **_write(
+            "Keep the session alive", _body(empty, required=False),
+            {"204": {"description": "recorded"}})},
+        f"{session_path}/complete": {"parameters": [token], **_write(
+            "Finish the session once every trial is stored", _body(empty, required=False),
+            {"200": json_ok}, **{"409": _error("missing trials / not started")})},
+        "/media/{public_id}": {"parameters": [media_id, range_header], "get": {
+            "summary": "A clip (Range requests supported)", "responses": media_ok}},
+        "/media/{public_id}/{key}": {"parameters": [media_id, {
+            "name": "key", "in": "path", "required": True, "schema": {"type": "string"}},
+            range_header], "get": {"summary": "One frame of a frame set", "responses": media_ok}},
+    }
+    error = {"type": "object", "required": ["error", "message"],
+             "properties": {"error": {"type": "string"}, "message": {"type": "string"}}}
+    return {"openapi": "3.0.3",
+            "info": {"title": "Chronoscope participant API", "version": "1"},
+            "paths": paths, "components": {"schemas": {"Error": error}}}
+
+
+def schema_text() -> str:
+    return json.dumps(participant_schema(), indent=1, sort_keys=True) + "\n"
