@@ -38,6 +38,16 @@ def stored_trials(session: Session) -> list[Trial]:
                                    .order_by(Trial.trial_index)))
 
 
+def practice_records(session: Session) -> list[dict]:
+    """Index and correctness of the stored practice trials: all the practice gate reads.
+
+    Main trials check the gate on every POST, so this reads a few narrow rows, not every trial.
+    """
+    rows = db.session.execute(select(Trial.trial_index, Trial.correct).where(
+        Trial.session_id == session.id, Trial.block == scheduling.PRACTICE))
+    return [{"trial_index": index, "correct": correct} for index, correct in rows]
+
+
 def _record(trial: Trial) -> dict:
     return {"trial_index": trial.trial_index, "trial_type": trial.trial_type,
             "block": trial.block, "response": trial.response, "correct": trial.correct,
@@ -146,8 +156,8 @@ def store_trial(session: Session, payload) -> tuple[int, dict]:
         return 200, _existing(session, fields)
     if session.status != "in_progress":
         raise ApiError(409, "not_in_progress", f"this session is {session.status!r}")
-    records = [_record(t) for t in stored_trials(session)]
-    if scheduled["block"] != scheduling.PRACTICE and practice_passed(session, records) is not True:
+    if (scheduled["block"] != scheduling.PRACTICE
+            and practice_passed(session, practice_records(session)) is not True):
         raise ApiError(409, "practice_not_passed", "the practice block is not passed yet")
     design = participants.experiment_design(session.subject.experiment)
     trial = _row(session, scheduled, fields, design.exclusions)
@@ -168,8 +178,7 @@ def store_trial(session: Session, payload) -> tuple[int, dict]:
 
 def _practice_gate(session: Session, design) -> dict:
     """Decide the gate once a practice attempt is complete (inside the trial's transaction)."""
-    records = [_record(t) for t in stored_trials(session)]
-    passed = practice_passed(session, records)
+    passed = practice_passed(session, practice_records(session))
     answer = {"practice_passed": passed}
     if passed is not False:
         return answer
