@@ -6,7 +6,9 @@ machine kind); when it is unreachable those tests are skipped, except under CI=t
 they fail so that CI never silently loses them.
 """
 import os
+import shutil
 import uuid
+from pathlib import Path
 
 import pytest
 import sqlalchemy as sa
@@ -15,6 +17,10 @@ from webapp import create_app
 from webapp.extensions import db
 
 DEFAULT_POSTGRES_URL = "postgresql+psycopg://postgres@127.0.0.1:5432/test"
+CHROMIUM = "/usr/bin/chromium"
+CHROMIUM_ARGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking",
+                 "--disable-component-update", "--autoplay-policy=no-user-gesture-required"]
+VIEWPORT = {"width": 1280, "height": 800}
 
 
 def _make_app(tmp_path, database_url, **overrides):
@@ -89,3 +95,32 @@ def any_db_app(request, tmp_path):
     with app.app_context():
         db.session.remove()
         db.engine.dispose()
+
+
+# One Playwright instance per test process: the sync API refuses a second one while the first
+# runs, so every browser test (tests/browser, tests/reliability) shares this fixture.
+@pytest.fixture(scope="session")
+def browser():
+    if not Path(CHROMIUM).exists() and not shutil.which("chromium"):
+        message = "Debian chromium is not installed (make browser)"
+        if os.environ.get("CI") == "true":
+            pytest.fail(message)
+        pytest.skip(message)
+    from playwright.sync_api import sync_playwright
+
+    with sync_playwright() as playwright:
+        chromium = playwright.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS)
+        yield chromium
+        chromium.close()
+
+
+@pytest.fixture
+def page(browser):
+    context = browser.new_context(viewport=VIEWPORT)
+    page = context.new_page()
+    page.set_default_timeout(20_000)
+    errors = []
+    page.on("pageerror", lambda error: errors.append(str(error)))
+    page.js_errors = errors
+    yield page
+    context.close()

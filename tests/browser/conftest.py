@@ -5,8 +5,6 @@ One site (database, tiny stimulus set, two open studies) for the whole test sess
 test is its own participant, so tests stay independent without paying for a new site each
 time.
 """
-import os
-import shutil
 import tempfile
 import threading
 from dataclasses import dataclass
@@ -18,10 +16,6 @@ from werkzeug.serving import make_server
 from tests.browser.stimuli import tiny_specs
 from tests.conftest import _make_app
 
-CHROMIUM = "/usr/bin/chromium"
-CHROMIUM_ARGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking",
-                 "--disable-component-update", "--autoplay-policy=no-user-gesture-required"]
-VIEWPORT = {"width": 1280, "height": 800}
 STIMULUS_SET = "tiny"
 # What the shipped frame-ordering design needs: 2, 4 and 8 frames over two thirds of the
 # clip, and 4 frames over the middle third and over the whole clip.
@@ -101,30 +95,3 @@ def site(tmp_path_factory):
 
     with app.app_context():
         db.engine.dispose()
-
-
-@pytest.fixture(scope="session")
-def browser():
-    if not Path(CHROMIUM).exists() and not shutil.which("chromium"):
-        message = "Debian chromium is not installed (make browser)"
-        if os.environ.get("CI") == "true":
-            pytest.fail(message)
-        pytest.skip(message)
-    from playwright.sync_api import sync_playwright
-
-    with sync_playwright() as playwright:
-        chromium = playwright.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS)
-        yield chromium
-        chromium.close()
-
-
-@pytest.fixture
-def page(browser):
-    context = browser.new_context(viewport=VIEWPORT)
-    page = context.new_page()
-    page.set_default_timeout(20_000)
-    errors = []
-    page.on("pageerror", lambda error: errors.append(str(error)))
-    page.js_errors = errors
-    yield page
-    context.close()

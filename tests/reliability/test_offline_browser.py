@@ -4,13 +4,14 @@ at the first unsaved trial.
 
 CI uses a short offline period (CHRONOSCOPE_OFFLINE_S, default 5 s) to stay fast; the 30-second
 version is ``python bench/offline_browser.py`` (the same test with CHRONOSCOPE_OFFLINE_S=30).
-Fixtures come from tests/browser (the runner's own test site).
+The site comes from tests/browser (the runner's own test site); the browser from tests/conftest.
 """
 import os
 
 import pytest
 
-from tests.browser.conftest import VIEWPORT, browser, site  # noqa: F401  (fixtures)
+from tests.browser.conftest import site  # noqa: F401  (fixture)
+from tests.conftest import VIEWPORT
 from tests.browser.participant import assert_every_trial_once, enter, stored, wait_done
 
 pytestmark = pytest.mark.browser
