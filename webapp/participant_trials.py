@@ -55,7 +55,7 @@ def _record(trial: Trial) -> dict:
             "extra": trial.extra or {}}
 
 
-def practice_passed(session: Session, records: list[dict]) -> bool | None:
+def practice_passed(session: Session, records: list[dict], design) -> bool | None:
     """True / False once decided, None while practice is under way (or has no trials)."""
     if session.status == "failed_practice":
         return False
@@ -67,7 +67,6 @@ def practice_passed(session: Session, records: list[dict]) -> bool | None:
     done = [r for r in records if r["trial_index"] in wanted]
     if len(done) < len(wanted):
         return None
-    design = participants.experiment_design(session.subject.experiment)
     accuracy = sum(bool(r["correct"]) for r in done) / len(done)
     return accuracy >= design.practice.min_accuracy
 
@@ -89,7 +88,7 @@ def session_state(session: Session) -> dict:
         "response_window_ms_after_clip": design.response_window_ms_after_clip,
         "practice": {"min_accuracy": design.practice.min_accuracy,
                      "max_attempts": design.practice.max_attempts},
-        "practice_passed": practice_passed(session, records),
+        "practice_passed": practice_passed(session, records, design),
         "blocks": scheduling.blocks_summary(session.schedule),
     }
     if session.status in participants.ENDED:
@@ -156,10 +155,10 @@ def store_trial(session: Session, payload) -> tuple[int, dict]:
         return 200, _existing(session, fields)
     if session.status != "in_progress":
         raise ApiError(409, "not_in_progress", f"this session is {session.status!r}")
-    if (scheduled["block"] != scheduling.PRACTICE
-            and practice_passed(session, practice_records(session)) is not True):
-        raise ApiError(409, "practice_not_passed", "the practice block is not passed yet")
     design = participants.experiment_design(session.subject.experiment)
+    if (scheduled["block"] != scheduling.PRACTICE
+            and practice_passed(session, practice_records(session), design) is not True):
+        raise ApiError(409, "practice_not_passed", "the practice block is not passed yet")
     trial = _row(session, scheduled, fields, design.exclusions)
     try:
         # One short transaction per trial, guarded by the unique keys; the practice gate is
@@ -178,7 +177,7 @@ def store_trial(session: Session, payload) -> tuple[int, dict]:
 
 def _practice_gate(session: Session, design) -> dict:
     """Decide the gate once a practice attempt is complete (inside the trial's transaction)."""
-    passed = practice_passed(session, practice_records(session))
+    passed = practice_passed(session, practice_records(session), design)
     answer = {"practice_passed": passed}
     if passed is not False:
         return answer
