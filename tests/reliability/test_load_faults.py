@@ -4,6 +4,8 @@ Correctness is asserted strictly (every trial stored exactly once, nothing given
 during exports); latency goals are only asserted loosely here, because CI machines are shared
 and noisy — bench/load.py measures them properly and prints the table.
 """
+import re
+
 import pytest
 
 from bench.harness import scenarios
@@ -45,4 +47,5 @@ def test_f2_exports_do_not_block_participants(run):
     stats = row.stats()
     print("F2", stats, row.faults)
     assert stats["n503"] == 0 and stats["p99_ms"] < LOOSE_P99_MS
-    assert "0 exports" not in row.faults
+    exports = re.search(r"\b(\d+) exports\b", row.faults)
+    assert exports and int(exports.group(1)) > 0, row.faults  # the exports really ran
