@@ -116,13 +116,14 @@ class LockHolder(Fault):
 
 
 def _export_loop(instance: str, database_url: str, slug: str, busy_s: float, every_s: float,
-                 stop, results) -> None:
+                 ready, stop, results) -> None:
     """Child process: the real export code path, ``busy_s`` of every ``every_s`` seconds."""
     from bench.harness.site import Site
     from webapp.exports import build_export
 
     app = Site(Path(instance), database_url, slug).app()
     reader = sa.create_engine(database_url, poolclass=sa.pool.NullPool)
+    ready.set()
     windows, exports, longest = 0, 0, 0.0
     with app.app_context():
         while not stop.wait(every_s - busy_s):
@@ -146,10 +147,10 @@ class Exporter:
 
     def __init__(self, site, busy_s: float = 7.0, every_s: float = 8.0):
         context = multiprocessing.get_context("spawn")
-        self.stop, self.results = context.Event(), context.Queue()
+        self.ready, self.stop, self.results = context.Event(), context.Event(), context.Queue()
         self.process = context.Process(target=_export_loop, daemon=True, args=(
-            str(site.instance), site.database_url, site.slug, busy_s, every_s, self.stop,
-            self.results))
+            str(site.instance), site.database_url, site.slug, busy_s, every_s, self.ready,
+            self.stop, self.results))
         self.windows = self.exports = 0
         self.longest_s = 0.0
 
@@ -159,6 +160,9 @@ class Exporter:
 
     def __enter__(self):
         self.process.start()
+        # The child imports the app first (seconds of CPU); that start-up is not the fault.
+        if not self.ready.wait(120):
+            raise RuntimeError("the export process did not start")
         return self
 
     def __exit__(self, *exc):

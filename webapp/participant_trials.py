@@ -3,21 +3,28 @@
 Every trial insert is one short transaction guarded by the unique keys: an IntegrityError on
 ``(session_id, client_uuid)`` is a replay (200), on ``(session_id, trial_index)`` with another
 uuid a conflict (409).  Correct answers come from the stored schedule, never the browser.
+
+Trial POSTs are the hot path (one per participant every few seconds), so they skip the ORM:
+one Core SELECT reads the session row with its study's design, and one short write
+transaction runs an INSERT and an UPDATE of ``last_seen_at``.  The replay lookup runs only
+when the database refuses the insert, and the ORM session object is loaded only for practice
+trials, whose gate may rewrite the schedule.
 """
 from __future__ import annotations
 
 import json
 
-from sqlalchemy import select
+from sqlalchemy import bindparam, insert, select, update
 from sqlalchemy.exc import IntegrityError
 
 from experiments import exclusions
 from experiments import schedule as scheduling
+from experiments.designs import design_from_snapshot
 from experiments.trial_types import PayloadError, validate
 from webapp import participants
 from webapp.database import write_transaction
 from webapp.extensions import db
-from webapp.models import Session, Subject, Trial
+from webapp.models import Experiment, Session, Subject, Trial
 from webapp.stimulus_files import clip_url, frame_urls
 
 VIDEO_EXTRA = ("key", "onset_callbacks", "onset_time_ms", "key_time_ms", "total_frames",
@@ -38,28 +45,33 @@ def stored_trials(session: Session) -> list[Trial]:
                                    .order_by(Trial.trial_index)))
 
 
-def practice_records(session: Session) -> list[dict]:
+_PRACTICE_ROWS = select(Trial.trial_index, Trial.correct).where(
+    Trial.session_id == bindparam("session_id"), Trial.block == scheduling.PRACTICE)
+
+
+def practice_records(session_id: int) -> list[dict]:
     """Index and correctness of the stored practice trials: all the practice gate reads.
 
     Main trials check the gate on every POST, so this reads a few narrow rows, not every trial.
     """
-    rows = db.session.execute(select(Trial.trial_index, Trial.correct).where(
-        Trial.session_id == session.id, Trial.block == scheduling.PRACTICE))
+    rows = db.session.connection().execute(_PRACTICE_ROWS, {"session_id": session_id})
     return [{"trial_index": index, "correct": correct} for index, correct in rows]
 
 
+RECORD_FIELDS = ("trial_index", "trial_type", "block", "response", "correct", "rt_ms",
+                 "dropped_frames", "extra")
+
+
 def _record(trial: Trial) -> dict:
-    return {"trial_index": trial.trial_index, "trial_type": trial.trial_type,
-            "block": trial.block, "response": trial.response, "correct": trial.correct,
-            "rt_ms": trial.rt_ms, "dropped_frames": trial.dropped_frames,
-            "extra": trial.extra or {}}
+    """What the exclusion rules and the practice gate read of a stored trial."""
+    return {name: getattr(trial, name) for name in RECORD_FIELDS} | {"extra": trial.extra or {}}
 
 
-def practice_passed(session: Session, records: list[dict], design) -> bool | None:
+def practice_passed(status: str, schedule: list[dict], records: list[dict], design) -> bool | None:
     """True / False once decided, None while practice is under way (or has no trials)."""
-    if session.status == "failed_practice":
+    if status == "failed_practice":
         return False
-    scheduled = [t for t in session.schedule if t["block"] == scheduling.PRACTICE]
+    scheduled = [t for t in schedule if t["block"] == scheduling.PRACTICE]
     if not scheduled:
         return True
     last = max(t.get("practice_attempt", 1) for t in scheduled)
@@ -88,7 +100,7 @@ def session_state(session: Session) -> dict:
         "response_window_ms_after_clip": design.response_window_ms_after_clip,
         "practice": {"min_accuracy": design.practice.min_accuracy,
                      "max_attempts": design.practice.max_attempts},
-        "practice_passed": practice_passed(session, records, design),
+        "practice_passed": practice_passed(session.status, session.schedule, records, design),
         "blocks": scheduling.blocks_summary(session.schedule),
     }
     if session.status in participants.ENDED:
@@ -96,7 +108,8 @@ def session_state(session: Session) -> dict:
     return state
 
 
-def _row(session: Session, scheduled: dict, fields: dict, rules) -> Trial:
+def _row(session_id: int, scheduled: dict, fields: dict, rules) -> dict:
+    """The trial table row to insert (column values)."""
     extra = {flag: fields[flag] for flag in FLAGS}
     if scheduled["trial_type"] == "frame_order":
         response = None if fields["timed_out"] else json.dumps([i + 1 for i in fields["final_order"]])
@@ -114,70 +127,82 @@ def _row(session: Session, scheduled: dict, fields: dict, rules) -> Trial:
         onset_method, dropped = fields["onset_method"], fields["dropped_frames"]
     if "practice_attempt" in scheduled:
         extra["practice_attempt"] = scheduled["practice_attempt"]
-    trial = Trial(session_id=session.id, client_uuid=fields["client_uuid"],
-                  trial_index=fields["trial_index"], trial_type=scheduled["trial_type"],
-                  block=scheduled["block"], stimulus_id=scheduled["stimulus_id"],
-                  direction=scheduled["direction"],
-                  correct_response=scheduled["correct_response"], response=response,
-                  correct=response is not None and response == scheduled["correct_response"],
-                  rt_ms=fields["rt_ms"], onset_method=onset_method, dropped_frames=dropped,
-                  extra=extra)
-    reasons = exclusions.trial_reasons(_record(trial), rules)
-    trial.excluded, trial.exclusion_reasons = bool(reasons), reasons
-    return trial
+    row = dict(session_id=session_id, client_uuid=fields["client_uuid"],
+               trial_index=fields["trial_index"], trial_type=scheduled["trial_type"],
+               block=scheduled["block"], stimulus_id=scheduled["stimulus_id"],
+               direction=scheduled["direction"], correct_response=scheduled["correct_response"],
+               response=response,
+               correct=response is not None and response == scheduled["correct_response"],
+               rt_ms=fields["rt_ms"], onset_method=onset_method, dropped_frames=dropped,
+               extra=extra)
+    reasons = exclusions.trial_reasons({name: row[name] for name in RECORD_FIELDS}, rules)
+    return row | {"excluded": bool(reasons), "exclusion_reasons": reasons}
 
 
-def _existing(session: Session, fields: dict) -> dict:
-    """Answer for a trial the database refused: a replay, or a clash."""
-    same = db.session.scalar(select(Trial).where(Trial.session_id == session.id,
+# Built once: parameters go to execute(), so no statement is rebuilt per request.
+_TRIAL_TARGET = (select(Session.id, Session.status, Session.schedule, Experiment.design,
+                        Experiment.design_snapshot)
+                 .join(Session.subject).join(Subject.experiment)
+                 .where(Session.token == bindparam("token")))
+_INSERT_TRIAL = insert(Trial.__table__)
+_TOUCH_SESSION = (update(Session.__table__).where(Session.__table__.c.id == bindparam("id_"))
+                  .values(last_seen_at=bindparam("seen")))
+
+
+def _existing(session_id: int, fields: dict, unmatched: ApiError) -> dict:
+    """Answer for a trial that was not stored: a replay of a stored one, a clash, or ``unmatched``."""
+    same = db.session.scalar(select(Trial).where(Trial.session_id == session_id,
                                                  Trial.client_uuid == fields["client_uuid"]))
-    if same is not None and same.trial_index == fields["trial_index"]:
-        return {"stored": False, "duplicate": True, "trial_index": same.trial_index}
-    if same is not None:
+    if same is None:
+        raise unmatched
+    if same.trial_index != fields["trial_index"]:
         raise ApiError(409, "uuid_reused", f"client_uuid already stored for trial {same.trial_index}")
-    raise ApiError(409, "trial_index_taken",
-                   f"trial {fields['trial_index']} is already stored with another client_uuid")
+    return {"stored": False, "duplicate": True, "trial_index": same.trial_index}
 
 
-def store_trial(session: Session, payload) -> tuple[int, dict]:
-    """Validate and store one trial; returns (HTTP status, answer)."""
+def store_trial(token: str, payload) -> tuple[int, dict]:
+    """Validate and store one trial of the session with ``token``; returns (HTTP status, answer)."""
+    target = (db.session.connection().execute(_TRIAL_TARGET, {"token": token}).one_or_none()
+              if participants.plausible_token(token) else None)
+    if target is None:
+        raise ApiError(404, "unknown_session", "no session with this token")
     if not isinstance(payload, dict):
         raise PayloadError("wrong_type", "body must be a JSON object")
     index = payload.get("trial_index")
-    scheduled = next((t for t in session.schedule if t["trial_index"] == index), None) \
+    scheduled = next((t for t in target.schedule if t["trial_index"] == index), None) \
         if isinstance(index, int) and not isinstance(index, bool) else None
     fields = validate(payload, scheduled)
     if scheduled is None:
         raise ApiError(400, "unknown_trial", f"trial_index {index} is not in this session's schedule")
-    replay = db.session.scalar(select(Trial).where(Trial.session_id == session.id,
-                                                   Trial.client_uuid == fields["client_uuid"]))
-    if replay is not None:
-        return 200, _existing(session, fields)
-    if session.status != "in_progress":
-        raise ApiError(409, "not_in_progress", f"this session is {session.status!r}")
-    design = participants.experiment_design(session.subject.experiment)
-    if (scheduled["block"] != scheduling.PRACTICE
-            and practice_passed(session, practice_records(session), design) is not True):
+    if target.status != "in_progress":  # a replay may still arrive after the session ended
+        return 200, _existing(target.id, fields, ApiError(
+            409, "not_in_progress", f"this session is {target.status!r}"))
+    design = design_from_snapshot(target.design, target.design_snapshot)
+    practice = scheduled["block"] == scheduling.PRACTICE
+    if not practice and practice_passed(target.status, target.schedule,
+                                        practice_records(target.id), design) is not True:
         raise ApiError(409, "practice_not_passed", "the practice block is not passed yet")
-    trial = _row(session, scheduled, fields, design.exclusions)
+    row = _row(target.id, scheduled, fields, design.exclusions)
+    answer = {"stored": True, "trial_index": fields["trial_index"]}
     try:
         # One short transaction per trial, guarded by the unique keys; the practice gate is
         # decided inside it, so two last practice trials cannot both add an attempt.
         with write_transaction() as transaction:
-            transaction.add(trial)
-            session.last_seen_at = participants.now()
-            transaction.flush()
-            answer = {"stored": True, "trial_index": fields["trial_index"]}
-            if scheduled["block"] == scheduling.PRACTICE:
-                answer.update(_practice_gate(session, design))
+            connection = transaction.connection()
+            connection.execute(_INSERT_TRIAL, row)
+            connection.execute(_TOUCH_SESSION, {"id_": target.id, "seen": participants.now()})
+            if practice:
+                answer.update(_practice_gate(transaction.get(Session, target.id), design))
     except IntegrityError:
-        return 200, _existing(session, fields)
+        return 200, _existing(target.id, fields, ApiError(
+            409, "trial_index_taken",
+            f"trial {fields['trial_index']} is already stored with another client_uuid"))
     return 201, answer
 
 
 def _practice_gate(session: Session, design) -> dict:
     """Decide the gate once a practice attempt is complete (inside the trial's transaction)."""
-    passed = practice_passed(session, practice_records(session), design)
+    passed = practice_passed(session.status, session.schedule, practice_records(session.id), design)
     answer = {"practice_passed": passed}
     if passed is not False:
         return answer

@@ -19,16 +19,16 @@ from datetime import datetime, timezone
 
 import numpy as np
 from flask import current_app
-from sqlalchemy import select
+from sqlalchemy import bindparam, select
 from sqlalchemy.exc import IntegrityError
-from sqlalchemy.orm import joinedload, selectinload
+from sqlalchemy.orm import joinedload
 
 from experiments import schedule as scheduling
 from experiments.catalog_records import Catalog, CatchRecord, ClipRecord, StimulusRecord
 from experiments.designs import Design, design_from_snapshot
 from webapp.database import write_transaction
 from webapp.extensions import db
-from webapp.models import Experiment, Session, SourceClip, Subject
+from webapp.models import Experiment, Session, SourceClip, Stimulus, Subject
 
 RECRUITMENT_KEYS = ("PROLIFIC_PID", "STUDY_ID", "SESSION_ID", "participant")
 _ID = re.compile(r"^[A-Za-z0-9._:@-]{1,200}$")
@@ -171,22 +171,38 @@ def condition_counts(experiment: Experiment) -> Counter:
     return Counter(str((c or {}).get("cell")) for c in conditions)
 
 
+_CLIP_ROWS = (select(SourceClip.id, SourceClip.clip_key, SourceClip.categories,
+                     SourceClip.duration_s, SourceClip.fps, SourceClip.split,
+                     SourceClip.annotation_brief, SourceClip.annotation_comprehensive,
+                     SourceClip.params)
+              .where(SourceClip.stimulus_set == bindparam("name")).order_by(SourceClip.clip_key))
+_STIMULUS_ROWS = (select(Stimulus.source_clip_id, Stimulus.id, Stimulus.public_id, Stimulus.kind,
+                         Stimulus.direction, Stimulus.frame_indices, Stimulus.meta)
+                  .join(SourceClip).where(SourceClip.stimulus_set == bindparam("name"))
+                  .order_by(Stimulus.id))
+
+
 def load_catalog(stimulus_set: str, catch_set: str) -> Catalog:
-    """The stimulus set and the catch videos as plain records for the schedule builder."""
+    """The stimulus set and the catch videos as plain records for the schedule builder.
+
+    Every new session reads it, so it is two Core queries per set, without ORM objects.
+    """
     def clips_of(name):
-        return db.session.scalars(select(SourceClip).where(SourceClip.stimulus_set == name)
-                                  .options(selectinload(SourceClip.stimuli))
-                                  .order_by(SourceClip.clip_key)).all()
+        connection = db.session.connection()
+        stimuli = {}
+        for row in connection.execute(_STIMULUS_ROWS, {"name": name}):
+            stimuli.setdefault(row.source_clip_id, []).append(row)
+        return [(clip, stimuli.get(clip.id, [])) for clip in connection.execute(_CLIP_ROWS, {"name": name})]
 
     clips = tuple(ClipRecord(
         id=c.id, clip_key=c.clip_key, categories=tuple(c.categories or ()),
-        stimuli=tuple(_record(s) for s in c.stimuli), duration_s=c.duration_s, fps=c.fps,
+        stimuli=tuple(_record(s) for s in stimuli), duration_s=c.duration_s, fps=c.fps,
         split=c.split, annotation_brief=c.annotation_brief,
         annotation_comprehensive=c.annotation_comprehensive, params=dict(c.params or {}))
-        for c in clips_of(stimulus_set))
+        for c, stimuli in clips_of(stimulus_set))
     catch = []
-    for clip in clips_of(catch_set):
-        forward = next((s for s in clip.stimuli if s.kind == "clip" and s.direction == "forward"), None)
+    for clip, stimuli in clips_of(catch_set):
+        forward = next((s for s in stimuli if s.kind == "clip" and s.direction == "forward"), None)
         key = (clip.params or {}).get("instructed_key")
         if forward is not None and key:
             record = _record(forward, {"duration_s": clip.duration_s})
@@ -201,8 +217,13 @@ def _record(stimulus, extra_meta: Mapping | None = None) -> StimulusRecord:
                           meta={**(stimulus.meta or {}), **(extra_meta or {})})
 
 
+def plausible_token(token: str) -> bool:
+    """Tokens are ``token_urlsafe(32)``; anything far from that is not looked up."""
+    return 0 < len(token) <= 64
+
+
 def session_by_token(token: str) -> Session | None:
-    if not token or len(token) > 64:
+    if not plausible_token(token):
         return None
     # Every API call reads the subject and experiment too: one query instead of three.
     return db.session.scalar(select(Session).where(Session.token == token).options(

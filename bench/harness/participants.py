@@ -100,8 +100,13 @@ class Participant:
 
 
 def run_participants(base_url: str, slug: str, n: int, duration_s: float, think_s: float,
-                     seed: int = 0, prefix: str = "sim") -> Outcome:
-    """Run ``n`` concurrent participants for ``duration_s``; returns what they did."""
+                     seed: int = 0, prefix: str = "sim", arrivals_per_s: float = 20.0) -> Outcome:
+    """Run ``n`` concurrent participants for ``duration_s``; returns what they did.
+
+    Participants who think between trials arrive at ``arrivals_per_s`` (a load tool's spawn
+    rate; 200 arrive over 10 s), as a study launch brings them; back-to-back participants
+    (``think_s == 0``, the throughput scenarios) all start at once.
+    """
     outcome = Outcome(started=time.monotonic())
     end = time.time() + duration_s
     people = [Participant(base_url, slug, f"{prefix}{seed}-{i}", think_s, end, outcome,
@@ -109,8 +114,8 @@ def run_participants(base_url: str, slug: str, n: int, duration_s: float, think_
     threads = [threading.Thread(target=p.run, daemon=True) for p in people]
     for i, thread in enumerate(threads):
         thread.start()
-        if think_s > 0:  # spread arrivals over one think time, as real people do
-            time.sleep(think_s / n)
+        if think_s > 0:
+            time.sleep(1.0 / arrivals_per_s)
     for thread in threads:
         thread.join()
     outcome.ended = time.monotonic()

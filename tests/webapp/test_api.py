@@ -260,6 +260,27 @@ def test_complete_requires_every_trial_then_codes(app, client, study):
         assert session.completed_at is not None and session.excluded is False
 
 
+def test_a_replay_after_completion_is_still_a_duplicate(app, client, study):
+    """A queued retry may land after /complete: acknowledged, never stored, never a 409."""
+    api = start(client)
+    first = answer(schedule_of(app, api)[0])
+    assert client.post(f"{api}/trials", json=first).status_code == 201
+    with app.app_context():
+        seen = db.session.scalars(select(Session)).one().last_seen_at
+    for trial in schedule_of(app, api)[1:]:
+        assert client.post(f"{api}/trials", json=answer(trial)).status_code == 201
+    assert client.post(f"{api}/complete").json["status"] == "completed"
+    replay = client.post(f"{api}/trials", json=first)
+    assert replay.status_code == 200 and replay.json == {"stored": False, "duplicate": True,
+                                                         "trial_index": 0}
+    late = client.post(f"{api}/trials", json={**first, "client_uuid": str(uuid.uuid4())})
+    assert late.status_code == 409 and late.json["error"] == "not_in_progress"
+    with app.app_context():
+        session = db.session.scalars(select(Session)).one()
+        assert session.last_seen_at > seen  # every stored trial marks the session as alive
+        assert db.session.scalar(select(db.func.count()).select_from(Trial)) == len(session.schedule)
+
+
 def test_failed_catch_trials_give_failed_attention(app, client, study):
     api = start(client)
     for trial in schedule_of(app, api):

@@ -105,8 +105,7 @@ def device(token):
 
 @bp.post("/trials")
 def trials(token):
-    session = _session(token)
-    status, answer = participant_trials.store_trial(session, read_body())
+    status, answer = participant_trials.store_trial(token, read_body())
     return jsonify(answer), status
 
 

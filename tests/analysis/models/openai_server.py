@@ -20,7 +20,8 @@ from analysis.models.sampling import Visual
 
 
 def _frame(b64: str) -> np.ndarray:
-    return np.asarray(Image.open(io.BytesIO(base64.b64decode(b64))).convert("RGB"))
+    # np.array, not asarray: a PIL image gives a read-only view, which torch warns about.
+    return np.array(Image.open(io.BytesIO(base64.b64decode(b64))).convert("RGB"))
 
 
 def _translate(body: dict) -> Request:
