@@ -19,7 +19,7 @@ from datetime import datetime, timezone
 
 import numpy as np
 from flask import current_app
-from sqlalchemy import bindparam, select
+from sqlalchemy import bindparam, func, select
 from sqlalchemy.exc import IntegrityError
 from sqlalchemy.orm import joinedload
 
@@ -163,12 +163,13 @@ def _new_session(experiment: Experiment, design: Design, subject: Subject, numbe
 
 def condition_counts(experiment: Experiment) -> Counter:
     """Participants per between-subject cell (first sessions that did not end at consent)."""
-    # Only the condition column: schedules are large and there may be thousands of sessions.
-    conditions = db.session.scalars(
-        select(Session.condition).join(Session.subject)
+    # Counted in SQL (json_extract / ->>): every entry asks, and a study has thousands of sessions.
+    cell = Session.condition["cell"].as_string()
+    rows = db.session.execute(
+        select(cell, func.count()).join(Session.subject)
         .where(Subject.experiment_id == experiment.id, Session.session_number == 1,
-               Session.status != "no_consent"))
-    return Counter(str((c or {}).get("cell")) for c in conditions)
+               Session.status != "no_consent").group_by(cell))
+    return Counter({str(name): count for name, count in rows})
 
 
 _CLIP_ROWS = (select(SourceClip.id, SourceClip.clip_key, SourceClip.categories,

@@ -125,6 +125,27 @@ def test_key_mapping_counterbalanced_least_filled(app, client, study):
     assert sorted(cells.values()) == [3, 3]
 
 
+def test_condition_counts_in_sql_match_the_stored_conditions(any_db_app):
+    """The cell count is a json_extract / ->> GROUP BY; it must agree with the rows on both
+    backends, leaving out later sessions and those that ended at consent."""
+    from webapp.models import Experiment
+    from webapp.participants import condition_counts
+
+    with any_db_app.app_context():
+        add_stimulus_set()
+        add_catch_set()
+        open_study(main_blocks=2)
+    client = any_db_app.test_client()
+    tokens = [token_of(client.get("/p/study", query_string={"participant": f"p{i}"}))
+              for i in range(5)]
+    client.post(f"/api/session/{tokens[0]}/consent", json={"consent": False})
+    with any_db_app.app_context():
+        sessions = db.session.scalars(select(Session)).all()
+        expected = Counter(s.condition["cell"] for s in sessions if s.token != tokens[0])
+        counts = condition_counts(db.session.scalars(select(Experiment)).one())
+    assert counts == expected and sum(counts.values()) == 4
+
+
 def test_paused_study_lets_those_inside_finish(app, client, study):
     from webapp.models import Experiment
 
