@@ -125,13 +125,14 @@ def _export_loop(instance: str, database_url: str, slug: str, busy_s: float, eve
     reader = sa.create_engine(database_url, poolclass=sa.pool.NullPool)
     ready.set()
     windows, exports, longest = 0, 0, 0.0
+    parent = multiprocessing.parent_process()  # a killed benchmark must not leave us exporting
     with app.app_context():
-        while not stop.wait(every_s - busy_s):
+        while not stop.wait(every_s - busy_s) and parent.is_alive():
             window_end = time.monotonic() + busy_s
             with reader.connect() as held:  # the long read snapshot an export holds
                 held.exec_driver_sql("BEGIN")
                 held.exec_driver_sql("SELECT count(*) FROM trial").all()
-                while time.monotonic() < window_end and not stop.is_set():
+                while time.monotonic() < window_end and not stop.is_set() and parent.is_alive():
                     began = time.monotonic()
                     build_export(slug)
                     exports += 1

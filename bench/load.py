@@ -7,6 +7,8 @@
 Prints one table: trial-POST latencies (answered attempts), stored trials/s, retries seen
 (503, connection errors) and the audit (missing / duplicate / unexpected rows, requests that
 gave up).  ``--database`` names a PostgreSQL server; each scenario gets a fresh database on it.
+Participants with a think time (L1, F2, F3, restart) arrive at 20 per second; L2 and F1 start
+all 50 at once.  A session is 14 trials; whoever finishes one enters again as someone new.
 Goals (2-core machine, SQLite WAL): L1 p95 <= 50 ms, p99 <= 100 ms, 0 failures; L2 >= 300
 stored trials/s; F1 0 missing / 0 duplicate; F2 p99 <= 100 ms and 0 x 503; F3 0 missing.
 """
@@ -14,6 +16,7 @@ from __future__ import annotations
 
 import argparse
 import math
+import signal
 import sys
 import tempfile
 from pathlib import Path
@@ -70,6 +73,8 @@ def main(argv=None) -> int:
     parser.add_argument("--only", action="append", choices=("L1", "L2", "F1", "F2", "F3", "restart"))
     parser.add_argument("--keep", type=Path, help="work folder to keep (default: a temp folder)")
     args = parser.parse_args(argv)
+    # SIGTERM unwinds like Ctrl-C, so the servers and the export process are stopped too.
+    signal.signal(signal.SIGTERM, lambda *_: sys.exit(143))
     wanted = args.only or ["L1", "L2", "F1", "F2", "F3", "restart"]
     with tempfile.TemporaryDirectory(prefix="chronoscope-load-") as tmp:
         run = Run(args.keep or Path(tmp), args.database, args.workers)

@@ -1,12 +1,13 @@
 """Production gunicorn settings: ``gunicorn -c webapp/gunicorn.conf.py "webapp:create_app()"``.
 
-Why 4 sync workers: participant requests are short (one indexed INSERT per trial) and, on
-SQLite, every write serialises on the one database write lock, so more workers only queue on
-that lock; gunicorn's rule of thumb (2 x cores + 1) gives 5 on the 2-core machines this runs
-on, and 4 leaves a core's worth of headroom for exports and the OS.  Sync workers keep the
-model simple (one request per process, no shared state), and a worker that dies — even by
-SIGKILL — loses only the request it was serving, which the browser retries with the same
-client UUID.  Override with GUNICORN_CMD_ARGS or ``-w`` on larger machines (PostgreSQL).
+Why 4 sync workers: participant requests are short (a trial is one SELECT, then an INSERT and
+an UPDATE) and, on SQLite, every write serialises on the one database write lock, so more
+workers only queue on that lock; gunicorn's rule of thumb (2 x cores + 1) gives 5 on the
+2-core machines this runs on, and 4 leaves a core's worth of headroom for exports and the OS.
+Sync workers keep the model simple (one request per process, no shared state), and a worker
+that dies — even by SIGKILL — loses only the request it was serving, which the browser
+retries with the same client UUID.  Override with GUNICORN_CMD_ARGS or ``-w`` on larger
+machines (PostgreSQL).
 """
 import os
 
