@@ -221,36 +221,56 @@ def _practice_gate(session: Session, design) -> dict:
 
 
 def complete(session: Session) -> dict:
-    """Finish a session once every scheduled trial is stored; computes exclusions."""
-    with write_transaction():
+    """Finish a session once every scheduled trial is stored; computes exclusions.
+
+    The verdict is worked out before the write lock is taken: once every scheduled trial is
+    stored no trial can still arrive, so the write transaction only records the verdict (or
+    finds that a concurrent /complete recorded it first).
+    """
+    if session.status in participants.ENDED:
+        return participants.ending(session)
+    if session.status != "in_progress":
+        raise ApiError(409, "not_started", "consent first")
+    trials = stored_trials(session)
+    stored = {t.trial_index for t in trials}
+    missing = [t["trial_index"] for t in session.schedule if t["trial_index"] not in stored]
+    if missing:
+        raise ApiError(409, "missing_trials", f"{len(missing)} trial(s) not stored yet",
+                       missing=missing)
+    per_trial, reasons = exclusion_verdict(session, trials)
+    changed = {t.id: r for t, r in zip(trials, per_trial)
+               if (t.excluded, t.exclusion_reasons) != (bool(r), r)}
+    session_id = session.id
+    with write_transaction() as transaction:
+        session = transaction.get(Session, session_id)
         if session.status in participants.ENDED:
             return participants.ending(session)
-        if session.status != "in_progress":
-            raise ApiError(409, "not_started", "consent first")
-        trials = stored_trials(session)
-        stored = {t.trial_index for t in trials}
-        missing = [t["trial_index"] for t in session.schedule if t["trial_index"] not in stored]
-        if missing:
-            raise ApiError(409, "missing_trials", f"{len(missing)} trial(s) not stored yet",
-                           missing=missing)
-        reasons = recompute_exclusions(session, trials)
-        attention = {"catch_failed", "catch_accuracy"} & set(reasons)
-        session.status = "failed_attention" if attention else "completed"
+        for trial_id, trial_reasons in changed.items():
+            transaction.execute(_FLAG_TRIAL, {"id_": trial_id, "excluded": bool(trial_reasons),
+                                              "reasons": trial_reasons})
+        _record_verdict(session, reasons)
         session.completed_at = participants.now()
     return participants.ending(session)
 
 
-def recompute_exclusions(session: Session, trials: list[Trial] | None = None) -> list[str]:
-    """Apply the study's rules again to a session's stored trials (flags only; no deletes)."""
-    trials = stored_trials(session) if trials is None else trials
+_FLAG_TRIAL = (update(Trial.__table__).where(Trial.__table__.c.id == bindparam("id_"))
+               .values(excluded=bindparam("excluded"), exclusion_reasons=bindparam("reasons")))
+
+
+def exclusion_verdict(session: Session, trials: list[Trial]) -> tuple[list[list[str]], list[str]]:
+    """The study's rules applied to a session's stored trials: reasons per trial, and the
+    participant's reasons."""
     rules = participants.experiment_design(session.subject.experiment).exclusions
-    for trial in trials:
-        reasons = exclusions.trial_reasons(_record(trial), rules)
-        trial.excluded, trial.exclusion_reasons = bool(reasons), reasons
-    reasons = exclusions.participant_reasons([_record(t) for t in trials], rules,
-                                             expected_trials=len(session.schedule))
+    records = [_record(t) for t in trials]
+    per_trial = [exclusions.trial_reasons(record, rules) for record in records]
+    return per_trial, exclusions.participant_reasons(records, rules,
+                                                     expected_trials=len(session.schedule))
+
+
+def _record_verdict(session: Session, reasons: list[str]) -> None:
+    attention = {"catch_failed", "catch_accuracy"} & set(reasons)
     session.excluded, session.exclusion_reasons = bool(reasons), reasons
-    return reasons
+    session.status = "failed_attention" if attention else "completed"
 
 
 def recompute_study(experiment) -> dict[str, int]:
@@ -266,8 +286,10 @@ def recompute_study(experiment) -> dict[str, int]:
     excluded = 0
     for session in sessions:
         with write_transaction():
-            reasons = recompute_exclusions(session)
-            attention = {"catch_failed", "catch_accuracy"} & set(reasons)
-            session.status = "failed_attention" if attention else "completed"
+            trials = stored_trials(session)
+            per_trial, reasons = exclusion_verdict(session, trials)
+            for trial, trial_reasons in zip(trials, per_trial):  # flags only; no deletes
+                trial.excluded, trial.exclusion_reasons = bool(trial_reasons), trial_reasons
+            _record_verdict(session, reasons)
         excluded += bool(reasons)
     return {"sessions": len(sessions), "excluded": excluded}
