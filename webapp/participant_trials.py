@@ -238,16 +238,13 @@ def complete(session: Session) -> dict:
         raise ApiError(409, "missing_trials", f"{len(missing)} trial(s) not stored yet",
                        missing=missing)
     per_trial, reasons = exclusion_verdict(session, trials)
-    changed = {t.id: r for t, r in zip(trials, per_trial)
-               if (t.excluded, t.exclusion_reasons) != (bool(r), r)}
+    changed = _changed_flags(trials, per_trial)
     session_id = session.id
     with write_transaction() as transaction:
         session = transaction.get(Session, session_id)
         if session.status in participants.ENDED:
             return participants.ending(session)
-        for trial_id, trial_reasons in changed.items():
-            transaction.execute(_FLAG_TRIAL, {"id_": trial_id, "excluded": bool(trial_reasons),
-                                              "reasons": trial_reasons})
+        _store_flags(transaction, changed)
         _record_verdict(session, reasons)
         session.completed_at = participants.now()
     return participants.ending(session)
@@ -265,6 +262,19 @@ def exclusion_verdict(session: Session, trials: list[Trial]) -> tuple[list[list[
     per_trial = [exclusions.trial_reasons(record, rules) for record in records]
     return per_trial, exclusions.participant_reasons(records, rules,
                                                      expected_trials=len(session.schedule))
+
+
+def _changed_flags(trials: list[Trial], per_trial: list[list[str]]) -> dict[int, list[str]]:
+    """Exclusion reasons by trial id, for the trials whose stored flags differ."""
+    return {t.id: reasons for t, reasons in zip(trials, per_trial)
+            if (t.excluded, t.exclusion_reasons) != (bool(reasons), reasons)}
+
+
+def _store_flags(transaction, changed: dict[int, list[str]]) -> None:
+    """Write trials' exclusion flags (flags only: an excluded trial is never deleted)."""
+    for trial_id, reasons in changed.items():
+        transaction.execute(_FLAG_TRIAL, {"id_": trial_id, "excluded": bool(reasons),
+                                          "reasons": reasons})
 
 
 def _record_verdict(session: Session, reasons: list[str]) -> None:
@@ -285,11 +295,10 @@ def recompute_study(experiment) -> dict[str, int]:
         Session.status.in_(finished))).all()
     excluded = 0
     for session in sessions:
-        with write_transaction():
+        with write_transaction() as transaction:
             trials = stored_trials(session)
             per_trial, reasons = exclusion_verdict(session, trials)
-            for trial, trial_reasons in zip(trials, per_trial):  # flags only; no deletes
-                trial.excluded, trial.exclusion_reasons = bool(trial_reasons), trial_reasons
+            _store_flags(transaction, _changed_flags(trials, per_trial))
             _record_verdict(session, reasons)
         excluded += bool(reasons)
     return {"sessions": len(sessions), "excluded": excluded}

@@ -193,7 +193,8 @@ def load_catalog(stimulus_set: str, catch_set: str) -> Catalog:
         stimuli = {}
         for row in connection.execute(_STIMULUS_ROWS, {"name": name}):
             stimuli.setdefault(row.source_clip_id, []).append(row)
-        return [(clip, stimuli.get(clip.id, [])) for clip in connection.execute(_CLIP_ROWS, {"name": name})]
+        return [(clip, stimuli.get(clip.id, []))
+                for clip in connection.execute(_CLIP_ROWS, {"name": name})]
 
     clips = tuple(ClipRecord(
         id=c.id, clip_key=c.clip_key, categories=tuple(c.categories or ()),

@@ -112,7 +112,7 @@ def run_participants(base_url: str, slug: str, n: int, duration_s: float, think_
     people = [Participant(base_url, slug, f"{prefix}{seed}-{i}", think_s, end, outcome,
                           seed * 100_003 + i) for i in range(n)]
     threads = [threading.Thread(target=p.run, daemon=True) for p in people]
-    for i, thread in enumerate(threads):
+    for thread in threads:
         thread.start()
         if think_s > 0:
             time.sleep(1.0 / arrivals_per_s)

@@ -413,6 +413,34 @@ def test_fuzzed_trials_never_500(app, client, study, body, from_valid):
         assert response.json["error"] and response.json["message"]
 
 
+def test_trial_flags_follow_a_rule_changed_mid_study(app, client, study):
+    """/complete and the CLI recompute both rewrite stored trial flags; no row is deleted."""
+    from webapp.models import Experiment
+
+    def set_min_rt(ms):
+        with app.app_context():
+            experiment = db.session.scalar(select(Experiment).where(Experiment.slug == "study"))
+            snapshot = dict(experiment.design_snapshot)
+            snapshot["exclusions"] = {**snapshot["exclusions"], "min_rt_ms": ms}
+            experiment.design_snapshot = snapshot
+            db.session.commit()
+
+    def flags():
+        with app.app_context():
+            return [(t.excluded, t.exclusion_reasons)
+                    for t in db.session.scalars(select(Trial).order_by(Trial.trial_index))]
+
+    api = start(client)
+    run_all(client, app, api)  # every RT is 812.5 ms
+    assert flags() == [(False, [])] * 14
+    set_min_rt(1000.0)
+    client.post(f"{api}/complete")
+    assert flags() == [(True, ["anticipation"])] * 14
+    set_min_rt(200.0)
+    assert app.test_cli_runner().invoke(args=["exclusions", "recompute", "study"]).exit_code == 0
+    assert flags() == [(False, [])] * 14
+
+
 def test_exclusions_recomputed_by_cli_flags_only(app, client, study):
     from webapp.models import Experiment
 
