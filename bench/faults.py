@@ -5,20 +5,23 @@ Each fault is a context manager running beside the load, counting what it did:
 * :class:`WorkerKiller` — SIGKILL a random gunicorn worker every ``every_s`` seconds;
 * :class:`LockHolder` — an outside connection holds the database write lock for longer than
   the server's busy timeout, so writers wait it out and answer 503 + Retry-After;
-* :class:`Exporter` — in another process, a study export (the real
-  :func:`webapp.exports.build_export`) is running for ``busy_s`` of every ``every_s`` seconds,
-  while a read transaction is held open for the whole window, as a long export's snapshot is;
+* :class:`Exporter` — a signed-in researcher downloads the study export from the server for
+  ``busy_s`` of every ``every_s`` seconds, while a read transaction is held open for the whole
+  window, as a long export's snapshot is;
 * :class:`Restarter` — stop the whole server and start it again mid-run.
 """
 from __future__ import annotations
 
-import multiprocessing
+import io
 import threading
 import time
-from pathlib import Path
+import zipfile
 
 import numpy as np
 import sqlalchemy as sa
+
+from bench.harness.client import Researcher
+from bench.harness.site import RESEARCHER
 
 
 class Fault:
@@ -115,58 +118,43 @@ class LockHolder(Fault):
         self.engine.dispose()
 
 
-def _export_loop(instance: str, database_url: str, slug: str, busy_s: float, every_s: float,
-                 ready, stop, results) -> None:
-    """Child process: the real export code path, ``busy_s`` of every ``every_s`` seconds."""
-    from bench.harness.site import Site
-    from webapp.exports import build_export
+class Exporter(Fault):
+    """A researcher downloading the study's export from the server, as the dashboard's button
+    does, back to back for ``busy_s`` of every ``every_s`` seconds, while a read transaction is
+    held open for the whole window, as a long export's snapshot is.
 
-    app = Site(Path(instance), database_url, slug).app()
-    reader = sa.create_engine(database_url, poolclass=sa.pool.NullPool)
-    ready.set()
-    windows, exports, longest = 0, 0, 0.0
-    parent = multiprocessing.parent_process()  # a killed benchmark must not leave us exporting
-    with app.app_context():
-        while not stop.wait(every_s - busy_s) and parent.is_alive():
-            window_end = time.monotonic() + busy_s
-            with reader.connect() as held:  # the long read snapshot an export holds
-                held.exec_driver_sql("BEGIN")
-                held.exec_driver_sql("SELECT count(*) FROM trial").all()
-                while time.monotonic() < window_end and not stop.is_set() and parent.is_alive():
-                    began = time.monotonic()
-                    build_export(slug)
-                    exports += 1
-                    longest = max(longest, time.monotonic() - began)
-                held.exec_driver_sql("ROLLBACK")
-            windows += 1
-    reader.dispose()
-    results.put((windows, exports, longest))
+    The export runs in a gunicorn worker beside the participants' requests, as it does in
+    production; every download must be a complete zip.
+    """
 
+    def __init__(self, server, site, busy_s: float = 7.0, every_s: float = 8.0):
+        super().__init__()
+        self.server, self.site, self.busy_s, self.every_s = server, site, busy_s, every_s
+        self.first_s = every_s - busy_s
+        self.reader = sa.create_engine(site.database_url, poolclass=sa.pool.NullPool)
+        self.exports, self.longest_s, self.failed = 0, 0.0, []
 
-class Exporter:
-    """Study exports in a separate process (as a researcher's request would be)."""
-
-    def __init__(self, site, busy_s: float = 7.0, every_s: float = 8.0):
-        context = multiprocessing.get_context("spawn")
-        self.ready, self.stop, self.results = context.Event(), context.Event(), context.Queue()
-        self.process = context.Process(target=_export_loop, daemon=True, args=(
-            str(site.instance), site.database_url, site.slug, busy_s, every_s, self.ready,
-            self.stop, self.results))
-        self.windows = self.exports = 0
-        self.longest_s = 0.0
+    def step(self) -> bool:
+        researcher = Researcher(self.server.base_url, *RESEARCHER)
+        window_end = time.monotonic() + self.busy_s
+        with self.reader.connect() as held:  # the long read snapshot an export holds
+            held.exec_driver_sql("BEGIN")
+            held.exec_driver_sql("SELECT count(*) FROM trial").all()
+            while time.monotonic() < window_end and not self.stop.is_set():
+                began = time.monotonic()
+                status, body = researcher.request("GET", f"/researcher/studies/{self.site.slug}/export.zip")
+                self.longest_s = max(self.longest_s, time.monotonic() - began)
+                self.exports += 1
+                if status != 200 or not zipfile.is_zipfile(io.BytesIO(body)):
+                    self.failed.append(status)
+            held.exec_driver_sql("ROLLBACK")
+        return True
 
     def summary(self) -> str:
-        return (f"{self.windows} export windows, {self.exports} exports, "
-                f"longest {self.longest_s:.2f} s")
-
-    def __enter__(self):
-        self.process.start()
-        # The child imports the app first (seconds of CPU); that start-up is not the fault.
-        if not self.ready.wait(120):
-            raise RuntimeError("the export process did not start")
-        return self
+        failed = f", {len(self.failed)} FAILED {sorted(set(self.failed))}" if self.failed else ""
+        return (f"{self.count} export windows, {self.exports} exports over HTTP, "
+                f"longest {self.longest_s:.2f} s{failed}")
 
     def __exit__(self, *exc):
-        self.stop.set()
-        self.windows, self.exports, self.longest_s = self.results.get(timeout=120)
-        self.process.join(30)
+        super().__exit__(*exc)
+        self.reader.dispose()

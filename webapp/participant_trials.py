@@ -4,27 +4,26 @@ Every trial insert is one short transaction guarded by the unique keys: an Integ
 ``(session_id, client_uuid)`` is a replay (200), on ``(session_id, trial_index)`` with another
 uuid a conflict (409).  Correct answers come from the stored schedule, never the browser.
 
-Trial POSTs are the hot path (one per participant every few seconds), so they skip the ORM:
-one Core SELECT reads the session row with its study's design, and one short write
-transaction runs an INSERT and an UPDATE of ``last_seen_at``.  The replay lookup runs only
-when the database refuses the insert, and the ORM session object is loaded only for practice
-trials, whose gate may rewrite the schedule.
+Participant calls are most of the server's work, so they skip the ORM: a trial POST is one
+Core SELECT of the session row with its study's design, and one short write transaction that
+runs an INSERT and an UPDATE of ``last_seen_at``.  The replay lookup runs only when the
+database refuses the insert.  Anything that changes a session (the practice gate, completion)
+re-reads its row inside the write transaction.
 """
 from __future__ import annotations
 
 import json
 
-from sqlalchemy import bindparam, insert, select, update
+from sqlalchemy import Row, bindparam, insert, select, update
 from sqlalchemy.exc import IntegrityError
 
 from experiments import exclusions
 from experiments import schedule as scheduling
-from experiments.designs import design_from_snapshot
 from experiments.trial_types import PayloadError, validate
 from webapp import participants
 from webapp.database import write_transaction
 from webapp.extensions import db
-from webapp.models import Experiment, Session, Subject, Trial
+from webapp.models import Session, Subject, Trial
 from webapp.stimulus_files import clip_url, frame_urls
 
 VIDEO_EXTRA = ("key", "onset_callbacks", "onset_time_ms", "key_time_ms", "total_frames",
@@ -40,9 +39,15 @@ class ApiError(Exception):
         self.status, self.code, self.message, self.extra = status, code, message, extra
 
 
-def stored_trials(session: Session) -> list[Trial]:
-    return list(db.session.scalars(select(Trial).where(Trial.session_id == session.id)
-                                   .order_by(Trial.trial_index)))
+# What the exclusion rules, the practice gate and the flag writes read of a stored trial.
+_TRIAL_ROWS = (select(Trial.id, Trial.trial_index, Trial.trial_type, Trial.block, Trial.response,
+                      Trial.correct, Trial.rt_ms, Trial.dropped_frames, Trial.extra,
+                      Trial.excluded, Trial.exclusion_reasons)
+               .where(Trial.session_id == bindparam("session_id")).order_by(Trial.trial_index))
+
+
+def stored_trials(session_id: int) -> list[Row]:
+    return list(db.session.connection().execute(_TRIAL_ROWS, {"session_id": session_id}))
 
 
 _PRACTICE_ROWS = select(Trial.trial_index, Trial.correct).where(
@@ -62,7 +67,7 @@ RECORD_FIELDS = ("trial_index", "trial_type", "block", "response", "correct", "r
                  "dropped_frames", "extra")
 
 
-def _record(trial: Trial) -> dict:
+def _record(trial: Row) -> dict:
     """What the exclusion rules and the practice gate read of a stored trial."""
     return {name: getattr(trial, name) for name in RECORD_FIELDS} | {"extra": trial.extra or {}}
 
@@ -83,15 +88,16 @@ def practice_passed(status: str, schedule: list[dict], records: list[dict], desi
     return accuracy >= design.practice.min_accuracy
 
 
-def session_state(session: Session) -> dict:
+def session_state(session: Row) -> dict:
     """The GET answer: the browser's view of the session (no main-trial answers)."""
-    records = [_record(t) for t in stored_trials(session)]
-    stored = sorted(r["trial_index"] for r in records)
-    design = participants.experiment_design(session.subject.experiment)
-    pending = [t["trial_index"] for t in session.schedule if t["trial_index"] not in set(stored)]
+    records = [_record(t) for t in stored_trials(session.id)]
+    stored = [r["trial_index"] for r in records]
+    design = participants.experiment_design(session)
+    done = set(stored)
+    pending = [t["trial_index"] for t in session.schedule if t["trial_index"] not in done]
     state = {
         "status": session.status, "session_number": session.session_number,
-        "sessions": design.sessions, "consent": participants.consent_state(session),
+        "sessions": design.sessions, "consent": participants.consent_state(session.status),
         "key_mapping": session.condition.get("key_mapping"),
         "response_keys": list(design.response_keys),
         "trials": [scheduling.public_trial(t, clip_url, frame_urls) for t in session.schedule],
@@ -104,7 +110,7 @@ def session_state(session: Session) -> dict:
         "blocks": scheduling.blocks_summary(session.schedule),
     }
     if session.status in participants.ENDED:
-        state.update(participants.ending(session))
+        state.update(participants.ending(session, session.status))
     return state
 
 
@@ -140,10 +146,6 @@ def _row(session_id: int, scheduled: dict, fields: dict, rules) -> dict:
 
 
 # Built once: parameters go to execute(), so no statement is rebuilt per request.
-_TRIAL_TARGET = (select(Session.id, Session.status, Session.schedule, Experiment.design,
-                        Experiment.design_snapshot)
-                 .join(Session.subject).join(Subject.experiment)
-                 .where(Session.token == bindparam("token")))
 _INSERT_TRIAL = insert(Trial.__table__)
 _TOUCH_SESSION = (update(Session.__table__).where(Session.__table__.c.id == bindparam("id_"))
                   .values(last_seen_at=bindparam("seen")))
@@ -162,8 +164,7 @@ def _existing(session_id: int, fields: dict, unmatched: ApiError) -> dict:
 
 def store_trial(token: str, payload) -> tuple[int, dict]:
     """Validate and store one trial of the session with ``token``; returns (HTTP status, answer)."""
-    target = (db.session.connection().execute(_TRIAL_TARGET, {"token": token}).one_or_none()
-              if participants.plausible_token(token) else None)
+    target = participants.session_by_token(token)
     if target is None:
         raise ApiError(404, "unknown_session", "no session with this token")
     if not isinstance(payload, dict):
@@ -177,7 +178,7 @@ def store_trial(token: str, payload) -> tuple[int, dict]:
     if target.status != "in_progress":  # a replay may still arrive after the session ended
         return 200, _existing(target.id, fields, ApiError(
             409, "not_in_progress", f"this session is {target.status!r}"))
-    design = design_from_snapshot(target.design, target.design_snapshot)
+    design = participants.experiment_design(target)
     practice = scheduled["block"] == scheduling.PRACTICE
     if not practice and practice_passed(target.status, target.schedule,
                                         practice_records(target.id), design) is not True:
@@ -192,7 +193,7 @@ def store_trial(token: str, payload) -> tuple[int, dict]:
             connection.execute(_INSERT_TRIAL, row)
             connection.execute(_TOUCH_SESSION, {"id_": target.id, "seen": participants.now()})
             if practice:
-                answer.update(_practice_gate(transaction.get(Session, target.id), design))
+                answer.update(_practice_gate(connection, target, design))
     except IntegrityError:
         return 200, _existing(target.id, fields, ApiError(
             409, "trial_index_taken",
@@ -200,27 +201,29 @@ def store_trial(token: str, payload) -> tuple[int, dict]:
     return 201, answer
 
 
-def _practice_gate(session: Session, design) -> dict:
+def _practice_gate(connection, target: Row, design) -> dict:
     """Decide the gate once a practice attempt is complete (inside the trial's transaction)."""
-    passed = practice_passed(session.status, session.schedule, practice_records(session.id), design)
+    current = participants.locked_session(connection, target.id)
+    passed = practice_passed(current.status, current.schedule, practice_records(target.id), design)
     answer = {"practice_passed": passed}
     if passed is not False:
         return answer
-    attempts = max(t.get("practice_attempt", 1) for t in session.schedule)
+    attempts = max(t.get("practice_attempt", 1) for t in current.schedule)
     if attempts < design.practice.max_attempts:
-        catalog = participants.load_catalog(session.subject.experiment.stimulus_set, design.catch_set)
-        extra = scheduling.practice_trials(design, catalog, session.seed, session.session_number,
+        catalog = participants.load_catalog(target.stimulus_set, design.catch_set)
+        extra = scheduling.practice_trials(design, catalog, target.seed, target.session_number,
                                            attempt=attempts + 1)
-        session.schedule = scheduling.insert_practice_attempt(session.schedule, extra)
+        participants.update_session(connection, target.id, schedule=scheduling.insert_practice_attempt(
+            current.schedule, extra))
         answer.update(practice_passed=None, schedule_changed=True)
     else:
-        session.status = "failed_practice"
-        session.completed_at = participants.now()
-        session.excluded, session.exclusion_reasons = True, ["practice_gate"]
+        participants.update_session(connection, target.id, status="failed_practice",
+                                    completed_at=participants.now(), excluded=True,
+                                    exclusion_reasons=["practice_gate"])
     return answer
 
 
-def complete(session: Session) -> dict:
+def complete(session: Row) -> dict:
     """Finish a session once every scheduled trial is stored; computes exclusions.
 
     The verdict is worked out before the write lock is taken: once every scheduled trial is
@@ -228,59 +231,63 @@ def complete(session: Session) -> dict:
     finds that a concurrent /complete recorded it first).
     """
     if session.status in participants.ENDED:
-        return participants.ending(session)
+        return participants.ending(session, session.status)
     if session.status != "in_progress":
         raise ApiError(409, "not_started", "consent first")
-    trials = stored_trials(session)
+    trials = stored_trials(session.id)
     stored = {t.trial_index for t in trials}
     missing = [t["trial_index"] for t in session.schedule if t["trial_index"] not in stored]
     if missing:
         raise ApiError(409, "missing_trials", f"{len(missing)} trial(s) not stored yet",
                        missing=missing)
-    per_trial, reasons = exclusion_verdict(session, trials)
+    per_trial, reasons = exclusion_verdict(participants.experiment_design(session), trials,
+                                           len(session.schedule))
     changed = _changed_flags(trials, per_trial)
-    session_id = session.id
+    verdict = _verdict(reasons)
     with write_transaction() as transaction:
-        session = transaction.get(Session, session_id)
-        if session.status in participants.ENDED:
-            return participants.ending(session)
-        _store_flags(transaction, changed)
-        _record_verdict(session, reasons)
-        session.completed_at = participants.now()
-    return participants.ending(session)
+        connection = transaction.connection()
+        finished = connection.execute(update(Session.__table__).where(
+            Session.__table__.c.id == session.id, Session.__table__.c.status == "in_progress",
+        ).values(**verdict, completed_at=participants.now())).rowcount
+        if not finished:  # a concurrent /complete recorded the verdict first
+            current = participants.locked_session(connection, session.id)
+            return participants.ending(session, current.status)
+        _store_flags(connection, changed)
+    return participants.ending(session, verdict["status"])
 
 
 _FLAG_TRIAL = (update(Trial.__table__).where(Trial.__table__.c.id == bindparam("id_"))
                .values(excluded=bindparam("excluded"), exclusion_reasons=bindparam("reasons")))
 
 
-def exclusion_verdict(session: Session, trials: list[Trial]) -> tuple[list[list[str]], list[str]]:
+def exclusion_verdict(design, trials: list[Row],
+                      expected_trials: int) -> tuple[list[list[str]], list[str]]:
     """The study's rules applied to a session's stored trials: reasons per trial, and the
     participant's reasons."""
-    rules = participants.experiment_design(session.subject.experiment).exclusions
     records = [_record(t) for t in trials]
-    per_trial = [exclusions.trial_reasons(record, rules) for record in records]
-    return per_trial, exclusions.participant_reasons(records, rules,
-                                                     expected_trials=len(session.schedule))
+    per_trial = [exclusions.trial_reasons(record, design.exclusions) for record in records]
+    return per_trial, exclusions.participant_reasons(records, design.exclusions,
+                                                     expected_trials=expected_trials)
 
 
-def _changed_flags(trials: list[Trial], per_trial: list[list[str]]) -> dict[int, list[str]]:
+def _changed_flags(trials: list[Row], per_trial: list[list[str]]) -> dict[int, list[str]]:
     """Exclusion reasons by trial id, for the trials whose stored flags differ."""
     return {t.id: reasons for t, reasons in zip(trials, per_trial)
             if (t.excluded, t.exclusion_reasons) != (bool(reasons), reasons)}
 
 
-def _store_flags(transaction, changed: dict[int, list[str]]) -> None:
+def _store_flags(connection, changed: dict[int, list[str]]) -> None:
     """Write trials' exclusion flags (flags only: an excluded trial is never deleted)."""
     for trial_id, reasons in changed.items():
-        transaction.execute(_FLAG_TRIAL, {"id_": trial_id, "excluded": bool(reasons),
-                                          "reasons": reasons})
+        connection.execute(_FLAG_TRIAL, {"id_": trial_id, "excluded": bool(reasons),
+                                         "reasons": reasons})
 
 
-def _record_verdict(session: Session, reasons: list[str]) -> None:
+def _verdict(reasons: list[str]) -> dict:
+    """The session columns that record the participant's exclusion verdict."""
     attention = {"catch_failed", "catch_accuracy"} & set(reasons)
-    session.excluded, session.exclusion_reasons = bool(reasons), reasons
-    session.status = "failed_attention" if attention else "completed"
+    return {"status": "failed_attention" if attention else "completed",
+            "excluded": bool(reasons), "exclusion_reasons": reasons}
 
 
 def recompute_study(experiment) -> dict[str, int]:
@@ -289,16 +296,17 @@ def recompute_study(experiment) -> dict[str, int]:
     For use after a rule change; sessions still running are left to their own completion.
     Returns the number of sessions checked and of those now excluded.
     """
-    finished = ("completed", "failed_attention")
-    sessions = db.session.scalars(select(Session).join(Session.subject).where(
+    design = participants.experiment_design(experiment)
+    sessions = db.session.execute(select(Session.id, Session.schedule).join(Session.subject).where(
         Subject.experiment_id == experiment.id, Subject.kind == "human",
-        Session.status.in_(finished))).all()
+        Session.status.in_(("completed", "failed_attention")))).all()
     excluded = 0
     for session in sessions:
         with write_transaction() as transaction:
-            trials = stored_trials(session)
-            per_trial, reasons = exclusion_verdict(session, trials)
-            _store_flags(transaction, _changed_flags(trials, per_trial))
-            _record_verdict(session, reasons)
+            connection = transaction.connection()
+            trials = stored_trials(session.id)
+            per_trial, reasons = exclusion_verdict(design, trials, len(session.schedule))
+            _store_flags(connection, _changed_flags(trials, per_trial))
+            participants.update_session(connection, session.id, **_verdict(reasons))
         excluded += bool(reasons)
     return {"sessions": len(sessions), "excluded": excluded}

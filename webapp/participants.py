@@ -14,14 +14,14 @@ import re
 import secrets
 from collections import Counter
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from datetime import datetime, timezone
+from types import MappingProxyType
 
 import numpy as np
 from flask import current_app
-from sqlalchemy import bindparam, func, select
+from sqlalchemy import Row, bindparam, func, insert, select, update
 from sqlalchemy.exc import IntegrityError
-from sqlalchemy.orm import joinedload
 
 from experiments import schedule as scheduling
 from experiments.catalog_records import Catalog, CatchRecord, ClipRecord, StimulusRecord
@@ -42,7 +42,7 @@ class Entry:
     """What the entry link leads to: run | done | wait | closed | invalid | unavailable."""
 
     outcome: str
-    session: Session | None = None
+    token: str | None = None  # the session to run
     message: str = ""
     opens_at: datetime | None = None
 
@@ -51,8 +51,9 @@ def now() -> datetime:
     return datetime.now(timezone.utc)
 
 
-def experiment_design(experiment: Experiment) -> Design:
-    return design_from_snapshot(experiment.design, experiment.design_snapshot)
+def experiment_design(study) -> Design:
+    """The design of an Experiment, or of a session row with its study's design columns."""
+    return design_from_snapshot(study.design, study.design_snapshot)
 
 
 def recruitment_from(args: Mapping[str, str]) -> tuple[str, dict]:
@@ -78,87 +79,84 @@ def enter(slug: str, args: Mapping[str, str]) -> Entry:
         external_id, recruitment = recruitment_from(args)
     except ValueError as error:
         return Entry("invalid", message=str(error))
-    if experiment.status == "paused":  # no new participants; those inside may finish
-        return _resume_only(experiment, external_id)
-    subject = _subject(experiment, external_id, recruitment)
     try:
-        return _session_entry(experiment, subject)
+        return _session_entry(experiment, external_id, recruitment)
     except scheduling.ScheduleError as error:  # a study set up on an unusable stimulus set
-        db.session.rollback()
         current_app.logger.error("study %s cannot schedule: %s", slug, error)
         return Entry("unavailable", message="This study cannot start at the moment.")
 
 
-def _resume_only(experiment: Experiment, external_id: str) -> Entry:
-    active = db.session.scalar(
-        select(Session).join(Session.subject)
-        .where(Subject.experiment_id == experiment.id, Subject.kind == "human",
-               Subject.external_id == external_id, Session.status.in_(ACTIVE)))
-    if active is None:
-        return Entry("closed", message="This study is not open at the moment.")
-    return Entry("run", active)
+# The participant's subject id with their latest session (None columns: no session yet).
+_LAST_SESSION = (select(Subject.id.label("subject_id"), Session.token, Session.session_number,
+                        Session.status, Session.seed, Session.condition, Session.completed_at)
+                 .outerjoin(Session, Session.subject_id == Subject.id)
+                 .where(Subject.experiment_id == bindparam("experiment_id"),
+                        Subject.kind == "human", Subject.external_id == bindparam("external_id"))
+                 .order_by(Session.session_number.desc()).limit(1))
+_INSERT_SUBJECT = insert(Subject.__table__)
+_INSERT_SESSION = insert(Session.__table__)
 
 
-def _subject(experiment: Experiment, external_id: str, recruitment: dict) -> Subject:
-    query = select(Subject).where(Subject.experiment_id == experiment.id, Subject.kind == "human",
-                                  Subject.external_id == external_id)
-    subject = db.session.scalar(query)
-    if subject is not None:
-        return subject
-    try:
-        with write_transaction() as session:
-            subject = Subject(experiment_id=experiment.id, kind="human", external_id=external_id,
-                              recruitment=recruitment)
-            session.add(subject)
-    except IntegrityError:  # the same id entered twice at once: keep the first
-        subject = db.session.scalar(query)
-    return subject
-
-
-def _session_entry(experiment: Experiment, subject: Subject) -> Entry:
+def _session_entry(experiment: Experiment, external_id: str, recruitment: dict) -> Entry:
     design = experiment_design(experiment)
-    sessions = sorted(subject.sessions, key=lambda s: s.session_number)
-    if not sessions:
-        return Entry("run", _new_session(experiment, design, subject, 1))
-    last = sessions[-1]
-    if last.status in ACTIVE:
-        return Entry("run", last)
-    if last.status != "completed" or last.session_number >= design.sessions:
-        return Entry("done", last, message=_done_message(last))
-    opens_at = scheduling.session_opens_at(design, last.completed_at or now())
-    if now() < opens_at:
-        return Entry("wait", last, opens_at=opens_at)
-    return Entry("run", _new_session(experiment, design, subject, last.session_number + 1, last))
+    for _ in range(2):  # twice: a concurrent entry with the same id may create the rows first
+        last = db.session.connection().execute(
+            _LAST_SESSION, {"experiment_id": experiment.id, "external_id": external_id}).first()
+        if last is not None and last.token is not None:
+            if last.status in ACTIVE:
+                return Entry("run", last.token)
+            if experiment.status == "paused":
+                return Entry("closed", message="This study is not open at the moment.")
+            if last.status != "completed" or last.session_number >= design.sessions:
+                return Entry("done", message=_done_message(last.status))
+            opens_at = scheduling.session_opens_at(design, last.completed_at or now())
+            if now() < opens_at:
+                return Entry("wait", opens_at=opens_at)
+        elif experiment.status == "paused":  # no new participants; those inside may finish
+            return Entry("closed", message="This study is not open at the moment.")
+        token = _new_session(experiment, design, external_id, recruitment, last)
+        if token is not None:
+            return Entry("run", token)
+    raise RuntimeError(f"could not open a session for {external_id!r} in {experiment.slug!r}")
 
 
-def _done_message(session: Session) -> str:
-    if session.status == "completed":
+def _done_message(status: str) -> str:
+    if status == "completed":
         return "You have already completed this study. Thank you!"
     return "You have already taken part in this study."
 
 
-def _new_session(experiment: Experiment, design: Design, subject: Subject, number: int,
-                 previous: Session | None = None) -> Session:
-    if previous is None:
-        seed = secrets.randbelow(2**31 - 1)
+def _new_session(experiment: Experiment, design: Design, external_id: str, recruitment: dict,
+                 last) -> str | None:
+    """Open the participant's next session (and their subject on first entry); its token.
+
+    The schedule is built before the write lock is taken, and subject and session are
+    inserted in one transaction.  None: a concurrent entry with the same id inserted first.
+    """
+    if last is None or last.token is None:
+        number, seed = 1, secrets.randbelow(2**31 - 1)
         condition = scheduling.choose_condition(design, condition_counts(experiment),
                                                 np.random.default_rng(seed))
     else:  # later sessions continue the participant's seed and between-subject cell
-        seed, condition = previous.seed, dict(previous.condition)
+        number, seed, condition = last.session_number + 1, last.seed, dict(last.condition)
     catalog = load_catalog(experiment.stimulus_set, design.catch_set)
     condition["catch_available"] = bool(catalog.catch)
     schedule = scheduling.build_schedule(design, catalog, seed, number, condition)
-    subject_id = subject.id
+    token = secrets.token_urlsafe(32)
     try:
         with write_transaction() as transaction:
-            session = Session(subject_id=subject_id, token=secrets.token_urlsafe(32),
-                              session_number=number, seed=seed, status="started",
-                              condition=condition, schedule=schedule, available_from=now())
-            transaction.add(session)
-    except IntegrityError:  # a concurrent entry created it first
-        session = db.session.scalar(select(Session).where(
-            Session.subject_id == subject_id, Session.session_number == number))
-    return session
+            connection = transaction.connection()
+            subject_id = last.subject_id if last is not None else connection.execute(
+                _INSERT_SUBJECT, {"experiment_id": experiment.id, "kind": "human",
+                                  "external_id": external_id, "recruitment": recruitment},
+            ).inserted_primary_key[0]
+            connection.execute(_INSERT_SESSION, {
+                "subject_id": subject_id, "token": token, "session_number": number,
+                "seed": seed, "status": "started", "condition": condition,
+                "schedule": schedule, "available_from": now()})
+    except IntegrityError:
+        return None
+    return token
 
 
 def condition_counts(experiment: Experiment) -> Counter:
@@ -184,39 +182,50 @@ _STIMULUS_ROWS = (select(Stimulus.source_clip_id, Stimulus.id, Stimulus.public_i
 
 
 def load_catalog(stimulus_set: str, catch_set: str) -> Catalog:
-    """The stimulus set and the catch videos as plain records for the schedule builder.
-
-    Every new session reads it, so it is two Core queries per set, without ORM objects.
-    """
-    def clips_of(name):
-        connection = db.session.connection()
-        stimuli = {}
-        for row in connection.execute(_STIMULUS_ROWS, {"name": name}):
-            stimuli.setdefault(row.source_clip_id, []).append(row)
-        return [(clip, stimuli.get(clip.id, []))
-                for clip in connection.execute(_CLIP_ROWS, {"name": name})]
-
-    clips = tuple(ClipRecord(
-        id=c.id, clip_key=c.clip_key, categories=tuple(c.categories or ()),
-        stimuli=tuple(_record(s) for s in stimuli), duration_s=c.duration_s, fps=c.fps,
-        split=c.split, annotation_brief=c.annotation_brief,
-        annotation_comprehensive=c.annotation_comprehensive, params=dict(c.params or {}))
-        for c, stimuli in clips_of(stimulus_set))
+    """The stimulus set and the catch videos as plain records for the schedule builder."""
     catch = []
-    for clip, stimuli in clips_of(catch_set):
-        forward = next((s for s in stimuli if s.kind == "clip" and s.direction == "forward"), None)
-        key = (clip.params or {}).get("instructed_key")
+    for clip in _clip_records(catch_set):
+        forward, key = clip.clip("forward"), clip.params.get("instructed_key")
         if forward is not None and key:
-            record = _record(forward, {"duration_s": clip.duration_s})
-            catch.append(CatchRecord(record, str(key)))
-    return Catalog(clips, tuple(catch))
+            meta = MappingProxyType({**forward.meta, "duration_s": clip.duration_s})
+            catch.append(CatchRecord(replace(forward, meta=meta), str(key)))
+    return Catalog(_clip_records(stimulus_set), tuple(catch))
 
 
-def _record(stimulus, extra_meta: Mapping | None = None) -> StimulusRecord:
-    return StimulusRecord(id=stimulus.id, public_id=stimulus.public_id, kind=stimulus.kind,
-                          direction=stimulus.direction,
-                          frame_indices=tuple(stimulus.frame_indices or ()) or None,
-                          meta={**(stimulus.meta or {}), **(extra_meta or {})})
+# Stimulus rows are only ever inserted (webapp.catalog imports a set whole; nothing updates or
+# deletes them), so the counts and highest ids of a set's rows tell whether it changed.
+_SET_VERSION = (select(func.count(SourceClip.id.distinct()), func.max(SourceClip.id),
+                       func.count(Stimulus.id), func.max(Stimulus.id))
+                .select_from(SourceClip).outerjoin(Stimulus)
+                .where(SourceClip.stimulus_set == bindparam("name")))
+
+
+def _clip_records(name: str) -> tuple[ClipRecord, ...]:
+    """A stimulus set's clips as records, kept per app while the set's rows are unchanged.
+
+    Every new session needs them; the version check is one small aggregate query instead of
+    reading every row.  Records are read-only (``MappingProxyType``) because sessions share them.
+    """
+    connection = db.session.connection()
+    version = tuple(connection.execute(_SET_VERSION, {"name": name}).one())
+    cache = current_app.extensions.setdefault("chronoscope_catalog", {})
+    cached = cache.get(name)
+    if cached is not None and cached[0] == version:
+        return cached[1]
+    stimuli = {}
+    for row in connection.execute(_STIMULUS_ROWS, {"name": name}):
+        stimuli.setdefault(row.source_clip_id, []).append(StimulusRecord(
+            id=row.id, public_id=row.public_id, kind=row.kind, direction=row.direction,
+            frame_indices=tuple(row.frame_indices or ()) or None,
+            meta=MappingProxyType(dict(row.meta or {}))))
+    records = tuple(ClipRecord(
+        id=c.id, clip_key=c.clip_key, categories=tuple(c.categories or ()),
+        stimuli=tuple(stimuli.get(c.id, ())), duration_s=c.duration_s, fps=c.fps, split=c.split,
+        annotation_brief=c.annotation_brief, annotation_comprehensive=c.annotation_comprehensive,
+        params=MappingProxyType(dict(c.params or {})))
+        for c in connection.execute(_CLIP_ROWS, {"name": name}))
+    cache[name] = (version, records)
+    return records
 
 
 def plausible_token(token: str) -> bool:
@@ -224,61 +233,86 @@ def plausible_token(token: str) -> bool:
     return 0 < len(token) <= 64
 
 
-def session_by_token(token: str) -> Session | None:
+# What every participant API call reads: the session with its participant's recruitment and its
+# study, as one Core row (no ORM objects: these calls are most of the server's work).
+_SESSION_ROW = (select(Session.id, Session.token, Session.status, Session.session_number,
+                       Session.seed, Session.schedule, Session.condition, Subject.recruitment,
+                       Experiment.slug, Experiment.design, Experiment.design_snapshot,
+                       Experiment.stimulus_set)
+                .join(Session.subject).join(Subject.experiment)
+                .where(Session.token == bindparam("token")))
+# Read inside a write transaction before changing a session (FOR UPDATE on PostgreSQL; SQLite's
+# BEGIN IMMEDIATE already excludes other writers).
+_LOCKED_SESSION = (select(Session.status, Session.schedule, Session.device_info)
+                   .where(Session.id == bindparam("id_")).with_for_update())
+
+
+def session_by_token(token: str) -> Row | None:
     if not plausible_token(token):
         return None
-    # Every API call reads the subject and experiment too: one query instead of three.
-    return db.session.scalar(select(Session).where(Session.token == token).options(
-        joinedload(Session.subject).joinedload(Subject.experiment)))
+    return db.session.connection().execute(_SESSION_ROW, {"token": token}).one_or_none()
 
 
-def completion_codes(experiment: Experiment) -> dict[str, str]:
-    """The study's completion codes by outcome, derived from the app secret and its slug
-    (stable, so they can be entered in Prolific once; shown on the researcher dashboard)."""
+def locked_session(connection, session_id: int) -> Row:
+    return connection.execute(_LOCKED_SESSION, {"id_": session_id}).one()
+
+
+def update_session(connection, session_id: int, **values) -> None:
+    """Set columns of one session row (inside a write transaction)."""
+    connection.execute(update(Session.__table__).where(
+        Session.__table__.c.id == session_id).values(**values))
+
+
+def completion_codes(slug: str) -> dict[str, str]:
+    """A study's completion codes by outcome, derived from the app secret and its slug
+    (stable, so they can be entered in Prolific once; shown on the study's dashboard page)."""
     secret = current_app.config["SECRET_KEY"].encode()
 
     def code(outcome: str) -> str:
-        digest = hmac.new(secret, f"code:{experiment.slug}:{outcome}".encode(), hashlib.sha256)
+        digest = hmac.new(secret, f"code:{slug}:{outcome}".encode(), hashlib.sha256)
         return base64.b32encode(digest.digest()).decode()[:8]
 
-    return {outcome: code(outcome) for outcome in ("completed", "failed_attention",
-                                                   "failed_practice", "no_consent")}
+    return {outcome: code(outcome) for outcome in ENDED}
 
 
-def ending(session: Session) -> dict:
-    """Status, completion code and redirect of an ended session."""
-    code = completion_codes(session.subject.experiment).get(session.status)
-    prolific = "PROLIFIC_PID" in (session.subject.recruitment or {})
-    return {"status": session.status, "completion_code": code,
+def ending(session: Row, status: str) -> dict:
+    """Status, completion code and redirect of a session that ended with ``status``."""
+    code = completion_codes(session.slug).get(status)
+    prolific = "PROLIFIC_PID" in (session.recruitment or {})
+    return {"status": status, "completion_code": code,
             "redirect_url": PROLIFIC_COMPLETE.format(code=code) if prolific and code else None}
 
 
-def record_consent(session: Session, consent: bool) -> dict:
-    with write_transaction():
-        if session.status in ACTIVE:
-            session.device_info = {**(session.device_info or {}),
-                                   "consent": {"given": consent, "at": now().isoformat()}}
-            session.status = "in_progress" if consent else "no_consent"
-            if not consent:
-                session.completed_at = now()
-    if session.status == "no_consent":
-        return ending(session)
+def record_consent(session: Row, consent: bool) -> dict:
+    with write_transaction() as transaction:
+        connection = transaction.connection()
+        current = locked_session(connection, session.id)
+        status = current.status
+        if status in ACTIVE:
+            status = "in_progress" if consent else "no_consent"
+            ended = {} if consent else {"completed_at": now()}
+            update_session(connection, session.id, status=status, **ended, device_info={
+                **(current.device_info or {}),
+                "consent": {"given": consent, "at": now().isoformat()}})
+    if status == "no_consent":
+        return ending(session, status)
     return {"ok": True}
 
 
-def consent_state(session: Session) -> bool | None:
-    if session.status == "started":
+def consent_state(status: str) -> bool | None:
+    if status == "started":
         return None
-    return session.status != "no_consent"
+    return status != "no_consent"
 
 
-def record_device(session: Session, fields: dict) -> None:
-    with write_transaction():
-        session.device_info = {**(session.device_info or {}), "device": fields,
-                               "device_at": now().isoformat()}
-        session.last_seen_at = now()
+def record_device(session: Row, fields: dict) -> None:
+    with write_transaction() as transaction:
+        connection = transaction.connection()
+        current = locked_session(connection, session.id)
+        update_session(connection, session.id, last_seen_at=now(), device_info={
+            **(current.device_info or {}), "device": fields, "device_at": now().isoformat()})
 
 
-def heartbeat(session: Session) -> None:
-    with write_transaction():
-        session.last_seen_at = now()
+def heartbeat(session: Row) -> None:
+    with write_transaction() as transaction:
+        update_session(transaction.connection(), session.id, last_seen_at=now())

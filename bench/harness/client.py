@@ -1,4 +1,5 @@
-"""HTTP for simulated participants: one request, and a request retried like the browser does.
+"""HTTP for simulated participants: one request, and a request retried like the browser does;
+and a signed-in researcher, for the exports.
 
 Retry policy (the runner's): 5xx answers and connection errors are retried with jittered
 exponential backoff (at least ``Retry-After`` when the server gives one), with the very same
@@ -9,7 +10,9 @@ from __future__ import annotations
 import http.client
 import json
 import random
+import re
 import time
+from urllib.parse import urlencode
 from dataclasses import dataclass, field
 from urllib.parse import urlsplit
 
@@ -83,3 +86,41 @@ class Retrying:
                 return None
             time.sleep(delay)
         return None
+
+
+class Researcher:
+    """A researcher signed in over HTTP, as a browser is: session cookie and CSRF token."""
+
+    _CSRF = re.compile(rb'name="csrf_token" type="hidden" value="([^"]+)"')
+
+    def __init__(self, base_url: str, username: str, password: str, timeout_s: float = 120.0):
+        parts = urlsplit(base_url)
+        self.host, self.port, self.timeout_s = parts.hostname, parts.port, timeout_s
+        self.cookies: dict[str, str] = {}
+        page = self.request("GET", "/auth/login")
+        token = self._CSRF.search(page[1])
+        if page[0] != 200 or token is None:
+            raise RuntimeError(f"no sign-in form (HTTP {page[0]})")
+        form = urlencode({"csrf_token": token.group(1).decode(), "username": username,
+                          "password": password})
+        status, _ = self.request("POST", "/auth/login", form.encode(),
+                                 {"Content-Type": "application/x-www-form-urlencoded"})
+        if status != 302:
+            raise RuntimeError(f"sign-in refused (HTTP {status})")
+
+    def request(self, method: str, path: str, body: bytes | None = None,
+                headers: dict | None = None) -> tuple[int, bytes]:
+        connection = http.client.HTTPConnection(self.host, self.port, timeout=self.timeout_s)
+        try:
+            cookie = "; ".join(f"{k}={v}" for k, v in self.cookies.items())
+            connection.request(method, path, body=body,
+                               headers={**(headers or {}), **({"Cookie": cookie} if cookie else {})})
+            response = connection.getresponse()
+            raw = response.read()
+            for name, value in response.getheaders():
+                if name.lower() == "set-cookie":
+                    key, _, rest = value.partition("=")
+                    self.cookies[key] = rest.split(";", 1)[0]
+            return response.status, raw
+        finally:
+            connection.close()

@@ -103,7 +103,7 @@ def f1(run: Run, duration_s: float, participants: int = 50, every_s: float = 1.0
 def f2(run: Run, duration_s: float, participants: int = 200, think_s: float = 2.0,
        busy_s: float = 7.0, every_s: float = 8.0) -> Row:
     return load(run, "F2", participants, duration_s, think_s, lambda server, site: (
-        faults.Exporter(site, busy_s, every_s),))
+        faults.Exporter(server, site, busy_s, every_s),))
 
 
 def f3(run: Run, duration_s: float, participants: int = 50, think_s: float = 1.0,

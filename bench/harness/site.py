@@ -14,6 +14,7 @@ import sqlalchemy as sa
 
 SLUG = "load"
 SECRET_KEY = "reliability-bench"
+RESEARCHER = ("bench-researcher", "bench-password-not-secret")  # the exports' sign-in
 
 
 @dataclass
@@ -53,6 +54,7 @@ def fresh_postgres(server_url: str) -> str:
 def build_site(folder: Path, database_url: str | None = None, main_blocks: int = 2) -> Site:
     """Create the tables and one open study in ``folder`` (SQLite there unless a URL is given)."""
     from tests.webapp.participant_study import add_catch_set, add_stimulus_set, open_study
+    from webapp.auth import create_researcher
     from webapp.extensions import db
 
     instance = Path(folder) / "instance"
@@ -65,5 +67,6 @@ def build_site(folder: Path, database_url: str | None = None, main_blocks: int =
         add_stimulus_set(root=root)
         add_catch_set(root=root)
         open_study(slug=site.slug, main_blocks=main_blocks)
+        create_researcher(*RESEARCHER)
         db.engine.dispose()
     return site

@@ -47,5 +47,6 @@ def test_f2_exports_do_not_block_participants(run):
     stats = row.stats()
     print("F2", stats, row.faults)
     assert stats["n503"] == 0 and stats["p99_ms"] < LOOSE_P99_MS
-    exports = re.search(r"\b(\d+) exports\b", row.faults)
+    exports = re.search(r"\b(\d+) exports over HTTP\b", row.faults)
     assert exports and int(exports.group(1)) > 0, row.faults  # the exports really ran
+    assert "FAILED" not in row.faults  # and each was a complete zip

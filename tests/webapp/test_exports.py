@@ -2,7 +2,9 @@
 import csv
 import io
 import json
+import os
 import threading
+import sys
 import uuid
 import zipfile
 from datetime import datetime
@@ -12,7 +14,7 @@ import pytest
 import sqlalchemy as sa
 
 from analysis.loading import read_trials
-from webapp import exports
+from webapp import dashboard, exports
 from webapp.codebook import CODEBOOK
 from webapp.extensions import db
 from webapp.models import Trial
@@ -252,3 +254,23 @@ def test_dashboard_download_is_a_zip_of_the_export(logged_in, study):
         assert sorted(n.split("/")[1] for n in names) == sorted(exports.FILE_NAMES)
         trials = archive.read(f"{folder}/trials.csv").decode()
     assert len(list(csv.DictReader(io.StringIO(trials)))) == 5
+
+
+@pytest.mark.skipif(not sys.platform.startswith("linux"), reason="per-thread niceness is Linux's")
+def test_researcher_reads_run_at_lower_priority_than_participants(logged_in, study, monkeypatch):
+    """Exports and dashboard panels run in a thread at nice +10; the request's own thread,
+    which serves participants next, keeps its priority, and errors still reach the client."""
+    from webapp import priority
+
+    def niceness():
+        return os.getpriority(os.PRIO_PROCESS, threading.get_native_id())
+
+    base, seen = niceness(), []
+    real_export = exports.export_zip
+    monkeypatch.setattr(exports, "export_zip", lambda slug: (seen.append(niceness()), real_export(slug))[1])
+    assert logged_in.get("/researcher/studies/pilot/export.zip").status_code == 200
+    real_panel = dashboard.study_panel
+    monkeypatch.setattr(dashboard, "study_panel", lambda slug: (seen.append(niceness()), real_panel(slug))[1])
+    assert logged_in.get("/researcher/studies/pilot/panel").status_code == 200
+    assert seen == [min(19, base + priority.NICENESS)] * 2 and niceness() == base
+    assert logged_in.get("/researcher/studies/nope/export.zip").status_code == 404

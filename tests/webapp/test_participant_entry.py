@@ -156,3 +156,54 @@ def test_paused_study_lets_those_inside_finish(app, client, study):
     assert token_of(enter(client, participant="inside")) == token
     assert enter(client, participant="newcomer").status_code == 404
     assert client.get(f"/api/session/{token}").status_code == 200
+
+
+def test_simultaneous_first_entries_open_one_session(any_db_app):
+    """Eight entries of one new id at once: one subject, one session, the same token for all."""
+    from concurrent.futures import ThreadPoolExecutor
+
+    with any_db_app.app_context():
+        add_stimulus_set()
+        add_catch_set()
+        open_study(main_blocks=2)
+
+    def entry(_):
+        return token_of(any_db_app.test_client().get("/p/study", query_string={"participant": "twin"}))
+
+    with ThreadPoolExecutor(8) as pool:
+        tokens = set(pool.map(entry, range(8)))
+    with any_db_app.app_context():
+        assert db.session.scalar(select(db.func.count()).select_from(Subject)) == 1
+        assert list(db.session.scalars(select(Session.token))) == list(tokens)
+
+
+def test_unschedulable_study_stores_nothing_until_its_stimuli_arrive(app, client):
+    """Entry builds the schedule before writing, so a failed one leaves no subject behind;
+    the cached stimulus catalog notices the set's new rows."""
+    with app.app_context():
+        add_catch_set()
+        open_study(stimulus_set="later", main_blocks=2)
+    assert enter(client, participant="early").status_code == 503
+    with app.app_context():
+        assert db.session.scalar(select(db.func.count()).select_from(Subject)) == 0
+        add_stimulus_set(name="later")
+    token_of(enter(client, participant="early"))
+
+
+def test_catalog_is_cached_until_the_set_changes(app, study):
+    from webapp.models import SourceClip
+    from webapp.participants import load_catalog
+    from tests.webapp.participant_study import _stimulus
+
+    with app.app_context():
+        first = load_catalog("tiny", "catch")
+        assert load_catalog("tiny", "catch").clips is first.clips
+        with pytest.raises(TypeError):  # shared between sessions, so read-only
+            first.clips[0].stimuli[0].meta["n_frames"] = 3
+        clip = db.session.scalars(select(SourceClip).where(SourceClip.stimulus_set == "tiny")).first()
+        clip.stimuli.append(_stimulus(clip, None, "frame_set", n_frames=6, span="medium"))
+        db.session.commit()
+        again = load_catalog("tiny", "catch")
+    assert again.clips is not first.clips
+    assert sum(len(c.stimuli) for c in again.clips) == sum(len(c.stimuli) for c in first.clips) + 1
+    assert again.catch == first.catch and len(again.catch) == 2

@@ -2,7 +2,7 @@
 import pytest
 
 from experiments.designs import DESIGNS, Design
-from webapp import studies
+from webapp import participants, studies
 from webapp.extensions import db
 from webapp.models import Experiment
 
@@ -128,6 +128,9 @@ def test_cli_lifecycle(app, runner, factory):
     assert result.exit_code == 0, result.output
     assert "now open" in result.output and "/p/pilot" in result.output
     assert "PROLIFIC_PID={{%PROLIFIC_PID%}}" in result.output
+    with app.app_context():
+        codes = participants.completion_codes("pilot")
+    assert f"completed={codes['completed']}, failed_attention={codes['failed_attention']}" in result.output
     for action, status in (("pause", "paused"), ("close", "closed")):
         result = runner.invoke(args=["study", action, "pilot"])
         assert result.exit_code == 0 and f"now {status}" in result.output, result.output
@@ -184,6 +187,10 @@ def test_dashboard_creates_and_moves_a_study(app, logged_in, factory):
     assert response.headers["Location"] == "/researcher/studies/web-pilot"
     page = logged_in.get("/researcher/studies/web-pilot").get_data(as_text=True)
     assert "http://localhost/p/web-pilot" in page and 'id="action-open"' in page
+    with app.app_context():
+        codes = participants.completion_codes("web-pilot")
+    for outcome, code in codes.items():  # what Prolific must be told, as participants get them
+        assert f'<code id="code-{outcome}">{code}</code>' in page
     response = logged_in.post("/researcher/studies/web-pilot/open", follow_redirects=True)
     assert "is now open" in response.get_data(as_text=True)
     response = logged_in.post("/researcher/studies/web-pilot/open", follow_redirects=True)

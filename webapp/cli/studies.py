@@ -2,7 +2,7 @@
 import click
 from flask.cli import with_appcontext
 
-from webapp import studies
+from webapp import participants, studies
 
 
 @click.group()
@@ -38,6 +38,8 @@ def _transition_command(action: str, help_text: str):
         if experiment.status == "open":
             click.echo(f"Participant link: {studies.participant_link(slug)}")
             click.echo(f"Prolific link:    {studies.participant_link(slug, prolific=True)}")
+            codes = participants.completion_codes(slug)
+            click.echo("Completion codes: " + ", ".join(f"{k}={v}" for k, v in codes.items()))
 
     command.__doc__ = help_text
     return study.command(action)(command)

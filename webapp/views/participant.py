@@ -10,7 +10,7 @@ bp = Blueprint("participant", __name__)
 def entry(slug):
     result = participants.enter(slug, request.args)
     if result.outcome == "run":
-        return redirect(url_for("participant.run", token=result.session.token), code=303)
+        return redirect(url_for("participant.run", token=result.token), code=303)
     if result.outcome == "done":
         return render_template("participant/done.html", message=result.message), 200
     if result.outcome == "wait":

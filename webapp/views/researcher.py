@@ -13,8 +13,9 @@ from flask_wtf import FlaskForm
 from wtforms import SelectField, StringField
 from wtforms.validators import DataRequired, Length
 
-from webapp import catalog, dashboard, exports, studies
+from webapp import catalog, dashboard, exports, participants, studies
 from webapp.extensions import login_manager
+from webapp.priority import low_priority
 
 bp = Blueprint("researcher", __name__, url_prefix="/researcher")
 
@@ -80,16 +81,19 @@ def create_study():
 
 
 @bp.get("/studies/<slug>")
+@low_priority
 def study(slug):
     experiment = _study_or_404(slug)
     return render_template(
         "researcher/study.html", study=experiment, panel=dashboard.study_panel(slug),
         actions=studies.allowed_actions(experiment.status), action_form=ActionForm(),
         link=studies.participant_link(slug),
-        prolific_link=studies.participant_link(slug, prolific=True))
+        prolific_link=studies.participant_link(slug, prolific=True),
+        completion_codes=participants.completion_codes(slug))
 
 
 @bp.get("/studies/<slug>/panel")
+@low_priority
 def panel(slug):
     """The live part of the study page, re-fetched by researcher.js every few seconds."""
     _study_or_404(slug)
@@ -113,6 +117,7 @@ def change_status(slug, action):
 
 
 @bp.get("/studies/<slug>/export.zip")
+@low_priority
 def export(slug):
     _study_or_404(slug)
     name, data = exports.export_zip(slug)
