@@ -8,6 +8,7 @@ failing half-way when a read transaction tries to upgrade to a write.
 import fcntl
 import os
 import threading
+import weakref
 from contextlib import contextmanager, nullcontext
 
 from flask import Flask
@@ -64,7 +65,8 @@ def write_transaction():
             raise
 
 
-_turns: dict = {}
+# Per engine: (pid, thread lock, open lock file); the file is closed when the engine goes.
+_turns: "weakref.WeakKeyDictionary[Engine, tuple]" = weakref.WeakKeyDictionary()
 _turns_guard = threading.Lock()
 
 
@@ -80,11 +82,13 @@ def _writer_turn(engine: Engine):
     path = engine.url.database if engine.dialect.name == "sqlite" else None
     if not path or path == ":memory:" or path.startswith("file:"):
         return nullcontext()
-    key = (os.getpid(), path)  # a forked worker must not share its parent's open file
     with _turns_guard:
-        if key not in _turns:
-            _turns[key] = (threading.RLock(), open(f"{path}-writer.lock", "a+b"))
-    return _held(*_turns[key])
+        turn = _turns.get(engine)
+        if turn is None or turn[0] != os.getpid():  # a forked worker must not share the file
+            handle = open(f"{path}-writer.lock", "a+b")
+            turn = _turns[engine] = (os.getpid(), threading.RLock(), handle)
+            weakref.finalize(engine, handle.close)
+    return _held(turn[1], turn[2])
 
 
 _depth = threading.local()
