@@ -142,7 +142,8 @@ class Exporter(Fault):
             held.exec_driver_sql("SELECT count(*) FROM trial").all()
             while time.monotonic() < window_end and not self.stop.is_set():
                 began = time.monotonic()
-                status, body = researcher.request("GET", f"/researcher/studies/{self.site.slug}/export.zip")
+                status, body = researcher.request(
+                    "GET", f"/researcher/studies/{self.site.slug}/export.zip")
                 self.longest_s = max(self.longest_s, time.monotonic() - began)
                 self.exports += 1
                 if status != 200 or not zipfile.is_zipfile(io.BytesIO(body)):

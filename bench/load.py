@@ -73,7 +73,7 @@ def main(argv=None) -> int:
     parser.add_argument("--only", action="append", choices=("L1", "L2", "F1", "F2", "F3", "restart"))
     parser.add_argument("--keep", type=Path, help="work folder to keep (default: a temp folder)")
     args = parser.parse_args(argv)
-    # SIGTERM unwinds like Ctrl-C, so the servers and the export process are stopped too.
+    # SIGTERM unwinds like Ctrl-C, so the servers are stopped too.
     signal.signal(signal.SIGTERM, lambda *_: sys.exit(143))
     wanted = args.only or ["L1", "L2", "F1", "F2", "F3", "restart"]
     with tempfile.TemporaryDirectory(prefix="chronoscope-load-") as tmp:

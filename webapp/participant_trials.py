@@ -147,8 +147,6 @@ def _row(session_id: int, scheduled: dict, fields: dict, rules) -> dict:
 
 # Built once: parameters go to execute(), so no statement is rebuilt per request.
 _INSERT_TRIAL = insert(Trial.__table__)
-_TOUCH_SESSION = (update(Session.__table__).where(Session.__table__.c.id == bindparam("id_"))
-                  .values(last_seen_at=bindparam("seen")))
 
 
 def _existing(session_id: int, fields: dict, unmatched: ApiError) -> dict:
@@ -191,7 +189,7 @@ def store_trial(token: str, payload) -> tuple[int, dict]:
         with write_transaction() as transaction:
             connection = transaction.connection()
             connection.execute(_INSERT_TRIAL, row)
-            connection.execute(_TOUCH_SESSION, {"id_": target.id, "seen": participants.now()})
+            participants.touch_session(connection, target.id)
             if practice:
                 answer.update(_practice_gate(connection, target, design))
     except IntegrityError:

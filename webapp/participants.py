@@ -257,6 +257,15 @@ def locked_session(connection, session_id: int) -> Row:
     return connection.execute(_LOCKED_SESSION, {"id_": session_id}).one()
 
 
+# Every stored trial and heartbeat marks the session alive: built once, it is the hot path.
+_TOUCH_SESSION = (update(Session.__table__).where(Session.__table__.c.id == bindparam("id_"))
+                  .values(last_seen_at=bindparam("seen")))
+
+
+def touch_session(connection, session_id: int) -> None:
+    connection.execute(_TOUCH_SESSION, {"id_": session_id, "seen": now()})
+
+
 def update_session(connection, session_id: int, **values) -> None:
     """Set columns of one session row (inside a write transaction)."""
     connection.execute(update(Session.__table__).where(
@@ -315,4 +324,4 @@ def record_device(session: Row, fields: dict) -> None:
 
 def heartbeat(session: Row) -> None:
     with write_transaction() as transaction:
-        update_session(transaction.connection(), session.id, last_seen_at=now())
+        touch_session(transaction.connection(), session.id)

@@ -12,11 +12,28 @@ import json
 import random
 import re
 import time
-from urllib.parse import urlencode
 from dataclasses import dataclass, field
-from urllib.parse import urlsplit
+from urllib.parse import urlencode, urlsplit
 
 RETRYABLE_ERRORS = (OSError, http.client.HTTPException)
+
+
+def exchange(host: str, port: int, timeout_s: float, method: str, path: str,
+             body: bytes | None = None, headers: dict | None = None) -> tuple[int, list, bytes]:
+    """One request on a fresh connection (gunicorn's sync workers close it after each answer):
+    status, response headers as (name, value) pairs, body."""
+    connection = http.client.HTTPConnection(host, port, timeout=timeout_s)
+    try:
+        connection.request(method, path, body=body, headers=headers or {})
+        response = connection.getresponse()
+        return response.status, response.getheaders(), response.read()
+    finally:
+        connection.close()
+
+
+def header(pairs: list, name: str) -> str:
+    """A response header by case-insensitive name ('' when absent)."""
+    return next((value for key, value in pairs if key.lower() == name.lower()), "")
 
 
 @dataclass
@@ -53,18 +70,13 @@ class Retrying:
         self.host, self.port = parts.hostname, parts.port
 
     def once(self, method: str, path: str, body: dict | None = None) -> Answer:
-        connection = http.client.HTTPConnection(self.host, self.port, timeout=self.timeout_s)
-        try:
-            payload = None if body is None else json.dumps(body).encode()
-            headers = {"Content-Type": "application/json"} if payload is not None else {}
-            connection.request(method, path, body=payload, headers=headers)
-            response = connection.getresponse()
-            raw = response.read()
-            parsed = json.loads(raw) if raw and response.getheader("Content-Type", "").startswith(
-                "application/json") else None
-            return Answer(response.status, parsed, dict(response.getheaders()))
-        finally:
-            connection.close()
+        payload = None if body is None else json.dumps(body).encode()
+        headers = {"Content-Type": "application/json"} if payload is not None else {}
+        status, answer_headers, raw = exchange(self.host, self.port, self.timeout_s, method, path,
+                                               payload, headers)
+        parsed = json.loads(raw) if raw and header(answer_headers, "Content-Type").startswith(
+            "application/json") else None
+        return Answer(status, parsed, dict(answer_headers))
 
     def send(self, kind: str, method: str, path: str, body: dict | None = None) -> Answer | None:
         """The final answer (2xx-4xx), or None when the retry budget ran out."""
@@ -110,17 +122,12 @@ class Researcher:
 
     def request(self, method: str, path: str, body: bytes | None = None,
                 headers: dict | None = None) -> tuple[int, bytes]:
-        connection = http.client.HTTPConnection(self.host, self.port, timeout=self.timeout_s)
-        try:
-            cookie = "; ".join(f"{k}={v}" for k, v in self.cookies.items())
-            connection.request(method, path, body=body,
-                               headers={**(headers or {}), **({"Cookie": cookie} if cookie else {})})
-            response = connection.getresponse()
-            raw = response.read()
-            for name, value in response.getheaders():
-                if name.lower() == "set-cookie":
-                    key, _, rest = value.partition("=")
-                    self.cookies[key] = rest.split(";", 1)[0]
-            return response.status, raw
-        finally:
-            connection.close()
+        cookie = "; ".join(f"{k}={v}" for k, v in self.cookies.items())
+        status, answer_headers, raw = exchange(
+            self.host, self.port, self.timeout_s, method, path, body,
+            {**(headers or {}), **({"Cookie": cookie} if cookie else {})})
+        for name, value in answer_headers:
+            if name.lower() == "set-cookie":
+                key, _, rest = value.partition("=")
+                self.cookies[key] = rest.split(";", 1)[0]
+        return status, raw
