@@ -147,17 +147,19 @@ def _row(session_id: int, scheduled: dict, fields: dict, rules) -> dict:
 
 # Built once: parameters go to execute(), so no statement is rebuilt per request.
 _INSERT_TRIAL = insert(Trial.__table__)
+_STORED_INDEX = select(Trial.trial_index).where(Trial.session_id == bindparam("session_id"),
+                                                Trial.client_uuid == bindparam("client_uuid"))
 
 
 def _existing(session_id: int, fields: dict, unmatched: ApiError) -> dict:
     """Answer for a trial that was not stored: a replay of a stored one, a clash, or ``unmatched``."""
-    same = db.session.scalar(select(Trial).where(Trial.session_id == session_id,
-                                                 Trial.client_uuid == fields["client_uuid"]))
-    if same is None:
+    stored_index = db.session.connection().scalar(_STORED_INDEX, {
+        "session_id": session_id, "client_uuid": fields["client_uuid"]})
+    if stored_index is None:
         raise unmatched
-    if same.trial_index != fields["trial_index"]:
-        raise ApiError(409, "uuid_reused", f"client_uuid already stored for trial {same.trial_index}")
-    return {"stored": False, "duplicate": True, "trial_index": same.trial_index}
+    if stored_index != fields["trial_index"]:
+        raise ApiError(409, "uuid_reused", f"client_uuid already stored for trial {stored_index}")
+    return {"stored": False, "duplicate": True, "trial_index": stored_index}
 
 
 def store_trial(token: str, payload) -> tuple[int, dict]:

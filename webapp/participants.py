@@ -21,6 +21,7 @@ from types import MappingProxyType
 import numpy as np
 from flask import current_app
 from sqlalchemy import Row, bindparam, func, insert, select, update
+from sqlalchemy.dialects import postgresql, sqlite
 from sqlalchemy.exc import IntegrityError
 
 from experiments import schedule as scheduling
@@ -28,7 +29,7 @@ from experiments.catalog_records import Catalog, CatchRecord, ClipRecord, Stimul
 from experiments.designs import Design, design_from_snapshot
 from webapp.database import write_transaction
 from webapp.extensions import db
-from webapp.models import Experiment, Session, SourceClip, Stimulus, Subject
+from webapp.models import CellCount, Experiment, Session, SourceClip, Stimulus, Subject
 
 RECRUITMENT_KEYS = ("PROLIFIC_PID", "STUDY_ID", "SESSION_ID", "participant")
 _ID = re.compile(r"^[A-Za-z0-9._:@-]{1,200}$")
@@ -68,9 +69,16 @@ def recruitment_from(args: Mapping[str, str]) -> tuple[str, dict]:
     return external_id, recruitment
 
 
+# What entry reads of the study: a Core row, so that no ORM object is reloaded after the
+# read transaction ends at the write.
+_STUDY_ROW = (select(Experiment.id, Experiment.slug, Experiment.status, Experiment.design,
+                     Experiment.design_snapshot, Experiment.stimulus_set)
+              .where(Experiment.slug == bindparam("slug")))
+
+
 def enter(slug: str, args: Mapping[str, str]) -> Entry:
     """Resolve an entry link to a session to run (creating subject and session as needed)."""
-    experiment = db.session.scalar(select(Experiment).where(Experiment.slug == slug))
+    experiment = db.session.connection().execute(_STUDY_ROW, {"slug": slug}).one_or_none()
     if experiment is None:
         return Entry("closed", message="There is no study at this address.")
     if experiment.status not in ("open", "paused"):
@@ -97,7 +105,7 @@ _INSERT_SUBJECT = insert(Subject.__table__)
 _INSERT_SESSION = insert(Session.__table__)
 
 
-def _session_entry(experiment: Experiment, external_id: str, recruitment: dict) -> Entry:
+def _session_entry(experiment: Row, external_id: str, recruitment: dict) -> Entry:
     design = experiment_design(experiment)
     for _ in range(2):  # twice: a concurrent entry with the same id may create the rows first
         last = db.session.connection().execute(
@@ -126,7 +134,7 @@ def _done_message(status: str) -> str:
     return "You have already taken part in this study."
 
 
-def _new_session(experiment: Experiment, design: Design, external_id: str, recruitment: dict,
+def _new_session(experiment: Row, design: Design, external_id: str, recruitment: dict,
                  last) -> str | None:
     """Open the participant's next session (and their subject on first entry); its token.
 
@@ -154,20 +162,35 @@ def _new_session(experiment: Experiment, design: Design, external_id: str, recru
                 "subject_id": subject_id, "token": token, "session_number": number,
                 "seed": seed, "status": "started", "condition": condition,
                 "schedule": schedule, "available_from": now()})
+            if number == 1:
+                count_cell(connection, experiment.id, condition["cell"], +1)
     except IntegrityError:
         return None
     return token
 
 
-def condition_counts(experiment: Experiment) -> Counter:
+_CELL_COUNTS = (select(CellCount.cell, CellCount.participants)
+                .where(CellCount.experiment_id == bindparam("experiment_id")))
+
+
+def condition_counts(experiment: Row | Experiment) -> Counter:
     """Participants per between-subject cell (first sessions that did not end at consent)."""
-    # Counted in SQL (json_extract / ->>): every entry asks, and a study has thousands of sessions.
-    cell = Session.condition["cell"].as_string()
-    rows = db.session.execute(
-        select(cell, func.count()).join(Session.subject)
-        .where(Subject.experiment_id == experiment.id, Session.session_number == 1,
-               Session.status != "no_consent").group_by(cell))
-    return Counter({str(name): count for name, count in rows})
+    rows = db.session.connection().execute(_CELL_COUNTS, {"experiment_id": experiment.id})
+    return Counter({cell: n for cell, n in rows})
+
+
+_UPSERT = {"sqlite": sqlite.insert, "postgresql": postgresql.insert}
+
+
+def count_cell(connection, experiment_id: int, cell: str, change: int) -> None:
+    """Add ``change`` to a cell's participant count (inside the write transaction that opens
+    or ends the session, so the count always matches the stored sessions)."""
+    table = CellCount.__table__
+    upsert = _UPSERT[connection.dialect.name](table).values(
+        experiment_id=experiment_id, cell=cell, participants=change)
+    connection.execute(upsert.on_conflict_do_update(
+        index_elements=[table.c.experiment_id, table.c.cell],
+        set_={"participants": table.c.participants + change}))
 
 
 _CLIP_ROWS = (select(SourceClip.id, SourceClip.clip_key, SourceClip.categories,
@@ -237,8 +260,8 @@ def plausible_token(token: str) -> bool:
 # study, as one Core row (no ORM objects: these calls are most of the server's work).
 _SESSION_ROW = (select(Session.id, Session.token, Session.status, Session.session_number,
                        Session.seed, Session.schedule, Session.condition, Subject.recruitment,
-                       Experiment.slug, Experiment.design, Experiment.design_snapshot,
-                       Experiment.stimulus_set)
+                       Subject.experiment_id, Experiment.slug, Experiment.design,
+                       Experiment.design_snapshot, Experiment.stimulus_set)
                 .join(Session.subject).join(Subject.experiment)
                 .where(Session.token == bindparam("token")))
 # Read inside a write transaction before changing a session (FOR UPDATE on PostgreSQL; SQLite's
@@ -303,6 +326,8 @@ def record_consent(session: Row, consent: bool) -> dict:
             update_session(connection, session.id, status=status, **ended, device_info={
                 **(current.device_info or {}),
                 "consent": {"given": consent, "at": now().isoformat()}})
+            if not consent and session.session_number == 1:
+                count_cell(connection, session.experiment_id, session.condition["cell"], -1)
     if status == "no_consent":
         return ending(session, status)
     return {"ok": True}

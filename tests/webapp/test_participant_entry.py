@@ -2,7 +2,7 @@ from collections import Counter
 from datetime import timedelta
 
 import pytest
-from sqlalchemy import select
+from sqlalchemy import func, select
 
 from webapp.extensions import db
 from webapp.models import Session, Subject
@@ -125,9 +125,10 @@ def test_key_mapping_counterbalanced_least_filled(app, client, study):
     assert sorted(cells.values()) == [3, 3]
 
 
-def test_condition_counts_in_sql_match_the_stored_conditions(any_db_app):
-    """The cell count is a json_extract / ->> GROUP BY; it must agree with the rows on both
-    backends, leaving out later sessions and those that ended at consent."""
+def test_cell_counts_match_the_stored_sessions(any_db_app):
+    """Entry and consent keep the per-cell counts in their write transactions; they must agree
+    with the stored sessions on both backends, leaving out later sessions and those that
+    ended at consent."""
     from webapp.models import Experiment
     from webapp.participants import condition_counts
 
@@ -139,11 +140,41 @@ def test_condition_counts_in_sql_match_the_stored_conditions(any_db_app):
     tokens = [token_of(client.get("/p/study", query_string={"participant": f"p{i}"}))
               for i in range(5)]
     client.post(f"/api/session/{tokens[0]}/consent", json={"consent": False})
+    client.post(f"/api/session/{tokens[1]}/consent", json={"consent": True})
+    token_of(client.get("/p/study", query_string={"participant": "p1"}))  # resumes: no count
     with any_db_app.app_context():
         sessions = db.session.scalars(select(Session)).all()
         expected = Counter(s.condition["cell"] for s in sessions if s.token != tokens[0])
         counts = condition_counts(db.session.scalars(select(Experiment)).one())
     assert counts == expected and sum(counts.values()) == 4
+
+
+def test_cell_count_migration_counts_the_stored_sessions(tmp_path):
+    """A database from before the counts gets them from its stored sessions on upgrade."""
+    from flask_migrate import downgrade, upgrade
+
+    from tests.conftest import _make_app
+    from webapp.models import CellCount, Experiment
+    from webapp.participants import condition_counts
+
+    app = _make_app(tmp_path, f"sqlite:///{tmp_path / 'old.db'}")
+    with app.app_context():
+        db.drop_all()
+        upgrade()
+        add_stimulus_set()
+        add_catch_set()
+        open_study(main_blocks=2)
+    client = app.test_client()
+    tokens = [token_of(client.get("/p/study", query_string={"participant": f"p{i}"}))
+              for i in range(4)]
+    client.post(f"/api/session/{tokens[0]}/consent", json={"consent": False})
+    with app.app_context():
+        before = condition_counts(db.session.scalars(select(Experiment)).one())
+        downgrade(revision="c2b310d0f898")
+        upgrade()
+        assert db.session.scalar(select(func.count()).select_from(CellCount)) > 0
+        assert condition_counts(db.session.scalars(select(Experiment)).one()) == before
+    assert sum(before.values()) == 3
 
 
 def test_paused_study_lets_those_inside_finish(app, client, study):

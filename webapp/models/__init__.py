@@ -1,6 +1,7 @@
 """The data model: one trial shape for humans and models (see ARCHITECTURE.md)."""
 from webapp.models.researcher import Researcher
 from webapp.models.stimuli import SourceClip, Stimulus
-from webapp.models.study import Experiment, Session, Subject, Trial
+from webapp.models.study import CellCount, Experiment, Session, Subject, Trial
 
-__all__ = ["Experiment", "Researcher", "Session", "SourceClip", "Stimulus", "Subject", "Trial"]
+__all__ = ["CellCount", "Experiment", "Researcher", "Session", "SourceClip", "Stimulus", "Subject",
+           "Trial"]

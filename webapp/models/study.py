@@ -23,6 +23,16 @@ class Experiment(db.Model):
     subjects: Mapped[list["Subject"]] = relationship(back_populates="experiment")
 
 
+class CellCount(db.Model):
+    """Participants per between-subject cell of a study: first human sessions that did not end
+    at consent.  Entry and consent keep it in their write transactions, so assigning the
+    least-filled cell reads a few rows instead of every session of the study."""
+
+    experiment_id: Mapped[int] = mapped_column(ForeignKey("experiment.id"), primary_key=True)
+    cell: Mapped[str] = mapped_column(String(80), primary_key=True)
+    participants: Mapped[int] = mapped_column(Integer, default=0)
+
+
 class Subject(db.Model):
     """A participant (recruitment id) or a model (model id) within one experiment."""
 
