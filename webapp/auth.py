@@ -8,6 +8,7 @@ from urllib.parse import urlsplit
 
 from flask import (Blueprint, Flask, current_app, flash, redirect, render_template, request,
                    session, url_for)
+from flask.sessions import SecureCookieSessionInterface
 from flask_login import current_user, login_required, login_user, logout_user
 from flask_wtf import FlaskForm
 from sqlalchemy import select
@@ -38,12 +39,28 @@ def init_security(app: Flask) -> None:
     if "api" in app.blueprints:
         # The participant API authenticates by the token in its URL, never by a cookie.
         csrf.exempt(app.blueprints["api"])
+        app.session_interface = ResearcherCookieSessions(
+            app.blueprints["api"].url_prefix.split("<", 1)[0])
     relaxed = app.debug or app.testing
     for key in ("SESSION_COOKIE_SECURE", "REMEMBER_COOKIE_SECURE"):
         if app.config.get(key) is None:
             app.config[key] = not relaxed
     if app.config["SECRET_KEY"] in (None, "", DEV_SECRET_KEY) and not relaxed:
         _warn_on_first_request(app)
+
+
+class ResearcherCookieSessions(SecureCookieSessionInterface):
+    """Cookie sessions are for researchers: requests under ``token_paths`` (the participant
+    API) get an empty session that can't be written, so no cookie is read or set there, and
+    the participant's hot path skips the cookie work."""
+
+    def __init__(self, token_paths: str):
+        self.token_paths = token_paths
+
+    def open_session(self, app, request):
+        if request.path.startswith(self.token_paths):
+            return self.make_null_session(app)
+        return super().open_session(app, request)
 
 
 def _warn_on_first_request(app: Flask) -> None:

@@ -1,4 +1,4 @@
-"""Engine set-up that depends on the backend, and the write transaction every writer uses.
+"""Engine set-up that depends on the backend, and the write transaction participant calls use.
 
 SQLite serves many concurrent writers here: WAL lets long reads (exports) run beside one
 writer, and writes take the write lock at BEGIN (``BEGIN IMMEDIATE``), so a busy database makes
@@ -13,7 +13,7 @@ from contextlib import contextmanager, nullcontext
 
 from flask import Flask
 from sqlalchemy import event
-from sqlalchemy.engine import Engine
+from sqlalchemy.engine import Connection, Engine
 
 from webapp.extensions import db
 
@@ -47,22 +47,21 @@ def _tune_sqlite(engine: Engine, busy_timeout_ms: int) -> None:
 
 
 @contextmanager
-def write_transaction():
-    """A short write transaction on ``db.session``: committed on success, rolled back on error.
+def write_transaction(connection: Connection):
+    """A short write transaction on ``connection``: committed on success, rolled back on error.
 
-    On SQLite it begins IMMEDIATE (see the module docstring); elsewhere it is a plain one.
+    Any read transaction the connection has open ends first.  On SQLite the write begins
+    IMMEDIATE (see the module docstring); elsewhere it is a plain one.
     """
-    session = db.session()
-    if session.in_transaction():
-        session.rollback()  # end the implicit read transaction of this request
-    with _writer_turn(db.engine):
-        session.connection(execution_options={_BEGIN_OPTION: "IMMEDIATE"})
+    if connection.in_transaction():
+        connection.rollback()
+    with _writer_turn(connection.engine):
+        connection.execution_options(**{_BEGIN_OPTION: "IMMEDIATE"})  # in place: this BEGIN only
         try:
-            yield session
-            session.commit()
-        except BaseException:
-            session.rollback()
-            raise
+            with connection.begin():
+                yield connection
+        finally:
+            connection.execution_options(**{_BEGIN_OPTION: "DEFERRED"})
 
 
 # Per engine: (pid, thread lock, open lock file); the file is closed when the engine goes.

@@ -4,17 +4,17 @@ Every trial insert is one short transaction guarded by the unique keys: an Integ
 ``(session_id, client_uuid)`` is a replay (200), on ``(session_id, trial_index)`` with another
 uuid a conflict (409).  Correct answers come from the stored schedule, never the browser.
 
-Participant calls are most of the server's work, so they skip the ORM: a trial POST is one
-Core SELECT of the session row with its study's design, and one short write transaction that
-runs an INSERT and an UPDATE of ``last_seen_at``.  The replay lookup runs only when the
-database refuses the insert.  Anything that changes a session (the practice gate, completion)
-re-reads its row inside the write transaction.
+Like every participant call (see :mod:`webapp.participants`), a trial POST runs on one Core
+connection: a SELECT of the session row with its study's design, and one short write
+transaction that runs an INSERT and an UPDATE of ``last_seen_at``.  The replay lookup runs
+only when the database refuses the insert.  Anything that changes a session (the practice
+gate, completion) re-reads its row inside the write transaction.
 """
 from __future__ import annotations
 
 import json
 
-from sqlalchemy import Row, bindparam, insert, select, update
+from sqlalchemy import Connection, Row, bindparam, insert, select, update
 from sqlalchemy.exc import IntegrityError
 
 from experiments import exclusions
@@ -46,20 +46,20 @@ _TRIAL_ROWS = (select(Trial.id, Trial.trial_index, Trial.trial_type, Trial.block
                .where(Trial.session_id == bindparam("session_id")).order_by(Trial.trial_index))
 
 
-def stored_trials(session_id: int) -> list[Row]:
-    return list(db.session.connection().execute(_TRIAL_ROWS, {"session_id": session_id}))
+def stored_trials(connection: Connection, session_id: int) -> list[Row]:
+    return list(connection.execute(_TRIAL_ROWS, {"session_id": session_id}))
 
 
 _PRACTICE_ROWS = select(Trial.trial_index, Trial.correct).where(
     Trial.session_id == bindparam("session_id"), Trial.block == scheduling.PRACTICE)
 
 
-def practice_records(session_id: int) -> list[dict]:
+def practice_records(connection: Connection, session_id: int) -> list[dict]:
     """Index and correctness of the stored practice trials: all the practice gate reads.
 
     Main trials check the gate on every POST, so this reads a few narrow rows, not every trial.
     """
-    rows = db.session.connection().execute(_PRACTICE_ROWS, {"session_id": session_id})
+    rows = connection.execute(_PRACTICE_ROWS, {"session_id": session_id})
     return [{"trial_index": index, "correct": correct} for index, correct in rows]
 
 
@@ -88,9 +88,9 @@ def practice_passed(status: str, schedule: list[dict], records: list[dict], desi
     return accuracy >= design.practice.min_accuracy
 
 
-def session_state(session: Row) -> dict:
+def session_state(connection: Connection, session: Row) -> dict:
     """The GET answer: the browser's view of the session (no main-trial answers)."""
-    records = [_record(t) for t in stored_trials(session.id)]
+    records = [_record(t) for t in stored_trials(connection, session.id)]
     stored = [r["trial_index"] for r in records]
     design = participants.experiment_design(session)
     done = set(stored)
@@ -151,9 +151,10 @@ _STORED_INDEX = select(Trial.trial_index).where(Trial.session_id == bindparam("s
                                                 Trial.client_uuid == bindparam("client_uuid"))
 
 
-def _existing(session_id: int, fields: dict, unmatched: ApiError) -> dict:
+def _existing(connection: Connection, session_id: int, fields: dict,
+              unmatched: ApiError) -> dict:
     """Answer for a trial that was not stored: a replay of a stored one, a clash, or ``unmatched``."""
-    stored_index = db.session.connection().scalar(_STORED_INDEX, {
+    stored_index = connection.scalar(_STORED_INDEX, {
         "session_id": session_id, "client_uuid": fields["client_uuid"]})
     if stored_index is None:
         raise unmatched
@@ -162,9 +163,9 @@ def _existing(session_id: int, fields: dict, unmatched: ApiError) -> dict:
     return {"stored": False, "duplicate": True, "trial_index": stored_index}
 
 
-def store_trial(token: str, payload) -> tuple[int, dict]:
+def store_trial(connection: Connection, token: str, payload) -> tuple[int, dict]:
     """Validate and store one trial of the session with ``token``; returns (HTTP status, answer)."""
-    target = participants.session_by_token(token)
+    target = participants.session_by_token(connection, token)
     if target is None:
         raise ApiError(404, "unknown_session", "no session with this token")
     if not isinstance(payload, dict):
@@ -176,41 +177,41 @@ def store_trial(token: str, payload) -> tuple[int, dict]:
     if scheduled is None:
         raise ApiError(400, "unknown_trial", f"trial_index {index} is not in this session's schedule")
     if target.status != "in_progress":  # a replay may still arrive after the session ended
-        return 200, _existing(target.id, fields, ApiError(
+        return 200, _existing(connection, target.id, fields, ApiError(
             409, "not_in_progress", f"this session is {target.status!r}"))
     design = participants.experiment_design(target)
     practice = scheduled["block"] == scheduling.PRACTICE
-    if not practice and practice_passed(target.status, target.schedule,
-                                        practice_records(target.id), design) is not True:
+    if not practice and practice_passed(target.status, target.schedule, practice_records(
+            connection, target.id), design) is not True:
         raise ApiError(409, "practice_not_passed", "the practice block is not passed yet")
     row = _row(target.id, scheduled, fields, design.exclusions)
     answer = {"stored": True, "trial_index": fields["trial_index"]}
     try:
         # One short transaction per trial, guarded by the unique keys; the practice gate is
         # decided inside it, so two last practice trials cannot both add an attempt.
-        with write_transaction() as transaction:
-            connection = transaction.connection()
+        with write_transaction(connection):
             connection.execute(_INSERT_TRIAL, row)
             participants.touch_session(connection, target.id)
             if practice:
                 answer.update(_practice_gate(connection, target, design))
     except IntegrityError:
-        return 200, _existing(target.id, fields, ApiError(
+        return 200, _existing(connection, target.id, fields, ApiError(
             409, "trial_index_taken",
             f"trial {fields['trial_index']} is already stored with another client_uuid"))
     return 201, answer
 
 
-def _practice_gate(connection, target: Row, design) -> dict:
+def _practice_gate(connection: Connection, target: Row, design) -> dict:
     """Decide the gate once a practice attempt is complete (inside the trial's transaction)."""
     current = participants.locked_session(connection, target.id)
-    passed = practice_passed(current.status, current.schedule, practice_records(target.id), design)
+    passed = practice_passed(current.status, current.schedule,
+                             practice_records(connection, target.id), design)
     answer = {"practice_passed": passed}
     if passed is not False:
         return answer
     attempts = max(t.get("practice_attempt", 1) for t in current.schedule)
     if attempts < design.practice.max_attempts:
-        catalog = participants.load_catalog(target.stimulus_set, design.catch_set)
+        catalog = participants.load_catalog(connection, target.stimulus_set, design.catch_set)
         extra = scheduling.practice_trials(design, catalog, target.seed, target.session_number,
                                            attempt=attempts + 1)
         participants.update_session(connection, target.id, schedule=scheduling.insert_practice_attempt(
@@ -223,7 +224,7 @@ def _practice_gate(connection, target: Row, design) -> dict:
     return answer
 
 
-def complete(session: Row) -> dict:
+def complete(connection: Connection, session: Row) -> dict:
     """Finish a session once every scheduled trial is stored; computes exclusions.
 
     The verdict is worked out before the write lock is taken: once every scheduled trial is
@@ -234,7 +235,7 @@ def complete(session: Row) -> dict:
         return participants.ending(session, session.status)
     if session.status != "in_progress":
         raise ApiError(409, "not_started", "consent first")
-    trials = stored_trials(session.id)
+    trials = stored_trials(connection, session.id)
     stored = {t.trial_index for t in trials}
     missing = [t["trial_index"] for t in session.schedule if t["trial_index"] not in stored]
     if missing:
@@ -244,8 +245,7 @@ def complete(session: Row) -> dict:
                                            len(session.schedule))
     changed = _changed_flags(trials, per_trial)
     verdict = _verdict(reasons)
-    with write_transaction() as transaction:
-        connection = transaction.connection()
+    with write_transaction(connection):
         finished = connection.execute(update(Session.__table__).where(
             Session.__table__.c.id == session.id, Session.__table__.c.status == "in_progress",
         ).values(**verdict, completed_at=participants.now())).rowcount
@@ -276,7 +276,7 @@ def _changed_flags(trials: list[Row], per_trial: list[list[str]]) -> dict[int, l
             if (t.excluded, t.exclusion_reasons) != (bool(reasons), reasons)}
 
 
-def _store_flags(connection, changed: dict[int, list[str]]) -> None:
+def _store_flags(connection: Connection, changed: dict[int, list[str]]) -> None:
     """Write trials' exclusion flags (flags only: an excluded trial is never deleted)."""
     for trial_id, reasons in changed.items():
         connection.execute(_FLAG_TRIAL, {"id_": trial_id, "excluded": bool(reasons),
@@ -297,16 +297,17 @@ def recompute_study(experiment) -> dict[str, int]:
     Returns the number of sessions checked and of those now excluded.
     """
     design = participants.experiment_design(experiment)
-    sessions = db.session.execute(select(Session.id, Session.schedule).join(Session.subject).where(
-        Subject.experiment_id == experiment.id, Subject.kind == "human",
-        Session.status.in_(("completed", "failed_attention")))).all()
+    finished = (select(Session.id, Session.schedule).join(Session.subject)
+                .where(Subject.experiment_id == experiment.id, Subject.kind == "human",
+                       Session.status.in_(("completed", "failed_attention"))))
     excluded = 0
-    for session in sessions:
-        with write_transaction() as transaction:
-            connection = transaction.connection()
-            trials = stored_trials(session.id)
-            per_trial, reasons = exclusion_verdict(design, trials, len(session.schedule))
-            _store_flags(connection, _changed_flags(trials, per_trial))
-            participants.update_session(connection, session.id, **_verdict(reasons))
-        excluded += bool(reasons)
+    with db.engine.connect() as connection:
+        sessions = connection.execute(finished).all()
+        for session in sessions:
+            with write_transaction(connection):
+                trials = stored_trials(connection, session.id)
+                per_trial, reasons = exclusion_verdict(design, trials, len(session.schedule))
+                _store_flags(connection, _changed_flags(trials, per_trial))
+                participants.update_session(connection, session.id, **_verdict(reasons))
+            excluded += bool(reasons)
     return {"sessions": len(sessions), "excluded": excluded}

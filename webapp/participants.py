@@ -1,9 +1,13 @@
 """Participant services: entry and resume, schedules, consent, device, heartbeat, codes.
 
 Views stay thin: they parse, call one function here (or in :mod:`webapp.participant_trials`)
-and render.  A recruitment id maps to one Subject per experiment; entering again resumes
-its unfinished session, or opens the next session of a multi-session design once it is
-available, and never creates a second subject.
+and render.  A recruitment id maps to one Subject per experiment; entering again resumes its
+unfinished session, or opens the next session of a multi-session design once it is available,
+and never creates a second subject.
+
+Participant calls are most of the server's work, so they skip the ORM Session: each call runs
+on one Core connection that its view opens (``with db.engine.connect() as connection``), reads
+plain rows, and writes in short :func:`~webapp.database.write_transaction` blocks on it.
 """
 from __future__ import annotations
 
@@ -20,7 +24,7 @@ from types import MappingProxyType
 
 import numpy as np
 from flask import current_app
-from sqlalchemy import Row, bindparam, func, insert, select, update
+from sqlalchemy import Connection, Row, bindparam, func, insert, select, update
 from sqlalchemy.dialects import postgresql, sqlite
 from sqlalchemy.exc import IntegrityError
 
@@ -28,7 +32,6 @@ from experiments import schedule as scheduling
 from experiments.catalog_records import Catalog, CatchRecord, ClipRecord, StimulusRecord
 from experiments.designs import Design, design_from_snapshot
 from webapp.database import write_transaction
-from webapp.extensions import db
 from webapp.models import CellCount, Experiment, Session, SourceClip, Stimulus, Subject
 
 RECRUITMENT_KEYS = ("PROLIFIC_PID", "STUDY_ID", "SESSION_ID", "participant")
@@ -69,16 +72,15 @@ def recruitment_from(args: Mapping[str, str]) -> tuple[str, dict]:
     return external_id, recruitment
 
 
-# What entry reads of the study: a Core row, so that no ORM object is reloaded after the
-# read transaction ends at the write.
+# What entry reads of the study.
 _STUDY_ROW = (select(Experiment.id, Experiment.slug, Experiment.status, Experiment.design,
                      Experiment.design_snapshot, Experiment.stimulus_set)
               .where(Experiment.slug == bindparam("slug")))
 
 
-def enter(slug: str, args: Mapping[str, str]) -> Entry:
+def enter(connection: Connection, slug: str, args: Mapping[str, str]) -> Entry:
     """Resolve an entry link to a session to run (creating subject and session as needed)."""
-    experiment = db.session.connection().execute(_STUDY_ROW, {"slug": slug}).one_or_none()
+    experiment = connection.execute(_STUDY_ROW, {"slug": slug}).one_or_none()
     if experiment is None:
         return Entry("closed", message="There is no study at this address.")
     if experiment.status not in ("open", "paused"):
@@ -88,7 +90,7 @@ def enter(slug: str, args: Mapping[str, str]) -> Entry:
     except ValueError as error:
         return Entry("invalid", message=str(error))
     try:
-        return _session_entry(experiment, external_id, recruitment)
+        return _session_entry(connection, experiment, external_id, recruitment)
     except scheduling.ScheduleError as error:  # a study set up on an unusable stimulus set
         current_app.logger.error("study %s cannot schedule: %s", slug, error)
         return Entry("unavailable", message="This study cannot start at the moment.")
@@ -105,10 +107,11 @@ _INSERT_SUBJECT = insert(Subject.__table__)
 _INSERT_SESSION = insert(Session.__table__)
 
 
-def _session_entry(experiment: Row, external_id: str, recruitment: dict) -> Entry:
+def _session_entry(connection: Connection, experiment: Row, external_id: str,
+                   recruitment: dict) -> Entry:
     design = experiment_design(experiment)
     for _ in range(2):  # twice: a concurrent entry with the same id may create the rows first
-        last = db.session.connection().execute(
+        last = connection.execute(
             _LAST_SESSION, {"experiment_id": experiment.id, "external_id": external_id}).first()
         if last is not None and last.token is not None:
             if last.status in ACTIVE:
@@ -122,7 +125,7 @@ def _session_entry(experiment: Row, external_id: str, recruitment: dict) -> Entr
                 return Entry("wait", opens_at=opens_at)
         elif experiment.status == "paused":  # no new participants; those inside may finish
             return Entry("closed", message="This study is not open at the moment.")
-        token = _new_session(experiment, design, external_id, recruitment, last)
+        token = _new_session(connection, experiment, design, external_id, recruitment, last)
         if token is not None:
             return Entry("run", token)
     raise RuntimeError(f"could not open a session for {external_id!r} in {experiment.slug!r}")
@@ -134,8 +137,8 @@ def _done_message(status: str) -> str:
     return "You have already taken part in this study."
 
 
-def _new_session(experiment: Row, design: Design, external_id: str, recruitment: dict,
-                 last) -> str | None:
+def _new_session(connection: Connection, experiment: Row, design: Design, external_id: str,
+                 recruitment: dict, last) -> str | None:
     """Open the participant's next session (and their subject on first entry); its token.
 
     The schedule is built before the write lock is taken, and subject and session are
@@ -143,17 +146,16 @@ def _new_session(experiment: Row, design: Design, external_id: str, recruitment:
     """
     if last is None or last.token is None:
         number, seed = 1, secrets.randbelow(2**31 - 1)
-        condition = scheduling.choose_condition(design, condition_counts(experiment),
+        condition = scheduling.choose_condition(design, condition_counts(connection, experiment.id),
                                                 np.random.default_rng(seed))
     else:  # later sessions continue the participant's seed and between-subject cell
         number, seed, condition = last.session_number + 1, last.seed, dict(last.condition)
-    catalog = load_catalog(experiment.stimulus_set, design.catch_set)
+    catalog = load_catalog(connection, experiment.stimulus_set, design.catch_set)
     condition["catch_available"] = bool(catalog.catch)
     schedule = scheduling.build_schedule(design, catalog, seed, number, condition)
     token = secrets.token_urlsafe(32)
     try:
-        with write_transaction() as transaction:
-            connection = transaction.connection()
+        with write_transaction(connection):
             subject_id = last.subject_id if last is not None else connection.execute(
                 _INSERT_SUBJECT, {"experiment_id": experiment.id, "kind": "human",
                                   "external_id": external_id, "recruitment": recruitment},
@@ -173,16 +175,16 @@ _CELL_COUNTS = (select(CellCount.cell, CellCount.participants)
                 .where(CellCount.experiment_id == bindparam("experiment_id")))
 
 
-def condition_counts(experiment: Row | Experiment) -> Counter:
+def condition_counts(connection: Connection, experiment_id: int) -> Counter:
     """Participants per between-subject cell (first sessions that did not end at consent)."""
-    rows = db.session.connection().execute(_CELL_COUNTS, {"experiment_id": experiment.id})
+    rows = connection.execute(_CELL_COUNTS, {"experiment_id": experiment_id})
     return Counter({cell: n for cell, n in rows})
 
 
 _UPSERT = {"sqlite": sqlite.insert, "postgresql": postgresql.insert}
 
 
-def count_cell(connection, experiment_id: int, cell: str, change: int) -> None:
+def count_cell(connection: Connection, experiment_id: int, cell: str, change: int) -> None:
     """Add ``change`` to a cell's participant count (inside the write transaction that opens
     or ends the session, so the count always matches the stored sessions)."""
     table = CellCount.__table__
@@ -204,15 +206,15 @@ _STIMULUS_ROWS = (select(Stimulus.source_clip_id, Stimulus.id, Stimulus.public_i
                   .order_by(Stimulus.id))
 
 
-def load_catalog(stimulus_set: str, catch_set: str) -> Catalog:
+def load_catalog(connection: Connection, stimulus_set: str, catch_set: str) -> Catalog:
     """The stimulus set and the catch videos as plain records for the schedule builder."""
     catch = []
-    for clip in _clip_records(catch_set):
+    for clip in _clip_records(connection, catch_set):
         forward, key = clip.clip("forward"), clip.params.get("instructed_key")
         if forward is not None and key:
             meta = MappingProxyType({**forward.meta, "duration_s": clip.duration_s})
             catch.append(CatchRecord(replace(forward, meta=meta), str(key)))
-    return Catalog(_clip_records(stimulus_set), tuple(catch))
+    return Catalog(_clip_records(connection, stimulus_set), tuple(catch))
 
 
 # Stimulus rows are only ever inserted (webapp.catalog imports a set whole; nothing updates or
@@ -223,13 +225,12 @@ _SET_VERSION = (select(func.count(SourceClip.id.distinct()), func.max(SourceClip
                 .where(SourceClip.stimulus_set == bindparam("name")))
 
 
-def _clip_records(name: str) -> tuple[ClipRecord, ...]:
+def _clip_records(connection: Connection, name: str) -> tuple[ClipRecord, ...]:
     """A stimulus set's clips as records, kept per app while the set's rows are unchanged.
 
     Every new session needs them; the version check is one small aggregate query instead of
     reading every row.  Records are read-only (``MappingProxyType``) because sessions share them.
     """
-    connection = db.session.connection()
     version = tuple(connection.execute(_SET_VERSION, {"name": name}).one())
     cache = current_app.extensions.setdefault("chronoscope_catalog", {})
     cached = cache.get(name)
@@ -257,7 +258,7 @@ def plausible_token(token: str) -> bool:
 
 
 # What every participant API call reads: the session with its participant's recruitment and its
-# study, as one Core row (no ORM objects: these calls are most of the server's work).
+# study, as one row.
 _SESSION_ROW = (select(Session.id, Session.token, Session.status, Session.session_number,
                        Session.seed, Session.schedule, Session.condition, Subject.recruitment,
                        Subject.experiment_id, Experiment.slug, Experiment.design,
@@ -270,13 +271,13 @@ _LOCKED_SESSION = (select(Session.status, Session.schedule, Session.device_info)
                    .where(Session.id == bindparam("id_")).with_for_update())
 
 
-def session_by_token(token: str) -> Row | None:
+def session_by_token(connection: Connection, token: str) -> Row | None:
     if not plausible_token(token):
         return None
-    return db.session.connection().execute(_SESSION_ROW, {"token": token}).one_or_none()
+    return connection.execute(_SESSION_ROW, {"token": token}).one_or_none()
 
 
-def locked_session(connection, session_id: int) -> Row:
+def locked_session(connection: Connection, session_id: int) -> Row:
     return connection.execute(_LOCKED_SESSION, {"id_": session_id}).one()
 
 
@@ -285,11 +286,11 @@ _TOUCH_SESSION = (update(Session.__table__).where(Session.__table__.c.id == bind
                   .values(last_seen_at=bindparam("seen")))
 
 
-def touch_session(connection, session_id: int) -> None:
+def touch_session(connection: Connection, session_id: int) -> None:
     connection.execute(_TOUCH_SESSION, {"id_": session_id, "seen": now()})
 
 
-def update_session(connection, session_id: int, **values) -> None:
+def update_session(connection: Connection, session_id: int, **values) -> None:
     """Set columns of one session row (inside a write transaction)."""
     connection.execute(update(Session.__table__).where(
         Session.__table__.c.id == session_id).values(**values))
@@ -315,9 +316,8 @@ def ending(session: Row, status: str) -> dict:
             "redirect_url": PROLIFIC_COMPLETE.format(code=code) if prolific and code else None}
 
 
-def record_consent(session: Row, consent: bool) -> dict:
-    with write_transaction() as transaction:
-        connection = transaction.connection()
+def record_consent(connection: Connection, session: Row, consent: bool) -> dict:
+    with write_transaction(connection):
         current = locked_session(connection, session.id)
         status = current.status
         if status in ACTIVE:
@@ -339,14 +339,13 @@ def consent_state(status: str) -> bool | None:
     return status != "no_consent"
 
 
-def record_device(session: Row, fields: dict) -> None:
-    with write_transaction() as transaction:
-        connection = transaction.connection()
+def record_device(connection: Connection, session: Row, fields: dict) -> None:
+    with write_transaction(connection):
         current = locked_session(connection, session.id)
         update_session(connection, session.id, last_seen_at=now(), device_info={
             **(current.device_info or {}), "device": fields, "device_at": now().isoformat()})
 
 
-def heartbeat(session: Row) -> None:
-    with write_transaction() as transaction:
-        touch_session(transaction.connection(), session.id)
+def heartbeat(connection: Connection, session: Row) -> None:
+    with write_transaction(connection):
+        touch_session(connection, session.id)

@@ -74,7 +74,7 @@ def create_study(slug: str, design: str, stimulus_set: str, title: str | None = 
 def check_schedulable(design, stimulus_set: str) -> None:
     """Build every session's schedule once on ``stimulus_set``, so a study that could never
     start (e.g. frame ordering on clips without frame sets) is refused when it is created."""
-    records = load_catalog(stimulus_set, design.catch_set)
+    records = load_catalog(db.session.connection(), stimulus_set, design.catch_set)
     condition = schedule.choose_condition(design, {}, np.random.default_rng(0))
     condition["catch_available"] = bool(records.catch)
     try:

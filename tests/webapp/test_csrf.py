@@ -106,3 +106,13 @@ def test_the_participant_api_is_exempt_and_only_it(csrf_app):
     # A token-less POST to the API reaches the API (404 for an unknown token), not a CSRF 400.
     response = csrf_app.test_client().post("/api/session/" + "x" * 43 + "/heartbeat", json={})
     assert response.status_code == 404
+
+
+def test_the_participant_api_neither_reads_nor_sets_the_cookie(csrf_app, researcher):
+    """Its exemption holds because it never consults the cookie session: a signed-in
+    researcher's cookie is not even opened there (no Vary: Cookie, no Set-Cookie)."""
+    client = _login(csrf_app.test_client())
+    response = client.post("/api/session/" + "x" * 43 + "/heartbeat", json={})
+    assert response.status_code == 404
+    assert "Set-Cookie" not in response.headers and "Vary" not in response.headers
+    assert client.get("/researcher/").status_code == 200  # the researcher's session is intact

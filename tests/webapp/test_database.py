@@ -4,25 +4,39 @@ import threading
 
 import pytest
 from flask import Blueprint, jsonify
+from sqlalchemy import func, insert, select
 
 from webapp.database import write_transaction
 from webapp.extensions import db
 from webapp.models import Experiment
 
 
-def _add_experiment(slug):
-    with write_transaction() as session:
-        session.add(Experiment(slug=slug, title=slug, design="arrow-of-time", stimulus_set="s"))
+def _add_experiment(slug, fail=False):
+    with db.engine.connect() as connection, write_transaction(connection):
+        connection.execute(insert(Experiment.__table__).values(
+            slug=slug, title=slug, design="arrow-of-time", stimulus_set="s"))
+        if fail:
+            raise RuntimeError
 
 
 def test_write_transaction_commits_and_rolls_back(any_db_app):
     with any_db_app.app_context():
         _add_experiment("kept")
         with pytest.raises(RuntimeError):
-            with write_transaction() as session:
-                session.add(Experiment(slug="lost", title="x", design="d", stimulus_set="s"))
-                raise RuntimeError
+            _add_experiment("lost", fail=True)
         assert [e.slug for e in db.session.query(Experiment)] == ["kept"]
+
+
+def test_write_transaction_ends_the_read_transaction_first(any_db_app):
+    """A participant call reads, then writes on the same connection; after the write the
+    connection is back to plain (deferred) reads."""
+    with any_db_app.app_context(), db.engine.connect() as connection:
+        assert connection.scalar(select(func.count()).select_from(Experiment)) == 0
+        with write_transaction(connection):
+            connection.execute(insert(Experiment.__table__).values(
+                slug="read-then-write", title="x", design="d", stimulus_set="s"))
+        assert connection.scalar(select(func.count()).select_from(Experiment)) == 1
+        assert connection.get_execution_options().get("sqlite_begin", "DEFERRED") == "DEFERRED"
 
 
 def test_sqlite_writes_begin_immediate(app, tmp_path):

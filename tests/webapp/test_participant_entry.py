@@ -145,7 +145,7 @@ def test_cell_counts_match_the_stored_sessions(any_db_app):
     with any_db_app.app_context():
         sessions = db.session.scalars(select(Session)).all()
         expected = Counter(s.condition["cell"] for s in sessions if s.token != tokens[0])
-        counts = condition_counts(db.session.scalars(select(Experiment)).one())
+        counts = condition_counts(db.session.connection(), db.session.scalars(select(Experiment)).one().id)
     assert counts == expected and sum(counts.values()) == 4
 
 
@@ -169,11 +169,11 @@ def test_cell_count_migration_counts_the_stored_sessions(tmp_path):
               for i in range(4)]
     client.post(f"/api/session/{tokens[0]}/consent", json={"consent": False})
     with app.app_context():
-        before = condition_counts(db.session.scalars(select(Experiment)).one())
+        before = condition_counts(db.session.connection(), db.session.scalars(select(Experiment)).one().id)
         downgrade(revision="c2b310d0f898")
         upgrade()
         assert db.session.scalar(select(func.count()).select_from(CellCount)) > 0
-        assert condition_counts(db.session.scalars(select(Experiment)).one()) == before
+        assert condition_counts(db.session.connection(), db.session.scalars(select(Experiment)).one().id) == before
     assert sum(before.values()) == 3
 
 
@@ -227,14 +227,14 @@ def test_catalog_is_cached_until_the_set_changes(app, study):
     from tests.webapp.participant_study import _stimulus
 
     with app.app_context():
-        first = load_catalog("tiny", "catch")
-        assert load_catalog("tiny", "catch").clips is first.clips
+        first = load_catalog(db.session.connection(), "tiny", "catch")
+        assert load_catalog(db.session.connection(), "tiny", "catch").clips is first.clips
         with pytest.raises(TypeError):  # shared between sessions, so read-only
             first.clips[0].stimuli[0].meta["n_frames"] = 3
         clip = db.session.scalars(select(SourceClip).where(SourceClip.stimulus_set == "tiny")).first()
         clip.stimuli.append(_stimulus(clip, None, "frame_set", n_frames=6, span="medium"))
         db.session.commit()
-        again = load_catalog("tiny", "catch")
+        again = load_catalog(db.session.connection(), "tiny", "catch")
     assert again.clips is not first.clips
     assert sum(len(c.stimuli) for c in again.clips) == sum(len(c.stimuli) for c in first.clips) + 1
     assert again.catch == first.catch and len(again.catch) == 2

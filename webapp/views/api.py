@@ -11,6 +11,7 @@ from werkzeug.exceptions import HTTPException, RequestEntityTooLarge
 
 from experiments.trial_types.base import Field, PayloadError, check_fields
 from webapp import participant_trials, participants
+from webapp.extensions import db
 from webapp.participant_trials import ApiError
 
 bp = Blueprint("api", __name__, url_prefix="/api/session/<token>")
@@ -50,8 +51,8 @@ def read_body() -> dict:
     return body
 
 
-def _session(token: str):
-    session = participants.session_by_token(token)
+def _session(connection, token: str):
+    session = participants.session_by_token(connection, token)
     if session is None:
         raise ApiError(404, "unknown_session", "no session with this token")
     return session
@@ -84,41 +85,48 @@ def _private(response):
     return response
 
 
+# Each call runs on one Core connection of its own (see webapp.participants).
 @bp.get("")
 def state(token):
-    return jsonify(participant_trials.session_state(_session(token)))
+    with db.engine.connect() as connection:
+        return jsonify(participant_trials.session_state(connection, _session(connection, token)))
 
 
 @bp.post("/consent")
 def consent(token):
-    session = _session(token)
-    fields = check_fields(read_body(), CONSENT_FIELDS)
-    return jsonify(participants.record_consent(session, fields["consent"]))
+    with db.engine.connect() as connection:
+        session = _session(connection, token)
+        fields = check_fields(read_body(), CONSENT_FIELDS)
+        return jsonify(participants.record_consent(connection, session, fields["consent"]))
 
 
 @bp.post("/device")
 def device(token):
-    session = _session(token)
-    participants.record_device(session, check_fields(read_body(), DEVICE_FIELDS))
+    with db.engine.connect() as connection:
+        session = _session(connection, token)
+        participants.record_device(connection, session, check_fields(read_body(), DEVICE_FIELDS))
     return "", 204
 
 
 @bp.post("/trials")
 def trials(token):
-    status, answer = participant_trials.store_trial(token, read_body())
+    with db.engine.connect() as connection:
+        status, answer = participant_trials.store_trial(connection, token, read_body())
     return jsonify(answer), status
 
 
 @bp.post("/heartbeat")
 def heartbeat(token):
-    session = _session(token)
-    check_fields(read_body() if request.content_length else {}, ())
-    participants.heartbeat(session)
+    with db.engine.connect() as connection:
+        session = _session(connection, token)
+        check_fields(read_body() if request.content_length else {}, ())
+        participants.heartbeat(connection, session)
     return "", 204
 
 
 @bp.post("/complete")
 def complete(token):
-    session = _session(token)
-    check_fields(read_body() if request.content_length else {}, ())
-    return jsonify(participant_trials.complete(session))
+    with db.engine.connect() as connection:
+        session = _session(connection, token)
+        check_fields(read_body() if request.content_length else {}, ())
+        return jsonify(participant_trials.complete(connection, session))

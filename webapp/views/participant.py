@@ -2,13 +2,15 @@
 from flask import Blueprint, make_response, redirect, render_template, request, url_for
 
 from webapp import participants
+from webapp.extensions import db
 
 bp = Blueprint("participant", __name__)
 
 
 @bp.get("/p/<slug>")
 def entry(slug):
-    result = participants.enter(slug, request.args)
+    with db.engine.connect() as connection:
+        result = participants.enter(connection, slug, request.args)
     if result.outcome == "run":
         return redirect(url_for("participant.run", token=result.token), code=303)
     if result.outcome == "done":
@@ -21,7 +23,8 @@ def entry(slug):
 
 @bp.get("/run/<token>")
 def run(token):
-    session = participants.session_by_token(token)
+    with db.engine.connect() as connection:
+        session = participants.session_by_token(connection, token)
     if session is None:
         return render_template("participant/closed.html",
                                message="This link is not valid."), 404
