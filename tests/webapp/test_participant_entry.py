@@ -125,27 +125,38 @@ def test_key_mapping_counterbalanced_least_filled(app, client, study):
     assert sorted(cells.values()) == [3, 3]
 
 
+def _entered(app, n):
+    """Open a study on ``app`` and let ``n`` participants enter it; their session tokens."""
+    with app.app_context():
+        add_stimulus_set()
+        add_catch_set()
+        open_study(main_blocks=2)
+    client = app.test_client()
+    return [token_of(client.get("/p/study", query_string={"participant": f"p{i}"}))
+            for i in range(n)]
+
+
+def _cell_counts():
+    from webapp.models import Experiment
+    from webapp.participants import condition_counts
+
+    study = db.session.scalars(select(Experiment)).one()
+    return condition_counts(db.session.connection(), study.id)
+
+
 def test_cell_counts_match_the_stored_sessions(any_db_app):
     """Entry and consent keep the per-cell counts in their write transactions; they must agree
     with the stored sessions on both backends, leaving out later sessions and those that
     ended at consent."""
-    from webapp.models import Experiment
-    from webapp.participants import condition_counts
-
-    with any_db_app.app_context():
-        add_stimulus_set()
-        add_catch_set()
-        open_study(main_blocks=2)
+    tokens = _entered(any_db_app, 5)
     client = any_db_app.test_client()
-    tokens = [token_of(client.get("/p/study", query_string={"participant": f"p{i}"}))
-              for i in range(5)]
     client.post(f"/api/session/{tokens[0]}/consent", json={"consent": False})
     client.post(f"/api/session/{tokens[1]}/consent", json={"consent": True})
     token_of(client.get("/p/study", query_string={"participant": "p1"}))  # resumes: no count
     with any_db_app.app_context():
         sessions = db.session.scalars(select(Session)).all()
         expected = Counter(s.condition["cell"] for s in sessions if s.token != tokens[0])
-        counts = condition_counts(db.session.connection(), db.session.scalars(select(Experiment)).one().id)
+        counts = _cell_counts()
     assert counts == expected and sum(counts.values()) == 4
 
 
@@ -154,26 +165,20 @@ def test_cell_count_migration_counts_the_stored_sessions(tmp_path):
     from flask_migrate import downgrade, upgrade
 
     from tests.conftest import _make_app
-    from webapp.models import CellCount, Experiment
-    from webapp.participants import condition_counts
+    from webapp.models import CellCount
 
     app = _make_app(tmp_path, f"sqlite:///{tmp_path / 'old.db'}")
     with app.app_context():
         db.drop_all()
         upgrade()
-        add_stimulus_set()
-        add_catch_set()
-        open_study(main_blocks=2)
-    client = app.test_client()
-    tokens = [token_of(client.get("/p/study", query_string={"participant": f"p{i}"}))
-              for i in range(4)]
-    client.post(f"/api/session/{tokens[0]}/consent", json={"consent": False})
+    tokens = _entered(app, 4)
+    app.test_client().post(f"/api/session/{tokens[0]}/consent", json={"consent": False})
     with app.app_context():
-        before = condition_counts(db.session.connection(), db.session.scalars(select(Experiment)).one().id)
+        before = _cell_counts()
         downgrade(revision="c2b310d0f898")
         upgrade()
         assert db.session.scalar(select(func.count()).select_from(CellCount)) > 0
-        assert condition_counts(db.session.connection(), db.session.scalars(select(Experiment)).one().id) == before
+        assert _cell_counts() == before
     assert sum(before.values()) == 3
 
 
