@@ -246,10 +246,9 @@ def complete(connection: Connection, session: Row) -> dict:
     changed = _changed_flags(trials, per_trial)
     verdict = _verdict(reasons)
     with write_transaction(connection):
-        finished = connection.execute(update(Session.__table__).where(
-            Session.__table__.c.id == session.id, Session.__table__.c.status == "in_progress",
-        ).values(**verdict, completed_at=participants.now())).rowcount
-        if not finished:  # a concurrent /complete recorded the verdict first
+        if not participants.update_session(connection, session.id, if_status="in_progress",
+                                           **verdict, completed_at=participants.now()):
+            # a concurrent /complete recorded the verdict first
             current = participants.locked_session(connection, session.id)
             return participants.ending(session, current.status)
         _store_flags(connection, changed)

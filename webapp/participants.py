@@ -290,10 +290,15 @@ def touch_session(connection: Connection, session_id: int) -> None:
     connection.execute(_TOUCH_SESSION, {"id_": session_id, "seen": now()})
 
 
-def update_session(connection: Connection, session_id: int, **values) -> None:
-    """Set columns of one session row (inside a write transaction)."""
-    connection.execute(update(Session.__table__).where(
-        Session.__table__.c.id == session_id).values(**values))
+def update_session(connection: Connection, session_id: int, *, if_status: str | None = None,
+                   **values) -> bool:
+    """Set columns of one session row (inside a write transaction); with ``if_status``, only
+    while the session still has that status.  Whether the row was changed."""
+    columns = Session.__table__.c
+    statement = update(Session.__table__).where(columns.id == session_id)
+    if if_status is not None:
+        statement = statement.where(columns.status == if_status)
+    return connection.execute(statement.values(**values)).rowcount == 1
 
 
 def completion_codes(slug: str) -> dict[str, str]:
