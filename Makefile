@@ -8,6 +8,8 @@ PG_URL ?= postgresql+psycopg://postgres@127.0.0.1:5432/test
 
 .PHONY: run test setup browser postgres schema
 
+# Development mode: a random secret key kept in instance/secret_key, simulated participants allowed.
+run: export CHRONOSCOPE_DEVELOPMENT = true
 run: setup
 	$(BIN)/python manage.py init-db
 	$(BIN)/python manage.py stimuli generate

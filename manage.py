@@ -3,10 +3,10 @@
 import click
 from flask.cli import FlaskGroup
 
-from webapp import create_app
+from webapp.cli import create_cli_app
 
 
-@click.group(cls=FlaskGroup, create_app=create_app)
+@click.group(cls=FlaskGroup, create_app=create_cli_app)
 def cli():
     """Chronoscope: people and vision-language models judge the arrow of time."""
 

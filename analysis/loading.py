@@ -8,6 +8,7 @@ import numpy as np
 import pandas as pd
 
 from analysis import columns as C
+from analysis.csv_cells import escape_cells, unescape_cells
 
 
 def read_trials(path: str | Path) -> pd.DataFrame:
@@ -17,7 +18,8 @@ def read_trials(path: str | Path) -> pd.DataFrame:
     ----------
     path : str or Path
         A CSV with the canonical columns (see :mod:`analysis.columns`); list and dict
-        columns hold JSON.
+        columns hold JSON, and text cells are quoted as :mod:`analysis.csv_cells` writes
+        them (one leading ``'`` is stripped).
 
     Returns
     -------
@@ -35,10 +37,14 @@ def read_trials(path: str | Path) -> pd.DataFrame:
     try:
         raw = pd.read_csv(path, dtype={"response": object, "correct_response": object,
                                        "subject_id": object, "source_clip_id": object,
-                                       "stimulus_id": object, "session_id": object})
+                                       "stimulus_id": object, "session_id": object,
+                                       "onset_method": object},
+                          # Only an empty cell is missing: ids like "NaN", "null" or "NA" are
+                          # participants (pandas would merge them all into one blank subject).
+                          keep_default_na=False, na_values=[""])
     except (pd.errors.ParserError, pd.errors.EmptyDataError, UnicodeDecodeError) as exc:
         raise ValueError(f"{path} is not a readable trial CSV: {exc}") from exc
-    return normalize_trials(raw)
+    return normalize_trials(unescape_cells(raw))
 
 
 def normalize_trials(data: pd.DataFrame) -> pd.DataFrame:
@@ -246,9 +252,10 @@ def stimulus_key(trials: pd.DataFrame) -> pd.Series:
 
 
 def write_trials_csv(data: pd.DataFrame, path: str | Path) -> None:
-    """Write a canonical trial frame as CSV, list/dict columns as JSON (the export format)."""
+    """Write a canonical trial frame as CSV, list/dict columns as JSON and text cells quoted
+    against spreadsheet formulas (the export format)."""
     out = data.copy()
     for col in C.JSON_COLUMNS:
         if col in out.columns:
             out[col] = out[col].map(json.dumps)
-    out.to_csv(path, index=False)
+    escape_cells(out).to_csv(path, index=False)

@@ -6,6 +6,8 @@ from pathlib import Path
 
 import pandas as pd
 
+from analysis.csv_cells import escape_cells
+
 TEMPLATE_DIR = Path(__file__).resolve().parent.parent / "templates" / "report"
 MAX_HTML_ROWS = 40
 
@@ -39,7 +41,8 @@ def write_report(report, out_dir: str | Path, title: str = "Chronoscope report")
     report : analysis.reports.Report
     out_dir : str or Path
         Created if needed. Gets ``report.html`` (plotly.js embedded once; no network
-        needed to view it), ``tables/<name>.csv`` for every table and ``metrics.json``.
+        needed to view it), ``tables/<name>.csv`` for every table (text cells quoted
+        against spreadsheet formulas, see :mod:`analysis.csv_cells`) and ``metrics.json``.
     title : str
         Heading of the HTML page.
 
@@ -56,7 +59,7 @@ def write_report(report, out_dir: str | Path, title: str = "Chronoscope report")
     tables = []
     for name, table in report.tables.items():
         path = out / "tables" / f"{name}.csv"
-        _csv_ready(table).to_csv(path, index=False)
+        escape_cells(_csv_ready(table)).to_csv(path, index=False)
         tables.append(path)
     metrics_path = out / "metrics.json"
     metrics = {**report.metrics, "timings_s": report.timings_s}

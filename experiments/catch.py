@@ -17,7 +17,9 @@ from experiments.stimuli import ClipSpec
 CATCH_SET = "catch"
 KEYS = ("f", "j")
 WIDTH, HEIGHT, FPS = 320, 240, 30
-DURATION_S = 2.0
+# As long as the 3-second clips of the built-in set and AoT-PsyPhyBENCH, so that a catch
+# video's length does not set it apart from the clips around it.
+DURATION_S = 3.0
 LEAD_IN_S = 0.2
 BACKGROUND, INK = (128, 128, 128), (255, 255, 255)
 

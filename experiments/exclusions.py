@@ -26,8 +26,10 @@ VIDEO_TRIAL_TYPES = ("aot", "catch")
 
 TRIAL_REASONS = ("anticipation", "timeout", "dropped_frames", "stall", "focus_lost",
                  "fullscreen_exited")
+# A session run by the built-in simulated participant (development, tests, researcher previews).
+SIMULATED = "simulated"
 PARTICIPANT_REASONS = ("catch_failed", "catch_accuracy", "practice_gate", "too_many_timeouts",
-                       "incomplete", "too_little_time")
+                       "incomplete", "too_little_time", SIMULATED)
 
 
 @dataclass(frozen=True)

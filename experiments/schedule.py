@@ -25,6 +25,7 @@ import numpy as np
 from experiments import trial_builders as build
 from experiments.catalog_records import Catalog, CatchRecord, ClipRecord
 from experiments.designs import Design
+from experiments.trial_types import presented_type
 from experiments.trial_builders import presented_frames  # noqa: F401  (re-exported)
 
 PRACTICE = "practice"
@@ -259,14 +260,20 @@ def insert_practice_attempt(schedule: list[dict], practice: list[dict]) -> list[
     return _number(merged, 0)
 
 
-def public_trial(trial: Mapping, clip_url: Callable[[str], str],
-                 frame_urls: Callable[[str, list[int]], list[str]]) -> dict:
-    """What the browser may see of a trial: never the answer of a main trial."""
+def public_trial(trial: Mapping, media_url: Callable[[int, int | None], str]) -> dict:
+    """What the browser may see of a trial: never the answer of a main trial, and nothing that
+    differs with the answer or tells catch trials apart.
+
+    ``media_url(trial_index, slot)`` gives a stimulus URL by trial and, for frame sets, by
+    presented slot: public positions only, never a stimulus id or a frame's time index.
+    """
+    index = trial["trial_index"]
     if trial["trial_type"] == "frame_order":
-        stimulus = {"url": None, "frames": frame_urls(trial["public_id"], list(trial["frames"]))}
+        stimulus = {"url": None, "frames": [media_url(index, slot)
+                                            for slot in range(len(trial["frames"]))]}
     else:
-        stimulus = {"url": clip_url(trial["public_id"]), "frames": []}
-    return {"trial_index": trial["trial_index"], "trial_type": trial["trial_type"],
+        stimulus = {"url": media_url(index, None), "frames": []}
+    return {"trial_index": index, "trial_type": presented_type(trial["trial_type"]),
             "block": trial["block"], "stimulus": stimulus, "params": dict(trial["params"])}
 
 

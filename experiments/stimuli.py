@@ -18,6 +18,7 @@ from pathlib import Path, PurePosixPath
 import numpy as np
 
 from experiments import media
+from experiments.equal_size import equalize
 from experiments.reversal import check_alignment, luma_from_rgb
 
 
@@ -94,6 +95,7 @@ def _frame_sets(frames: np.ndarray, out: Path, rel: PurePosixPath,
     for n, span, indices in samples:
         name = f"frames_{n}" if span is None else f"frames_{n}_{span}"
         paths = media.write_pngs(frames[indices], out / name)
+        equalize(paths)
         meta = {"n": n, "files": [p.name for p in paths], "width": frames.shape[2],
                 "height": frames.shape[1], "rule": "floor((i + 0.5) * frame_count / n)"}
         if span is not None:
@@ -117,6 +119,7 @@ def _prepare_into(spec: ClipSpec, out: Path, rel: PurePosixPath, sizes) -> Prepa
     bwd_info, bwd_luma = _encode(frames[::-1], out / "backward.mp4", rate)
     # The issue's criterion: decoded backward frame k == decoded forward frame N-1-k.
     reversal = check_alignment(fwd_luma[::-1], bwd_luma)
+    equalize([out / "forward.mp4", out / "backward.mp4"])
     clips = [
         PreparedStimulus("clip", "forward", None, str(rel / "forward.mp4"),
                          media.sha256_file(out / "forward.mp4"),
@@ -162,6 +165,19 @@ def prepare_clip(spec: ClipSpec, root: Path, rel_dir: str, frame_set_sizes=(2, 4
         if isinstance(error, (ValueError, OSError)):  # bad input or disk: name the clip
             raise StimulusError(f"clip {spec.clip_key!r}: {error}") from error
         raise
+
+
+def equalize_clip_files(prepared: list[PreparedClip], root) -> None:
+    """Pad every clip file of ``prepared`` to one size and record the new hashes and sizes.
+
+    For sets whose members must not be told apart by size (the catch videos: which key a
+    video names must not show in its Content-Length); study sets are padded per clip only.
+    """
+    clips = [s for p in prepared for s in p.stimuli if s.kind == "clip"]
+    size = equalize([Path(root) / s.path for s in clips])
+    for stimulus in clips:
+        stimulus.sha256 = media.sha256_file(Path(root) / stimulus.path)
+        stimulus.meta["size_bytes"] = size
 
 
 def prepare_clips(specs, root, rel_dirs, frame_set_sizes=(2, 4, 8),

@@ -15,10 +15,11 @@ from experiments.catalog_records import CatchRecord, ClipRecord
 from experiments.designs import Design, OrderingCondition
 
 
-def video_params(design: Design, duration_s: float) -> dict:
-    duration_ms = round(duration_s * 1000)
-    return {"fixation_ms": design.fixation_ms, "clip_duration_ms": duration_ms,
-            "response_window_ms": duration_ms + design.response_window_ms_after_clip}
+def video_params(design: Design) -> dict:
+    """What the browser is told of a video trial: the same for every video trial of a study.
+    A clip's length (and so its response window) comes from the video itself, so that the
+    schedule cannot tell catch videos from the study's clips by their duration."""
+    return {"fixation_ms": design.fixation_ms}
 
 
 def aot_trial(design: Design, clip: ClipRecord, direction: str) -> dict:
@@ -27,16 +28,15 @@ def aot_trial(design: Design, clip: ClipRecord, direction: str) -> dict:
             "source_clip_id": clip.id, "clip_key": clip.clip_key,
             "categories": list(clip.categories), "direction": direction,
             "correct_response": "F" if direction == "forward" else "B",
-            "params": video_params(design, clip.duration_s)}
+            "params": video_params(design)}
 
 
 def catch_trial(design: Design, record: CatchRecord, key_mapping: Mapping) -> dict:
     stimulus = record.stimulus
-    duration = float(stimulus.meta.get("duration_s", 2.0))
     return {"trial_type": "catch", "stimulus_id": stimulus.id, "public_id": stimulus.public_id,
             "source_clip_id": None, "clip_key": None, "categories": [], "direction": "forward",
             "correct_response": key_mapping[record.instructed_key],
-            "instructed_key": record.instructed_key, "params": video_params(design, duration)}
+            "instructed_key": record.instructed_key, "params": video_params(design)}
 
 
 def presented_frames(condition: OrderingCondition, rng: np.random.Generator) -> list[int]:

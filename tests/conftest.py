@@ -30,6 +30,10 @@ def _make_app(tmp_path, database_url, **overrides):
         "INSTANCE_PATH": str(tmp_path / "instance"),
         "DATABASE_URL": database_url,
         "STIMULUS_ROOT": str(tmp_path / "stimuli"),
+        # The test client is one address for every participant a test makes; the limits
+        # themselves are tested with their own values (tests/webapp/test_participant_lifecycle.py).
+        "NEW_SESSIONS_PER_ADDRESS": "1000000 per second",
+        "NEW_SESSIONS_PER_STUDY": "1000000 per second",
         **overrides,
     }
     app = create_app(config)

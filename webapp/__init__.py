@@ -3,9 +3,11 @@ import os
 from pathlib import Path
 
 from flask import Flask
+from werkzeug.middleware.proxy_fix import ProxyFix
 
-from webapp.config import Defaults
-from webapp.extensions import db, migrate
+from webapp.config import Defaults, read_switches
+from webapp.extensions import db, limiter, migrate
+from webapp.secret_key import configure_secret_key
 
 PROJECT_ROOT = Path(__file__).resolve().parent.parent
 MIGRATIONS_DIR = Path(__file__).resolve().parent / "migrations"
@@ -26,6 +28,11 @@ def create_app(test_config: dict | None = None) -> Flask:
     app.config.from_prefixed_env("CHRONOSCOPE")
     app.config.from_mapping(test_config)
     _resolve_paths(app)
+    read_switches(app)
+    configure_secret_key(app)
+    if app.config["PROXY_HOPS"]:
+        hops = int(app.config["PROXY_HOPS"])
+        app.wsgi_app = ProxyFix(app.wsgi_app, x_for=hops, x_proto=hops, x_host=hops)
 
     from webapp import database, errors, models  # noqa: F401  (models registers the tables)
 
@@ -33,12 +40,15 @@ def create_app(test_config: dict | None = None) -> Flask:
     migrate.init_app(app, db, directory=str(MIGRATIONS_DIR), render_as_batch=True)
     database.configure_engine_events(app)
     errors.register_error_handlers(app)
+    limiter.init_app(app)
 
     from webapp import auth
     from webapp.cli import register_commands
+    from webapp.headers import register_security_headers
 
     register_commands(app)
     _register_blueprints(app)
+    register_security_headers(app)
     auth.init_security(app)  # after the blueprints: the participant API is exempted by name
     return app
 

@@ -8,7 +8,7 @@ from pathlib import Path
 from sqlalchemy import select
 
 from experiments.designs import required_frame_sets
-from experiments.stimuli import ClipSpec, PreparedClip, prepare_clips
+from experiments.stimuli import ClipSpec, PreparedClip, equalize_clip_files, prepare_clips
 from webapp.extensions import db
 from webapp.models import SourceClip, Stimulus
 
@@ -41,6 +41,8 @@ def import_clips(specs: list[ClipSpec], stimulus_set: str, root: Path,
     rel_dirs = [f"{stimulus_set}/{spec.clip_key}" for spec in specs]
     with tempfile.TemporaryDirectory(dir=root, prefix=".staging-") as staging:
         prepared = prepare_clips(specs, Path(staging), rel_dirs, frame_set_sizes=frame_set_sizes)
+        if specs and all(spec.params.get("catch") for spec in specs):
+            equalize_clip_files(prepared, Path(staging))  # which key a video names stays hidden
         moved = _move_into_place(Path(staging), root, rel_dirs)
         try:
             clips = [_store(p, stimulus_set) for p in prepared]

@@ -1,6 +1,7 @@
 """The codebook shipped with every export: one entry per column of every exported table."""
-import csv
-import io
+import pandas as pd
+
+from analysis.csv_cells import escape_cells
 
 # (column, type, description) per exported table
 TRIAL_CODEBOOK = [
@@ -39,9 +40,11 @@ TRIAL_CODEBOOK = [
                                        "dropped_frames, stall, focus_lost, fullscreen_exited), "
                                        "then participant-level (catch_failed, catch_accuracy, "
                                        "practice_gate, too_many_timeouts, incomplete, "
-                                       "too_little_time)."),
+                                       "too_little_time, simulated)."),
     ("extra", "JSON object", "Everything beyond the canonical columns: key pressed, onset "
                              "callbacks, stalls, focus/fullscreen flags, frame-order moves, "
+                             "clicks on Done ignored because they came less than 300 ms after "
+                             "the frames appeared (ignored_inputs), "
                              "model raw text and log-probabilities."),
 ]
 
@@ -52,10 +55,14 @@ PARTICIPANT_CODEBOOK = [
     ("session_number", "integer", "1 for the first sitting, 2 for the second (multi-day "
                                   "designs)."),
     ("status", "string", "started, in_progress, completed, no_consent, failed_practice, "
-                         "failed_attention, or abandoned (unfinished and no heartbeat for "
-                         "ABANDONED_AFTER_MINUTES at export time)."),
+                         "failed_attention, stopped (ended by the researchers stopping the "
+                         "study; its stored trials are kept), or abandoned (unfinished and no "
+                         "heartbeat for ABANDONED_AFTER_MINUTES at export time)."),
     ("excluded", "boolean", "Participant-level exclusion of this session."),
     ("exclusion_reasons", "JSON list", "Participant-level reason codes of this session."),
+    ("simulated", "boolean", "True for a session run by the built-in simulated participant "
+                             "(development, tests, researcher previews); always excluded with "
+                             "reason 'simulated'."),
     ("n_trials_stored", "integer", "Trials stored for this session at export time."),
     ("n_trials_scheduled", "integer", "Trials in the session's schedule (practice included)."),
     ("started_at", "ISO 8601 UTC", "When the session was created."),
@@ -71,19 +78,23 @@ CODEBOOK = [("trials.csv / trials.json", *entry) for entry in TRIAL_CODEBOOK] + 
     [("participants.csv", *entry) for entry in PARTICIPANT_CODEBOOK]
 
 
+QUOTED_TEXT = ("In every CSV file, a text cell that begins with =, +, -, @, a tab, a carriage "
+               "return or a single quote (') has one single quote put in front, unless it is a "
+               "plain number such as -0.5: spreadsheets then show it as text instead of running "
+               "it as a formula. Strip exactly one leading single quote to get the original text "
+               "back (`manage.py analyze --trials` does); trials.json holds the text unchanged.")
+
+
 def codebook_csv() -> bytes:
-    buffer = io.StringIO()
-    writer = csv.writer(buffer, lineterminator="\n")
-    writer.writerow(["file", "column", "type", "description"])
-    writer.writerows(CODEBOOK)
-    return buffer.getvalue().encode()
+    table = pd.DataFrame(CODEBOOK, columns=["file", "column", "type", "description"])
+    return escape_cells(table).to_csv(index=False, lineterminator="\n").encode()
 
 
 def codebook_markdown() -> bytes:
     lines = ["# Codebook", "",
              "metadata.json holds the design snapshot, the exclusion-rule version, the sha256 "
              "of every stimulus and of every other file, the software version and the export "
-             "time.", ""]
+             "time.", "", QUOTED_TEXT, ""]
     for file in dict.fromkeys(entry[0] for entry in CODEBOOK):
         lines += [f"## {file}", "", "| column | type | description |", "|---|---|---|"]
         lines += [f"| `{column}` | {kind} | {text} |"

@@ -1,15 +1,22 @@
-"""Errors as clients need them: JSON for the API, and 503 + Retry-After for a busy database."""
-from flask import Flask, jsonify, request
+"""Errors as clients need them: JSON for the API, and 503 + Retry-After while the database is
+busy or briefly unavailable."""
+from flask import Flask, jsonify, make_response, render_template, request
 from sqlalchemy.exc import OperationalError
 from werkzeug.exceptions import HTTPException
 
 from webapp.extensions import db
 
-# Messages of conditions that clear by themselves: SQLite busy/locked, PostgreSQL lock timeouts,
-# serialization failures and deadlocks, and dropped connections.
-_RETRYABLE = ("database is locked", "database is busy", "could not obtain lock", "lock timeout",
-              "deadlock detected", "could not serialize", "server closed the connection",
-              "connection refused", "terminating connection")
+# Messages of conditions that clear by themselves, so a client should retry rather than give up:
+# SQLite busy/locked or full (space freed or the cap raised), PostgreSQL lock timeouts,
+# serialization failures and deadlocks, dropped connections, a server shutting down, starting
+# up or recovering, one out of connection slots or out of disk.
+_RETRYABLE = ("database is locked", "database is busy", "database or disk is full",
+              "could not obtain lock", "lock timeout", "deadlock detected", "could not serialize",
+              "server closed the connection", "connection refused", "terminating connection",
+              "the database system is shutting down", "the database system is starting up",
+              "the database system is not yet accepting connections",
+              "the database system is in recovery mode", "too many clients already",
+              "no space left on device")
 RETRY_AFTER_S = 1
 
 
@@ -29,7 +36,11 @@ def register_error_handlers(app: Flask) -> None:
         if not is_retryable(error):
             raise error
         app.logger.warning("retryable database error on %s: %s", request.path, error.orig)
-        response = jsonify(error="busy", message="The database is busy; retry shortly.")
+        if wants_json():
+            response = jsonify(error="busy", message="The database is busy or briefly "
+                                                     "unavailable; retry shortly.")
+        else:  # a person opening a page (e.g. the entry link) reads a page, not JSON
+            response = make_response(render_template("errors/busy.html"))
         response.status_code = 503
         response.headers["Retry-After"] = str(RETRY_AFTER_S)
         return response

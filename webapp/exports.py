@@ -18,6 +18,7 @@ from pathlib import Path
 import pandas as pd
 from sqlalchemy import select
 
+from analysis.csv_cells import escape_cells
 from webapp.codebook import codebook_csv, codebook_markdown
 from webapp.extensions import db
 from webapp.models import Stimulus, SourceClip
@@ -116,14 +117,15 @@ def _stimulus_hashes(stimulus_sets: list[str]) -> list[dict]:
 
 
 def trials_csv(trials: pd.DataFrame) -> bytes:
-    """The canonical columns; lists and dicts as JSON strings, missing values as empty cells."""
+    """The canonical columns; lists and dicts as JSON strings, missing values as empty cells,
+    text that a spreadsheet would run as a formula quoted (:mod:`analysis.csv_cells`)."""
     out = trials[CANONICAL_COLUMNS].copy()
     for col in TRIAL_JSON_COLUMNS:
         out[col] = out[col].map(_json_cell)
     for col in INTEGER_COLUMNS:
         out[col] = pd.array(out[col], dtype="Int64")
     # repr-exact floats so rt_ms reads back unrounded.
-    return out.to_csv(index=False, float_format=None, lineterminator="\n").encode()
+    return escape_cells(out).to_csv(index=False, float_format=None, lineterminator="\n").encode()
 
 
 def trials_json(trials: pd.DataFrame) -> bytes:
@@ -138,7 +140,7 @@ def participants_csv(participants: pd.DataFrame) -> bytes:
         out[col] = out[col].map(_json_cell)
     for col in ("started_at", "last_seen_at", "completed_at"):
         out[col] = out[col].map(lambda t: t.isoformat() if isinstance(t, datetime) else "")
-    return out.to_csv(index=False, lineterminator="\n").encode()
+    return escape_cells(out).to_csv(index=False, lineterminator="\n").encode()
 
 
 def _json_cell(value) -> str:

@@ -24,7 +24,7 @@ from webapp import participants
 from webapp.database import write_transaction
 from webapp.extensions import db
 from webapp.models import Session, Subject, Trial
-from webapp.stimulus_files import clip_url, frame_urls
+from webapp.stimulus_files import media_url_maker
 
 VIDEO_EXTRA = ("key", "onset_callbacks", "onset_time_ms", "key_time_ms", "total_frames",
                "stalls", "stall_ms")
@@ -34,9 +34,9 @@ FLAGS = ("timed_out", "focus_lost", "fullscreen_exited")
 class ApiError(Exception):
     """An answer other than success: HTTP ``status`` with a JSON ``code`` and ``message``."""
 
-    def __init__(self, status: int, code: str, message: str, **extra):
+    def __init__(self, http_status: int, code: str, message: str, **extra):
         super().__init__(message)
-        self.status, self.code, self.message, self.extra = status, code, message, extra
+        self.status, self.code, self.message, self.extra = http_status, code, message, extra
 
 
 # What the exclusion rules, the practice gate and the flag writes read of a stored trial.
@@ -93,6 +93,7 @@ def session_state(connection: Connection, session: Row) -> dict:
     records = [_record(t) for t in stored_trials(connection, session.id)]
     stored = [r["trial_index"] for r in records]
     design = participants.experiment_design(session)
+    media_url = media_url_maker(session.token)
     done = set(stored)
     pending = [t["trial_index"] for t in session.schedule if t["trial_index"] not in done]
     state = {
@@ -100,7 +101,7 @@ def session_state(connection: Connection, session: Row) -> dict:
         "sessions": design.sessions, "consent": participants.consent_state(session.status),
         "key_mapping": session.condition.get("key_mapping"),
         "response_keys": list(design.response_keys),
-        "trials": [scheduling.public_trial(t, clip_url, frame_urls) for t in session.schedule],
+        "trials": [scheduling.public_trial(t, media_url) for t in session.schedule],
         "next_trial_index": pending[0] if pending else len(session.schedule),
         "stored_indices": stored,
         "response_window_ms_after_clip": design.response_window_ms_after_clip,
@@ -108,6 +109,9 @@ def session_state(connection: Connection, session: Row) -> dict:
                      "max_attempts": design.practice.max_attempts},
         "practice_passed": practice_passed(session.status, session.schedule, records, design),
         "blocks": scheduling.blocks_summary(session.schedule),
+        # Whether some trials check attention (the instructions say so), never which ones.
+        "attention_checks": any(t["trial_type"] == "catch" for t in session.schedule),
+        "simulated": session.simulated,
     }
     if session.status in participants.ENDED:
         state.update(participants.ending(session, session.status))
@@ -120,7 +124,8 @@ def _row(session_id: int, scheduled: dict, fields: dict, rules) -> dict:
     if scheduled["trial_type"] == "frame_order":
         response = None if fields["timed_out"] else json.dumps([i + 1 for i in fields["final_order"]])
         extra.update(initial_order=fields["initial_order"], final_order=fields["final_order"],
-                     moves=fields["moves"], hint_frames=scheduled["hint_labels"],
+                     moves=fields["moves"], ignored_inputs=fields["ignored_inputs"],
+                     hint_frames=scheduled["hint_labels"],
                      condition=scheduled["condition"], n_frames=scheduled["params"]["n_frames"],
                      span=scheduled["span"], annotation_level=scheduled["annotation_level"],
                      presented_frames=scheduled["frames"])
@@ -163,11 +168,8 @@ def _existing(connection: Connection, session_id: int, fields: dict,
     return {"stored": False, "duplicate": True, "trial_index": stored_index}
 
 
-def store_trial(connection: Connection, token: str, payload) -> tuple[int, dict]:
-    """Validate and store one trial of the session with ``token``; returns (HTTP status, answer)."""
-    target = participants.session_by_token(connection, token)
-    if target is None:
-        raise ApiError(404, "unknown_session", "no session with this token")
+def store_trial(connection: Connection, target: Row, payload) -> tuple[int, dict]:
+    """Validate and store one trial of session ``target``; returns (HTTP status, answer)."""
     if not isinstance(payload, dict):
         raise PayloadError("wrong_type", "body must be a JSON object")
     index = payload.get("trial_index")
@@ -177,8 +179,10 @@ def store_trial(connection: Connection, token: str, payload) -> tuple[int, dict]
     if scheduled is None:
         raise ApiError(400, "unknown_trial", f"trial_index {index} is not in this session's schedule")
     if target.status != "in_progress":  # a replay may still arrive after the session ended
+        ended = participants.ending(target, target.status) if target.status in participants.ENDED \
+            else {}
         return 200, _existing(connection, target.id, fields, ApiError(
-            409, "not_in_progress", f"this session is {target.status!r}"))
+            409, "not_in_progress", f"this session is {target.status!r}", **ended))
     design = participants.experiment_design(target)
     practice = scheduled["block"] == scheduling.PRACTICE
     if not practice and practice_passed(target.status, target.schedule, practice_records(
@@ -242,7 +246,7 @@ def complete(connection: Connection, session: Row) -> dict:
         raise ApiError(409, "missing_trials", f"{len(missing)} trial(s) not stored yet",
                        missing=missing)
     per_trial, reasons = exclusion_verdict(participants.experiment_design(session), trials,
-                                           len(session.schedule))
+                                           len(session.schedule), session.simulated)
     changed = _changed_flags(trials, per_trial)
     verdict = _verdict(reasons)
     with write_transaction(connection):
@@ -259,14 +263,15 @@ _FLAG_TRIAL = (update(Trial.__table__).where(Trial.__table__.c.id == bindparam("
                .values(excluded=bindparam("excluded"), exclusion_reasons=bindparam("reasons")))
 
 
-def exclusion_verdict(design, trials: list[Row],
-                      expected_trials: int) -> tuple[list[list[str]], list[str]]:
+def exclusion_verdict(design, trials: list[Row], expected_trials: int,
+                      simulated: bool) -> tuple[list[list[str]], list[str]]:
     """The study's rules applied to a session's stored trials: reasons per trial, and the
-    participant's reasons."""
+    participant's reasons (a simulated session is always excluded, as ``simulated``)."""
     records = [_record(t) for t in trials]
     per_trial = [exclusions.trial_reasons(record, design.exclusions) for record in records]
-    return per_trial, exclusions.participant_reasons(records, design.exclusions,
-                                                     expected_trials=expected_trials)
+    reasons = exclusions.participant_reasons(records, design.exclusions,
+                                             expected_trials=expected_trials)
+    return per_trial, [*reasons, exclusions.SIMULATED] if simulated else reasons
 
 
 def _changed_flags(trials: list[Row], per_trial: list[list[str]]) -> dict[int, list[str]]:
@@ -296,7 +301,7 @@ def recompute_study(experiment) -> dict[str, int]:
     Returns the number of sessions checked and of those now excluded.
     """
     design = participants.experiment_design(experiment)
-    finished = (select(Session.id, Session.schedule).join(Session.subject)
+    finished = (select(Session.id, Session.schedule, Session.simulated).join(Session.subject)
                 .where(Subject.experiment_id == experiment.id, Subject.kind == "human",
                        Session.status.in_(("completed", "failed_attention"))))
     excluded = 0
@@ -305,7 +310,8 @@ def recompute_study(experiment) -> dict[str, int]:
         for session in sessions:
             with write_transaction(connection):
                 trials = stored_trials(connection, session.id)
-                per_trial, reasons = exclusion_verdict(design, trials, len(session.schedule))
+                per_trial, reasons = exclusion_verdict(design, trials, len(session.schedule),
+                                                       session.simulated)
                 _store_flags(connection, _changed_flags(trials, per_trial))
                 participants.update_session(connection, session.id, **_verdict(reasons))
             excluded += bool(reasons)

@@ -18,7 +18,7 @@ import re
 import secrets
 from collections import Counter
 from collections.abc import Mapping
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 from datetime import datetime, timezone
 from types import MappingProxyType
 
@@ -26,24 +26,27 @@ import numpy as np
 from flask import current_app
 from sqlalchemy import Connection, Row, bindparam, func, insert, select, update
 from sqlalchemy.dialects import postgresql, sqlite
+from limits import parse as parse_limit
 from sqlalchemy.exc import IntegrityError
 
 from experiments import schedule as scheduling
 from experiments.catalog_records import Catalog, CatchRecord, ClipRecord, StimulusRecord
 from experiments.designs import Design, design_from_snapshot
 from webapp.database import write_transaction
+from webapp.extensions import limiter
 from webapp.models import CellCount, Experiment, Session, SourceClip, Stimulus, Subject
 
 RECRUITMENT_KEYS = ("PROLIFIC_PID", "STUDY_ID", "SESSION_ID", "participant")
-_ID = re.compile(r"^[A-Za-z0-9._:@-]{1,200}$")
+_ID = re.compile(r"[A-Za-z0-9._:@-]{1,200}")
 ACTIVE = ("started", "in_progress")
-ENDED = ("completed", "failed_attention", "failed_practice", "no_consent")
+ENDED = ("completed", "failed_attention", "failed_practice", "no_consent", "stopped")
 PROLIFIC_COMPLETE = "https://app.prolific.com/submissions/complete?cc={code}"
 
 
 @dataclass
 class Entry:
-    """What the entry link leads to: run | done | wait | closed | invalid | unavailable."""
+    """What the entry link leads to: run | done | wait | closed | full | busy | invalid |
+    unavailable."""
 
     outcome: str
     token: str | None = None  # the session to run
@@ -66,31 +69,47 @@ def recruitment_from(args: Mapping[str, str]) -> tuple[str, dict]:
     external_id = recruitment.get("PROLIFIC_PID") or recruitment.get("participant")
     if not external_id:
         raise ValueError("this link needs a participant id (PROLIFIC_PID or participant)")
-    bad = [k for k, v in recruitment.items() if not _ID.match(v)]
+    bad = [k for k, v in recruitment.items() if not _ID.fullmatch(v)]
     if bad:
         raise ValueError(f"invalid recruitment parameter(s): {', '.join(bad)}")
     return external_id, recruitment
 
 
 # What entry reads of the study.
-_STUDY_ROW = (select(Experiment.id, Experiment.slug, Experiment.status, Experiment.design,
+_STUDY_ROW = (select(Experiment.id, Experiment.slug, Experiment.status, Experiment.close_mode,
+                     Experiment.max_participants, Experiment.design,
                      Experiment.design_snapshot, Experiment.stimulus_set)
               .where(Experiment.slug == bindparam("slug")))
+NOT_OPEN = "This study is not open at the moment."
+STOPPED = "The researchers have stopped this study. The answers you gave are saved."
 
 
-def enter(connection: Connection, slug: str, args: Mapping[str, str]) -> Entry:
+@dataclass(frozen=True)
+class Admission:
+    """Who may open a new session: the client's address (for rate limits) and whether it is
+    run by the built-in simulated participant (development, tests and researcher previews)."""
+
+    address: str = ""
+    simulated: bool = False
+    preview: bool = False  # a researcher's preview: any status, no limits, no place taken
+
+
+def enter(connection: Connection, slug: str, args: Mapping[str, str],
+          admission: Admission = Admission()) -> Entry:
     """Resolve an entry link to a session to run (creating subject and session as needed)."""
     experiment = connection.execute(_STUDY_ROW, {"slug": slug}).one_or_none()
     if experiment is None:
         return Entry("closed", message="There is no study at this address.")
-    if experiment.status not in ("open", "paused"):
-        return Entry("closed", message="This study is not open at the moment.")
+    if experiment.status == "draft" and not admission.preview:
+        return Entry("closed", message=NOT_OPEN)
+    if experiment.close_mode == "stop":
+        return Entry("closed", message=STOPPED)
     try:
         external_id, recruitment = recruitment_from(args)
     except ValueError as error:
         return Entry("invalid", message=str(error))
     try:
-        return _session_entry(connection, experiment, external_id, recruitment)
+        return _session_entry(connection, experiment, external_id, recruitment, admission)
     except scheduling.ScheduleError as error:  # a study set up on an unusable stimulus set
         current_app.logger.error("study %s cannot schedule: %s", slug, error)
         return Entry("unavailable", message="This study cannot start at the moment.")
@@ -98,7 +117,8 @@ def enter(connection: Connection, slug: str, args: Mapping[str, str]) -> Entry:
 
 # The participant's subject id with their latest session (None columns: no session yet).
 _LAST_SESSION = (select(Subject.id.label("subject_id"), Session.token, Session.session_number,
-                        Session.status, Session.seed, Session.condition, Session.completed_at)
+                        Session.status, Session.seed, Session.condition, Session.completed_at,
+                        Session.simulated)
                  .outerjoin(Session, Session.subject_id == Subject.id)
                  .where(Subject.experiment_id == bindparam("experiment_id"),
                         Subject.kind == "human", Subject.external_id == bindparam("external_id"))
@@ -108,24 +128,31 @@ _INSERT_SESSION = insert(Session.__table__)
 
 
 def _session_entry(connection: Connection, experiment: Row, external_id: str,
-                   recruitment: dict) -> Entry:
+                   recruitment: dict, admission: Admission) -> Entry:
     design = experiment_design(experiment)
+    # Paused and closed ("finish") studies take no new participants; those in may finish.
+    taking = experiment.status == "open" or admission.preview
     for _ in range(2):  # twice: a concurrent entry with the same id may create the rows first
         last = connection.execute(
             _LAST_SESSION, {"experiment_id": experiment.id, "external_id": external_id}).first()
         if last is not None and last.token is not None:
             if last.status in ACTIVE:
                 return Entry("run", last.token)
-            if experiment.status == "paused":
-                return Entry("closed", message="This study is not open at the moment.")
             if last.status != "completed" or last.session_number >= design.sessions:
                 return Entry("done", message=_done_message(last.status))
+            # A participant already in goes on to their next session while the study is
+            # paused or closed ("finish"): only "stop" ends their participation.
             opens_at = scheduling.session_opens_at(design, last.completed_at or now())
             if now() < opens_at:
                 return Entry("wait", opens_at=opens_at)
-        elif experiment.status == "paused":  # no new participants; those inside may finish
-            return Entry("closed", message="This study is not open at the moment.")
-        token = _new_session(connection, experiment, design, external_id, recruitment, last)
+        elif not taking:
+            return Entry("closed", message=NOT_OPEN)
+        elif not admission.preview:
+            refused = admission_refusal(connection, experiment, admission.address)
+            if refused is not None:
+                return refused
+        token = _new_session(connection, experiment, design, external_id, recruitment, last,
+                             admission)
         if token is not None:
             return Entry("run", token)
     raise RuntimeError(f"could not open a session for {external_id!r} in {experiment.slug!r}")
@@ -134,11 +161,34 @@ def _session_entry(connection: Connection, experiment: Row, external_id: str,
 def _done_message(status: str) -> str:
     if status == "completed":
         return "You have already completed this study. Thank you!"
+    if status == "stopped":
+        return STOPPED
     return "You have already taken part in this study."
 
 
+FULL = "This study has all the participants it needs. Thank you for your interest."
+
+
+def admission_refusal(connection: Connection, experiment: Row, address: str) -> Entry | None:
+    """Why a new participant cannot start now (every place is taken, or too many new sessions
+    come from one address or into one study), or None.  Returning participants never get here.
+    """
+    if experiment.max_participants is not None and \
+            places_taken(connection, experiment.id) >= experiment.max_participants:
+        return Entry("full", message=FULL)
+    if not limiter.enabled:  # RATELIMIT_ENABLED = False
+        return None
+    config = current_app.config
+    for limit, scope in ((config["NEW_SESSIONS_PER_ADDRESS"], ("address", address)),
+                         (config["NEW_SESSIONS_PER_STUDY"], ("study", str(experiment.id)))):
+        if not limiter.limiter.hit(parse_limit(limit), "new-session", *scope):
+            return Entry("busy", message="Too many new sessions are starting right now. Please "
+                                         "try again in a few minutes.")
+    return None
+
+
 def _new_session(connection: Connection, experiment: Row, design: Design, external_id: str,
-                 recruitment: dict, last) -> str | None:
+                 recruitment: dict, last, admission: Admission) -> str | None:
     """Open the participant's next session (and their subject on first entry); its token.
 
     The schedule is built before the write lock is taken, and subject and session are
@@ -154,6 +204,8 @@ def _new_session(connection: Connection, experiment: Row, design: Design, extern
     condition["catch_available"] = bool(catalog.catch)
     schedule = scheduling.build_schedule(design, catalog, seed, number, condition)
     token = secrets.token_urlsafe(32)
+    # A simulated participant takes no place and counts in no cell, in every session.
+    simulated = admission.simulated or admission.preview or bool(last and last.simulated)
     try:
         with write_transaction(connection):
             subject_id = last.subject_id if last is not None else connection.execute(
@@ -163,8 +215,9 @@ def _new_session(connection: Connection, experiment: Row, design: Design, extern
             connection.execute(_INSERT_SESSION, {
                 "subject_id": subject_id, "token": token, "session_number": number,
                 "seed": seed, "status": "started", "condition": condition,
-                "schedule": schedule, "available_from": now()})
-            if number == 1:
+                "schedule": schedule, "available_from": now(),
+                "simulated": simulated})
+            if number == 1 and not simulated:
                 count_cell(connection, experiment.id, condition["cell"], +1)
     except IntegrityError:
         return None
@@ -179,6 +232,25 @@ def condition_counts(connection: Connection, experiment_id: int) -> Counter:
     """Participants per between-subject cell (first sessions that did not end at consent)."""
     rows = connection.execute(_CELL_COUNTS, {"experiment_id": experiment_id})
     return Counter({cell: n for cell, n in rows})
+
+
+# A place is taken at consent, not at entry: a link unfurler, a HEAD request or an id typed in
+# and abandoned takes none.  Simulated sessions never take one.
+_PLACES_TAKEN = (select(func.count(Session.id)).join(Session.subject)
+                 .where(Subject.experiment_id == bindparam("experiment_id"),
+                        Session.session_number == 1, Session.simulated.is_(False),
+                        Session.status.not_in(("started", "no_consent"))))
+# Taken on PostgreSQL before counting, so two consents cannot both take a study's last place
+# (SQLite's BEGIN IMMEDIATE already lets one writer in at a time).
+_LOCK_STUDY = select(Experiment.id).where(Experiment.id == bindparam("experiment_id")) \
+    .with_for_update()
+_MAX_PARTICIPANTS = select(Experiment.max_participants).where(
+    Experiment.id == bindparam("experiment_id"))
+
+
+def places_taken(connection: Connection, experiment_id: int) -> int:
+    """Participants who consented to a study's first session."""
+    return connection.scalar(_PLACES_TAKEN, {"experiment_id": experiment_id})
 
 
 _UPSERT = {"sqlite": sqlite.insert, "postgresql": postgresql.insert}
@@ -212,8 +284,7 @@ def load_catalog(connection: Connection, stimulus_set: str, catch_set: str) -> C
     for clip in _clip_records(connection, catch_set):
         forward, key = clip.clip("forward"), clip.params.get("instructed_key")
         if forward is not None and key:
-            meta = MappingProxyType({**forward.meta, "duration_s": clip.duration_s})
-            catch.append(CatchRecord(replace(forward, meta=meta), str(key)))
+            catch.append(CatchRecord(forward, str(key)))
     return Catalog(_clip_records(connection, stimulus_set), tuple(catch))
 
 
@@ -260,9 +331,11 @@ def plausible_token(token: str) -> bool:
 # What every participant API call reads: the session with its participant's recruitment and its
 # study, as one row.
 _SESSION_ROW = (select(Session.id, Session.token, Session.status, Session.session_number,
-                       Session.seed, Session.schedule, Session.condition, Subject.recruitment,
+                       Session.seed, Session.schedule, Session.condition, Session.simulated,
+                       Session.active_client, Subject.recruitment,
                        Subject.experiment_id, Experiment.slug, Experiment.design,
-                       Experiment.design_snapshot, Experiment.stimulus_set)
+                       Experiment.design_snapshot, Experiment.stimulus_set,
+                       Experiment.status.label("study_status"))
                 .join(Session.subject).join(Subject.experiment)
                 .where(Session.token == bindparam("token")))
 # Read inside a write transaction before changing a session (FOR UPDATE on PostgreSQL; SQLite's
@@ -325,17 +398,41 @@ def record_consent(connection: Connection, session: Row, consent: bool) -> dict:
     with write_transaction(connection):
         current = locked_session(connection, session.id)
         status = current.status
+        # Consenting is joining: a closed study takes nobody new, and a full one nobody more.
+        if status == "started" and consent and session.study_status == "closed":
+            raise ConsentRefused("study_closed", "This study has closed. Thank you for your "
+                                                 "interest.")
+        if status == "started" and consent and session.session_number == 1 \
+                and not session.simulated and _study_full(connection, session.experiment_id):
+            raise ConsentRefused("study_full", FULL)
         if status in ACTIVE:
             status = "in_progress" if consent else "no_consent"
             ended = {} if consent else {"completed_at": now()}
             update_session(connection, session.id, status=status, **ended, device_info={
                 **(current.device_info or {}),
                 "consent": {"given": consent, "at": now().isoformat()}})
-            if not consent and session.session_number == 1:
+            if not consent and session.session_number == 1 and not session.simulated:
                 count_cell(connection, session.experiment_id, session.condition["cell"], -1)
     if status == "no_consent":
         return ending(session, status)
     return {"ok": True}
+
+
+class ConsentRefused(Exception):
+    """Consent that cannot be taken: the study closed or filled up since the participant
+    entered (``code``: study_closed | study_full)."""
+
+    def __init__(self, code: str, message: str):
+        super().__init__(message)
+        self.code = code
+
+
+def _study_full(connection: Connection, experiment_id: int) -> bool:
+    cap = connection.scalar(_MAX_PARTICIPANTS, {"experiment_id": experiment_id})
+    if cap is None:
+        return False
+    connection.execute(_LOCK_STUDY, {"experiment_id": experiment_id})
+    return places_taken(connection, experiment_id) >= cap
 
 
 def consent_state(status: str) -> bool | None:
@@ -349,6 +446,12 @@ def record_device(connection: Connection, session: Row, fields: dict) -> None:
         current = locked_session(connection, session.id)
         update_session(connection, session.id, last_seen_at=now(), device_info={
             **(current.device_info or {}), "device": fields, "device_at": now().isoformat()})
+
+
+def claim(connection: Connection, session: Row, client: str) -> None:
+    """Make browser tab ``client`` the one that runs the session (the newest tab wins)."""
+    with write_transaction(connection):
+        update_session(connection, session.id, active_client=client, last_seen_at=now())
 
 
 def heartbeat(connection: Connection, session: Row) -> None:

@@ -19,7 +19,7 @@ from webapp.models._types import utcnow
 
 ROSTER_COLUMNS = [
     "subject_id", "subject_kind", "session_id", "session_number", "status", "excluded",
-    "exclusion_reasons", "n_trials_stored", "n_trials_scheduled", "started_at", "last_seen_at",
+    "exclusion_reasons", "simulated", "n_trials_stored", "n_trials_scheduled", "started_at", "last_seen_at",
     "completed_at", "condition", "device_info", "recruitment",
 ]
 JSON_ROSTER_COLUMNS = ("exclusion_reasons", "condition", "device_info", "recruitment")
@@ -57,6 +57,7 @@ def _record(row, cutoff: datetime) -> dict:
         "session_id": session.id, "session_number": session.session_number, "status": status,
         "excluded": bool(session.excluded),
         "exclusion_reasons": list(session.exclusion_reasons or []),
+        "simulated": bool(session.simulated),
         "n_trials_stored": int(row.n_trials_stored),
         "n_trials_scheduled": len(session.schedule or []),
         "started_at": session.started_at, "last_seen_at": session.last_seen_at,

@@ -1,11 +1,15 @@
-"""Stimulus files on disk and their opaque URLs: nothing resolves outside the stimulus root."""
+"""Stimulus files on disk and the URLs participants fetch them by; nothing resolves outside the
+stimulus root.
+
+A participant's media URL names their session and a trial (and, for frame sets, a presented
+slot): positions the schedule already shows, never a stimulus id, a file name or a frame's
+place in time, and different for every participant.
+"""
 from __future__ import annotations
 
-import hashlib
-import hmac
 from pathlib import Path
 
-from flask import current_app, url_for
+from flask import url_for
 
 from experiments.media import frame_file_names
 
@@ -25,28 +29,14 @@ def resolve_under(root: str | Path, relative: str) -> Path:
     return path
 
 
-def frame_key(public_id: str, index: int) -> str:
-    """An opaque key for frame ``index`` (temporal position) of a frame set.
+def media_url_maker(token: str):
+    """``media_url(trial_index, slot)`` for the session with ``token`` (slot None: the clip)."""
+    def media_url(trial_index: int, slot: int | None) -> str:
+        if slot is None:
+            return url_for("media.clip", token=token, trial_index=trial_index)
+        return url_for("media.frame", token=token, trial_index=trial_index, slot=slot)
 
-    Keyed with the app secret so a URL never tells which frame comes first.
-    """
-    secret = current_app.config["SECRET_KEY"].encode()
-    return hmac.new(secret, f"frame:{public_id}:{index}".encode(), hashlib.sha256).hexdigest()[:24]
-
-
-def frame_index(public_id: str, key: str, n_frames: int) -> int | None:
-    for index in range(n_frames):
-        if hmac.compare_digest(frame_key(public_id, index), key):
-            return index
-    return None
-
-
-def clip_url(public_id: str) -> str:
-    return url_for("media.clip", public_id=public_id)
-
-
-def frame_urls(public_id: str, indices: list[int]) -> list[str]:
-    return [url_for("media.frame", public_id=public_id, key=frame_key(public_id, i)) for i in indices]
+    return media_url
 
 
 def frame_path(root: str | Path, stimulus_path: str, meta: dict, n_frames: int, index: int) -> Path:

@@ -2,29 +2,39 @@
 
 A study (an ``Experiment`` row) is ``draft`` when created, ``open`` while it takes
 participants, ``paused`` while it does not (participants already in may finish), and
-``closed`` for good. Only the transitions in TRANSITIONS are allowed.
+``closed`` for good.  Closing is one of two choices, stored in ``close_mode``: ``close``
+lets participants already in finish (``finish``); ``stop`` ends their sessions now
+(``stop``: each becomes ``stopped``, keeps what it stored, and is shown the stopped code).
+A study closed with ``finish`` can still be stopped.  Only the transitions in TRANSITIONS
+are allowed.
 """
 import re
 from urllib.parse import urlencode, urlsplit
 
 import numpy as np
 from flask import current_app, has_request_context, url_for
-from sqlalchemy import func, select, update
+from sqlalchemy import and_, func, or_, select, update
 from sqlalchemy.exc import IntegrityError
 
 from experiments import schedule
 from experiments.designs import DESIGNS
 from webapp import catalog
+from webapp.database import write_transaction
 from webapp.extensions import db
-from webapp.models import Experiment, Session, Subject
-from webapp.participants import load_catalog
+from webapp.models import Experiment, Researcher, Session, StudyMember, Subject
+from webapp.participants import ACTIVE, load_catalog, now
 
-# action -> (statuses it may start from, status it leads to)
+# A study's state is (status, close_mode); action -> (states it may start from, state it leads to)
+_LIVE = (("draft", None), ("open", None), ("paused", None))
 TRANSITIONS = {
-    "open": (("draft", "paused"), "open"),
-    "pause": (("open",), "paused"),
-    "close": (("draft", "open", "paused"), "closed"),
+    "open": ((("draft", None), ("paused", None)), ("open", None)),
+    "pause": ((("open", None),), ("paused", None)),
+    "close": (_LIVE, ("closed", "finish")),
+    "stop": ((*_LIVE, ("closed", "finish")), ("closed", "stop")),
 }
+ACTION_LABELS = {"open": "Open", "pause": "Pause",
+                 "close": "Close (let current participants finish)",
+                 "stop": "Stop now (end every session in progress)"}
 _SLUG = re.compile(r"^[a-z0-9](?:[a-z0-9-]{0,62}[a-z0-9])?$")
 # Prolific fills these placeholders in a study URL with each participant's ids.
 PROLIFIC_QUERY = {"PROLIFIC_PID": "{{%PROLIFIC_PID%}}", "STUDY_ID": "{{%STUDY_ID%}}",
@@ -35,15 +45,28 @@ class StudyError(ValueError):
     """A study request that cannot be carried out (unknown design, bad transition ...)."""
 
 
-def create_study(slug: str, design: str, stimulus_set: str, title: str | None = None) -> Experiment:
-    """Create a draft study of ``design`` on ``stimulus_set``.
+def create_study(slug: str, design: str, stimulus_set: str, title: str | None = None,
+                 owner: str | None = None, max_participants: int | None = None) -> Experiment:
+    """Create a draft study of ``design`` on ``stimulus_set``, owned by the researcher named
+    ``owner`` (with None, only admins see it), with an optional cap on participants.
+
+    Study and owner are stored in one transaction: a study never exists without its owner.
 
     Raises
     ------
     StudyError
-        For a malformed or taken slug, an unknown design or stimulus set, or a stimulus set
-        the design cannot build a schedule from.
+        For a malformed or taken slug, an unknown design, stimulus set or owner, a cap below
+        1, or a stimulus set the design cannot build a schedule from.
     """
+    owner_id = None
+    if owner is not None:
+        owner_id = db.session.scalar(select(Researcher.id).where(Researcher.username == owner))
+        if owner_id is None:
+            raise StudyError(f"no researcher {owner!r}")
+    if any(ord(c) < 32 or ord(c) == 127 for c in title or ""):
+        raise StudyError("title must not contain control characters")
+    if max_participants is not None and max_participants < 1:
+        raise StudyError(f"max_participants must be at least 1, got {max_participants}")
     slug = (slug or "").strip()
     if not _SLUG.match(slug):
         raise StudyError("slug must be 1-64 lowercase letters, digits or '-', "
@@ -60,10 +83,14 @@ def create_study(slug: str, design: str, stimulus_set: str, title: str | None = 
     experiment = Experiment(
         slug=slug, title=(title or "").strip() or slug, design=design,
         design_snapshot=chosen.to_dict(), stimulus_set=stimulus_set, status="draft",
-        exclusion_rules_version=chosen.exclusions.version,
+        exclusion_rules_version=chosen.exclusions.version, max_participants=max_participants,
     )
     db.session.add(experiment)
     try:
+        if owner_id is not None:
+            db.session.flush()
+            db.session.add(StudyMember(experiment_id=experiment.id, researcher_id=owner_id,
+                                       role="owner"))
         db.session.commit()
     except IntegrityError as error:  # the same slug, created a moment ago by someone else
         db.session.rollback()
@@ -101,28 +128,61 @@ def list_studies() -> list[Experiment]:
                                                                 Experiment.id.desc())))
 
 
-def transition(slug: str, action: str) -> Experiment:
-    """Apply ``action`` ("open", "pause", "close") if the study's current status allows it.
+def studies_for(researcher: Researcher) -> list[Experiment]:
+    """The studies ``researcher`` is a member of (every study for an admin), newest first."""
+    query = select(Experiment).order_by(Experiment.created_at.desc(), Experiment.id.desc())
+    if not researcher.is_admin:
+        query = query.join(StudyMember, StudyMember.experiment_id == Experiment.id).where(
+            StudyMember.researcher_id == researcher.id)
+    return list(db.session.scalars(query))
 
-    The status is changed by one conditional UPDATE, so two researchers clicking at once
-    cannot both move the study (e.g. reopen a study the other just closed).
+
+def transition(slug: str, action: str) -> Experiment:
+    """Apply ``action`` ("open", "pause", "close", "stop") if the study's state allows it.
+
+    The state is changed by one conditional UPDATE, so two researchers clicking at once
+    cannot both move the study (e.g. reopen a study the other just closed).  ``stop`` ends
+    the sessions in progress in the same transaction.
     """
     if action not in TRANSITIONS:
         raise StudyError(f"unknown action {action!r}; expected one of {', '.join(TRANSITIONS)}")
-    sources, target = TRANSITIONS[action]
+    sources, (status, close_mode) = TRANSITIONS[action]
     experiment = require_study(slug)
-    result = db.session.execute(
-        update(Experiment).where(Experiment.id == experiment.id, Experiment.status.in_(sources))
-        .values(status=target).execution_options(synchronize_session=False))
-    db.session.commit()
+    experiment_id = experiment.id
+    db.session.rollback()  # end the read: the refresh must see the write (touch no attribute)
+    # One short write transaction that waits its turn for the lock, as participants' writes
+    # do (an ORM transaction that upgrades a read to a write fails at once when SQLite is busy).
+    with db.engine.connect() as connection, write_transaction(connection):
+        changed = connection.execute(
+            update(Experiment.__table__).where(Experiment.id == experiment_id, _in_states(sources))
+            .values(status=status, close_mode=close_mode)).rowcount == 1
+        if changed and close_mode == "stop":
+            connection.execute(
+                update(Session.__table__).where(Session.status.in_(ACTIVE), Session.subject_id.in_(
+                    select(Subject.id).where(Subject.experiment_id == experiment_id)))
+                .values(status="stopped", completed_at=now()))
     db.session.refresh(experiment)
-    if result.rowcount != 1:
-        raise StudyError(f"cannot {action} study {slug!r}: it is {experiment.status}")
+    if not changed:
+        raise StudyError(f"cannot {action} study {slug!r}: it is {state_name(experiment)}")
     return experiment
 
 
-def allowed_actions(status: str) -> list[str]:
-    return [action for action, (sources, _) in TRANSITIONS.items() if status in sources]
+def _in_states(states):
+    return or_(*(and_(Experiment.status == status, Experiment.close_mode.is_(None)
+                      if mode is None else Experiment.close_mode == mode)
+                 for status, mode in states))
+
+
+def state_name(experiment) -> str:
+    """The status as researchers read it ("closed (stopped)" for a stopped study)."""
+    if experiment.status != "closed":
+        return experiment.status
+    return "closed (stopped)" if experiment.close_mode == "stop" else "closed (finishing)"
+
+
+def allowed_actions(experiment) -> list[str]:
+    state = (experiment.status, experiment.close_mode)
+    return [action for action, (sources, _) in TRANSITIONS.items() if state in sources]
 
 
 def participant_link(slug: str, prolific: bool = False) -> str:

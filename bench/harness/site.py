@@ -6,6 +6,7 @@ each), the same shape a real session has.
 """
 from __future__ import annotations
 
+import secrets
 import uuid
 from dataclasses import dataclass
 from pathlib import Path
@@ -13,7 +14,9 @@ from pathlib import Path
 import sqlalchemy as sa
 
 SLUG = "load"
-SECRET_KEY = "reliability-bench"
+# Production servers refuse public keys: each benchmark process makes its own.
+SECRET_KEY = secrets.token_hex(32)
+UNLIMITED = "1000000 per second"
 RESEARCHER = ("bench-researcher", "bench-password-not-secret")  # the exports' sign-in
 
 
@@ -28,7 +31,10 @@ class Site:
         env = {"CHRONOSCOPE_INSTANCE_PATH": str(self.instance),
                "CHRONOSCOPE_DATABASE_URL": self.database_url,
                "CHRONOSCOPE_SECRET_KEY": SECRET_KEY,
-               "CHRONOSCOPE_STIMULUS_ROOT": str(self.instance / "stimuli")}
+               "CHRONOSCOPE_STIMULUS_ROOT": str(self.instance / "stimuli"),
+               # One loopback address stands for every simulated participant.
+               "CHRONOSCOPE_NEW_SESSIONS_PER_ADDRESS": UNLIMITED,
+               "CHRONOSCOPE_NEW_SESSIONS_PER_STUDY": UNLIMITED}
         if busy_timeout_ms is not None:
             env["CHRONOSCOPE_SQLITE_BUSY_TIMEOUT_MS"] = str(int(busy_timeout_ms))
         return env
@@ -67,6 +73,6 @@ def build_site(folder: Path, database_url: str | None = None, main_blocks: int =
         add_stimulus_set(root=root)
         add_catch_set(root=root)
         open_study(slug=site.slug, main_blocks=main_blocks)
-        create_researcher(*RESEARCHER)
+        create_researcher(*RESEARCHER, is_admin=True)  # sees the study without a membership
         db.engine.dispose()
     return site

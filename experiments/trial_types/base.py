@@ -7,12 +7,16 @@ anything else.  Errors are :class:`PayloadError` (a ``ValueError``) with a machi
 from __future__ import annotations
 
 import math
+import re
 import uuid
 from collections.abc import Mapping
 from dataclasses import dataclass
 
 MAX_INDEX = 100_000
 MAX_MS = 3_600_000.0  # one hour: no single trial lasts longer
+# JSON may spell half of a UTF-16 pair ("\ud800"); Python decodes it to a lone surrogate,
+# which is no Unicode text: UTF-8 cannot encode it, so neither SQLite nor PostgreSQL stores it.
+_LONE_SURROGATE = re.compile("[\ud800-\udfff]")
 
 
 class PayloadError(ValueError):
@@ -85,6 +89,9 @@ def _str(spec: Field, value, where: str) -> str:
     # Control characters (NUL above all: PostgreSQL text refuses it) are never meaningful here.
     if any(ord(ch) < 32 or ord(ch) == 127 for ch in value):
         raise PayloadError("invalid_string", f"{where} contains control characters")
+    if _LONE_SURROGATE.search(value):
+        raise PayloadError("invalid_string", f"{where} contains a lone UTF-16 surrogate "
+                                             "(not valid Unicode)")
     if spec.max_length is not None and len(value) > spec.max_length:
         raise PayloadError("out_of_range", f"{where} is longer than {spec.max_length} characters")
     if spec.choices is not None and value not in spec.choices:
@@ -155,3 +162,5 @@ COMMON_FIELDS = (
 def reject_inconsistent(fields: dict) -> None:
     if fields["timed_out"] and fields.get("response") is not None:
         raise PayloadError("inconsistent", "a timed-out trial has no response")
+    if not fields["timed_out"] and "response" in fields and fields["response"] is None:
+        raise PayloadError("inconsistent", "a trial that did not time out has a response")

@@ -17,11 +17,18 @@ MOVE = Field("move", "object", keys=(
     Field("via", "str", required=True, choices=("mouse", "touch", "keyboard")),
 ))
 LABEL = Field("label", "int", minimum=0, maximum=MAX_FRAMES - 1)
+# Input the browser ignored because it came before the trial was on screen long enough (the
+# second click of a double-click on the previous Done); t_ms from the frames' appearance.
+IGNORED_INPUT = Field("ignored_input", "object", keys=(
+    Field("t_ms", "number", required=True, minimum=-MAX_MS, maximum=MAX_MS),
+    Field("kind", "str", required=True, choices=("click",)),
+))
 
 FIELDS = COMMON_FIELDS + (
     Field("initial_order", "list", required=True, max_length=MAX_FRAMES, items=LABEL),
     Field("final_order", "list", required=True, max_length=MAX_FRAMES, items=LABEL),
     Field("moves", "list", max_length=500, items=MOVE, default=()),
+    Field("ignored_inputs", "list", max_length=100, items=IGNORED_INPUT, default=()),
 )
 
 
@@ -30,6 +37,7 @@ def validate(payload, trial=None) -> dict:
     if fields["trial_type"] != NAME:
         raise PayloadError("trial_type_mismatch", f"payload is a {fields['trial_type']!r} trial")
     fields["moves"] = list(fields["moves"] or [])
+    fields["ignored_inputs"] = list(fields["ignored_inputs"] or [])
     if trial is not None:
         _check_against(fields, trial)
     return fields

@@ -28,15 +28,29 @@ export function backoffMs(attempt, base = RETRY_BASE_MS, cap = RETRY_CAP_MS) {
 
 export const sleep = (ms) => new Promise((resolve) => setTimeout(resolve, ms));
 
+// Answers that mean this page must stop running the session: another tab took it over, or
+// it ended elsewhere (e.g. the researchers stopped the study).
+export function isInterruption(error) {
+  return error instanceof ApiError && error.status === 409 &&
+    (error.body.error === "other_tab" || (error.body.error === "not_in_progress" && error.body.status));
+}
+
 export class Api {
   constructor(base) {
     this.base = base;
+    // This page's id: the server lets one tab at a time run a session (the one that claimed
+    // it last) and refuses the others' writes.
+    this.client = uuid4();
+  }
+
+  url(method, path) {
+    return method === "GET" ? this.base + path : `${this.base}${path}?client=${this.client}`;
   }
 
   async request(method, path, body) {
     let response;
     try {
-      response = await fetch(this.base + path, {
+      response = await fetch(this.url(method, path), {
         method,
         headers: body === undefined ? {} : { "Content-Type": "application/json" },
         body: body === undefined ? undefined : JSON.stringify(body),
@@ -67,6 +81,7 @@ export class Api {
   }
 
   session() { return this.requestPatiently("GET", ""); }
+  claim() { return this.requestPatiently("POST", "/claim", { client: this.client }); }
   consent(consent) { return this.requestPatiently("POST", "/consent", { consent }); }
   device(info) { return this.requestPatiently("POST", "/device", info); }
   complete() { return this.request("POST", "/complete", {}); }
@@ -74,13 +89,14 @@ export class Api {
 
   beacon(path, body) {
     if (!navigator.sendBeacon) return false;
-    return navigator.sendBeacon(this.base + path, JSON.stringify(body));
+    return navigator.sendBeacon(this.url("POST", path), JSON.stringify(body));
   }
 }
 
 export class TrialQueue {
-  constructor(api, token, { onChange } = {}) {
+  constructor(api, token, { onChange, onInterrupt } = {}) {
     this.api = api;
+    this.onInterrupt = onInterrupt || (() => {});
     this.key = `chronoscope:queue:${token}`;
     this.rejectedKey = `chronoscope:rejected:${token}`;
     this.onChange = onChange || (() => {});
@@ -149,7 +165,13 @@ export class TrialQueue {
         this.remove(trial.client_uuid);  // 201 stored, or 200 duplicate of the same uuid
         attempt = 0;
       } catch (error) {
-        if (error.status === 409 && error.body.error === "trial_index_taken") {
+        if (isInterruption(error)) {
+          // Another tab holds the session: it shares this queue (localStorage) and sends it.
+          // An ended session can store nothing more: the trial is kept in this browser only.
+          if (error.body.error !== "other_tab") this.reject(trial, error);
+          this.onInterrupt(error);
+          return;
+        } else if (error.status === 409 && error.body.error === "trial_index_taken") {
           // The server already holds this trial_index under another uuid (a trial replayed
           // after a lost acknowledgement): the stored one wins, this copy is redundant.
           this.remove(trial.client_uuid);
@@ -187,8 +209,8 @@ export class TrialQueue {
   }
 }
 
-export function startHeartbeat(api, intervalMs = HEARTBEAT_MS) {
-  const beat = () => api.heartbeat().catch(() => {});
+export function startHeartbeat(api, onInterrupt, intervalMs = HEARTBEAT_MS) {
+  const beat = () => api.heartbeat().catch((error) => { if (isInterruption(error)) onInterrupt(error); });
   beat();
   return setInterval(beat, intervalMs);
 }

@@ -2,7 +2,7 @@
 // instructions, block breaks, debrief and the completion code.
 import { deviceInfo, problems } from "./device.js";
 import { blobUrl } from "./preload.js";
-import { button, el, message, paragraphs, show, waitForButton, waitForKey } from "./screens.js";
+import { button, el, message, paragraphs, show, showFinal, waitForButton, waitForKey } from "./screens.js";
 
 export async function consent() {
   show("consent",
@@ -78,7 +78,7 @@ export async function instructions(session, resuming) {
       "Decide whether the clip plays forwards (as it was filmed) or backwards (reversed), and press a key as " +
       "soon as you know:", ...keyText(session));
   }
-  if (types.has("catch")) {
+  if (session.attention_checks) {
     texts.push("Now and then a short video tells you which key to press: please press exactly that key.");
   }
   if (types.has("frame_order")) {
@@ -122,8 +122,10 @@ export function completionScreen(result) {
     failed_attention: "Thank you for taking part",
     failed_practice: "Thank you for taking part",
     no_consent: "You did not consent",
+    stopped: "The researchers have stopped this study",
   };
   const nodes = [el("h1", {}, titles[result.status] || "Session finished")];
+  if (result.status === "stopped") nodes.push(el("p", {}, "The answers you gave are saved."));
   if (result.completion_code) {
     nodes.push(el("p", {}, "Your completion code:"),
       el("p", { id: "completion-code", class: "code" }, result.completion_code));
@@ -133,8 +135,23 @@ export function completionScreen(result) {
     nodes.push(el("p", {}, link));
     setTimeout(() => location.assign(result.redirect_url), 5000);
   }
-  show("done", ...nodes);
+  showFinal("done", ...nodes);
   document.body.dataset.status = result.status || "";
+}
+
+// The study filled up or closed while this participant read the consent form.
+export function notTakingScreen(text) {
+  showFinal("not-taking", el("h1", {}, "This study is not available"), el("p", {}, text),
+    el("p", {}, "If you came from a recruitment site, please return the study there."));
+}
+
+// Another tab or window took the session over; this one stops until the participant
+// chooses to continue here (a reload claims the session back).
+export function otherTabScreen() {
+  const again = button("continue-here", "Continue here instead");
+  again.addEventListener("click", () => location.reload());
+  showFinal("other-tab", el("h1", {}, "This study is open in another tab or window"),
+    el("p", {}, "Please continue there and close this one. Your answers so far are saved."), again);
 }
 
 export function errorScreen(text) {

@@ -1,4 +1,5 @@
-// Researcher study page: draws the plotly figures and keeps the live panel fresh.
+// Researcher study page: draws the plotly figures, keeps the live panel fresh, and asks
+// before buttons marked data-confirm act.
 (function () {
   "use strict";
   const REFRESH_MS = 15000;
@@ -31,4 +32,11 @@
     drawFigures(panel);
     window.setInterval(refresh, REFRESH_MS);
   }
+
+  // A button that needs a second thought names it in data-confirm: the Content-Security-Policy
+  // allows no inline onclick handlers.
+  document.addEventListener("click", function (event) {
+    const button = event.target.closest("button[data-confirm]");
+    if (button && !window.confirm(button.dataset.confirm)) event.preventDefault();
+  });
 })();

@@ -1,7 +1,8 @@
 // Chronoscope trial runner: the whole participant session in the browser.
 // The page embeds {"token", "api"} in <script id="runner-config">; everything else comes
 // from GET /api/session/<token> (participant_contract.md).
-import { Api, ApiError, TrialQueue, backoffMs, sleep, startHeartbeat, uuid4 } from "./api.js";
+import { Api, ApiError, TrialQueue, backoffMs, isInterruption, sleep, startHeartbeat, uuid4 }
+  from "./api.js";
 import * as flow from "./flow.js";
 import { preloadTrials, release, stimulusUrls } from "./preload.js";
 import { el, setAutoAnswer, setProgress, setScreen, show } from "./screens.js";
@@ -10,7 +11,7 @@ import { runAotTrial } from "./trials/aot.js";
 import { runFrameOrderTrial } from "./trials/frame_order.js";
 
 // One entry per trial type, as on the server (experiments/trial_types/).
-const TRIAL_TYPES = { aot: runAotTrial, catch: runAotTrial, frame_order: runFrameOrderTrial };
+const TRIAL_TYPES = { aot: runAotTrial, frame_order: runFrameOrderTrial };
 const FINISHED = new Set(["completed", "failed_attention", "failed_practice", "no_consent"]);
 const MAX_COMPLETE_ROUNDS = 5;
 
@@ -27,12 +28,14 @@ export function trialsToRun(session, done) {
 }
 
 class SessionRunner {
-  constructor(config, simulate) {
+  constructor(config) {
     this.api = new Api(config.api);
+    this.token = config.token;
     this.queue = new TrialQueue(this.api, config.token, {
       onChange: (n) => { document.body.dataset.unsent = String(n); },
+      onInterrupt: (error) => this.interrupt(error),
     });
-    this.simulate = simulate;
+    this.simulate = null;
     this.practiceAttempts = 0;
     this.ran = new Set();  // trial indices run on this page since the last GET
   }
@@ -51,10 +54,17 @@ class SessionRunner {
   }
 
   async start() {
+    const session = await this.refresh();
+    await this.claim();  // first: until then another tab may hold the session
     this.queue.installPageHideFlush();
     this.queue.flush();
-    this.heartbeat = startHeartbeat(this.api);
-    const session = await this.refresh();
+    this.heartbeat = startHeartbeat(this.api, (error) => this.interrupt(error));
+    // Only a session the server made for simulation (development, tests, a researcher's
+    // preview) runs the robot: a participant's own link ignores ?simulate=1.
+    if (session.simulated) {
+      this.simulate = Simulation.fromUrl(location.search);
+      setAutoAnswer(this.simulate);
+    }
     if (FINISHED.has(session.status)) return this.finish();
     if (session.consent !== true) {
       const agreed = await flow.consent();
@@ -72,6 +82,29 @@ class SessionRunner {
     await flow.instructions(session, resuming);
     if (await this.runAll()) await flow.debrief();
     return this.finish();
+  }
+
+  // This tab runs the session from now on: the server refuses other tabs' writes, and tabs of
+  // this browser hear it at once.
+  async claim() {
+    await this.api.claim();
+    if (typeof BroadcastChannel === "undefined") return;
+    const channel = new BroadcastChannel(`chronoscope:${this.token}`);
+    channel.onmessage = (event) => {
+      if (event.data && event.data.claimed !== this.api.client) {
+        this.interrupt(new ApiError(409, { error: "other_tab" }));
+      }
+    };
+    channel.postMessage({ claimed: this.api.client });
+  }
+
+  // The session moved to another tab or ended elsewhere: stop here, for good.
+  interrupt(error) {
+    if (this.interrupted) return;
+    this.interrupted = true;
+    clearInterval(this.heartbeat);
+    if (error.body.error === "other_tab") flow.otherTabScreen();
+    else flow.completionScreen(error.body);
   }
 
   // The run of consecutive to-do trials that share the first one's block.
@@ -156,6 +189,7 @@ class SessionRunner {
     setScreen("trial-start");  // the trial names its own screens once it is ready
     document.body.dataset.trialIndex = String(trial.trial_index);
     const data = await run(trial, { session: this.session, simulate: this.simulate });
+    if (this.interrupted) return;  // answered after the session left this tab: not sent
     this.queue.push({ client_uuid: uuid4(), trial_index: trial.trial_index, ...data });
     this.ran.add(trial.trial_index);
     const progress = this.mainProgress();
@@ -183,7 +217,9 @@ class SessionRunner {
         clearInterval(this.heartbeat);  // the session is over; "last seen" stays its end
         return flow.completionScreen(data);
       } catch (error) {
-        if (error instanceof ApiError && error.status === 409 && error.body.missing) {
+        if (isInterruption(error)) {
+          return this.interrupt(error);
+        } else if (error instanceof ApiError && error.status === 409 && error.body.missing) {
           round++;  // trials the server lacks and we no longer hold: run them again
           await this.refresh();
           await this.runAll();
@@ -200,13 +236,15 @@ class SessionRunner {
 
 async function main() {
   const config = JSON.parse(document.getElementById("runner-config").textContent);
-  const simulate = Simulation.fromUrl(location.search);
-  if (simulate) setAutoAnswer(simulate);
-  const runner = new SessionRunner(config, simulate);
+  const runner = new SessionRunner(config);
   window.chronoscope = runner;  // for the console and the browser tests
   try {
     await runner.start();
   } catch (error) {
+    if (isInterruption(error)) return runner.interrupt(error);
+    if (error instanceof ApiError && ["study_full", "study_closed"].includes(error.body.error)) {
+      return flow.notTakingScreen(error.message);
+    }
     console.error(error);
     flow.errorScreen(`${error.message}. Reload the page to continue where you left off.`);
   }

@@ -8,8 +8,12 @@ const stage = () => document.getElementById("stage");
 let autoAnswer = null;
 export function setAutoAnswer(hook) { autoAnswer = hook; }
 
+// Once a final screen shows (the session ended or moved to another tab), nothing that is
+// still running on this page may replace it.
+let frozen = false;
+
 export function setScreen(name) {
-  document.body.dataset.screen = name;
+  if (!frozen) document.body.dataset.screen = name;
 }
 
 export function el(tag, attrs = {}, ...children) {
@@ -26,8 +30,14 @@ export function el(tag, attrs = {}, ...children) {
 }
 
 export function show(name, ...nodes) {
+  if (frozen) return;
   setScreen(name);
   stage().replaceChildren(...nodes);
+}
+
+export function showFinal(name, ...nodes) {
+  show(name, ...nodes);
+  frozen = true;
 }
 
 export function paragraphs(texts) {

@@ -1,8 +1,10 @@
-// Simulation mode (`?simulate=1`, or `window.CHRONOSCOPE_SIMULATE = true` before the runner
-// loads): a robot participant that answers every screen and trial through the same event
-// paths a person uses (synthetic clicks and keydown events), jsPsych-style, so whole
-// sessions run without a person.  `?simulate=1&sim_accuracy=0.8` sets how often it is right
-// when it knows the answer (practice); main-trial answers are random (it never sees them).
+// Simulation mode: a robot participant that answers every screen and trial through the same
+// event paths a person uses (synthetic clicks and keydown events), jsPsych-style, so whole
+// sessions run without a person.  It runs only in sessions the server made for it (an entry
+// link with `?simulate=1` in development and tests, or a researcher's preview), which are
+// stored as simulated and excluded.  `?sim_accuracy=0.8` on the run page, or
+// `window.CHRONOSCOPE_SIMULATE = {accuracy: 0.8}`, sets how often it is right when it knows
+// the answer (practice); main-trial answers are random (it never sees them).
 import { sleep } from "./api.js";
 
 function pressKey(target, key) {
@@ -26,11 +28,10 @@ export class Simulation {
     this.maxRtMs = maxRtMs;
   }
 
-  // `window.CHRONOSCOPE_SIMULATE` may be `true` or an options object ({accuracy: 0}).
+  // Options from `window.CHRONOSCOPE_SIMULATE` (`true` or e.g. {accuracy: 0}) and the URL.
   static fromUrl(search) {
     const params = new URLSearchParams(search);
     const flag = window.CHRONOSCOPE_SIMULATE;
-    if (!params.has("simulate") && !flag) return null;
     const options = typeof flag === "object" ? { ...flag } : {};
     if (params.has("sim_accuracy")) options.accuracy = Number(params.get("sim_accuracy"));
     if (!Number.isFinite(options.accuracy)) delete options.accuracy;

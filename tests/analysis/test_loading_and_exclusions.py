@@ -1,8 +1,12 @@
 """Loading the exported CSV, category views and the exclusion flow."""
+import csv
+
 import numpy as np
+import pandas as pd
 import pytest
 
 from analysis import exclusions, loading, simulate
+from analysis.csv_cells import escape_cells, unescape_cells
 
 
 @pytest.fixture(scope="module")
@@ -22,6 +26,102 @@ def test_csv_round_trip(study, tmp_path):
     assert back["extra"].tolist() == direct["extra"].tolist()
     assert back["correct"].equals(direct["correct"])
     assert back["response"].astype(object).tolist() == direct["response"].astype(object).tolist()
+
+
+def test_ids_that_look_like_missing_values_stay_participants(study, tmp_path):
+    # The red team: participants "NaN" and "null" were read back as one blank subject.
+    first = study["subject_id"].iloc[0]
+    other = study["subject_id"].drop_duplicates().iloc[1]
+    renamed = study.assign(subject_id=study["subject_id"].replace({first: "NaN", other: "null"}))
+    path = tmp_path / "trials.csv"
+    loading.write_trials_csv(renamed, path)
+    back = loading.read_trials(path)
+    assert back["subject_id"].isna().sum() == 0
+    assert back.groupby("subject_id").size().to_dict() == \
+        renamed.groupby("subject_id").size().to_dict()
+
+
+# (text, as written to CSV): formula starts and quotes gain one quote; numbers stay numbers.
+CELLS = [('=HYPERLINK("http://x","click")', '\'=HYPERLINK("http://x","click")'),
+         ("+1", "+1"), ("+A1", "'+A1"), ("-0.5", "-0.5"), ("-3e-2", "-3e-2"), ("-.5", "-.5"),
+         ("-2+3", "'-2+3"), ("-", "'-"), ("-1e", "'-1e"), ("-\u0663", "'-\u0663"),
+         ("@SUM(A1)", "'@SUM(A1)"), ("\t=1", "'\t=1"), ("\r=1", "'\r=1"), ("'a", "''a"),
+         ("''", "'" * 3), ("a=b", "a=b"), (" =1", " =1"), ("", "")]
+
+
+def test_csv_cells_quote_formula_text_only():
+    frame = pd.DataFrame({"text": [c for c, _ in CELLS], "number": -0.5,
+                          "mixed": [{"=": 1}, True, None, "=x"] + ["ok"] * (len(CELLS) - 4),
+                          "label": pd.Categorical(["=cat"] * len(CELLS))},
+                         index=[0] * len(CELLS))  # duplicate labels must not matter
+    frame["=header"] = 1
+    out = escape_cells(frame)
+    assert out["text"].tolist() == [w for _, w in CELLS]
+    assert out["number"].tolist() == [-0.5] * len(CELLS) and out["number"].dtype == float
+    assert out["mixed"].tolist()[:4] == [{"=": 1}, True, None, "'=x"]
+    assert set(out["label"]) == {"'=cat"} and "'=header" in out.columns
+    assert frame["text"].tolist() == [c for c, _ in CELLS]  # the input is left alone
+    back = unescape_cells(out)
+    assert back["text"].tolist() == [c for c, _ in CELLS] and "=header" in back.columns
+    assert back["mixed"].tolist()[3] == "=x"
+
+
+@pytest.fixture
+def hostile(study):
+    """The simulated study, its people renamed to formulas and their onset_method text too."""
+    data = study.copy()
+    names = {'=HYPERLINK("http://x","click")', "@SUM(A1)", "-A1", "'quote", "-7"}
+    humans = data["subject_kind"] == "human"
+    ids = sorted(data.loc[humans, "subject_id"].unique())
+    rename = dict(zip(ids, sorted(names) + ids[len(names):]))
+    data.loc[humans, "subject_id"] = data.loc[humans, "subject_id"].map(rename)
+    data.loc[humans, "onset_method"] = data.loc[humans, "subject_id"]
+    return data, names
+
+
+def test_formula_text_is_quoted_in_the_trial_csv_and_read_back(hostile, tmp_path):
+    data, names = hostile
+    path = tmp_path / "trials.csv"
+    loading.write_trials_csv(data, path)
+    with path.open(newline="") as handle:
+        written = {row["subject_id"] for row in csv.DictReader(handle)}
+    assert {'\'=HYPERLINK("http://x","click")', "'@SUM(A1)", "'-A1", "''quote", "-7"} <= written
+    assert not (names - {"-7"}) & written
+    back = loading.read_trials(path)
+    assert back["subject_id"].tolist() == data["subject_id"].astype(str).tolist()
+    humans = data["subject_kind"] == "human"
+    assert back["onset_method"][humans].astype(str).tolist() == \
+        data["onset_method"][humans].tolist()
+    assert np.allclose(back["rt_ms"], data["rt_ms"], equal_nan=True)
+
+
+def test_analyze_from_the_csv_writes_quoted_report_tables(hostile, tmp_path):
+    """Export -> ``manage.py analyze --trials`` -> report tables: formulas stay inert, and
+    stripping one quote gives back the participants' text."""
+    from analysis.report_output import report_to_folder
+
+    data, names = hostile
+    loading.write_trials_csv(data, tmp_path / "trials.csv")
+    paths = report_to_folder(loading.read_trials(tmp_path / "trials.csv"), tmp_path / "report",
+                             n_boot=10)
+    for table in paths["tables"]:
+        with table.open(newline="") as handle:
+            for row in csv.reader(handle):
+                for cell in row:
+                    assert not cell.startswith(("=", "+", "@", "\t", "\r")) and \
+                        (not cell.startswith("-") or _is_number(cell)), (table.name, cell)
+    by_subject = pd.read_csv(tmp_path / "report" / "tables" / "aot_by_subject.csv",
+                             dtype={"subject_id": object})
+    shown = set(unescape_cells(by_subject)["subject_id"])
+    assert shown <= set(data["subject_id"]) and len(shown & names) >= 3  # some are excluded
+
+
+def _is_number(cell: str) -> bool:
+    try:
+        float(cell)
+    except ValueError:
+        return False
+    return True
 
 
 @pytest.mark.parametrize("text, message", [

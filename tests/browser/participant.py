@@ -23,6 +23,8 @@ def enter(page, site, kind: str, participant: str, simulate: bool | dict = False
         page.add_init_script(f"window.CHRONOSCOPE_SIMULATE = {json.dumps(simulate)}")
     query = {"participant": participant} if not prolific else {
         "PROLIFIC_PID": participant, "STUDY_ID": "study-1", "SESSION_ID": f"s-{participant}"}
+    if simulate:
+        query["simulate"] = "1"  # the server makes the session a simulated one (testing app)
     page.goto(f"{site.base_url}/p/{site.slugs[kind]}?{urlencode(query)}")
     page.wait_for_url("**/run/**")
     return urlsplit(page.url).path.rstrip("/").split("/")[-1]

@@ -20,7 +20,7 @@ USERNAME, PASSWORD = "lab-admin", "a long enough password"
 @pytest.fixture(scope="module")
 def researcher(site):
     with site.app.app_context():
-        auth.create_researcher(USERNAME, PASSWORD)
+        auth.create_researcher(USERNAME, PASSWORD, is_admin=True)  # sees every study
 
 
 def _stored_trials(app, token):

@@ -98,3 +98,40 @@ def test_touch_drag_is_recorded_as_touch(browser, site):
             assert [m["via"] for m in trial["extra"]["moves"]] == ["touch"], trial["extra"]["moves"]
     finally:
         context.close()
+
+
+def test_a_double_click_on_done_never_answers_the_next_trial(page, site):
+    # The red team's bug: the second click of a double-click landed on the next trial's Done
+    # and submitted it in its initial order (rt_ms 128-180, timed_out false).
+    token = enter(page, site, "frame_order", "double-clicker")
+    run_by_hand(page, until="frame_order", site=site, token=token)  # the practice trial
+    seen = {}
+
+    def on_trial(page, state):
+        index = int(state["trial"])
+        schedule = stored(site.app, token)["schedule"]
+        followed_by_order = index + 1 < len(schedule) and \
+            schedule[index + 1]["trial_type"] == "frame_order"
+        if seen or schedule[index]["block"] == "practice" or not followed_by_order:
+            return order_with_keyboard(page)
+        seen["first"] = index
+        order_with_keyboard(page)
+        page.click("#order-done")
+        # The next trial appears: click its Done at once, as the second click of a double-click.
+        page.wait_for_function(f"() => Number(document.body.dataset.trialIndex) > {index} && "
+                               "document.body.dataset.screen === 'frame_order'", polling=5)
+        box = page.locator("#order-done").bounding_box()  # a raw click: no waiting for enabled
+        page.mouse.click(box["x"] + box["width"] / 2, box["y"] + box["height"] / 2)
+        seen["next"] = int(page.evaluate("document.body.dataset.trialIndex"))
+        page.wait_for_timeout(600)
+        assert int(page.evaluate("document.body.dataset.trialIndex")) == seen["next"]
+        order_with_keyboard(page)
+
+    run_by_hand(page, on_trial=on_trial, site=site, token=token)
+    assert seen, "no two frame-ordering trials in a row"
+    data = stored(site.app, token)
+    assert_every_trial_once(data)
+    answered = next(t for t in data["trials"] if t["trial_index"] == seen["next"])
+    assert answered["rt_ms"] > 600 and answered["extra"]["moves"]
+    assert [i["kind"] for i in answered["extra"]["ignored_inputs"]] == ["click"]
+    assert answered["extra"]["ignored_inputs"][0]["t_ms"] < 300

@@ -85,13 +85,15 @@ def test_practice_first_with_answers_main_without(catalog):
     _, practice_pool = clip_pools(AOT, catalog)
     main_clips = {t["source_clip_id"] for t in _main(schedule)}
     assert not main_clips & {c.id for c in practice_pool}
-    urls = lambda pid: f"/media/{pid}"  # noqa: E731
+    media_url = lambda index, slot: f"/media/t/{index}"  # noqa: E731
     for trial in schedule:
-        view = public_trial(trial, urls, lambda pid, idx: [f"/m/{i}" for i in idx])
+        view = public_trial(trial, media_url)
         text = json.dumps(view)
         if trial["block"] != "practice":
             assert "correct_response" not in text and "forward" not in text and "backward" not in text
+            assert "catch" not in text and trial["public_id"] not in text
         assert set(view) == {"trial_index", "trial_type", "block", "stimulus", "params"}
+        assert view["stimulus"]["url"] == f"/media/t/{trial['trial_index']}"
 
 
 def test_catch_trials_per_block_balanced_keys(catalog):

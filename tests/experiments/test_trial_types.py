@@ -46,7 +46,11 @@ def test_valid_payloads_pass_with_defaults():
     minimal = validate({k: aot()[k] for k in ("client_uuid", "trial_index", "trial_type", "rt_ms",
                                               "timed_out", "response")})
     assert minimal["stalls"] == 0 and minimal["focus_lost"] is False
-    assert validate(aot(trial_type="catch"))["trial_type"] == "catch"
+    # Catch trials are presented and posted as arrow-of-time trials: "catch" is never sent.
+    with pytest.raises(PayloadError, match="trial_type must be one of"):
+        validate(aot(trial_type="catch"))
+    catch = {"trial_index": 3, "trial_type": "catch", "params": {}}
+    assert validate(aot(), catch)["trial_type"] == "aot"
     assert validate(ordering(), SCHEDULED)["final_order"] == [2, 1, 0, 3]
     timeout = validate(aot(response=None, rt_ms=None, timed_out=True, key=None, key_time_ms=None))
     assert timeout["response"] is None
@@ -108,3 +112,19 @@ def test_trial_type_must_match_schedule():
     with pytest.raises(PayloadError) as caught:
         validate(aot(trial_index=5), SCHEDULED)
     assert caught.value.code == "trial_type_mismatch"
+
+
+def test_ignored_inputs_are_declared_and_checked():
+    fields = validate(ordering(ignored_inputs=[{"t_ms": -12.5, "kind": "click"}]), SCHEDULED)
+    assert fields["ignored_inputs"] == [{"t_ms": -12.5, "kind": "click"}]
+    assert validate(ordering(), SCHEDULED)["ignored_inputs"] == []
+    for bad in ([{"t_ms": 1.0, "kind": "tap"}], [{"t_ms": 1.0}], [{"kind": "click"}] * 101):
+        with pytest.raises(PayloadError):
+            validate(ordering(ignored_inputs=bad), SCHEDULED)
+
+
+def test_a_trial_that_did_not_time_out_needs_its_response():
+    # The red team stored {"response": null, "timed_out": false}: an answer that is neither.
+    with pytest.raises(PayloadError, match="did not time out"):
+        validate(aot(response=None, timed_out=False))
+    assert validate(aot(response=None, timed_out=True, rt_ms=None))["response"] is None

@@ -9,7 +9,7 @@ import pytest
 
 from tests.webapp.participant_study import add_catch_set, add_stimulus_set, open_study
 from webapp.extensions import db
-from webapp.models import Stimulus
+from webapp.models import Session, Stimulus
 
 
 @pytest.fixture
@@ -44,10 +44,14 @@ def sessions(study):
 
 
 @pytest.fixture
-def media(study):
-    """(clip public id, its file's bytes, a frame-set public id) of the stored study."""
+def media(study, sessions):
+    """(the URL of a session's first clip, that file's bytes, the URL of a frame-ordering
+    trial's frame set without its slot)."""
+    client = study.test_client()
+    token = sessions.new().rsplit("/", 1)[-1]
     with study.app_context():
-        clip = db.session.query(Stimulus).filter_by(kind="clip").first()
-        frames = db.session.query(Stimulus).filter_by(kind="frame_set").first()
-        data = (Path(study.config["STIMULUS_ROOT"]) / clip.path).read_bytes()
-        return clip.public_id, data, frames.public_id
+        schedule = db.session.query(Session).filter_by(token=token).one().schedule
+        path = db.session.get(Stimulus, schedule[0]["stimulus_id"]).path
+    data = (Path(study.config["STIMULUS_ROOT"]) / path).read_bytes()
+    order = client.get(sessions.new("order")).get_json()["trials"][0]["stimulus"]["frames"][0]
+    return f"/media/{token}/0", data, order.rsplit("/", 1)[0]

@@ -1,6 +1,6 @@
 """B1, Hypothesis half: >= 3,000 bodies per write endpoint, 0 server errors, and the known
-breakages (undeclared keys, bools for numbers, non-finite numbers, wrong types) refused with
-400 and the right code.  Sent through the app's test client, not HTTP, to stay fast."""
+breakages (undeclared keys, bools for numbers, non-finite numbers, wrong types, lone
+surrogates in strings) refused with 400 and the right code.  Sent through the app's test client, not HTTP, to stay fast."""
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
@@ -73,7 +73,8 @@ def test_trials_endpoint_survives_fuzzed_bodies(sessions):
 
     run()
     assert len(sent) >= BODIES
-    assert {"valid", "unknown_key", "bool", "non_finite", "wrong_type", "any_json"} <= set(sent)
+    assert {"valid", "unknown_key", "bool", "non_finite", "wrong_type", "any_json",
+            "surrogate"} <= set(sent)
 
 
 def test_oversize_and_non_json_bodies_are_refused_cleanly(sessions):

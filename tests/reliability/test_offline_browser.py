@@ -7,6 +7,7 @@ version is ``python bench/offline_browser.py`` (the same test with CHRONOSCOPE_O
 The site comes from tests/browser (the runner's own test site); the browser from tests/conftest.
 """
 import os
+from urllib.parse import urlsplit
 
 import pytest
 
@@ -25,9 +26,11 @@ def test_offline_mid_block_then_reconnect_loses_nothing(browser, site):  # noqa:
         page = context.new_page()
         page.set_default_timeout(60_000)
         page.on("response", lambda r: statuses.append(r.status) if r.request.method == "POST"
-                and r.url.endswith("/trials") else None)
+                and urlsplit(r.url).path.endswith("/trials") else None)
         token = enter(page, site, "aot", "offline-f4", simulate=True)
-        page.wait_for_function("Number(document.body.dataset.trialIndex) >= 3", polling=20)
+        # Predicates are functions: Playwright evals a bare expression in the page, and the
+        # Content-Security-Policy refuses eval.
+        page.wait_for_function("() => Number(document.body.dataset.trialIndex) >= 3", polling=20)
         context.set_offline(True)
         page.wait_for_timeout(OFFLINE_S * 1000)
         queued = page.evaluate("() => window.chronoscope.queue.pending().map(t => t.trial_index)")
@@ -56,13 +59,13 @@ def test_reload_after_reconnect_resumes_at_the_next_trial(browser, site):  # noq
         page.set_default_timeout(60_000)
         token = enter(page, site, "aot", "offline-reload", simulate=True)
         api = f"/api/session/{token}"
-        page.wait_for_function("Number(document.body.dataset.trialIndex) >= 2", polling=20)
+        page.wait_for_function("() => Number(document.body.dataset.trialIndex) >= 2", polling=20)
         context.set_offline(True)
         page.wait_for_function("() => window.chronoscope.queue.pending().length >= 1", polling=50)
         context.set_offline(False)
         page.wait_for_function("() => window.chronoscope.queue.pending().length === 0", polling=50)
         with page.expect_response(lambda r: r.request.method == "GET" and r.url.endswith(api)) as state, \
-                page.expect_request(lambda r: r.method == "POST" and r.url.endswith("/trials")) as first:
+                page.expect_request(lambda r: r.method == "POST" and urlsplit(r.url).path.endswith("/trials")) as first:
             page.reload()
         resumed_at = state.value.json()["next_trial_index"]
         stored_before = set(state.value.json()["stored_indices"])

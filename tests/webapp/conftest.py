@@ -11,8 +11,9 @@ import pytest
 
 from webapp import auth
 from webapp.extensions import db
-from webapp.models import Experiment, Session, SourceClip, Stimulus, Subject, Trial
+from webapp.models import Experiment, Session, SourceClip, Stimulus, Subject, Trial, access
 
+RESEARCHER = "ada"
 RESEARCHER_PASSWORD = "correct horse battery"
 
 
@@ -28,7 +29,9 @@ class Factory:
         self.app = app
         self._n = itertools.count(1)
 
-    def experiment(self, **overrides) -> Experiment:
+    def experiment(self, owner: str | None = RESEARCHER, **overrides) -> Experiment:
+        """A study owned by the researcher ``owner`` if that account exists: by default the
+        ``researcher`` fixture's, so ask for ``logged_in`` before a fixture that makes studies."""
         from experiments.designs import DESIGNS
 
         design = overrides.pop("design", "arrow-of-time")
@@ -36,7 +39,20 @@ class Factory:
                   "design_snapshot": DESIGNS[design].to_dict(), "stimulus_set": "synthetic",
                   "status": "open",
                   "exclusion_rules_version": DESIGNS[design].exclusions.version, **overrides}
-        return self._add(Experiment(**values))
+        experiment = self._add(Experiment(**values))
+        with self.app.app_context():
+            if owner is not None and auth.find_researcher(owner) is not None:
+                access.share(db.session.get(Experiment, experiment.id), owner, "owner")
+        return experiment
+
+    def researcher(self, username: str, role_in: dict | None = None, **overrides):
+        """An account with the fixture password; ``role_in`` maps study slugs to its roles."""
+        with self.app.app_context():
+            researcher = auth.create_researcher(username, RESEARCHER_PASSWORD, **overrides)
+            for slug, role in (role_in or {}).items():
+                experiment = db.session.scalar(db.select(Experiment).filter_by(slug=slug))
+                access.share(experiment, username, role)
+            return researcher.id
 
     def stimulus_set(self, name: str = "synthetic", per_category: int = 1) -> str:
         """A stimulus set both shipped designs can schedule (clips in both directions, frame
@@ -109,8 +125,8 @@ def researcher(app):
     # A cheap hash keeps sign-in fast in tests; production uses scrypt (test_auth checks it).
     app.config["PASSWORD_HASH_METHOD"] = "pbkdf2:sha256:1000"
     with app.app_context():
-        auth.create_researcher("ada", RESEARCHER_PASSWORD)
-    return {"username": "ada", "password": RESEARCHER_PASSWORD}
+        auth.create_researcher(RESEARCHER, RESEARCHER_PASSWORD)
+    return {"username": RESEARCHER, "password": RESEARCHER_PASSWORD}
 
 
 @pytest.fixture

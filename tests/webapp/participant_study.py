@@ -75,3 +75,11 @@ def open_study(design="arrow-of-time", slug="study", stimulus_set="tiny", status
     db.session.add(experiment)
     db.session.commit()
     return experiment
+
+
+def add_aot_study(root: Path | None = None) -> Experiment:
+    """The usual participant-side set-up: the stimulus and catch sets and an open
+    arrow-of-time study ``study`` with two main blocks."""
+    add_stimulus_set(root=root)
+    add_catch_set(root=root)
+    return open_study(main_blocks=2)

@@ -7,17 +7,16 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from sqlalchemy import select
 
+from experiments.trial_types import presented_type
 from webapp.extensions import db
 from webapp.models import Session, Trial
-from tests.webapp.participant_study import add_catch_set, add_stimulus_set, open_study
+from tests.webapp.participant_study import add_aot_study, open_study
 
 
 @pytest.fixture
 def study(app):
     with app.app_context():
-        add_stimulus_set()
-        add_catch_set()
-        open_study(main_blocks=2)
+        add_aot_study()
         open_study(design="frame-ordering", slug="order", main_blocks=3)
 
 
@@ -37,7 +36,8 @@ def schedule_of(app, api):
 
 def answer(trial, correct=True, **overrides):
     payload = {"client_uuid": str(uuid.uuid4()), "trial_index": trial["trial_index"],
-               "trial_type": trial["trial_type"], "rt_ms": 812.5, "timed_out": False}
+               "trial_type": presented_type(trial["trial_type"]), "rt_ms": 812.5,
+               "timed_out": False}
     if trial["trial_type"] == "frame_order":
         n = trial["params"]["n_frames"]
         truth = [label - 1 for label in json.loads(trial["correct_response"])]
@@ -45,7 +45,8 @@ def answer(trial, correct=True, **overrides):
         if not correct and trial["params"]["hint_positions"]:
             final = truth
         payload.update(initial_order=list(range(n)), final_order=final, rt_ms=4200.0,
-                       moves=[{"t_ms": 1000.0, "from": 0, "to": 1, "via": "keyboard"}])
+                       moves=[{"t_ms": 1000.0, "from": 0, "to": 1, "via": "keyboard"}],
+                       ignored_inputs=[{"t_ms": 120.0, "kind": "click"}])
     else:
         wrong = {"F": "B", "B": "F"}[trial["correct_response"]]
         payload.update(response=trial["correct_response"] if correct else wrong, key="f",
@@ -88,7 +89,8 @@ def test_frame_order_state_hides_the_true_order(app, client, study):
     for trial in main:
         n = trial["params"]["n_frames"]
         assert len(trial["stimulus"]["frames"]) == n and trial["params"]["presented_order"] == list(range(n))
-        assert all(url.startswith("/media/") and url.count("/") == 3 for url in trial["stimulus"]["frames"])
+        assert trial["stimulus"]["frames"] == [f"/media/{api.rsplit('/', 1)[-1]}/"
+                                               f"{trial['trial_index']}/{slot}" for slot in range(n)]
         assert "correct" not in json.dumps(trial)
 
 
@@ -344,10 +346,129 @@ def test_device_heartbeat(app, client, study):
 @pytest.fixture
 def any_db_study(any_db_app):
     with any_db_app.app_context():
-        add_stimulus_set()
-        add_catch_set()
-        open_study(main_blocks=2)
+        add_aot_study()
+        open_study(design="frame-ordering", slug="order", main_blocks=3)
     return any_db_app
+
+
+DEVICE = {"user_agent": "Mozilla/5.0", "screen_w": 1920, "screen_h": 1080, "window_w": 1800,
+          "window_h": 1000, "refresh_hz": 59.94, "device_pixel_ratio": 1.0, "touch": False,
+          "video_check_ok": True}
+# High, low, one inside text, and the first half of an emoji: JSON can spell them all
+# ("\ud800"), Python decodes them, and neither database can store them.
+LONE_SURROGATES = ("\ud800", "\udfff", "rvfc\udc00", "\ud83d")
+
+
+def _string_fields(fields, path=()):
+    """(path into the body, field) of every declared string field, nested ones included."""
+    for spec in fields:
+        if spec.kind == "str":
+            yield (*path, spec.name), spec
+        elif spec.kind == "object":
+            yield from _string_fields(spec.keys, (*path, spec.name))
+        elif spec.kind == "list" and spec.items.kind == "object":
+            yield from _string_fields(spec.items.keys, (*path, spec.name, 0))
+
+
+def _surrogate_cases():
+    from experiments.trial_types import TRIAL_TYPES
+    from webapp.views.api import DEVICE_FIELDS
+
+    targets = [("study", "trials", TRIAL_TYPES["aot"].FIELDS),
+               ("order", "trials", TRIAL_TYPES["frame_order"].FIELDS),
+               ("study", "device", DEVICE_FIELDS)]
+    return [pytest.param(slug, endpoint, path, id=f"{slug}-{endpoint}-{'.'.join(map(str, path))}")
+            for slug, endpoint, fields in targets for path, _ in _string_fields(fields)]
+
+
+def _with(body, path, value):
+    body = json.loads(json.dumps(body))
+    *parents, last = path
+    target = body
+    for key in parents:
+        target = target[key]
+    target[last] = value
+    return body
+
+
+@pytest.mark.parametrize("slug, endpoint, path", _surrogate_cases())
+def test_lone_surrogates_are_400_naming_the_field(any_db_study, slug, endpoint, path):
+    app, client = any_db_study, any_db_study.test_client()
+    api = start(client, slug=slug)
+    valid = answer(schedule_of(app, api)[0]) if endpoint == "trials" else DEVICE
+    for text in LONE_SURROGATES:
+        raw = json.dumps(_with(valid, path, text))  # ensure_ascii: the wire holds "\ud800"
+        response = client.post(f"{api}/{endpoint}", data=raw, content_type="application/json")
+        assert response.status_code == 400, (text, response.status_code)
+        assert set(response.json) == {"error", "message"} and path[-1] in response.json["message"]
+    state = client.get(api).json
+    assert state["stored_indices"] == []
+    with app.app_context():
+        assert "device" not in db.session.scalars(select(Session)).one().device_info
+
+
+def _every_declared_string_field():
+    """Every string field the participant API declares (trial types and the api module's
+    field tuples, nested fields included), so a field added later is covered too."""
+    from experiments.trial_types import TRIAL_TYPES, Field
+    from webapp.views import api
+
+    declared = [spec for module in TRIAL_TYPES.values() for spec in module.FIELDS]
+    for value in vars(api).values():
+        if isinstance(value, Field):
+            declared.append(value)
+        elif isinstance(value, tuple) and value and all(isinstance(v, Field) for v in value):
+            declared.extend(value)
+    by_label = {".".join(map(str, path)): spec for path, spec in _string_fields(declared)}
+    return [pytest.param(label, spec, id=label) for label, spec in sorted(by_label.items())]
+
+
+@pytest.mark.parametrize("label, spec", _every_declared_string_field())
+def test_every_string_field_refuses_lone_surrogates(label, spec):
+    from experiments.trial_types import PayloadError
+
+    for text in LONE_SURROGATES:
+        with pytest.raises(PayloadError) as refused:
+            spec.check(text, label)
+        assert refused.value.code == "invalid_string" and label in refused.value.message
+
+
+def test_lone_surrogate_in_onset_method_is_an_invalid_string(app, client, study):
+    api = start(client)
+    raw = json.dumps(answer(schedule_of(app, api)[0], onset_method="\ud800"))
+    response = client.post(f"{api}/trials", data=raw, content_type="application/json")
+    assert response.status_code == 400 and response.json["error"] == "invalid_string"
+    assert "onset_method" in response.json["message"]
+
+
+def test_surrogate_pairs_and_surrogate_keys(any_db_study):
+    """A pair of surrogate escapes is one real character and is stored; a lone surrogate as a
+    key is an undeclared field on every endpoint."""
+    app, client = any_db_study, any_db_study.test_client()
+    api = start(client)
+    raw = json.dumps(answer(schedule_of(app, api)[0], onset_method="rvfc-\U0001F600"))
+    assert "\\ud83d\\ude00" in raw
+    response = client.post(f"{api}/trials", data=raw, content_type="application/json")
+    assert response.status_code == 201
+    with app.app_context():
+        assert db.session.scalars(select(Trial)).one().onset_method == "rvfc-\U0001F600"
+    for endpoint in ("consent", "device", "trials", "heartbeat", "complete"):
+        response = client.post(f"{api}/{endpoint}", data='{"\\ud800": 1}',
+                               content_type="application/json")
+        assert response.status_code == 400 and response.json["error"] in (
+            "unknown_field", "unknown_trial_type"), endpoint
+
+
+@pytest.mark.parametrize("query", ["participant=%ED%A0%80", "PROLIFIC_PID=a%ED%B0%80b",
+                                   "participant=p-1&STUDY_ID=%ED%A0%80"])
+def test_entry_link_cannot_carry_a_surrogate(any_db_study, query):
+    """Werkzeug decodes the query as UTF-8 with replacement characters, which the recruitment
+    id pattern (ASCII only) refuses: nothing undecodable reaches the database."""
+    client = any_db_study.test_client()
+    assert client.get(f"/p/study?{query}").status_code == 400
+    assert client.get("/p/%ED%A0%80?participant=p-1").status_code == 404
+    assert client.get("/run/%ED%A0%80").status_code == 404
+    assert client.get("/api/session/%ED%A0%80").status_code == 404
 
 
 def test_idempotent_under_concurrent_replays(any_db_study):
@@ -388,14 +509,18 @@ def test_canonical_table_reads_stored_trials(app, client, study):
 
 
 _FUZZ_SESSIONS = weakref.WeakKeyDictionary()
+# Text includes lone surrogates ("\ud800" in JSON), which Hypothesis leaves out unless asked.
+CHARACTERS = st.characters() | st.characters(categories=["Cs"])
 JSON_VALUES = st.recursive(
     st.none() | st.booleans() | st.integers(-2**70, 2**70) | st.floats(allow_nan=False) |
-    st.text(max_size=20),
-    lambda inner: st.lists(inner, max_size=4) | st.dictionaries(st.text(max_size=12), inner, max_size=4),
+    st.text(CHARACTERS, max_size=20),
+    lambda inner: st.lists(inner, max_size=4) |
+    st.dictionaries(st.text(CHARACTERS, max_size=12), inner, max_size=4),
     max_leaves=12)
 FIELD_NAMES = st.sampled_from(["client_uuid", "trial_index", "trial_type", "rt_ms", "timed_out",
-                               "response", "key", "onset_callbacks", "dropped_frames", "stalls",
-                               "initial_order", "final_order", "moves", "focus_lost", "bogus"])
+                               "response", "key", "onset_method", "onset_callbacks",
+                               "dropped_frames", "stalls", "initial_order", "final_order", "moves",
+                               "focus_lost", "bogus"])
 
 
 @settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])

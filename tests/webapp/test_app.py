@@ -13,11 +13,11 @@ def test_test_config_overrides_defaults(app, tmp_path):
 
 def test_environment_variables_configure_the_app(monkeypatch, tmp_path):
     monkeypatch.setenv("CHRONOSCOPE_DATABASE_URL", f"sqlite:///{tmp_path / 'env.db'}")
-    monkeypatch.setenv("CHRONOSCOPE_SECRET_KEY", "from-env")
+    monkeypatch.setenv("CHRONOSCOPE_SECRET_KEY", "from-env-" + "e" * 32)
     monkeypatch.setenv("CHRONOSCOPE_STIMULUS_ROOT", "media")
     monkeypatch.setenv("CHRONOSCOPE_INSTANCE_PATH", str(tmp_path / "inst"))
     app = create_app()
-    assert app.config["SECRET_KEY"] == "from-env"
+    assert app.config["SECRET_KEY"] == "from-env-" + "e" * 32
     assert app.config["SQLALCHEMY_DATABASE_URI"] == f"sqlite:///{tmp_path / 'env.db'}"
     # Relative stimulus roots live in the instance folder.
     assert app.config["STIMULUS_ROOT"] == str(tmp_path / "inst" / "media")
@@ -26,10 +26,10 @@ def test_environment_variables_configure_the_app(monkeypatch, tmp_path):
 def test_instance_config_file_is_read(monkeypatch, tmp_path):
     instance = tmp_path / "inst"
     instance.mkdir()
-    (instance / "config.py").write_text("SECRET_KEY = 'from-instance'\n")
+    (instance / "config.py").write_text(f"SECRET_KEY = 'from-instance-{'i' * 32}'\n")
     monkeypatch.setenv("CHRONOSCOPE_INSTANCE_PATH", str(instance))
     app = create_app()
-    assert app.config["SECRET_KEY"] == "from-instance"
+    assert app.config["SECRET_KEY"] == f"from-instance-{'i' * 32}"
     assert Path(app.config["SQLALCHEMY_DATABASE_URI"].removeprefix("sqlite:///")).parent == instance
 
 

@@ -5,8 +5,11 @@ import re
 import pytest
 
 from tests.webapp.conftest import RESEARCHER_PASSWORD
+from webapp import auth
 from webapp.extensions import db
-from webapp.models import Experiment
+from webapp.models import Experiment, access
+
+NEW_PASSWORD = "a brand new passphrase"
 
 TOKEN = re.compile(r'name="csrf_token" (?:type="hidden" )?value="([^"]+)"')
 
@@ -63,6 +66,10 @@ def _forms(slug):
         ("/researcher/studies", {"slug": "new-study", "design": "arrow-of-time",
                                  "stimulus_set": "synthetic", "title": "New"}),
         (f"/researcher/studies/{slug}/open", {}),
+        (f"/researcher/studies/{slug}/members", {"username": "grace", "role": "viewer"}),
+        (f"/researcher/studies/{slug}/members/grace/remove", {}),
+        ("/auth/password", {"current_password": RESEARCHER_PASSWORD, "new_password": NEW_PASSWORD,
+                            "confirm_password": NEW_PASSWORD}),
         ("/auth/logout", {}),
     ]
 
@@ -70,6 +77,7 @@ def _forms(slug):
 def test_researcher_forms_refuse_requests_without_a_valid_token(csrf_app, researcher, factory):
     factory.stimulus_set()
     study = factory.experiment(status="draft")
+    factory.researcher("grace", role_in={study.slug: "editor"})
     client = _login(csrf_app.test_client())
     for url, data in _forms(study.slug):
         for token in (None, "forged"):
@@ -77,22 +85,30 @@ def test_researcher_forms_refuse_requests_without_a_valid_token(csrf_app, resear
             response = client.post(url, data=body)
             assert response.status_code == 400, (url, token)
     with csrf_app.app_context():
-        assert db.session.get(Experiment, study.id).status == "draft"
+        experiment = db.session.get(Experiment, study.id)
+        assert experiment.status == "draft"
+        assert access.role_of(auth.find_researcher("grace"), experiment) == "editor"
         assert db.session.query(Experiment).count() == 1
+        assert auth.authenticate("ada", RESEARCHER_PASSWORD) is not None
     assert client.get("/researcher/").status_code == 200  # the logout was refused too
 
 
 def test_researcher_forms_work_with_the_page_token(csrf_app, researcher, factory):
     factory.stimulus_set()
     study = factory.experiment(status="draft")
+    factory.researcher("grace")
     client = _login(csrf_app.test_client())
     token = _token(client, f"/researcher/studies/{study.slug}")
     for url, data in _forms(study.slug):
         response = client.post(url, data=dict(data, csrf_token=token))
         assert response.status_code in (302, 303), (url, response.status_code)
+        assert "flash-error" not in client.get(response.headers["Location"]).get_data(as_text=True)
     with csrf_app.app_context():
-        assert db.session.get(Experiment, study.id).status == "open"
+        experiment = db.session.get(Experiment, study.id)
+        assert experiment.status == "open"
+        assert access.role_of(auth.find_researcher("grace"), experiment) is None  # added, removed
         assert db.session.query(Experiment).count() == 2
+        assert auth.authenticate("ada", NEW_PASSWORD) is not None
     assert client.get("/researcher/").status_code == 302  # signed out
 
 

@@ -164,6 +164,79 @@ def test_unknown_studies_are_refused(app):
         exports.build_export("nope")
 
 
+# --- spreadsheet formula injection ----------------------------------------------------------
+
+# Participant text that a spreadsheet would run, and what the CSV must hold instead.  (Tab and
+# carriage return cannot start one here: the API refuses control characters; see
+# tests/analysis/test_loading_and_exclusions.py for them.)
+FORMULAS = {'=HYPERLINK("http://x","click")': '\'=HYPERLINK("http://x","click")',
+            "+1+cmd|' /C calc'!A0": "'+1+cmd|' /C calc'!A0", "@SUM(A1:A9)": "'@SUM(A1:A9)",
+            "-2+3": "'-2+3", "'quoted": "''quoted", "-0.5": "-0.5", "-3e-2": "-3e-2",
+            "rvfc": "rvfc"}
+NUMBER = __import__("re").compile(r"[+-]?([0-9]+\.?[0-9]*|\.[0-9]+)([eE][+-]?[0-9]+)?")
+
+
+@pytest.fixture
+def hostile(factory):
+    """A study whose participants typed formulas: into onset_method (free text of the API)
+    and into their recruitment id ("-" and "@" may start one, as Prolific-style ids allow)."""
+    experiment = factory.experiment(slug="hostile")
+    stimulus = factory.stimulus(factory.clip())
+    for n, subject_id in enumerate(("@evil", "-A1", "'quote-id", "P-plain")):
+        session = factory.session(experiment, subject_id=subject_id)
+        for text in list(FORMULAS)[n::4]:
+            factory.trial(session, stimulus, onset_method=text, rt_ms=-0.5)
+    return experiment
+
+
+def _cells(data: bytes) -> list[list[str]]:
+    return list(csv.reader(io.StringIO(data.decode(), newline="")))
+
+
+def test_recruitment_ids_may_start_like_formulas():
+    """Why subject ids are escaped too: the entry link accepts ids that begin with - or @."""
+    from webapp.participants import recruitment_from
+
+    for text in ("@evil", "-A1", "-2"):
+        assert recruitment_from({"participant": text})[0] == text
+
+
+def test_formulas_in_participant_text_are_quoted_in_the_trials_csv(app, hostile):
+    with app.app_context():
+        files = exports.build_export("hostile")
+    rows = list(csv.DictReader(io.StringIO(files["trials.csv"].decode(), newline="")))
+    assert sorted(r["onset_method"] for r in rows) == sorted(FORMULAS.values())
+    assert {r["subject_id"] for r in rows} == {"'@evil", "'-A1", "''quote-id", "P-plain"}
+    assert {r["rt_ms"] for r in rows} == {"-0.5"}  # a number column stays a number
+
+
+def test_no_cell_of_any_exported_csv_starts_a_formula(app, hostile):
+    with app.app_context():
+        files = exports.build_export("hostile")
+    people = csv.DictReader(io.StringIO(files["participants.csv"].decode()))
+    assert {r["subject_id"] for r in people} == {"'@evil", "'-A1", "''quote-id", "P-plain"}
+    for name in ("trials.csv", "participants.csv", "codebook.csv"):
+        for row in _cells(files[name]):
+            for cell in row:
+                assert not cell.startswith(("=", "+", "-", "@", "\t", "\r")) or \
+                    NUMBER.fullmatch(cell), (name, cell)
+
+
+def test_the_trials_csv_reads_back_the_original_text(app, hostile, tmp_path):
+    with app.app_context():
+        (tmp_path / "trials.csv").write_bytes(exports.build_export("hostile")["trials.csv"])
+    back = read_trials(tmp_path / "trials.csv")
+    assert sorted(back["onset_method"].astype(str)) == sorted(FORMULAS)
+    assert set(back["subject_id"]) == {"@evil", "-A1", "'quote-id", "P-plain"}
+    assert (back["rt_ms"] == -0.5).all()
+
+
+def test_the_codebook_says_how_text_cells_are_quoted():
+    from webapp.codebook import codebook_markdown
+
+    assert "single quote" in codebook_markdown().decode()
+
+
 # --- consistency while participants keep sending trials ------------------------------------
 
 def test_a_snapshot_does_not_see_commits_made_during_it(any_db_app):

@@ -72,3 +72,32 @@ def test_migrations_build_exactly_the_models(any_db_app):
         with db.engine.connect() as connection:
             diff = compare_metadata(MigrationContext.configure(connection), db.metadata)
         assert diff == []
+
+
+def test_the_security_migration_keeps_every_researcher_on_the_studies_they_had(any_db_app):
+    # Before study ownership every researcher saw every study: after the upgrade each is an
+    # owner of each existing study, and a study closed then reads "let participants finish".
+    with any_db_app.app_context():
+        db.drop_all()
+        upgrade(revision="5d0e6c1f2a47")
+        with db.engine.begin() as connection:
+            connection.exec_driver_sql(
+                "INSERT INTO researcher (username, password_hash, created_at) VALUES "
+                "('ada', 'x', '2026-01-01 00:00:00'), ('bob', 'x', '2026-01-01 00:00:00')")
+            connection.exec_driver_sql(
+                "INSERT INTO experiment (slug, title, design, design_snapshot, stimulus_set, "
+                "status, created_at) VALUES ('a', 'A', 'arrow-of-time', '{}', 's', 'closed', "
+                "'2026-01-01 00:00:00'), ('b', 'B', 'arrow-of-time', '{}', 's', 'open', "
+                "'2026-01-01 00:00:00')")
+        upgrade()
+        with db.engine.connect() as connection:
+            members = connection.exec_driver_sql(
+                "SELECT e.slug, r.username, m.role FROM study_member m JOIN experiment e ON "
+                "e.id = m.experiment_id JOIN researcher r ON r.id = m.researcher_id "
+                "ORDER BY 1, 2").all()
+            modes = dict(connection.exec_driver_sql("SELECT slug, close_mode FROM experiment").all())
+            admins = connection.exec_driver_sql("SELECT count(*) FROM researcher WHERE is_admin")
+            assert admins.scalar() == 0
+    assert [tuple(m) for m in members] == [("a", "ada", "owner"), ("a", "bob", "owner"),
+                                           ("b", "ada", "owner"), ("b", "bob", "owner")]
+    assert modes == {"a": "finish", "b": None}

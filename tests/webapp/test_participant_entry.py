@@ -7,15 +7,13 @@ from sqlalchemy import func, select
 from webapp.extensions import db
 from webapp.models import Session, Subject
 from webapp.participants import now
-from tests.webapp.participant_study import add_catch_set, add_stimulus_set, open_study
+from tests.webapp.participant_study import add_aot_study, add_catch_set, add_stimulus_set, open_study
 
 
 @pytest.fixture
 def study(app):
     with app.app_context():
-        add_stimulus_set()
-        add_catch_set()
-        open_study(main_blocks=2)
+        add_aot_study()
     return "study"
 
 
@@ -58,6 +56,7 @@ def test_repeat_entry_resumes_never_duplicates(app, client, study):
 
 @pytest.mark.parametrize("params, status", [
     ({}, 400), ({"participant": "bad id!"}, 400), ({"participant": "x" * 201}, 400),
+    ({"participant": "abc\n"}, 400),  # "$" would accept a trailing newline
     ({"PROLIFIC_PID": "ok", "STUDY_ID": "<script>"}, 400),
 ])
 def test_entry_needs_a_valid_id(client, study, params, status):
@@ -128,9 +127,7 @@ def test_key_mapping_counterbalanced_least_filled(app, client, study):
 def _entered(app, n):
     """Open a study on ``app`` and let ``n`` participants enter it; their session tokens."""
     with app.app_context():
-        add_stimulus_set()
-        add_catch_set()
-        open_study(main_blocks=2)
+        add_aot_study()
     client = app.test_client()
     return [token_of(client.get("/p/study", query_string={"participant": f"p{i}"}))
             for i in range(n)]
@@ -199,9 +196,7 @@ def test_simultaneous_first_entries_open_one_session(any_db_app):
     from concurrent.futures import ThreadPoolExecutor
 
     with any_db_app.app_context():
-        add_stimulus_set()
-        add_catch_set()
-        open_study(main_blocks=2)
+        add_aot_study()
 
     def entry(_):
         return token_of(any_db_app.test_client().get("/p/study", query_string={"participant": "twin"}))

@@ -4,7 +4,7 @@ import pytest
 from experiments.designs import DESIGNS, Design
 from webapp import participants, studies
 from webapp.extensions import db
-from webapp.models import Experiment
+from webapp.models import Experiment, access
 
 PATHS = [  # action sequence -> final status
     (["open"], "open"),
@@ -36,7 +36,7 @@ def test_a_study_is_created_as_a_draft_with_its_design_snapshot(ctx, design):
     assert (study.slug, study.title, study.status, study.design) == ("pilot-1", "Pilot", "draft", design)
     assert Design.from_dict(study.design_snapshot) == DESIGNS[design]
     assert study.exclusion_rules_version == DESIGNS[design].exclusions.version
-    assert studies.allowed_actions("draft") == ["open", "close"]
+    assert studies.allowed_actions(study) == ["open", "close", "stop"]
 
 
 @pytest.mark.parametrize("slug, design, stimulus_set, message", [
@@ -49,6 +49,14 @@ def test_a_study_is_created_as_a_draft_with_its_design_snapshot(ctx, design):
 def test_bad_studies_are_refused(ctx, slug, design, stimulus_set, message):
     with pytest.raises(studies.StudyError, match=message):
         studies.create_study(slug, design, stimulus_set)
+    assert db.session.query(Experiment).count() == 0
+
+
+@pytest.mark.parametrize("title", ["A\x00title", "line\nbreak", "bell\x07"])
+def test_titles_with_control_characters_are_refused(ctx, title):
+    # A NUL byte reached PostgreSQL (a 500) in the red team's run.
+    with pytest.raises(studies.StudyError, match="control characters"):
+        studies.create_study("ok", "arrow-of-time", "synthetic", title=title)
     assert db.session.query(Experiment).count() == 0
 
 
@@ -168,6 +176,59 @@ def test_cli_refuses_an_invalid_transition(runner, factory):
     result = runner.invoke(args=["study", "open", "done"])
     assert result.exit_code == 2
     assert "cannot open study 'done': it is closed" in result.output
+
+
+def _roles(app, slug):
+    with app.app_context():
+        return sorted((m.researcher.username, m.role)
+                      for m in access.members(studies.get_study(slug)))
+
+
+def test_cli_creates_a_study_for_its_owner_and_shares_it(app, runner, researcher, factory):
+    factory.stimulus_set()
+    factory.researcher("grace")
+    result = runner.invoke(args=["study", "create", "pilot", "--design", "arrow-of-time",
+                                 "--stimulus-set", "synthetic", "--owner", "ada"])
+    assert result.exit_code == 0, result.output
+    assert _roles(app, "pilot") == [("ada", "owner")]
+    result = runner.invoke(args=["study", "share", "pilot", "grace", "--role", "editor"])
+    assert result.exit_code == 0 and "grace is now editor of 'pilot'" in result.output, result.output
+    result = runner.invoke(args=["study", "share", "pilot", "grace", "--role", "viewer"])
+    assert _roles(app, "pilot") == [("ada", "owner"), ("grace", "viewer")]
+    result = runner.invoke(args=["study", "unshare", "pilot", "grace"])
+    assert result.exit_code == 0 and "grace no longer has access" in result.output, result.output
+    assert _roles(app, "pilot") == [("ada", "owner")]
+
+
+def test_cli_creates_a_study_without_owner_for_admins_only(app, runner, factory):
+    factory.stimulus_set()
+    result = runner.invoke(args=["study", "create", "pilot", "--design", "arrow-of-time",
+                                 "--stimulus-set", "synthetic"])
+    assert result.exit_code == 0, result.output
+    assert "no owner" in result.output
+    assert _roles(app, "pilot") == []
+
+
+@pytest.mark.parametrize("args, message", [
+    (["study", "create", "x", "--design", "arrow-of-time", "--stimulus-set", "synthetic",
+      "--owner", "nobody"], "no researcher 'nobody'"),
+    (["study", "share", "nope", "ada", "--role", "viewer"], "no study 'nope'"),
+    (["study", "share", "pilot", "nobody", "--role", "viewer"], "no researcher 'nobody'"),
+    (["study", "share", "pilot", "ada", "--role", "admin"], "'admin' is not one of"),
+    (["study", "share", "pilot", "ada", "--role", "viewer"], "at least one owner"),
+    (["study", "unshare", "pilot", "ada"], "at least one owner"),
+    (["study", "unshare", "pilot", "grace"], "grace is not a member of 'pilot'"),
+])
+def test_cli_sharing_errors_are_usage_errors(app, runner, researcher, factory, args, message):
+    factory.stimulus_set()
+    factory.experiment(slug="pilot")
+    factory.researcher("grace")
+    result = runner.invoke(args=args)
+    assert result.exit_code == 2, result.output
+    assert message in result.output and "Traceback" not in result.output
+    assert _roles(app, "pilot") == [("ada", "owner")]
+    with app.app_context():
+        assert studies.get_study("x") is None  # nothing half-made
 
 
 def test_cli_list_without_studies(runner):

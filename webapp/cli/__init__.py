@@ -1,5 +1,17 @@
 """Command registration: each area keeps its commands in a module of its own."""
 from flask import Flask
+from flask.cli import NoAppException
+
+from webapp import create_app
+from webapp.secret_key import UnsafeSecretKey
+
+
+def create_cli_app() -> Flask:
+    """The app for ``manage.py``: an unsafe secret key is a one-line error, not a traceback."""
+    try:
+        return create_app()
+    except UnsafeSecretKey as error:
+        raise NoAppException(str(error)) from None
 
 
 def register_commands(app: Flask) -> None:
@@ -8,6 +20,6 @@ def register_commands(app: Flask) -> None:
 
     stimuli.stimuli.add_command(benchmarks.import_benchmark)
     for command in (database.init_db, stimuli.stimuli, researchers.create_researcher,
-                    studies.study, exports.export, models.run_models, analysis.analyze,
-                    analysis.report, exclusions.exclusions):
+                    researchers.set_password, studies.study, exports.export, models.run_models,
+                    analysis.analyze, analysis.report, exclusions.exclusions):
         app.cli.add_command(command)

@@ -1,8 +1,9 @@
-"""``manage.py study create|open|pause|close|list``: the dashboard's study set-up, from a shell."""
+"""``manage.py study ...``: the dashboard's study set-up, lifecycle and sharing, from a shell."""
 import click
 from flask.cli import with_appcontext
 
 from webapp import participants, studies
+from webapp.models import access
 
 
 @click.group()
@@ -15,15 +16,23 @@ def study():
 @click.option("--design", required=True, help="A design name from experiments.designs.")
 @click.option("--stimulus-set", "stimulus_set", required=True, help="A stored stimulus set.")
 @click.option("--title", default=None, help="Shown on the dashboard (default: the slug).")
+@click.option("--owner", default=None, metavar="USERNAME",
+              help="The researcher who owns it (default: none; only admins see it).")
+@click.option("--max-participants", type=click.IntRange(min=1), default=None,
+              help="Places: new participants are refused once this many took part.")
 @with_appcontext
-def create(slug, design, stimulus_set, title):
+def create(slug, design, stimulus_set, title, owner, max_participants):
     """Create study SLUG (as a draft) from a design and a stimulus set."""
     try:
-        experiment = studies.create_study(slug, design, stimulus_set, title)
+        experiment = studies.create_study(slug, design, stimulus_set, title, owner=owner,
+                                          max_participants=max_participants)
     except studies.StudyError as error:
         raise click.UsageError(str(error)) from error
     click.echo(f"Created study {experiment.slug!r} ({experiment.design} on "
                f"{experiment.stimulus_set}); it is a draft: `manage.py study open {slug}`.")
+    if owner is None:
+        click.echo(f"It has no owner, so only admins see it: `manage.py study share {slug} "
+                   "USERNAME --role owner`.")
 
 
 def _transition_command(action: str, help_text: str):
@@ -34,7 +43,7 @@ def _transition_command(action: str, help_text: str):
             experiment = studies.transition(slug, action)
         except studies.StudyError as error:
             raise click.UsageError(str(error)) from error
-        click.echo(f"Study {slug!r} is now {experiment.status}.")
+        click.echo(f"Study {slug!r} is now {studies.state_name(experiment)}.")
         if experiment.status == "open":
             click.echo(f"Participant link: {studies.participant_link(slug)}")
             click.echo(f"Prolific link:    {studies.participant_link(slug, prolific=True)}")
@@ -47,7 +56,38 @@ def _transition_command(action: str, help_text: str):
 
 _transition_command("open", "Open study SLUG to participants (from draft or paused).")
 _transition_command("pause", "Pause study SLUG: no new participants; those inside may finish.")
-_transition_command("close", "Close study SLUG for good.")
+_transition_command("close", "Close study SLUG for good; participants already in may finish.")
+_transition_command("stop", "Close study SLUG now: sessions in progress end as 'stopped' "
+                            "(what they stored is kept).")
+
+
+@study.command("share")
+@click.argument("slug")
+@click.argument("username")
+@click.option("--role", type=click.Choice(access.ROLES), default="viewer", show_default=True,
+              help="viewer: page and export; editor: also open and pause; owner: also close "
+                   "and manage members.")
+@with_appcontext
+def share(slug, username, role):
+    """Give researcher USERNAME access to study SLUG (or change their role)."""
+    try:
+        access.share(studies.require_study(slug), username, role)
+    except (studies.StudyError, access.MembershipError) as error:
+        raise click.UsageError(str(error)) from error
+    click.echo(f"{username} is now {role} of {slug!r}.")
+
+
+@study.command("unshare")
+@click.argument("slug")
+@click.argument("username")
+@with_appcontext
+def unshare(slug, username):
+    """Take away researcher USERNAME's access to study SLUG."""
+    try:
+        access.unshare(studies.require_study(slug), username)
+    except (studies.StudyError, access.MembershipError) as error:
+        raise click.UsageError(str(error)) from error
+    click.echo(f"{username} no longer has access to {slug!r}.")
 
 
 @study.command("list")
@@ -59,11 +99,12 @@ def list_():
         click.echo("No studies yet: `manage.py study create SLUG --design ... --stimulus-set ...`.")
         return
     counts = studies.status_counts()
-    click.echo(f"{'slug':<24} {'status':<8} {'design':<18} {'stimuli':<14} {'sessions':>8}  link")
+    click.echo(f"{'slug':<24} {'status':<18} {'design':<18} {'stimuli':<14} {'sessions':>8}  link")
     for experiment in rows:
         n = sum(counts.get(experiment.id, {}).values())
         link = studies.participant_link(experiment.slug)
-        click.echo(f"{experiment.slug:<24} {experiment.status:<8} {experiment.design:<18} "
+        click.echo(f"{experiment.slug:<24} {studies.state_name(experiment):<18} "
+                   f"{experiment.design:<18} "
                    f"{experiment.stimulus_set:<14} {n:>8}  {link}")
 
 
@@ -82,4 +123,8 @@ def demo(stimulus_set):
                 studies.transition(slug, "open")
         except studies.StudyError as error:
             raise click.UsageError(str(error)) from error
-        click.echo(f"{design:<16} {studies.participant_link(slug)}  ({studies.get_study(slug).status})")
+        click.echo(f"{design:<16} {studies.participant_link(slug)}?participant=demo-1  "
+                   f"({studies.state_name(studies.get_study(slug))})")
+    click.echo("Each participant id is one participant: change demo-1 for a fresh session.")
+    click.echo("The demo studies have no owner: an admin sees them on /researcher "
+               "(python manage.py create-researcher NAME --admin).")

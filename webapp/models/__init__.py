@@ -1,7 +1,8 @@
 """The data model: one trial shape for humans and models (see ARCHITECTURE.md)."""
+from webapp.models.access import StudyMember
 from webapp.models.researcher import Researcher
 from webapp.models.stimuli import SourceClip, Stimulus
 from webapp.models.study import CellCount, Experiment, Session, Subject, Trial
 
-__all__ = ["CellCount", "Experiment", "Researcher", "Session", "SourceClip", "Stimulus", "Subject",
-           "Trial"]
+__all__ = ["CellCount", "Experiment", "Researcher", "Session", "SourceClip", "Stimulus",
+           "StudyMember", "Subject", "Trial"]

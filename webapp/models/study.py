@@ -1,6 +1,7 @@
 from datetime import datetime
 
-from sqlalchemy import (Boolean, Float, ForeignKey, Integer, String, Text, UniqueConstraint)
+from sqlalchemy import (Boolean, Float, ForeignKey, Integer, String, Text, UniqueConstraint,
+                        false)
 from sqlalchemy.orm import Mapped, mapped_column, relationship
 
 from webapp.extensions import db
@@ -17,6 +18,11 @@ class Experiment(db.Model):
     design_snapshot: Mapped[dict] = mapped_column(JSONType, default=dict)
     stimulus_set: Mapped[str] = mapped_column(String(80))
     status: Mapped[str] = mapped_column(String(20), default="draft")  # draft|open|paused|closed
+    # How a closed study treats participants already in it: "finish" (they may complete) or
+    # "stop" (their next call ends the session as "stopped"; what is stored is kept).
+    close_mode: Mapped[str | None] = mapped_column(String(10))
+    # Optional cap on participants (first sessions), as Prolific has places; None: no cap.
+    max_participants: Mapped[int | None] = mapped_column(Integer)
     exclusion_rules_version: Mapped[str | None] = mapped_column(String(40))
     created_at: Mapped[datetime] = mapped_column(UTCDateTime, default=utcnow)
 
@@ -69,6 +75,11 @@ class Session(db.Model):
     completed_at: Mapped[datetime | None] = mapped_column(UTCDateTime)
     excluded: Mapped[bool] = mapped_column(Boolean, default=False)
     exclusion_reasons: Mapped[list] = mapped_column(JSONType, default=list)
+    # Run by the built-in simulated participant (development, tests, researcher previews):
+    # excluded by default from every analysis.
+    simulated: Mapped[bool] = mapped_column(Boolean, default=False, server_default=false())
+    # The browser tab that holds the session (one at a time; a newer tab takes it over).
+    active_client: Mapped[str | None] = mapped_column(String(64))
 
     subject: Mapped[Subject] = relationship(back_populates="sessions")
     trials: Mapped[list["Trial"]] = relationship(back_populates="session")

@@ -10,7 +10,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from experiments.trial_types import TRIAL_TYPES
+from experiments.trial_types import BROWSER_TYPES, TRIAL_TYPES
 from experiments.trial_types.base import Field
 
 SCHEMA_FILE = Path(__file__).resolve().parent / "participant.json"
@@ -63,6 +63,7 @@ def _body(schema: dict, required: bool = True) -> dict:
 
 def _write(summary: str, body: dict | None, ok: dict, **extra_errors) -> dict:
     responses = {**ok, "400": _error("invalid body"), "404": _error("unknown session"),
+                 "409": _error("another tab runs the session, or it has ended"),
                  "413": _error("body too large"), "415": _error("not JSON"),
                  "503": _error("database busy: retry after Retry-After seconds"), **extra_errors}
     operation = {"summary": summary, "responses": responses}
@@ -73,45 +74,56 @@ def _write(summary: str, body: dict | None, ok: dict, **extra_errors) -> dict:
 
 def participant_schema() -> dict:
     """The OpenAPI 3.0 description of the participant API (dict, JSON-serialisable)."""
-    from webapp.views.api import CONSENT_FIELDS, DEVICE_FIELDS
+    from webapp.views.api import CLAIM_FIELDS, CONSENT_FIELDS, DEVICE_FIELDS
 
-    trial = {"oneOf": [object_schema(module.FIELDS, trial_type=name)
-                       for name, module in sorted(TRIAL_TYPES.items())]}
+    trial = {"oneOf": [object_schema(TRIAL_TYPES[name].FIELDS, trial_type=name)
+                       for name in BROWSER_TYPES]}
     for variant in trial["oneOf"]:
         variant["required"] = sorted(set(variant["required"]) | {"trial_type"})
     empty = {"type": "object", "additionalProperties": False, "maxProperties": 0}
     json_ok = {"description": "done", "content": {"application/json": {"schema": {"type": "object"}}}}
     token = {"name": "token", "in": "path", "required": True, "schema": {"type": "string", "maxLength": 64}}
-    media_id = {"name": "public_id", "in": "path", "required": True, "schema": {"type": "string"}}
+    trial_index = {"name": "trial_index", "in": "path", "required": True,
+                   "schema": {"type": "integer", "minimum": 0}}
     range_header = {"name": "Range", "in": "header", "required": False, "schema": {"type": "string"}}
     media_ok = {"200": {"description": "the file"}, "206": {"description": "partial content"},
-                "304": {"description": "not modified"}, "404": _error("no such file"),
+                "404": _error("no such file"),
                 "416": _error("range not satisfiable")}
+    client = {"name": "client", "in": "query", "required": False,
+              "description": "the browser tab's id; writes from a tab other than the one that "
+                             "claimed the session last are refused (409 other_tab)",
+              "schema": {"type": "string", "maxLength": 64}}
     session_path = "/api/session/{token}"
     paths = {
         session_path: {"parameters": [token], "get": {
             "summary": "The session as the browser sees it (no main-trial answers)",
             "responses": {"200": json_ok, "404": _error("unknown session"),
                           "503": _error("database busy")}}},
-        f"{session_path}/consent": {"parameters": [token], **_write(
+        f"{session_path}/consent": {"parameters": [token, client], **_write(
             "Record consent", _body(object_schema(CONSENT_FIELDS)), {"200": json_ok})},
-        f"{session_path}/device": {"parameters": [token], **_write(
+        f"{session_path}/device": {"parameters": [token, client], **_write(
             "Record the device check", _body(object_schema(DEVICE_FIELDS)),
             {"204": {"description": "recorded"}})},
-        f"{session_path}/trials": {"parameters": [token], **_write(
+        f"{session_path}/trials": {"parameters": [token, client], **_write(
             "Store one trial at most once (replays of a client_uuid answer 200 duplicate)",
             _body(trial), {"200": json_ok, "201": json_ok}, **{"409": _error("conflict")})},
-        f"{session_path}/heartbeat": {"parameters": [token], **_write(
+        f"{session_path}/claim": {"parameters": [token], **_write(
+            "Make this browser tab the one that runs the session (others get 409 other_tab)",
+            _body(object_schema(CLAIM_FIELDS)), {"204": {"description": "claimed"}})},
+        f"{session_path}/heartbeat": {"parameters": [token, client], **_write(
             "Keep the session alive", _body(empty, required=False),
             {"204": {"description": "recorded"}})},
-        f"{session_path}/complete": {"parameters": [token], **_write(
+        f"{session_path}/complete": {"parameters": [token, client], **_write(
             "Finish the session once every trial is stored", _body(empty, required=False),
             {"200": json_ok}, **{"409": _error("missing trials / not started")})},
-        "/media/{public_id}": {"parameters": [media_id, range_header], "get": {
-            "summary": "A clip (Range requests supported)", "responses": media_ok}},
-        "/media/{public_id}/{key}": {"parameters": [media_id, {
-            "name": "key", "in": "path", "required": True, "schema": {"type": "string"}},
-            range_header], "get": {"summary": "One frame of a frame set", "responses": media_ok}},
+        "/media/{token}/{trial_index}": {"parameters": [token, trial_index, range_header], "get": {
+            "summary": "The clip of one trial of the session (Range requests supported)",
+            "responses": media_ok}},
+        "/media/{token}/{trial_index}/{slot}": {"parameters": [token, trial_index, {
+            "name": "slot", "in": "path", "required": True,
+            "schema": {"type": "integer", "minimum": 0}}, range_header], "get": {
+            "summary": "The frame shown in presented slot `slot` of a frame-ordering trial",
+            "responses": media_ok}},
     }
     error = {"type": "object", "required": ["error", "message"],
              "properties": {"error": {"type": "string"}, "message": {"type": "string"}}}

@@ -51,10 +51,38 @@ def read_body() -> dict:
     return body
 
 
-def _session(connection, token: str):
+# A random id each runner page makes for itself (api.js).
+CLIENT_FIELD = Field("client", "str", max_length=64)
+CLAIM_FIELDS = (Field("client", "str", required=True, max_length=64),)
+
+
+def _found_session(connection, token: str):
+    """The session row with ``token``, or 404."""
     session = participants.session_by_token(connection, token)
     if session is None:
         raise ApiError(404, "unknown_session", "no session with this token")
+    return session
+
+
+def _session(connection, token: str):
+    """The session row; refused (409 ``other_tab``) when the request names a browser tab
+    (``?client=``) other than the one that holds the session: one tab runs it at a time."""
+    session = _found_session(connection, token)
+    client = check_fields(dict(request.args), (CLIENT_FIELD,))["client"]
+    # Once a tab holds the session, a write must name it (no client is no exception); reading
+    # the state is for any tab (the one about to claim the session reads it first).
+    if request.method == "POST" and session.active_client and client != session.active_client:
+        raise ApiError(409, "other_tab", "This study is running in another tab or window. "
+                                         "Continue there, or choose to continue here.")
+    return session
+
+
+def _refuse_ended(session):
+    """409 ``not_in_progress``, with the ending to show, for a session that has ended: e.g.
+    stopped by the researchers, it takes no consent, device, claim or heartbeat."""
+    if session.status in participants.ENDED:
+        raise ApiError(409, "not_in_progress", f"this session is {session.status!r}",
+                       **participants.ending(session, session.status))
     return session
 
 
@@ -96,23 +124,39 @@ def state(token):
 def consent(token):
     with db.engine.connect() as connection:
         session = _session(connection, token)
-        fields = check_fields(read_body(), CONSENT_FIELDS)
-        return jsonify(participants.record_consent(connection, session, fields["consent"]))
+        fields = check_fields(read_body(), CONSENT_FIELDS)  # a bad body is a 400 in any state
+        try:
+            return jsonify(participants.record_consent(connection, _refuse_ended(session),
+                                                       fields["consent"]))
+        except participants.ConsentRefused as error:
+            raise ApiError(409, error.code, str(error)) from None
 
 
 @bp.post("/device")
 def device(token):
     with db.engine.connect() as connection:
         session = _session(connection, token)
-        participants.record_device(connection, session, check_fields(read_body(), DEVICE_FIELDS))
+        fields = check_fields(read_body(), DEVICE_FIELDS)
+        participants.record_device(connection, _refuse_ended(session), fields)
     return "", 204
 
 
 @bp.post("/trials")
 def trials(token):
     with db.engine.connect() as connection:
-        status, answer = participant_trials.store_trial(connection, token, read_body())
+        status, answer = participant_trials.store_trial(connection, _session(connection, token),
+                                                        read_body())
     return jsonify(answer), status
+
+
+@bp.post("/claim")
+def claim(token):
+    """This tab takes the session over; any other tab is refused from its next request on."""
+    with db.engine.connect() as connection:
+        session = _found_session(connection, token)  # any tab may claim: no tab check
+        client = check_fields(read_body(), CLAIM_FIELDS)["client"]
+        participants.claim(connection, _refuse_ended(session), client)
+    return "", 204
 
 
 @bp.post("/heartbeat")
@@ -120,7 +164,7 @@ def heartbeat(token):
     with db.engine.connect() as connection:
         session = _session(connection, token)
         check_fields(read_body() if request.content_length else {}, ())
-        participants.heartbeat(connection, session)
+        participants.heartbeat(connection, _refuse_ended(session))
     return "", 204
 
 

@@ -1,5 +1,6 @@
 """Participant pages: the entry link and the runner page (no login; the token is the key)."""
-from flask import Blueprint, make_response, redirect, render_template, request, url_for
+from flask import (Blueprint, current_app, make_response, redirect, render_template, request,
+                   url_for)
 
 from webapp import participants
 from webapp.extensions import db
@@ -7,18 +8,32 @@ from webapp.extensions import db
 bp = Blueprint("participant", __name__)
 
 
+def simulation_allowed() -> bool:
+    """The built-in simulated participant is for development and tests only (researchers
+    preview a study with it from the dashboard, in any mode)."""
+    app = current_app
+    return bool(app.testing or app.debug or app.config["DEVELOPMENT"])
+
+
 @bp.get("/p/<slug>")
 def entry(slug):
+    admission = participants.Admission(
+        address=request.remote_addr or "",
+        simulated="simulate" in request.args and simulation_allowed())
     with db.engine.connect() as connection:
-        result = participants.enter(connection, slug, request.args)
+        result = participants.enter(connection, slug, request.args, admission)
     if result.outcome == "run":
         return redirect(url_for("participant.run", token=result.token), code=303)
     if result.outcome == "done":
         return render_template("participant/done.html", message=result.message), 200
     if result.outcome == "wait":
         return render_template("participant/wait.html", opens_at=result.opens_at), 200
-    status = {"invalid": 400, "unavailable": 503}.get(result.outcome, 404)
-    return render_template("participant/closed.html", message=result.message), status
+    status = {"invalid": 400, "full": 409, "busy": 429, "unavailable": 503}.get(result.outcome, 404)
+    response = make_response(render_template("participant/closed.html", message=result.message),
+                             status)
+    if result.outcome == "busy":
+        response.headers["Retry-After"] = "60"
+    return response
 
 
 @bp.get("/run/<token>")

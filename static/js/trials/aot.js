@@ -18,12 +18,10 @@ export function keyName(event) {
   return match ? match[1].toLowerCase() : (event.key || "").toLowerCase();
 }
 
-// Catch videos name the key themselves; the legend would only compete with them.
-function keyLegend(trial, session) {
+// The same legend on every trial: catch videos name their key themselves, and the browser is
+// never told which trials they are.
+function keyLegend(session) {
   const words = { F: "Forward", B: "Backward" };
-  if (trial.trial_type === "catch") {
-    return el("div", { class: "key-legend" }, "Press the key the video asks for.");
-  }
   return el("div", { class: "key-legend" }, ...session.response_keys.map((key) =>
     el("span", {}, el("kbd", {}, key.toUpperCase()), ` = ${words[session.key_mapping[key]]}`)));
 }
@@ -71,10 +69,9 @@ function awaitResponse(collector, onset, windowMs) {
   });
 }
 
-function responseWindowMs(trial, session, video) {
-  if (Number.isFinite(trial.params?.response_window_ms)) return trial.params.response_window_ms;
-  const after = session.response_window_ms_after_clip ?? 2000;
-  return video.duration * 1000 + after;
+// The clip's own length (the schedule does not say it) plus the study's window after it.
+function responseWindowMs(session, video) {
+  return video.duration * 1000 + session.response_window_ms_after_clip;
 }
 
 async function feedback(trial, response) {
@@ -95,7 +92,7 @@ export async function runAotTrial(trial, ctx) {
   video.src = await blobUrl(trial.stimulus.url);
   Onset.concealVideo(video);  // frame 0 must not show before the onset module reveals it
   const fixation = el("div", { class: "fixation", "aria-hidden": "true" }, "+");
-  show("fixation", el("div", { class: "video-box" }, video, fixation), keyLegend(trial, session));
+  show("fixation", el("div", { class: "video-box" }, video, fixation), keyLegend(session));
   await Promise.all([waitMetadata(video), sleep(trial.params?.fixation_ms ?? FIXATION_MS)]);
 
   const monitor = new TrialMonitor();
@@ -107,7 +104,7 @@ export async function runAotTrial(trial, ctx) {
   document.body.dataset.onset = String(onset.onset_time_ms);
   if (ctx.simulate) ctx.simulate.answerAot(trial, session, onset);
 
-  const press = await awaitResponse(collector, onset, responseWindowMs(trial, session, video));
+  const press = await awaitResponse(collector, onset, responseWindowMs(session, video));
   collector.stop();
   const quality = video.getVideoPlaybackQuality ? video.getVideoPlaybackQuality() : null;
   video.pause();

@@ -9,6 +9,11 @@ import { TrialMonitor } from "../monitor.js";
 import { button, el, nextFrame, show } from "../screens.js";
 
 const MAX_MOVES = 500;
+// Clicks on Done in the first MIN_INPUT_MS after the frames appear are ignored and recorded:
+// they were meant for what was on screen before (the second click of a double-click on the
+// previous trial's Done lands here).  300 ms is below any considered ordering response.
+export const MIN_INPUT_MS = 300;
+const MAX_IGNORED = 100;
 
 // Slot order shown first: the server's permutation, with every hint frame moved to its own
 // position (a hint is a frame already in the right place).
@@ -147,18 +152,32 @@ export async function runFrameOrderTrial(trial, ctx) {
     "with Space and move it with the arrow keys.",
     hints.length ? " Frames marked fixed are already in place." : "");
   const done = button("order-done", "Done");
+  done.setAttribute("aria-disabled", "true");  // until MIN_INPUT_MS after the frames appear
+  // The handler is attached before the button can be seen, so no click is ever dropped.
+  const ignored = [];
+  let submit = null;
+  done.addEventListener("click", (event) => {
+    const since = board.shownAt === null ? null : event.timeStamp - board.shownAt;
+    if (submit === null || since === null || since < MIN_INPUT_MS) {
+      if (ignored.length < MAX_IGNORED) ignored.push({ t_ms: since ?? 0, kind: "click" });
+      return;
+    }
+    const resolve = submit;
+    submit = null;
+    resolve(event.timeStamp);
+  });
   show("frame_order", annotation, help, list, done);
   await nextFrame();
   // The frame after the one that painted the frames: they are on screen from (about) here.
   board.shownAt = await nextFrame();
+  setTimeout(() => done.removeAttribute("aria-disabled"), MIN_INPUT_MS);
   const monitor = new TrialMonitor();
   if (ctx.simulate) ctx.simulate.answerFrameOrder(trial, board);
   const submitted = await new Promise((resolve) => {
     // The design's time limit ends the trial with whatever order is on screen.
     const limit = Number.isFinite(params.max_response_ms)
-      ? setTimeout(() => resolve(null), params.max_response_ms) : null;
-    done.addEventListener("click", (event) => { clearTimeout(limit); resolve(event.timeStamp); },
-      { once: true });
+      ? setTimeout(() => { submit = null; resolve(null); }, params.max_response_ms) : null;
+    submit = (time) => { clearTimeout(limit); resolve(time); };
   });
   board.sortable.destroy();
   const { focus_lost, fullscreen_exited } = monitor.finish();
@@ -171,6 +190,7 @@ export async function runFrameOrderTrial(trial, ctx) {
     initial_order: board.initial,
     final_order: board.order(),
     moves: board.moves,
+    ignored_inputs: ignored,
   };
   if (params.feedback && Array.isArray(params.correct_response)) {
     await orderFeedback(data.final_order, params.correct_response);

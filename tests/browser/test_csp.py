@@ -1,0 +1,95 @@
+"""The Content-Security-Policy breaks nothing: participants run whole sessions (clips and frames
+played from blob: URLs, frames dragged with the mouse), and a researcher signs in, lists the
+studies, watches a study page draw its plotly figures and is asked before closing a study,
+while Chromium reports no CSP violation and no script error."""
+import pytest
+
+from tests.browser.participant import enter, run_by_hand, wait_done
+from tests.conftest import VIEWPORT
+from webapp import auth
+
+pytestmark = pytest.mark.browser
+
+USERNAME, PASSWORD = "csp-admin", "a long enough password"
+# Installed before any script of every page: each violation is sent to Python at once, so one
+# that happens just before a navigation is not lost with the page.
+REPORT_VIOLATIONS = """document.addEventListener("securitypolicyviolation", (e) =>
+    window.reportViolation(`${e.effectiveDirective} refused ${e.blockedURI || "inline code"} `
+                           + `in ${e.sourceFile}:${e.lineNumber}`));"""
+
+
+@pytest.fixture
+def watched(browser):
+    """A page whose CSP violations, CSP console messages and script errors are collected."""
+    context = browser.new_context(viewport=VIEWPORT)
+    problems = []
+    context.expose_function("reportViolation", lambda text: problems.append(text))
+    context.add_init_script(REPORT_VIOLATIONS)
+    page = context.new_page()
+    page.set_default_timeout(20_000)
+    page.on("pageerror", lambda error: problems.append(f"script error: {error}"))
+    page.on("console", lambda message: "Content Security Policy" in message.text
+            and problems.append(f"console: {message.text}"))
+    page.problems = problems
+    yield page
+    context.close()
+
+
+def drag_first_frame_onto_last(page, state):
+    """A real mouse drag through Sortable, which moves the ghost frame with inline styles."""
+    frames = page.locator(".frame:not(.hint)")
+    source, target = frames.first.bounding_box(), frames.last.bounding_box()
+    page.mouse.move(source["x"] + source["width"] / 2, source["y"] + source["height"] / 2)
+    page.mouse.down()
+    for step in range(1, 11):
+        x = source["x"] + (target["x"] - source["x"]) * step / 10 + target["width"] / 2
+        page.mouse.move(x, target["y"] + target["height"] / 2)
+        page.wait_for_timeout(15)
+    page.mouse.up()
+
+
+def policy_of(page) -> str:
+    """The Content-Security-Policy the current page was served with (so that a test cannot
+    pass because the policy is missing)."""
+    return page.evaluate("async () => (await fetch(location.href))"
+                         ".headers.get('content-security-policy') || ''")
+
+
+def test_participant_sessions_run_under_the_policy(watched, site):
+    # By hand first: enter(simulate=True) makes every later page of this tab a simulation.
+    token = enter(watched, site, "frame_order", "csp-order")
+    assert "script-src 'self'" in policy_of(watched)
+    run_by_hand(watched, on_trial=drag_first_frame_onto_last, site=site, token=token)
+    enter(watched, site, "aot", "csp-aot", simulate=True)  # clips played from blob: URLs
+    wait_done(watched)
+    assert watched.problems == [], "\n".join(watched.problems)
+
+
+def test_researcher_pages_work_under_the_policy(watched, site):
+    slug = site.slugs["aot"]
+    enter(watched, site, "aot", "csp-for-figures", simulate=True)
+    wait_done(watched)  # counted trials, so the study page has figures to draw
+    with site.app.app_context():
+        auth.create_researcher(USERNAME, PASSWORD, is_admin=True)
+
+    watched.goto(f"{site.base_url}/researcher/")
+    watched.fill("#username", USERNAME)
+    watched.fill("#password", PASSWORD)
+    watched.click("#login-form button[type=submit]")  # form-action 'self'
+    watched.wait_for_url("**/researcher/")
+    watched.click(f"a[href='/researcher/studies/{slug}']")
+    watched.wait_for_selector("#figure-flow .main-svg")  # plotly drew, from our own origin
+    assert "frame-ancestors 'none'" in policy_of(watched)
+    # plotly's own stylesheet applies (it stacks a figure's layers), and its mode bar shows.
+    assert watched.eval_on_selector("#figure-flow .main-svg",
+                                    "(svg) => getComputedStyle(svg).position") == "absolute"
+    watched.hover("#figure-flow")
+    watched.wait_for_selector("#figure-flow .modebar-btn")
+
+    asked = []
+    watched.on("dialog", lambda dialog: (asked.append(dialog.message), dialog.dismiss()))
+    watched.click("#action-close")  # the confirmation is researcher.js's, not an inline handler
+    watched.wait_for_timeout(300)
+    assert len(asked) == 1 and asked[0].startswith("Close this study")
+    assert watched.text_content("#study-status") == "open"  # dismissed: nothing was closed
+    assert watched.problems == [], "\n".join(watched.problems)

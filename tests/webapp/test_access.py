@@ -1,0 +1,197 @@
+"""Study access: researchers see and change only the studies they are members of, as far as
+their role allows; admins see and do everything.
+
+The route tests are generated from ``app.url_map``: every researcher route that takes a study
+is tried with every method, so a route added later is covered without a new test.
+"""
+import pytest
+
+from tests.webapp.conftest import RESEARCHER_PASSWORD
+from webapp import studies
+from webapp.extensions import db
+from webapp.models import Experiment, access
+
+# Values for the other URL variables of study routes; a route with a variable missing here
+# fails test_every_study_route_is_covered until it gets one.
+URL_VALUES = {"username": "ada"}
+ACTIONS = [*studies.TRANSITIONS, "no-such-action"]
+SECRET = "Secret pilot"
+
+
+def study_requests(app, slug):
+    """(method, url) of every researcher route taking ``slug``, every action of the lifecycle."""
+    requests = []
+    for rule in app.url_map.iter_rules():
+        if not rule.endpoint.startswith("researcher.") or "slug" not in rule.arguments:
+            continue
+        for action in (ACTIONS if "action" in rule.arguments else [None]):
+            values = {name: URL_VALUES[name] for name in rule.arguments - {"slug", "action"}}
+            values.update(slug=slug, **({"action": action} if action else {}))
+            url = rule.build(values)[1]
+            requests += [(method, url) for method in sorted(rule.methods - {"HEAD", "OPTIONS"})]
+    return requests
+
+
+def sign_in(app, username):
+    client = app.test_client()
+    response = client.post("/auth/login", data={"username": username,
+                                                "password": RESEARCHER_PASSWORD})
+    assert response.status_code == 302, username
+    return client
+
+
+def snapshot(app, slug="pilot"):
+    """What a refused request must leave untouched: the study's state and its members."""
+    with app.app_context():
+        experiment = db.session.scalar(db.select(Experiment).filter_by(slug=slug))
+        return (experiment.status, experiment.close_mode,
+                sorted((m.researcher.username, m.role) for m in access.members(experiment)))
+
+
+@pytest.fixture
+def team(researcher, factory):
+    """ada owns "pilot"; vic views it, eddie edits it; bob is a member of nothing."""
+    factory.stimulus_set()
+    factory.experiment(slug="pilot", title=SECRET)
+    factory.researcher("vic", role_in={"pilot": "viewer"})
+    factory.researcher("eddie", role_in={"pilot": "editor"})
+    factory.researcher("bob")
+    return "pilot"
+
+
+def test_every_study_route_is_covered(app):
+    routes = study_requests(app, "pilot")
+    assert ("GET", "/researcher/studies/pilot") in routes
+    assert ("GET", "/researcher/studies/pilot/export.zip") in routes
+    assert ("POST", "/researcher/studies/pilot/close") in routes
+    assert any(method == "POST" and "/members" in url for method, url in routes)
+
+
+def test_every_researcher_route_names_its_study_slug(app):
+    """The access check finds the study by the URL variable ``slug``: a route naming a study
+    any other way would skip it, so any new variable must be looked at (and added above)."""
+    for rule in app.url_map.iter_rules():
+        if rule.endpoint.startswith("researcher."):
+            assert rule.arguments <= {"slug", "action", *URL_VALUES}, rule.rule
+
+
+def test_a_non_member_gets_404_on_every_study_route(app, team):
+    bob = sign_in(app, "bob")
+    before = snapshot(app)
+    for slug in ("pilot", "no-such-study"):  # an existing study answers as a missing one
+        for method, url in study_requests(app, slug):
+            response = bob.open(url, method=method, data={"username": "bob", "role": "owner"})
+            assert response.status_code == 404, (method, url, response.status_code)
+            assert SECRET.encode() not in response.data, (method, url)
+    assert snapshot(app) == before
+
+
+def test_a_viewer_reads_but_every_state_change_is_403(app, team):
+    vic = sign_in(app, "vic")
+    before = snapshot(app)
+    for method, url in study_requests(app, "pilot"):
+        response = vic.open(url, method=method, data={"username": "vic", "role": "owner"})
+        if method == "GET":
+            assert response.status_code == 200, url
+        else:
+            assert response.status_code == 403, (method, url, response.status_code)
+    assert snapshot(app) == before
+    page = vic.get("/researcher/studies/pilot").get_data(as_text=True)
+    assert 'id="code-completed"' in page  # viewers see the completion codes
+    assert 'id="action-' not in page and 'id="members-form"' not in page
+
+
+def test_an_editor_opens_and_pauses_but_cannot_close_or_manage_members(app, team):
+    eddie = sign_in(app, "eddie")
+    assert eddie.post("/researcher/studies/pilot/pause").status_code == 303
+    assert eddie.post("/researcher/studies/pilot/open").status_code == 303
+    before = snapshot(app)
+    assert before[0] == "open"
+    for action in ("close", "stop"):
+        assert eddie.post(f"/researcher/studies/pilot/{action}").status_code == 403
+    assert eddie.post("/researcher/studies/pilot/members",
+                      data={"username": "eddie", "role": "owner"}).status_code == 403
+    assert eddie.post("/researcher/studies/pilot/members/vic/remove").status_code == 403
+    assert snapshot(app) == before
+    page = eddie.get("/researcher/studies/pilot").get_data(as_text=True)
+    assert 'id="action-pause"' in page and 'id="action-close"' not in page
+
+
+def test_an_owner_closes_and_manages_members_from_the_study_page(app, team):
+    ada = sign_in(app, "ada")
+    page = ada.get("/researcher/studies/pilot").get_data(as_text=True)
+    assert 'id="members-form"' in page and 'id="action-close"' in page
+    response = ada.post("/researcher/studies/pilot/members",
+                        data={"username": "bob", "role": "editor"}, follow_redirects=True)
+    assert response.status_code == 200 and "bob" in response.get_data(as_text=True)
+    assert ("bob", "editor") in snapshot(app)[2]
+    assert sign_in(app, "bob").get("/researcher/studies/pilot").status_code == 200
+    response = ada.post("/researcher/studies/pilot/members/vic/remove")
+    assert response.status_code == 303
+    assert sign_in(app, "vic").get("/researcher/studies/pilot").status_code == 404
+    assert ada.post("/researcher/studies/pilot/close").status_code == 303
+    assert snapshot(app)[0] == "closed"
+
+
+@pytest.mark.parametrize("data, message", [
+    ({"username": "nobody", "role": "viewer"}, "no researcher"),
+    ({"username": "bob", "role": "admin"}, "Not a valid choice"),
+    ({"username": "ada", "role": "viewer"}, "at least one owner"),  # the last owner
+])
+def test_member_changes_that_make_no_sense_are_explained(app, team, data, message):
+    ada = sign_in(app, "ada")
+    before = snapshot(app)
+    response = ada.post("/researcher/studies/pilot/members", data=data, follow_redirects=True)
+    assert message in response.get_data(as_text=True)
+    assert snapshot(app) == before
+
+
+def test_the_last_owner_cannot_be_removed(app, team):
+    ada = sign_in(app, "ada")
+    response = ada.post("/researcher/studies/pilot/members/ada/remove", follow_redirects=True)
+    assert "at least one owner" in response.get_data(as_text=True)
+    assert ("ada", "owner") in snapshot(app)[2]
+
+
+def test_the_study_list_shows_only_the_researchers_studies(app, team, factory):
+    factory.experiment(slug="bobs-own", title="Bob's own study", owner="bob")
+    factory.experiment(slug="orphan", title="Nobody's study", owner=None)
+    pages = {name: sign_in(app, name).get("/researcher/").get_data(as_text=True)
+             for name in ("ada", "vic", "bob")}
+    assert SECRET in pages["ada"] and SECRET in pages["vic"] and SECRET not in pages["bob"]
+    assert "Bob&#39;s own study" in pages["bob"]
+    assert "Bob&#39;s own study" not in pages["ada"] and "Bob&#39;s own study" not in pages["vic"]
+    assert all("Nobody&#39;s study" not in page for page in pages.values())
+
+
+def test_an_admin_sees_and_does_everything(app, team, factory):
+    factory.experiment(slug="orphan", title="Nobody's study", owner=None)
+    factory.researcher("root", is_admin=True)
+    root = sign_in(app, "root")
+    page = root.get("/researcher/").get_data(as_text=True)
+    assert SECRET in page and "Nobody&#39;s study" in page
+    for slug in ("pilot", "orphan"):
+        assert root.get(f"/researcher/studies/{slug}").status_code == 200
+        assert root.get(f"/researcher/studies/{slug}/export.zip").status_code == 200
+        assert root.post(f"/researcher/studies/{slug}/close").status_code == 303
+        assert snapshot(app, slug)[0] == "closed"
+    assert root.post("/researcher/studies/orphan/members",
+                     data={"username": "bob", "role": "viewer"}).status_code == 303
+    assert sign_in(app, "bob").get("/researcher/studies/orphan").status_code == 200
+
+
+def test_a_study_created_on_the_web_is_its_creators(app, team):
+    response = sign_in(app, "bob").post("/researcher/studies", data={
+        "slug": "bobs-pilot", "design": "arrow-of-time", "stimulus_set": "synthetic"})
+    assert response.status_code == 303
+    assert snapshot(app, "bobs-pilot")[2] == [("bob", "owner")]
+    assert sign_in(app, "ada").get("/researcher/studies/bobs-pilot").status_code == 404
+
+
+def test_membership_is_checked_on_every_request(app, team):
+    """Access is not remembered in the session: removing a member takes effect at once."""
+    vic = sign_in(app, "vic")
+    assert vic.get("/researcher/studies/pilot/panel").status_code == 200
+    with app.app_context():
+        access.unshare(db.session.scalar(db.select(Experiment).filter_by(slug="pilot")), "vic")
+    assert vic.get("/researcher/studies/pilot/panel").status_code == 404
