@@ -19,7 +19,7 @@ from analysis import columns as C
 
 EXPLODED_COLUMNS = ["subject_id", "subject_kind", "observer", "source_clip_id", "stimulus_id",
                     "trial_type", "direction", "correct_response", "response", "correct",
-                    "rt_ms"]
+                    "rt_ms", "onset_method"]
 HEADLINE = ("n_trials", "accuracy", "f1_forward", "f1_backward", "forward_share", "d_prime",
             "criterion")
 
@@ -164,6 +164,12 @@ def _add_human_tables(report: Report, humans: pd.DataFrame, exploded: pd.DataFra
     report.fit_info["rt_lmm"] = info
     report.notes.append(f"Log-RT mixed model fitted on a deterministic subsample: "
                         f"{info['subsample']} ({info['n_obs']} trials).")
+    methods = rt.onset_methods(humans)
+    if len(methods) > 1:
+        listed = ", ".join(f"{method}: {n}" for method, n in methods.items())
+        report.notes.append(f"Clip onsets were timed by {len(methods)} methods ({listed} "
+                            "answered trials): median RTs are given per onset method and the "
+                            "log-RT mixed model has onset_method as a covariate.")
     gee, gee_info = _timed(report, "accuracy_model", accuracy_model.accuracy_model, humans)
     t["accuracy_model"] = gee
     report.fit_info["accuracy_model"] = gee_info

@@ -15,12 +15,34 @@ from analysis import loading
 LMM_MAX_SUBJECTS = 20
 LMM_MAX_CLIPS = 40
 LMM_FORMULA = "log_rt ~ C(direction) * C(response)"
+# How a trial's clip onset was timed (Element Timing, the next animation frame, ...): the
+# methods differ by up to a refresh, so RTs of different methods are never pooled silently.
+ONSET_METHOD = "onset_method"
+UNKNOWN_ONSET = "unknown"
 
 
 def _answered_rt(data: pd.DataFrame) -> pd.DataFrame:
     trials = loading.aot_trials(data)
     keep = trials["response"].isin(("F", "B")) & (trials["rt_ms"] > 0)
-    return trials[keep]
+    trials = trials[keep]
+    if ONSET_METHOD not in trials.columns:
+        return trials.assign(**{ONSET_METHOD: UNKNOWN_ONSET})
+    methods = trials[ONSET_METHOD].astype(object)  # may be categorical, without "unknown"
+    return trials.assign(**{ONSET_METHOD: methods.where(methods.notna(), UNKNOWN_ONSET).astype(str)})
+
+
+def onset_methods(data: pd.DataFrame) -> dict[str, int]:
+    """Answered arrow-of-time trials per onset method (``"unknown"`` where none was stored).
+
+    >>> import pandas as pd
+    >>> df = pd.DataFrame({"correct_response": ["F"] * 3, "response": ["F"] * 3,
+    ...                    "rt_ms": [500.0, 600.0, 700.0],
+    ...                    "onset_method": ["element-timing", "raf-next", "raf-next"]})
+    >>> onset_methods(df)
+    {'element-timing': 1, 'raf-next': 2}
+    """
+    counts = _answered_rt(data)[ONSET_METHOD].value_counts().sort_index()
+    return {str(method): int(n) for method, n in counts.items()}
 
 
 def median_rt(data: pd.DataFrame, by: Sequence[str] | str = ("category", "direction",
@@ -42,7 +64,9 @@ def median_rt(data: pd.DataFrame, by: Sequence[str] | str = ("category", "direct
     Notes
     -----
     Medians, not means, because RT distributions are right-skewed (Hanyu et al. 2023 report
-    medians by category x direction x response).
+    medians by category x direction x response). When the trials were timed by more than
+    one onset method, ``onset_method`` is added to ``by``: the methods differ by up to a
+    display refresh, so their RTs are not pooled.
 
     Examples
     --------
@@ -54,6 +78,8 @@ def median_rt(data: pd.DataFrame, by: Sequence[str] | str = ("category", "direct
     """
     by = [by] if isinstance(by, str) else list(by)
     trials = _answered_rt(data)
+    if trials[ONSET_METHOD].nunique() > 1 and ONSET_METHOD not in by:
+        by.append(ONSET_METHOD)
     if "category" in by and "category" not in trials.columns:
         trials = loading.explode_categories(trials)
     if trials.empty:
@@ -123,14 +149,16 @@ def rt_mixed_model(data: pd.DataFrame, max_subjects: int = LMM_MAX_SUBJECTS,
         fitted on this documented, reproducible subsample; ``info["subsample"]`` says
         which.
     formula : str
-        Fixed effects (patsy), over ``log_rt``, ``direction``, ``response``.
+        Fixed effects (patsy), over ``log_rt``, ``direction``, ``response``; when the fitted
+        trials were timed by more than one onset method, ``+ C(onset_method)`` is added, so a
+        method's constant offset is not read as an effect.
 
     Returns
     -------
     (pandas.DataFrame, dict)
         Table with ``term, coef, se, z, p, ci_low, ci_high`` (variance components as
         ``term = "var(subject)"`` / ``"var(clip)"``, ``coef`` = variance) and a dict with
-        ``n_obs, n_subjects, n_clips, subsample, converged, formula``.
+        ``n_obs, n_subjects, n_clips, subsample, converged, formula, onset_methods``.
 
     Notes
     -----
@@ -148,7 +176,10 @@ def rt_mixed_model(data: pd.DataFrame, max_subjects: int = LMM_MAX_SUBJECTS,
     trials = _answered_rt(data)
     sample = deterministic_subsample(trials, "subject_id", max_subjects)
     sample = deterministic_subsample(sample, "source_clip_id", max_clips)
-    info = {"n_obs": len(sample), "n_subjects": int(sample["subject_id"].nunique()),
+    if sample[ONSET_METHOD].nunique() > 1:
+        formula = f"{formula} + C({ONSET_METHOD})"
+    info = {"n_obs": len(sample), "onset_methods": onset_methods(sample),
+            "n_subjects": int(sample["subject_id"].nunique()),
             "n_clips": int(sample["source_clip_id"].nunique()), "formula": formula,
             "subsample": f"{sample['subject_id'].nunique()} of "
                          f"{trials['subject_id'].nunique()} subjects and "
@@ -160,6 +191,7 @@ def rt_mixed_model(data: pd.DataFrame, max_subjects: int = LMM_MAX_SUBJECTS,
     frame = pd.DataFrame({"log_rt": np.log(sample["rt_ms"].to_numpy(float)),
                           "direction": sample["direction"].astype(str).to_numpy(),
                           "response": sample["response"].astype(str).to_numpy(),
+                          ONSET_METHOD: sample[ONSET_METHOD].to_numpy(),
                           "subject": sample["subject_id"].astype(str).to_numpy(),
                           "clip": sample["source_clip_id"].astype(str).to_numpy(),
                           "all": 1})

@@ -66,3 +66,61 @@ def test_accuracy_model_equals_trial_level_gee(humans):
                  family=sm.families.Binomial(), cov_struct=sm.cov_struct.Independence()).fit()
     assert coef.loc[x.columns, "coef"].to_numpy() == pytest.approx(gee.params.to_numpy(), abs=1e-6)
     assert coef.loc[x.columns, "se"].to_numpy() == pytest.approx(gee.bse.to_numpy(), rel=1e-3)
+
+
+def _two_onset_methods(humans, late_ms: float = 16.7):
+    """Every other trial timed one refresh late (raf-next, e.g. two sessions in two browsers)."""
+    data = humans.copy()
+    is_late = np.arange(len(data)) % 2 == 1
+    data["onset_method"] = np.where(is_late, "raf-next", "element-timing")
+    data.loc[is_late, "rt_ms"] = data.loc[is_late, "rt_ms"] + late_ms
+    return data
+
+
+def test_median_rts_are_never_pooled_across_onset_methods(humans):
+    data = _two_onset_methods(humans)
+    table = rt.median_rt(data, by=["direction", "response"])
+    assert "onset_method" in table.columns and set(table.onset_method) == {
+        "raf-next", "element-timing"}
+    answered = data[data.response.isin(["F", "B"]) & (data.rt_ms > 0)]
+    for (method, direction, response), rows in answered.groupby(
+            ["onset_method", "direction", "response"]):
+        row = table[(table.onset_method == method) & (table.direction == direction)
+                    & (table.response == response)]
+        assert row.median_rt_ms.iloc[0] == pytest.approx(rows.rt_ms.median())
+    # One method: the table keeps its shape.
+    assert "onset_method" not in rt.median_rt(humans, by=["direction", "response"]).columns
+
+
+def test_the_rt_model_takes_onset_method_as_a_covariate(humans):
+    import statsmodels.formula.api as smf
+
+    data = _two_onset_methods(humans, late_ms=40.0)
+    table, info = rt.rt_mixed_model(data, max_subjects=24, max_clips=40)
+    assert info["formula"].endswith("+ C(onset_method)")
+    assert set(info["onset_methods"]) == {"raf-next", "element-timing"}
+    coef = table.set_index("term")["coef"]
+    assert coef["C(onset_method)[T.raf-next]"] > 0
+    # The same fixed effects as statsmodels fits directly on the same trials.
+    answered = data[data.response.isin(["F", "B"]) & (data.rt_ms > 0)]
+    frame = pd.DataFrame({"log_rt": np.log(answered.rt_ms.astype(float)),
+                          "direction": answered.direction.astype(str),
+                          "response": answered.response.astype(str),
+                          "onset_method": answered.onset_method,
+                          "subject": answered.subject_id.astype(str),
+                          "clip": answered.source_clip_id.astype(str), "all": 1})
+    direct = smf.mixedlm("log_rt ~ C(direction) * C(response) + C(onset_method)", frame,
+                         groups="all", vc_formula={"subject": "0 + C(subject)",
+                                                   "clip": "0 + C(clip)"}).fit(
+        method=["lbfgs"], reml=True)
+    for term, value in direct.fe_params.items():
+        assert coef[term] == pytest.approx(value, rel=1e-4, abs=1e-6)
+
+
+def test_the_report_says_when_rts_come_from_several_onset_methods(humans):
+    from analysis import reports
+
+    report = reports.build_report(_two_onset_methods(humans), n_boot=20)
+    assert any("onset_method as a covariate" in note for note in report.notes)
+    assert "onset_method" in report.tables["rt_median"].columns
+    assert not any("onset" in note for note in reports.build_report(humans, n_boot=20).notes)
