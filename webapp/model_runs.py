@@ -2,8 +2,10 @@
 
 A model is a ``Subject(kind="model", external_id=<model id>)`` of the study; each run is
 one ``Session`` whose ``seed`` is the run's seed and whose ``device_info`` holds the run's
-provenance (backend, weights hash, versions, task settings, timing).  All trials of a run
-are written in one transaction.
+provenance (backend, weights hash, versions, task settings, timing) and its identity
+(``run_key``: model, revision and every setting that can change an answer).  A rerun of the
+same identity adds the items its session lacks, never a second copy; a session that still
+lacks items is ``incomplete`` and lists its failures.  Each store is one transaction.
 """
 from __future__ import annotations
 
@@ -13,7 +15,7 @@ import uuid
 from pathlib import Path
 
 from flask import current_app
-from sqlalchemy import func, select
+from sqlalchemy import select
 
 from analysis.models.tasks import StimulusRecord
 from webapp import catalog
@@ -82,25 +84,62 @@ def model_subject(experiment_id: int, model_id: str) -> Subject:
 
 
 def store_run(study: str, model_id: str, rows: list[dict], seed: int, provenance: dict,
-              item_keys: list[str]) -> Session:
-    """Write one run as a completed Session of the model's Subject, with all its trials."""
+              item_keys: list[str], run_key: str) -> tuple[Session, int]:
+    """Store a run's rows in the model's session for ``run_key``; returns (session, added).
+
+    ``rows[i]["trial_index"]`` indexes ``item_keys``.  Items already stored in that session
+    are skipped; the session's schedule is every item key ever asked of it, so it is
+    ``completed`` once each has a trial and ``incomplete`` (with ``failures``) until then.
+    """
     experiment = require_study(study)
     try:
         subject = model_subject(experiment.id, model_id)
-        number = (db.session.scalar(select(func.max(Session.session_number))
-                                    .where(Session.subject_id == subject.id)) or 0) + 1
+        session = _run_session(subject, run_key, seed)
+        schedule = list(session.schedule or [])
+        position = {key: index for index, key in enumerate(schedule)}
+        for key in item_keys:
+            if key not in position:
+                position[key] = len(schedule)
+                schedule.append(key)
+        stored = set(db.session.scalars(select(Trial.trial_index)
+                                        .where(Trial.session_id == session.id)))
+        added = []
+        for row in rows:
+            index = position[item_keys[row["trial_index"]]]
+            if index not in stored:
+                stored.add(index)
+                added.append(_trial(session.id, {**row, "trial_index": index}))
+        db.session.add_all(added)
+        failures = [error for error in provenance.get("counts", {}).get("errors", [])
+                    if position.get(error.get("item")) not in stored]
         now = utcnow()
-        session = Session(subject_id=subject.id, token=secrets.token_urlsafe(24),
-                          session_number=number, seed=seed, status="completed",
-                          schedule=item_keys, condition={}, device_info=provenance,
-                          started_at=now, last_seen_at=now, completed_at=now)
-        db.session.add(session)
-        db.session.flush()
-        db.session.add_all(_trial(session.id, row) for row in rows)
+        session.schedule = schedule
+        session.device_info = {**provenance, "run_key": run_key, "failures": failures}
+        session.status = "completed" if len(stored) == len(schedule) else "incomplete"
+        session.last_seen_at = now
+        session.completed_at = now if session.status == "completed" else None
         db.session.commit()
     except BaseException:
         db.session.rollback()
         raise
+    return session, len(added)
+
+
+def _run_session(subject: Subject, run_key: str, seed: int) -> Session:
+    """The subject's session for ``run_key``, or a new one (flushed, so it has an id)."""
+    sessions = db.session.scalars(select(Session).where(Session.subject_id == subject.id)
+                                  .order_by(Session.session_number)).all()
+    for session in sessions:
+        if (session.device_info or {}).get("run_key") == run_key:
+            return session
+    now = utcnow()
+    session = Session(subject_id=subject.id, token=secrets.token_urlsafe(24),
+                      session_number=(sessions[-1].session_number + 1) if sessions else 1,
+                      seed=seed, status="incomplete",
+                      schedule=[], condition={}, device_info={"run_key": run_key},
+                      started_at=now, last_seen_at=now)
+    db.session.add(session)
+    db.session.flush()
     return session
 
 

@@ -8,6 +8,7 @@ when the run starts (status "running") and again when it ends.
 """
 from __future__ import annotations
 
+import hashlib
 import json
 import os
 import platform
@@ -18,6 +19,7 @@ from dataclasses import asdict, dataclass
 from datetime import datetime, timezone
 from pathlib import Path
 
+from analysis.models import prompts
 from analysis.models.backends import load_backend
 from analysis.models.backends.base import GenerationParams
 from analysis.models.cache import ResultCache
@@ -36,6 +38,14 @@ class RunConfig:
     limit: int | None = None
     backend_options: dict | None = None
 
+    def __post_init__(self):
+        if self.scoring == "logits" and self.spec.task == "aot" \
+                and self.spec.setting in prompts.COT_SETTINGS:
+            raise ValueError(
+                f"setting {self.spec.setting!r} is scored from its generated reasoning; "
+                "logit scoring would read an answer before any reasoning. Use --scoring "
+                "generate (or both: chain-of-thought items are then generated only)")
+
 
 @dataclass
 class RunResult:
@@ -43,6 +53,22 @@ class RunResult:
     item_keys: list[str]
     manifest: dict
     folder: Path
+    run_key: str
+
+
+def run_key(config: RunConfig, description: dict) -> str:
+    """The run's identity: model, revision and every setting that can change an answer.
+
+    Reruns with the same identity complete one stored run instead of adding another. Not
+    part of it: ``limit`` and ``batch_size`` (which items run now, and how fast), and
+    volatile server fields (a served model's creation time).
+    """
+    identity = {"backend": config.backend, "model": config.model,
+                "revision": description.get("weights_sha256") or description.get("revision"),
+                "spec": asdict(config.spec), "params": config.params.to_dict(),
+                "scoring": config.scoring}
+    encoded = json.dumps(identity, sort_keys=True, default=str).encode("utf-8")
+    return hashlib.sha256(encoded).hexdigest()
 
 
 def _now() -> str:
@@ -98,4 +124,4 @@ def execute_run(config: RunConfig, records, demos, cache_path, runs_dir,
         for row in rows:
             handle.write(json.dumps(row, default=str) + "\n")
     keys = [item.key for item in items]
-    return RunResult(rows, keys, manifest, folder)
+    return RunResult(rows, keys, manifest, folder, run_key(config, runner.description))

@@ -54,6 +54,9 @@ COT_MULTI_STEP_INSTRUCTION = {
 
 # The runner's spellings of AoT-PsyPhyBENCH's settings (experiments.benchmarks.protocol).
 AOT_SETTINGS = ("zero-shot", "few-shot-2", "few-shot-4", "simple-cot", "multi-step-cot")
+# Settings whose answer comes at the end of generated reasoning: scored from that text only
+# (the label's probability at the first generated token would be an answer without reasoning).
+COT_SETTINGS = ("simple-cot", "multi-step-cot")
 
 
 def demonstrations(setting: str) -> tuple[tuple[str, str], ...]:

@@ -11,6 +11,7 @@ from pathlib import Path
 LIBRARIES = ("torch", "transformers", "tokenizers", "torchvision", "numpy", "av", "vllm",
              "openai", "httpx")
 WEIGHT_SUFFIXES = (".safetensors", ".bin", ".pt", ".pth", ".gguf")
+DOCUMENTATION = ("README", "LICENSE", "NOTICE", "USE_POLICY")
 
 
 def library_versions() -> dict[str, str]:
@@ -32,16 +33,19 @@ def stable_hash(value) -> str:
 
 
 def weights_fingerprint(model: str) -> str:
-    """sha256 over the weight files of a local model folder, or the hub snapshot's commit.
+    """sha256 over every file of a local model folder that can change an answer, or the hub
+    snapshot's commit.
 
-    Local weights are hashed by content (memoised per file size and mtime within a process),
-    so an overwritten checkpoint never shares cache entries with the old one.
+    Not only the weights: config, generation config, processor, tokenizer and chat-template
+    files change answers too (an edited ``rms_norm_eps`` must never be served from the
+    cache).  Only documentation and hidden files are left out.  Files are hashed by content
+    (memoised per file size and mtime within a process).
     """
     path = Path(model)
     if not path.is_dir():
         return _hub_revision(model)
-    files = sorted(p for p in path.rglob("*") if p.is_file() and p.suffix in WEIGHT_SUFFIXES)
-    if not files:
+    files = sorted(p for p in path.rglob("*") if p.is_file() and _can_change_answers(p, path))
+    if not any(file.suffix in WEIGHT_SUFFIXES for file in files):
         raise ValueError(f"{model}: no weight files ({', '.join(WEIGHT_SUFFIXES)}) found")
     digest = hashlib.sha256()
     for file in files:
@@ -49,6 +53,13 @@ def weights_fingerprint(model: str) -> str:
         digest.update(file.relative_to(path).as_posix().encode())
         digest.update(_file_sha256(str(file.resolve()), stat.st_size, stat.st_mtime_ns).encode())
     return digest.hexdigest()
+
+
+def _can_change_answers(file: Path, root: Path) -> bool:
+    parts = file.relative_to(root).parts
+    if any(part.startswith(".") for part in parts):  # .cache/, .gitattributes
+        return False
+    return file.stem.upper() not in DOCUMENTATION
 
 
 @lru_cache(maxsize=256)

@@ -97,8 +97,9 @@ class Item:
 
     @property
     def scorable(self) -> bool:
-        """Logit scoring applies where the answer is the first generated token."""
-        chain_of_thought = self.extra.get(C.EXTRA_SETTING, "").startswith("cot")
+        """Logit scoring applies where the answer is the first generated token: not to frame
+        orders, and not to chain-of-thought settings, whose answer follows the reasoning."""
+        chain_of_thought = self.extra.get(C.EXTRA_SETTING) in prompts.COT_SETTINGS
         return self.trial_type != C.FRAME_ORDER and not chain_of_thought
 
 

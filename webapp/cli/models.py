@@ -83,9 +83,11 @@ def run_models(**opts):
                f"computed, {len(counts['errors'])} errors, {counts['unparseable']} unparseable); "
                f"run folder {result.folder}")
     if opts["study"]:
-        session = model_runs.store_run(opts["study"], opts["model"], result.rows, opts["seed"],
-                                       result.manifest, result.item_keys)
-        click.echo(f"Stored as session {session.id} of model subject {opts['model']!r}.")
+        session, added = model_runs.store_run(opts["study"], opts["model"], result.rows,
+                                              opts["seed"], result.manifest, result.item_keys,
+                                              result.run_key)
+        click.echo(f"Stored {added} new trials in session {session.id} of model subject "
+                   f"{opts['model']!r} ({session.status}: {len(session.schedule)} items).")
     if counts["errors"]:
         raise click.ClickException(f"{len(counts['errors'])} items failed; rerun to retry them")
 

@@ -9,6 +9,7 @@ from pathlib import Path
 
 import pytest
 
+from analysis.models import prompts
 from experiments.benchmarks import aot_psyphybench as bench
 from tests.experiments.benchmark_videos import write_benchmark_videos
 
@@ -27,9 +28,11 @@ def imported(runner, tmp_path):
 
 
 def _run(runner, model, setting, *extra):
+    # Chain-of-thought answers come after generated reasoning: never from one forward pass.
+    scoring = "generate" if setting in prompts.COT_SETTINGS else "logits"
     return runner.invoke(args=["run-models", "--benchmark", "aot-psyphybench", "--setting",
                                setting, "--model", model, "--device", "cpu", "--dtype",
-                               "float32", "--max-new-tokens", "2", "--scoring", "logits",
+                               "float32", "--max-new-tokens", "2", "--scoring", scoring,
                                "--no-progress", *extra])
 
 

@@ -160,3 +160,42 @@ def test_kill_and_resume_runs_nothing_twice_and_loses_nothing(hf_backend, tiny_m
     assert not done_before & set(runner.stats.computed_calls)  # nothing run twice
     assert done_before | set(runner.stats.computed_calls) == set(calls)  # nothing lost
     assert len(rows) == len(items) == 8
+
+
+@pytest.mark.parametrize("edit", ["config.json", "generation_config.json", "chat_template",
+                                  "README.md"])
+def test_every_file_that_can_change_an_answer_keys_the_cache(tiny_model, clips, tmp_path, edit):
+    import shutil
+
+    from analysis.models.backends import load_backend
+
+    folder = tmp_path / "model"
+    shutil.copytree(tiny_model("qwen2_5_vl"), folder)
+    item = build_items(clips[:1], TaskSpec(fps=4))[0]
+
+    def run() -> Runner:
+        backend = load_backend("hf", str(folder), device="cpu", dtype="float32")
+        with ResultCache(tmp_path / "c.sqlite3") as cache:
+            runner = Runner(backend, cache, PARAMS, progress=False)
+            runner.run([item])
+        return runner
+
+    first = run()
+    assert first.stats.computed == 1
+    if edit == "config.json":
+        config = json.loads((folder / "config.json").read_text())
+        text = config.get("text_config", config)
+        text["rms_norm_eps"] = text.get("rms_norm_eps", 1e-6) * 10
+        (folder / "config.json").write_text(json.dumps(config))
+    elif edit == "generation_config.json":
+        path = folder / "generation_config.json"
+        generation = json.loads(path.read_text()) if path.exists() else {}
+        path.write_text(json.dumps({**generation, "repetition_penalty": 1.3}))
+    elif edit == "chat_template":
+        templates = sorted(folder.glob("chat_template*")) or [folder / "tokenizer_config.json"]
+        templates[0].write_text(templates[0].read_text() + "\n")
+    else:
+        (folder / "README.md").write_text("notes that change no answer\n")
+    second = run()
+    expected = 0 if edit == "README.md" else 1
+    assert (second.stats.computed, second.stats.cached) == (expected, 1 - expected)

@@ -3,6 +3,7 @@ import dataclasses
 
 import pytest
 
+from analysis.models import prompts
 from analysis.models.tasks import StimulusRecord, TaskSpec, build_items
 
 
@@ -90,3 +91,30 @@ def test_frame_sets_are_read_from_their_pngs(tmp_path, clips):
     items = build_items([record, *clips], TaskSpec(task="frame_order", fps=None, n_frames=4))
     assert [i.stimulus.stimulus_id for i in items] == [7]
     assert sorted(items[0].extra["presented_frame_indices"]) == indices
+
+
+@pytest.mark.parametrize("setting", ["simple-cot", "multi-step-cot"])
+def test_chain_of_thought_settings_are_scored_from_their_reasoning_only(hf_backend, clips,
+                                                                        tmp_path, setting):
+    from analysis.models.backends.base import GenerationParams
+    from analysis.models.cache import ResultCache
+    from analysis.models.manifest import RunConfig
+    from analysis.models.runner import Runner
+
+    demos = {d: dataclasses.replace(clips[i], item_id=d)
+             for i, (d, _) in enumerate(prompts.demonstrations(setting))}
+    items = build_items(clips, TaskSpec(fps=4, setting=setting), demos)
+    assert items and not any(item.scorable for item in items)
+    with ResultCache(tmp_path / "c.sqlite3") as cache:
+        runner = Runner(hf_backend, cache, GenerationParams(max_new_tokens=4), scoring="both",
+                        progress=False)
+        rows = runner.run(items[:2])
+    # One forward pass for an answer would skip the reasoning: only generations are made.
+    assert all(call.endswith("/generate") for call in runner.stats.computed_calls)
+    assert rows and not any("label_logprobs" in row["extra"] or "p_label" in row["extra"]
+                            for row in rows)
+    with pytest.raises(ValueError, match="generated reasoning"):
+        RunConfig("hf", "m", TaskSpec(fps=4, setting=setting), GenerationParams(),
+                  scoring="logits")
+    # Zero-shot and few-shot answers are the first token: they keep their logit score.
+    assert all(item.scorable for item in build_items(clips, TaskSpec(fps=4)))

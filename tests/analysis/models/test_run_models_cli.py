@@ -53,8 +53,54 @@ def test_run_models_stores_model_trials_and_resumes_from_cache(app, runner, stud
             assert (trial.response is None) == (trial.extra["parse_status"] == "unparseable")
     again = _run(runner, model, "--study", study, "--label-orders", "FB,BF", "--seed", "5")
     assert "8 trials (8 cached, 0 computed" in again.output
+    assert "Stored 0 new trials" in again.output
+    with app.app_context():  # the same run again adds nothing
+        assert len(db.session.scalars(select(Session)).all()) == 1
+        assert len(db.session.scalars(select(Trial)).all()) == 8
+    other = _run(runner, model, "--study", study, "--label-orders", "FB,BF", "--seed", "6")
+    assert other.exit_code == 0, other.output
+    with app.app_context():  # another seed is another run
+        assert len(db.session.scalars(select(Session)).all()) == 2
+
+
+def test_a_rerun_completes_a_partly_failed_run_and_never_duplicates_it(
+        app, runner, study, tiny_model, monkeypatch):
+    from analysis.models.runner import Runner
+
+    model = tiny_model("qwen2_5_vl")
+    call = Runner._call
+    broken = {"on": True}
+
+    def failing_for_one_item(self, kind, items):
+        if broken["on"] and any(i.stimulus.direction == "backward" and i.stimulus.source_clip_id
+                                == min(r.stimulus.source_clip_id for r in items) for i in items):
+            raise RuntimeError("CUDA out of memory (scripted)")
+        return call(self, kind, items)
+
+    monkeypatch.setattr(Runner, "_call", failing_for_one_item)
+    first = _run(runner, model, "--study", study)
+    assert first.exit_code == 1 and "items failed" in first.output
     with app.app_context():
-        assert len(db.session.scalars(select(Session)).all()) == 2  # one session per run
+        session = db.session.scalar(select(Session))
+        assert session.status == "incomplete" and session.completed_at is None
+        stored = db.session.scalars(select(Trial).where(Trial.session_id == session.id)).all()
+        assert 0 < len(stored) < 4 and len(session.schedule) == 4
+        assert session.device_info["failures"]
+        assert all("out of memory" in f["error"] for f in session.device_info["failures"])
+    broken["on"] = False
+    second = _run(runner, model, "--study", study)
+    assert second.exit_code == 0, second.output
+    with app.app_context():
+        sessions = db.session.scalars(select(Session)).all()
+        assert len(sessions) == 1 and sessions[0].status == "completed"
+        assert sessions[0].device_info["failures"] == []
+        trials = db.session.scalars(select(Trial)).all()
+        assert len(trials) == 4 and len({t.stimulus_id for t in trials}) == 4
+        assert sorted(t.trial_index for t in trials) == [0, 1, 2, 3]
+    third = _run(runner, model, "--study", study)
+    assert third.exit_code == 0 and "Stored 0 new trials" in third.output
+    with app.app_context():
+        assert len(db.session.scalars(select(Trial)).all()) == 4
 
 
 def test_run_models_writes_manifest_and_frame_order_rows(app, runner, study, tiny_model):
