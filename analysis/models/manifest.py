@@ -104,19 +104,25 @@ def execute_run(config: RunConfig, records, demos, cache_path, runs_dir,
                 "host": {"platform": platform.platform(), "cpus": os.cpu_count()}}
     _write_json(folder / "manifest.json", manifest)
     timing = {}
-    start = time.perf_counter()
-    items = build_items(records, config.spec, demos)[:config.limit]
-    timing["build_items_s"] = time.perf_counter() - start
-    start = time.perf_counter()
-    backend = load_backend(config.backend, config.model, **(config.backend_options or {}))
-    timing["load_backend_s"] = time.perf_counter() - start
     try:
-        with ResultCache(cache_path) as cache:
-            runner = Runner(backend, cache, config.params, config.scoring, config.batch_size,
-                            progress)
-            rows = runner.run(items)
-    finally:
-        backend.close()
+        start = time.perf_counter()
+        items = build_items(records, config.spec, demos, config.limit)
+        timing["build_items_s"] = time.perf_counter() - start
+        start = time.perf_counter()
+        backend = load_backend(config.backend, config.model, **(config.backend_options or {}))
+        timing["load_backend_s"] = time.perf_counter() - start
+        try:
+            with ResultCache(cache_path) as cache:
+                runner = Runner(backend, cache, config.params, config.scoring,
+                                config.batch_size, progress)
+                rows = runner.run(items)
+        finally:
+            backend.close()
+    except BaseException as error:  # the folder must never claim a dead run is still going
+        manifest.update(status="failed", finished_at=_now(), timing=timing,
+                        error=f"{type(error).__name__}: {error}")
+        _write_json(folder / "manifest.json", manifest)
+        raise
     manifest.update(status="finished", finished_at=_now(), backend=runner.description,
                     counts=runner.stats.as_dict(), timing=timing, n_rows=len(rows))
     _write_json(folder / "manifest.json", manifest)

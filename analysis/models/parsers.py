@@ -15,6 +15,7 @@ PARSE_UNPARSEABLE = "unparseable"
 # LaTeX \boxed{}, a trailing full stop.  They are stripped; words are not.
 _DECORATION = re.compile(r"^[\s*_`\"'“”‘’(\[{]+|[\s*_`\"'“”‘’)\]}.!。]+$")
 _BOXED = re.compile(r"\\boxed\{([^{}]*)\}")
+_SEPARATOR = re.compile(r"[\s:=]+")
 _ORDER = re.compile(
     r"the\s+correct\s+temporal\s+order\s+is\s*:?\s*[*\"'“\[(]*\s*"
     r"(\d+(?:\s*(?:,|->|→)\s*\d+)*)",
@@ -36,14 +37,18 @@ def _unparseable(detail: str) -> Parsed:
 
 
 def _final_token(text: str) -> tuple[str, str] | None:
-    """The last whitespace-separated token of the last non-empty line, undecorated."""
+    """The last token of the last non-empty line, undecorated.
+
+    Tokens are separated by whitespace, ``:`` and ``=``, so ``Answer:F`` and
+    ``{"answer":"F"}`` end in ``F`` as ``Answer: F`` and ``{"answer": "F"}`` do.
+    """
     text = _BOXED.sub(r"\1", text)
     lines = [line for line in text.strip().splitlines() if line.strip()]
     if not lines:
         return None
     last_line = lines[-1]
-    token = _DECORATION.sub("", last_line.split()[-1])
-    return token, last_line
+    tokens = [t for t in (_DECORATION.sub("", t) for t in _SEPARATOR.split(last_line)) if t]
+    return (tokens[-1] if tokens else ""), last_line
 
 
 def parse_choice(text: str | None, labels: tuple[str, ...]) -> Parsed:

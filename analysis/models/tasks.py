@@ -127,7 +127,8 @@ def _variant(video: Visual, spec: TaskSpec, stimulus: StimulusRecord) -> Visual:
 
 
 def aot_items(stimuli: list[StimulusRecord], spec: TaskSpec,
-              demos: dict[str, StimulusRecord] | None = None) -> list[Item]:
+              demos: dict[str, StimulusRecord] | None = None,
+              limit: int | None = None) -> list[Item]:
     """Arrow-of-time items: one per clip stimulus and label order; demo clips left out.
 
     ``demos`` maps benchmark item ids to stimuli; few-shot and CoT settings need theirs
@@ -140,6 +141,8 @@ def aot_items(stimuli: list[StimulusRecord], spec: TaskSpec,
                          "which are not in this stimulus set")
     demo_visuals = [_video(demos[d], spec) for d in demo_ids]
     tests = [s for s in stimuli if s.kind == "clip" and s.item_id not in demo_ids]
+    if limit is not None:  # decode only the clips the first ``limit`` items show
+        tests = tests[:-(-limit // len(spec.label_orders))]
     videos = {s.stimulus_id: _video(s, spec) for s in tests}
     checks = reversal_checks(tests, videos)
     items = []
@@ -221,10 +224,11 @@ def _context(stimulus: StimulusRecord, level: str) -> str | None:
     return text
 
 
-def frame_order_items(stimuli: list[StimulusRecord], spec: TaskSpec) -> list[Item]:
+def frame_order_items(stimuli: list[StimulusRecord], spec: TaskSpec,
+                      limit: int | None = None) -> list[Item]:
     """EGO-FLIGHT frame ordering: seeded shuffles, annotation level, optional hints."""
     items = []
-    for stimulus in order_sources(stimuli, spec.n_frames, spec.span):
+    for stimulus in order_sources(stimuli, spec.n_frames, spec.span)[:limit]:
         frames = _frames_for_order(stimulus, spec)
         n = len(frames.frame_indices)
         shown = [int(i) for i in _rng(spec, stimulus.stimulus_id, 2).permutation(n)]
@@ -261,10 +265,13 @@ def _condition(n: int, spec: TaskSpec) -> str:
     return f"{n} frames, {spec.annotation} annotation{hint}"
 
 
-def pair_order_items(stimuli: list[StimulusRecord], spec: TaskSpec) -> list[Item]:
+def pair_order_items(stimuli: list[StimulusRecord], spec: TaskSpec,
+                     limit: int | None = None) -> list[Item]:
     """Ordered pairs of frames: all C(n, 2) pairs, shown in both orders or one seeded order."""
     items = []
     for stimulus in order_sources(stimuli, spec.n_frames, spec.span):
+        if limit is not None and len(items) >= limit:
+            break
         frames = _frames_for_order(stimulus, spec)
         context = _context(stimulus, spec.annotation)
         rng = _rng(spec, stimulus.stimulus_id, 3)
@@ -284,11 +291,15 @@ def pair_order_items(stimuli: list[StimulusRecord], spec: TaskSpec) -> list[Item
 
 
 def build_items(stimuli: list[StimulusRecord], spec: TaskSpec,
-                demos: dict[str, StimulusRecord] | None = None) -> list[Item]:
-    """All items of a run, in a deterministic order."""
+                demos: dict[str, StimulusRecord] | None = None,
+                limit: int | None = None) -> list[Item]:
+    """The items of a run, in a deterministic order: all, or the first ``limit`` (only the
+    stimuli those show are decoded)."""
     stimuli = sorted(stimuli, key=lambda s: s.stimulus_id)
     if spec.task == "aot":
-        return aot_items(stimuli, spec, demos)
-    if spec.task == "frame_order":
-        return frame_order_items(stimuli, spec)
-    return pair_order_items(stimuli, spec)
+        items = aot_items(stimuli, spec, demos, limit)
+    elif spec.task == "frame_order":
+        items = frame_order_items(stimuli, spec, limit)
+    else:
+        items = pair_order_items(stimuli, spec, limit)
+    return items[:limit]

@@ -96,11 +96,13 @@ class TransformersBackend(Backend):
             kwargs["images"] = images
         return self.processor(**kwargs).to(self.device)
 
-    def temporal_ids(self, inputs) -> list[int | None]:
-        """Distinct temporal rope positions over each row's video tokens (None: no mrope)."""
+    def temporal_ids(self, inputs) -> list[list[int]]:
+        """Per row, the distinct temporal rope positions of each video's tokens, in prompt
+        order (demonstrations first, the test clip last); empty lists where the model has
+        no multimodal rope."""
         get_rope_index = getattr(getattr(self.model, "model", None), "get_rope_index", None)
         if get_rope_index is None or "mm_token_type_ids" not in inputs:
-            return [None] * len(inputs["input_ids"])
+            return [[] for _ in inputs["input_ids"]]
         accepted = _inspect.signature(get_rope_index).parameters
         names = ("mm_token_type_ids", "image_grid_thw", "video_grid_thw", "second_per_grid_ts",
                  "attention_mask")
@@ -109,13 +111,17 @@ class TransformersBackend(Backend):
             positions, _ = get_rope_index(inputs["input_ids"], **kwargs)
         out = []
         for row in range(positions.shape[1]):
-            mask = inputs["mm_token_type_ids"][row] == VIDEO_TOKEN_TYPE
-            out.append(int(positions[0, row][mask].unique().numel()) if mask.any() else None)
+            mask = (inputs["mm_token_type_ids"][row] == VIDEO_TOKEN_TYPE).tolist()
+            # Each video is one contiguous run of video tokens (between its vision markers).
+            edges = [i for i in range(len(mask) + 1)
+                     if (mask[i - 1] if i else False) != (mask[i] if i < len(mask) else False)]
+            out.append([int(positions[0, row, a:b].unique().numel())
+                        for a, b in zip(edges[::2], edges[1::2])])
         return out
 
     def inspect(self, request: Request) -> dict:
         inputs = self.encode([request])
-        return {"temporal_position_ids": self.temporal_ids(inputs)[0],
+        return {**_temporal_info(self.temporal_ids(inputs)[0]),
                 "n_prompt_tokens": int(inputs["input_ids"].shape[1])}
 
     # -- generation and scoring ----------------------------------------------------------------
@@ -148,7 +154,7 @@ class TransformersBackend(Backend):
         stop = {tokenizer.pad_token_id, tokenizer.eos_token_id}
         return [Generation(text, int(n_prompt[i]),
                            int(sum(1 for t in new[i].tolist() if t not in stop)),
-                           {"temporal_position_ids": temporal[i]})
+                           _temporal_info(temporal[i]))
                 for i, text in enumerate(texts)]
 
     def label_token_ids(self, labels: tuple[str, ...]) -> dict[str, dict[str, int]]:
@@ -179,13 +185,19 @@ class TransformersBackend(Backend):
             scores = {label: float(torch.logsumexp(logp[row, list(ids.values())], dim=0))
                       for label, ids in forms.items()}
             out.append(LabelScores(scores, {k: list(v) for k, v in forms.items()},
-                                   {"temporal_position_ids": temporal[row]}))
+                                   _temporal_info(temporal[row])))
         return out
 
     def close(self) -> None:
         self.model = None
         if self.device.startswith("cuda"):
             self.torch.cuda.empty_cache()
+
+
+def _temporal_info(per_video: list[int]) -> dict:
+    """The test clip's count (the last video) and every video's, demonstrations included."""
+    return {"temporal_position_ids": per_video[-1] if per_video else None,
+            "temporal_position_ids_per_video": per_video}
 
 
 def processor_fingerprint(processor) -> str:

@@ -3,7 +3,7 @@ import numpy as np
 import pytest
 
 from analysis.models import prompts
-from analysis.models.backends.base import Request
+from analysis.models.backends.base import GenerationParams, Request
 from analysis.models.sampling import load_video, sample_indices, subset
 from analysis.models.tasks import StimulusRecord, TaskSpec, build_items, reversal_checks
 from tests.analysis.models.helpers import moving_square, write_lossless
@@ -75,3 +75,15 @@ def test_shuffled_frames_are_declared_in_slot_order(clips):
     shuffled = subset(video, [3, 0, 2, 1, 7, 5, 6, 4])
     assert shuffled.metadata_indices == sorted(shuffled.frame_indices) == video.frame_indices
     assert np.array_equal(shuffled.frames[0], video.frames[3])
+
+
+def test_temporal_ids_are_counted_per_clip_in_few_shot_requests(hf_backend, clips):
+    # few-shot-4: four demonstration clips, then the test clip; each has 4 temporal patches.
+    videos = [load_video(c.path, fps=4) for c in clips]
+    test = load_video(clips[0].path, fps=4)
+    request = Request(prompts.aot_messages("few-shot-4", n_demos=4), [*videos, test])
+    info = hf_backend.inspect(request)
+    assert info["temporal_position_ids_per_video"] == [4, 4, 4, 4, 4]
+    assert info["temporal_position_ids"] == 4  # the test clip's own, not 20 over all five
+    [generation] = hf_backend.generate([request], GenerationParams(max_new_tokens=1))
+    assert generation.info["temporal_position_ids"] == 4

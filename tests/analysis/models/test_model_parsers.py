@@ -15,6 +15,11 @@ from analysis.models.parsers import (PARSE_OK, PARSE_UNPARSEABLE, parse_arrow_of
     ("(B)", "B"),
     ("'F'", "F"),
     ("\\boxed{B}", "B"),
+    # JSON and key-value answers, with or without a space after the colon.
+    ('{"answer": "F"}', "F"),
+    ('{"answer":"F"}', "F"),
+    ("Answer:B", "B"),
+    ("answer=B", "B"),
     # AoT-PsyPhyBENCH Figure 2/3 traces end with the label on its own line.
     ("Observation: the splash shrinks.\nConclusion: it is played backward.\nB", "B"),
     ("Since the splash starts large, this video is being played backward.\n\nB  ", "B"),
@@ -30,6 +35,7 @@ def test_arrow_of_time_answers(text, expected):
     "F or B",  # an echo of the instruction names both labels
     "Answer F or B only.", "F/B", "FB", "I think F but maybe B\nunsure",
     "Final answer: B (backward)",  # strict: the last token is not a label
+    '{"answer":"F or B"}', '{"answer":"forward"}', "Answer:",
 ])
 def test_arrow_of_time_unparseable(text):
     parsed = parse_arrow_of_time(text)

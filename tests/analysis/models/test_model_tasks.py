@@ -118,3 +118,37 @@ def test_chain_of_thought_settings_are_scored_from_their_reasoning_only(hf_backe
                   scoring="logits")
     # Zero-shot and few-shot answers are the first token: they keep their logit score.
     assert all(item.scorable for item in build_items(clips, TaskSpec(fps=4)))
+
+
+@pytest.mark.parametrize("spec, limit, decoded", [
+    (TaskSpec(fps=4, label_orders=("FB", "BF")), 2, 1),
+    (TaskSpec(fps=4, label_orders=("FB", "BF")), 3, 2),
+    (TaskSpec(fps=4), 1, 1),
+    (TaskSpec(task="frame_order", fps=None, n_frames=4), 1, 1),
+    (TaskSpec(task="pair_order", fps=None, n_frames=3), 2, 1),
+])
+def test_a_limit_decodes_only_the_clips_its_items_show(clips, monkeypatch, spec, limit, decoded):
+    from analysis.models import tasks
+
+    everything = build_items(clips, spec)
+    calls = []
+    load = tasks.load_video
+    monkeypatch.setattr(tasks, "load_video", lambda *a, **k: calls.append(a) or load(*a, **k))
+    first = build_items(clips, spec, limit=limit)
+    assert [i.key for i in first] == [i.key for i in everything[:limit]]
+    assert len(calls) == decoded
+
+
+def test_a_run_whose_model_cannot_load_is_marked_failed(clips, tmp_path):
+    import json
+
+    from analysis.models.backends.base import GenerationParams
+    from analysis.models.manifest import RunConfig, execute_run
+
+    config = RunConfig("hf", str(tmp_path / "no-such-model"), TaskSpec(fps=4),
+                       GenerationParams(max_new_tokens=2), backend_options={"device": "cpu"})
+    with pytest.raises(Exception):
+        execute_run(config, clips, {}, tmp_path / "cache.sqlite3", tmp_path / "runs",
+                    progress=False)
+    [manifest] = [json.loads(p.read_text()) for p in (tmp_path / "runs").glob("*/manifest.json")]
+    assert manifest["status"] == "failed" and "no-such-model" in manifest["error"]
