@@ -18,6 +18,7 @@ from flask import current_app
 from sqlalchemy import select
 
 from analysis.models.tasks import StimulusRecord
+from analysis.probes.run import SweepClip
 from webapp import catalog
 from webapp.extensions import db
 from webapp.models import Session, SourceClip, Stimulus, Subject, Trial
@@ -69,6 +70,23 @@ def _record(stimulus: Stimulus, clip: SourceClip, root: Path) -> StimulusRecord:
         frame_indices=tuple(stimulus.frame_indices) if stimulus.frame_indices else None,
         annotations={k: v for k, v in annotations.items() if v},
         span=(stimulus.meta or {}).get("span"))
+
+
+def sweep_clips(stimulus_set: str) -> list[SweepClip]:
+    """The set's TRA sweep clips (split ``tra-sweep``), each with its forward stimulus."""
+    from experiments.synthetic import TRA_SPLIT, sweep_labels
+
+    root = Path(current_app.config["STIMULUS_ROOT"])
+    rows = db.session.execute(
+        select(SourceClip, Stimulus).join(Stimulus, Stimulus.source_clip_id == SourceClip.id)
+        .where(SourceClip.stimulus_set == stimulus_set, SourceClip.split == TRA_SPLIT,
+               Stimulus.kind == "clip", Stimulus.direction == "forward")
+        .order_by(SourceClip.id)).all()
+    if not rows:
+        raise ModelRunError(f"stimulus set {stimulus_set!r} holds no TRA sweep clips "
+                            f"(split {TRA_SPLIT!r}); 'manage.py stimuli generate' makes them")
+    return [SweepClip(clip.clip_key, str(root / stimulus.path), stimulus.sha256,
+                      **sweep_labels(clip.params or {})) for clip, stimulus in rows]
 
 
 def model_subject(experiment_id: int, model_id: str) -> Subject:

@@ -15,6 +15,7 @@ import platform
 import subprocess
 import time
 import uuid
+from contextlib import contextmanager
 from dataclasses import asdict, dataclass
 from datetime import datetime, timezone
 from pathlib import Path
@@ -71,11 +72,11 @@ def run_key(config: RunConfig, description: dict) -> str:
     return hashlib.sha256(encoded).hexdigest()
 
 
-def _now() -> str:
+def now() -> str:
     return datetime.now(timezone.utc).isoformat(timespec="seconds")
 
 
-def _git_commit() -> str | None:
+def git_commit() -> str | None:
     try:
         out = subprocess.run(["git", "rev-parse", "HEAD"], capture_output=True, text=True,
                              timeout=5, cwd=Path(__file__).resolve().parent)
@@ -84,27 +85,44 @@ def _git_commit() -> str | None:
     return out.stdout.strip() or None
 
 
-def _write_json(path: Path, value: dict) -> None:
+def write_json(path: Path, value: dict) -> None:
     """Write atomically, so a killed run never leaves a truncated manifest."""
     partial = path.with_name(path.name + ".partial")
     partial.write_text(json.dumps(value, indent=2, sort_keys=True, default=str), encoding="utf-8")
     os.replace(partial, path)
 
 
-def execute_run(config: RunConfig, records, demos, cache_path, runs_dir,
-                progress: bool = True) -> RunResult:
-    """Build items, run them through the backend with the cache, write the run folder."""
+@contextmanager
+def run_folder(runs_dir, config: dict, cache_path):
+    """A run's folder and its manifest: ``running`` while the block runs, then ``finished``,
+    or ``failed`` with the error if it raised (a dead run never claims to be running).
+
+    The block adds its results to the yielded manifest dict.
+    """
     run_id = datetime.now(timezone.utc).strftime("%Y%m%dT%H%M%S") + "-" + uuid.uuid4().hex[:6]
     folder = Path(runs_dir) / run_id
     folder.mkdir(parents=True, exist_ok=True)
-    manifest = {"run_id": run_id, "status": "running", "started_at": _now(),
-                "config": {**asdict(config), "spec": asdict(config.spec),
-                           "params": config.params.to_dict()},
-                "cache": str(cache_path), "git_commit": _git_commit(),
+    manifest = {"run_id": run_id, "status": "running", "started_at": now(), "config": config,
+                "cache": str(cache_path), "git_commit": git_commit(),
                 "host": {"platform": platform.platform(), "cpus": os.cpu_count()}}
-    _write_json(folder / "manifest.json", manifest)
-    timing = {}
+    write_json(folder / "manifest.json", manifest)
     try:
+        yield folder, manifest
+    except BaseException as error:
+        manifest.update(status="failed", finished_at=now(),
+                        error=f"{type(error).__name__}: {error}")
+        write_json(folder / "manifest.json", manifest)
+        raise
+    manifest.update(status="finished", finished_at=now())
+    write_json(folder / "manifest.json", manifest)
+
+
+def execute_run(config: RunConfig, records, demos, cache_path, runs_dir,
+                progress: bool = True) -> RunResult:
+    """Build items, run them through the backend with the cache, write the run folder."""
+    settings = {**asdict(config), "spec": asdict(config.spec), "params": config.params.to_dict()}
+    with run_folder(runs_dir, settings, cache_path) as (folder, manifest):
+        timing = manifest["timing"] = {}
         start = time.perf_counter()
         items = build_items(records, config.spec, demos, config.limit)
         timing["build_items_s"] = time.perf_counter() - start
@@ -118,16 +136,10 @@ def execute_run(config: RunConfig, records, demos, cache_path, runs_dir,
                 rows = runner.run(items)
         finally:
             backend.close()
-    except BaseException as error:  # the folder must never claim a dead run is still going
-        manifest.update(status="failed", finished_at=_now(), timing=timing,
-                        error=f"{type(error).__name__}: {error}")
-        _write_json(folder / "manifest.json", manifest)
-        raise
-    manifest.update(status="finished", finished_at=_now(), backend=runner.description,
-                    counts=runner.stats.as_dict(), timing=timing, n_rows=len(rows))
-    _write_json(folder / "manifest.json", manifest)
-    with open(folder / "trials.jsonl", "w", encoding="utf-8") as handle:
-        for row in rows:
-            handle.write(json.dumps(row, default=str) + "\n")
+        manifest.update(backend=runner.description, counts=runner.stats.as_dict(),
+                        n_rows=len(rows))
+        with open(folder / "trials.jsonl", "w", encoding="utf-8") as handle:
+            for row in rows:
+                handle.write(json.dumps(row, default=str) + "\n")
     keys = [item.key for item in items]
     return RunResult(rows, keys, manifest, folder, run_key(config, runner.description))

@@ -78,6 +78,29 @@ def _sweep_jobs(seed: int) -> list[dict]:
     return jobs
 
 
+# The parameter each sweep varies, and its value with (almost) no dissipation: a perfectly
+# elastic bounce, an undamped pendulum (the TRA paper's low-dissipation end of each sweep).
+SWEEP_PARAMETERS = {"bouncing_ball": ("restitution", 1.0), "pendulum": ("damping", 0.0)}
+
+
+def sweep_labels(params: dict) -> dict:
+    """A sweep clip's TRA labels: ``scenario``, ``parameter``, ``parameter_value``, ``process``.
+
+    Examples
+    --------
+    >>> sweep_labels({"scenario": "pendulum", "damping": 2.0})["process"]
+    'dissipative'
+    """
+    scenario = params.get("scenario")
+    if scenario not in SWEEP_PARAMETERS:
+        raise ValueError(f"not a TRA sweep clip (scenario {scenario!r}); sweeps are "
+                         f"{sorted(SWEEP_PARAMETERS)}")
+    parameter, lossless = SWEEP_PARAMETERS[scenario]
+    value = float(params[parameter])
+    return {"scenario": scenario, "parameter": parameter, "parameter_value": value,
+            "process": "low_dissipation" if value == lossless else "dissipative"}
+
+
 def write_lossless(frames: np.ndarray, path: Path, fps: float = canvas.FPS) -> media.VideoInfo:
     """Store rendered RGB frames exactly (libx264rgb qp 0); checks the frame count."""
     height, width = frames.shape[1:3]

@@ -16,10 +16,10 @@ def create_cli_app() -> Flask:
 
 def register_commands(app: Flask) -> None:
     from webapp.cli import (analysis, benchmarks, database, exclusions, exports, models,
-                            researchers, stimuli, studies)
+                            probe, researchers, stimuli, studies)
 
     stimuli.stimuli.add_command(benchmarks.import_benchmark)
     for command in (database.init_db, stimuli.stimuli, researchers.create_researcher,
                     researchers.set_password, studies.study, exports.export, models.run_models,
-                    analysis.analyze, analysis.report, exclusions.exclusions):
+                    probe.probe, analysis.analyze, analysis.report, exclusions.exclusions):
         app.cli.add_command(command)

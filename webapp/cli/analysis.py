@@ -5,6 +5,8 @@ import click
 import pandas as pd
 from flask.cli import with_appcontext
 
+from analysis.csv_cells import unescape_cells
+
 _OUT = click.option("--out", "out_dir", required=True,
                     type=click.Path(file_okay=False, path_type=Path),
                     help="Folder for report.html, tables/*.csv and metrics.json (created).")
@@ -29,7 +31,7 @@ def _read_tra(path):
     if not path.is_file():
         raise click.UsageError(f"TRA file not found: {path}")
     try:
-        return pd.read_csv(path)
+        return unescape_cells(pd.read_csv(path))
     except (pd.errors.ParserError, pd.errors.EmptyDataError, UnicodeDecodeError) as exc:
         raise click.UsageError(f"{path} is not a readable CSV: {exc}") from exc
 
