@@ -66,6 +66,7 @@ def run_key(config: RunConfig, description: dict) -> str:
     """
     identity = {"backend": config.backend, "model": config.model,
                 "revision": description.get("weights_sha256") or description.get("revision"),
+                "served_model": description.get("served_model"),  # its stable fields only
                 "spec": asdict(config.spec), "params": config.params.to_dict(),
                 "scoring": config.scoring}
     encoded = json.dumps(identity, sort_keys=True, default=str).encode("utf-8")

@@ -2,16 +2,24 @@
 
 Each batch is looked up in the cache; only misses reach the model, and each result is
 stored as soon as its batch returns, so a run killed at any point loses at most the batch
-in flight and a rerun computes exactly the items not yet stored.  A failing batch is retried
-item by item; an item that still fails is reported and never cached or written as a trial.
+in flight and a rerun computes exactly the items not yet stored.  A backend that sends
+requests one by one reports each request's outcome: its successes are stored and only its
+failures are failures.  A backend that raises for a whole batch has that batch retried item
+by item.  An item that still fails is reported with a one-line cause and whether a rerun can
+help, and is never cached or written as a trial.  A score with no label among the top
+logprobs a server returned is not a failure: the row keeps its generated answer and says why
+it has no ``p_forward``.
 """
 from __future__ import annotations
 
+import math
 import time
+import traceback
 from dataclasses import dataclass, field
 
 from analysis import columns as C
-from analysis.models.backends.base import Backend, Generation, GenerationParams, LabelScores
+from analysis.models.backends.base import (Backend, BackendError, Generation, GenerationParams,
+                                           LabelScores)
 from analysis.models.cache import ResultCache, cache_key
 from analysis.models.parsers import PARSE_OK
 
@@ -23,7 +31,7 @@ class RunStats:
     total: int = 0
     cached: int = 0
     computed: int = 0
-    errors: list[dict] = field(default_factory=list)
+    errors: list[dict] = field(default_factory=list)  # one per failed call (item, kind)
     unparseable: int = 0
     model_seconds: float = 0.0
     wall_seconds: float = 0.0
@@ -33,10 +41,15 @@ class RunStats:
         rate = self.total / self.wall_seconds if self.wall_seconds else None
         model_rate = self.computed / self.model_seconds if self.model_seconds else None
         return {"total": self.total, "cached": self.cached, "computed": self.computed,
-                "errors": self.errors, "unparseable": self.unparseable,
+                "errors": self.errors, "failed_items": len({e["item"] for e in self.errors}),
+                "unparseable": self.unparseable,
                 "model_seconds": round(self.model_seconds, 3),
                 "wall_seconds": round(self.wall_seconds, 3), "items_per_s": rate,
                 "computed_items_per_s": model_rate}
+
+
+# Backend info about the video inputs that a trial row keeps (transformers backend).
+VIDEO_INPUT_INFO = ("temporal_position_ids_per_video", "frames_per_video", "video_encoding")
 
 
 def _batches(items: list, size: int):
@@ -81,6 +94,7 @@ class Runner:
 
         start = time.perf_counter()
         self.stats = RunStats(total=len(items))
+        self.backend.check(self.params, {kind for item in items for kind in self._kinds(item)})
         outcomes: dict[str, dict] = {}
         with tqdm(total=len(items), unit="item", disable=not self.progress,
                   desc=f"{self.backend.name}:{self.description.get('model', '')}") as bar:
@@ -121,31 +135,60 @@ class Runner:
 
     def _compute(self, kind: str, pairs: list, found: dict) -> None:
         try:
-            results = self._call(kind, [item for item, _ in pairs])
-        except Exception:  # noqa: BLE001 - isolate the failing item below
+            outcomes = self._call(kind, [item for item, _ in pairs])
+        except Exception as error:  # noqa: BLE001 - the batch failed as a whole
             if len(pairs) == 1:
-                item, _ = pairs[0]
-                import traceback
-                self.stats.errors.append({"item": item.key, "kind": kind,
-                                          "error": traceback.format_exc(limit=3)[-1500:]})
+                self._fail(pairs[0][0], kind, error)
                 return
-            for pair in pairs:
+            for pair in pairs:  # isolate the failing item
                 self._compute(kind, [pair], found)
             return
-        for (item, key), value in zip(pairs, results):
-            self.cache.put(key, kind, value)
-            found[item.key][kind] = value
+        for (item, key), outcome in zip(pairs, outcomes):
+            if isinstance(outcome, BaseException):  # the backend isolated it already
+                self._fail(item, kind, outcome)
+                continue
+            self.cache.put(key, kind, outcome)
+            found[item.key][kind] = outcome
             self.stats.computed_calls.append(f"{item.key}/{kind}")
 
-    def _call(self, kind: str, items: list) -> list[dict]:
+    def _fail(self, item, kind: str, error: BaseException) -> None:
+        cause, transient = error_cause(error)
+        trace = "".join(traceback.format_exception(error, limit=3))
+        self.stats.errors.append({"item": item.key, "kind": kind, "error": trace[-1500:],
+                                  "cause": cause, "transient": transient})
+
+    def _call(self, kind: str, items: list) -> list:
+        """One outcome per item: its cache value, or the exception its request raised."""
         requests = [item.request for item in items]
         start = time.perf_counter()
         if kind == "generate":
-            out = [_generation_value(g) for g in self.backend.generate(requests, self.params)]
+            out = self.backend.generate(requests, self.params)
+            convert = _generation_value
         else:
-            out = [_score_value(s) for s in self.backend.score(requests, items[0].labels)]
+            out = self.backend.score(requests, items[0].labels)
+            convert = _score_value
         self.stats.model_seconds += time.perf_counter() - start
-        return out
+        if len(out) != len(items):
+            raise RuntimeError(f"{self.backend.name} returned {len(out)} outcomes for "
+                               f"{len(items)} requests")
+        return [o if isinstance(o, BaseException) else convert(o) for o in out]
+
+
+def error_cause(error: BaseException) -> tuple[str, bool]:
+    """A failure as (one line, whether a rerun can help).
+
+    Transient: network, timeouts, rate limits and server errors (the HTTP backend says which
+    of its failures are).  Out of memory is not: the item already failed alone.  Anything else
+    (a refused request, an input that cannot be decoded) fails the same way again.
+    """
+    if isinstance(error, BackendError):
+        return str(error), error.transient
+    text = " ".join(str(error).split())
+    if "out of memory" in text.lower() or type(error).__name__ == "OutOfMemoryError":
+        return ("out of memory, even for the item alone: fewer frames (--fps, --n-frames), "
+                "a smaller --max-new-tokens or a larger GPU"), False
+    line = f"{type(error).__name__}: {text}" if text else type(error).__name__
+    return line[:300], isinstance(error, (TimeoutError, ConnectionError))
 
 
 def _generation_value(generation: Generation) -> dict:
@@ -154,8 +197,36 @@ def _generation_value(generation: Generation) -> dict:
 
 
 def _score_value(scores: LabelScores) -> dict:
-    return {"logprobs": scores.logprobs, "normalised": scores.normalised(),
-            "label_mass": scores.label_mass, "forms": scores.forms, **scores.info}
+    value = {"logprobs": scores.logprobs, "label_mass": scores.label_mass,
+             "forms": scores.forms, **scores.info}
+    if scores.received:
+        value["normalised"] = scores.normalised()
+    else:  # a server returns only its top k: the call worked, the score is missing
+        value["normalised"] = None
+        value.setdefault("score_missing", "no label among the top logprobs returned")
+    return value
+
+
+def _add_scores(extra: dict, scores: dict) -> str | None:
+    """Put a score's fields in ``extra``; return the more probable label (None if missing)."""
+    extra["surface_forms"] = scores["forms"]
+    normalised = scores["normalised"]
+    if normalised is None:  # no p_forward: no label among the top logprobs returned
+        extra.update({"score_missing": scores["score_missing"], "label_mass": 0.0})
+        return None
+    # A label outside a server's top k has log-probability -inf here: stored as None (JSON
+    # has no infinity, and PostgreSQL refuses it) and named, since its p_label of 0 is only
+    # an upper-bound guess.
+    logprobs = {label: value if math.isfinite(value) else None
+                for label, value in scores["logprobs"].items()}
+    extra.update({"label_logprobs": logprobs, "p_label": normalised,
+                  "label_mass": scores["label_mass"]})
+    below = sorted(label for label, value in logprobs.items() if value is None)
+    if below:
+        extra["labels_below_top_logprobs"] = below
+    if "F" in normalised:
+        extra[C.EXTRA_P_FORWARD] = normalised["F"]
+    return max(normalised, key=normalised.get)
 
 
 def trial_row(item, index: int, outcome: dict) -> dict:
@@ -170,15 +241,15 @@ def trial_row(item, index: int, outcome: dict) -> dict:
                       "parse_detail": parsed.detail, "n_new_tokens": generation["n_new_tokens"],
                       "n_prompt_tokens": generation["n_prompt_tokens"]})
     if scores is not None:
-        extra.update({"label_logprobs": scores["logprobs"], "p_label": scores["normalised"],
-                      "label_mass": scores["label_mass"], "surface_forms": scores["forms"]})
-        if "F" in scores["normalised"]:
-            extra[C.EXTRA_P_FORWARD] = scores["normalised"]["F"]
+        more_probable = _add_scores(extra, scores)
         if generation is None:  # logits only: the answer is the more probable label
-            response = max(scores["normalised"], key=scores["normalised"].get)
+            response = more_probable
             extra["response_source"] = "logits"
     info = generation or scores or {}
     extra["temporal_position_ids"] = info.get("temporal_position_ids")
+    for key in VIDEO_INPUT_INFO:  # how the clips reached the model, where the backend says
+        if key in info:
+            extra[key] = info[key]
     videos = [v for v in item.request.visuals if v.kind == "video"]
     if videos:  # the test clip is the last video (demonstrations come first)
         extra["metadata_fps"] = round(videos[-1].metadata_fps, 6)

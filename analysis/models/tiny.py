@@ -2,17 +2,23 @@
 
 ``build_vlm("qwen2_5_vl", folder)`` writes a complete model folder (config, random weights,
 a byte-level BPE tokenizer trained offline with ``tokenizers`` on the prompt texts, the
-processor and the Qwen chat template) that loads with ``AutoProcessor`` /
+processor and the model's chat template) that loads with ``AutoProcessor`` /
 ``AutoModelForImageTextToText`` and ``HF_HUB_OFFLINE=1``.  ``size="7b"`` gives the real
 Qwen2.5-VL-7B shapes for GPU throughput measurements (weights stay random).
+
+``"llava_onevision"`` is the one architecture outside the Qwen family: a SigLIP vision
+tower, a 2x2-pooled video path and a Qwen2 text model, as in llava-hf's conversions of
+lmms-lab/llava-onevision-qwen2-*-ov, shrunk to 16x16-pixel frames.
 """
 from __future__ import annotations
 
 from pathlib import Path
 
-ARCHITECTURES = ("qwen2_vl", "qwen2_5_vl", "qwen3_vl")
+ARCHITECTURES = ("qwen2_vl", "qwen2_5_vl", "qwen3_vl", "llava_onevision")
 SPECIAL_TOKENS = ["<|endoftext|>", "<|im_start|>", "<|im_end|>", "<|vision_start|>",
                   "<|vision_end|>", "<|image_pad|>", "<|video_pad|>"]
+# LLaVA-OneVision keeps Qwen2's chat tokens and adds one placeholder per image and video.
+LLAVA_SPECIAL_TOKENS = ["<|endoftext|>", "<|im_start|>", "<|im_end|>", "<image>", "<video>"]
 
 # Qwen2-VL / Qwen2.5-VL chat template (as released with the models).
 QWEN2_TEMPLATE = (
@@ -33,6 +39,21 @@ QWEN2_TEMPLATE = (
 QWEN3_TEMPLATE = QWEN2_TEMPLATE.replace(
     "{% if loop.first and message['role'] != 'system' %}<|im_start|>system\nYou are a helpful "
     "assistant.<|im_end|>\n{% endif %}", "")
+# LLaVA-OneVision (chat_template.json of llava-hf/llava-onevision-qwen2-*-ov-hf, as in
+# transformers' processor tests): a message's images, then its videos, then its texts.
+LLAVA_ONEVISION_TEMPLATE = (
+    "{% for message in messages %}{{'<|im_start|>' + message['role'] + ' '}}"
+    "{# Render all images first #}{% for content in message['content'] | "
+    "selectattr('type', 'equalto', 'image') %}{{ '<image>' }}{% endfor %}"
+    "{# Render all video then #}{% for content in message['content'] | "
+    "selectattr('type', 'equalto', 'video') %}{{ '<video>' }}{% endfor %}"
+    "{# Render all text next #}{% if message['role'] != 'assistant' %}"
+    "{% for content in message['content'] | selectattr('type', 'equalto', 'text') %}"
+    "{{ '\n' + content['text'] }}{% endfor %}{% else %}"
+    "{% for content in message['content'] | selectattr('type', 'equalto', 'text') %}"
+    "{% generation %}{{ '\n' + content['text'] }}{% endgeneration %}{% endfor %}{% endif %}"
+    "{{'<|im_end|>'}}{% endfor %}{% if add_generation_prompt %}"
+    "{{ '<|im_start|>assistant\n' }}{% endif %}")
 
 
 def _corpus() -> list[str]:
@@ -49,7 +70,7 @@ def _corpus() -> list[str]:
     return texts
 
 
-def train_tokenizer(folder: Path, vocab_size: int = 700):
+def train_tokenizer(folder: Path, vocab_size: int = 700, special_tokens=SPECIAL_TOKENS):
     """A byte-level BPE tokenizer trained on the prompt texts, saved to ``folder``."""
     from tokenizers import Tokenizer, decoders, models, pre_tokenizers, trainers
     from transformers import PreTrainedTokenizerFast
@@ -57,7 +78,7 @@ def train_tokenizer(folder: Path, vocab_size: int = 700):
     tokenizer = Tokenizer(models.BPE())
     tokenizer.pre_tokenizer = pre_tokenizers.ByteLevel(add_prefix_space=False)
     tokenizer.decoder = decoders.ByteLevel()
-    trainer = trainers.BpeTrainer(vocab_size=vocab_size, special_tokens=SPECIAL_TOKENS,
+    trainer = trainers.BpeTrainer(vocab_size=vocab_size, special_tokens=list(special_tokens),
                                   initial_alphabet=pre_tokenizers.ByteLevel.alphabet())
     tokenizer.train_from_iterator(_corpus(), trainer)
     fast = PreTrainedTokenizerFast(tokenizer_object=tokenizer, eos_token="<|im_end|>",
@@ -137,6 +158,22 @@ def build_vlm(arch: str, folder, *, size: str = "tiny", seed: int = 0, dtype: st
         raise ValueError(f"arch must be one of {ARCHITECTURES}, got {arch!r}")
     folder = Path(folder)
     folder.mkdir(parents=True, exist_ok=True)
+    if arch == "llava_onevision":
+        if size != "tiny":
+            raise ValueError("llava_onevision is built only with size='tiny'")
+        model, processor = _llava_onevision(folder, seed)
+    else:
+        model, processor = _qwen(arch, folder, size, seed)
+    model = model.to(getattr(torch, dtype)).eval()
+    if save:
+        model.save_pretrained(folder)
+        processor.save_pretrained(folder)
+    return model, processor
+
+
+def _qwen(arch: str, folder: Path, size: str, seed: int):
+    import torch
+
     config_cls, model_cls, processor_cls, image_cls, video_cls, template = _classes(arch)
     tokenizer = train_tokenizer(folder)
     text = _text(arch, tokenizer, size)
@@ -144,7 +181,7 @@ def build_vlm(arch: str, folder, *, size: str = "tiny", seed: int = 0, dtype: st
     config = config_cls(text_config=text, vision_config=vision, **_ids(tokenizer),
                         tie_word_embeddings=False)
     torch.manual_seed(seed)
-    model = model_cls(config).to(getattr(torch, dtype)).eval()
+    model = model_cls(config)
     patch = vision["patch_size"] * 2
     frames_tokens = 64 if size == "tiny" else 256  # cap on merged tokens per frame pair
     pixels = {"shortest_edge": patch * patch, "longest_edge": patch * patch * frames_tokens}
@@ -154,7 +191,40 @@ def build_vlm(arch: str, folder, *, size: str = "tiny", seed: int = 0, dtype: st
         video_processor=video_cls(size=pixels, patch_size=vision["patch_size"], merge_size=2,
                                   temporal_patch_size=2),
         tokenizer=tokenizer, chat_template=template)
-    if save:
-        model.save_pretrained(folder)
-        processor.save_pretrained(folder)
+    return model, processor
+
+
+# LLaVA-OneVision at 1/24 scale: 16x16 frames in 4x4 patches (the real 384x384 in 14x14 gives
+# 27x27), so an image is 16 tokens and a video frame 2x2 = 4 after pooling; the anyres grid
+# is the real 384-pixel grid (1x1 to 6x6 tiles) at 16 pixels a tile.
+LLAVA_TILE = 16
+LLAVA_PATCH = 4
+
+
+def _llava_onevision(folder: Path, seed: int):
+    import torch
+    import transformers as T
+
+    tokenizer = train_tokenizer(folder, special_tokens=LLAVA_SPECIAL_TOKENS)
+    # The tiny Qwen text sizes; Qwen2 itself has 1-D rope (no multimodal sections).
+    text = {**_text("qwen2_vl", tokenizer, "tiny"), "model_type": "qwen2",
+            "rope_parameters": {"rope_type": "default", "rope_theta": 1e6}}
+    vision = {"model_type": "siglip_vision_model", "hidden_size": 32, "intermediate_size": 64,
+              "num_hidden_layers": 2, "num_attention_heads": 4, "image_size": LLAVA_TILE,
+              "patch_size": LLAVA_PATCH, "vision_use_head": False}
+    grid = [[LLAVA_TILE * i, LLAVA_TILE * j] for i in range(1, 7) for j in range(1, 7)]
+    get = tokenizer.convert_tokens_to_ids
+    config = T.LlavaOnevisionConfig(
+        text_config=text, vision_config=vision, image_grid_pinpoints=grid,
+        image_token_index=get("<image>"), video_token_index=get("<video>"),
+        vision_feature_select_strategy="full", vision_feature_layer=-1,
+        vision_aspect_ratio="anyres_max_9", tie_word_embeddings=False)
+    torch.manual_seed(seed)
+    model = T.LlavaOnevisionForConditionalGeneration(config)
+    square = {"height": LLAVA_TILE, "width": LLAVA_TILE}
+    processor = T.LlavaOnevisionProcessor(
+        image_processor=T.LlavaOnevisionImageProcessor(size=square, image_grid_pinpoints=grid),
+        video_processor=T.LlavaOnevisionVideoProcessor(size=square), tokenizer=tokenizer,
+        num_image_tokens=(LLAVA_TILE // LLAVA_PATCH) ** 2, vision_feature_select_strategy="full",
+        vision_aspect_ratio="anyres_max_9", chat_template=LLAVA_ONEVISION_TEMPLATE)
     return model, processor

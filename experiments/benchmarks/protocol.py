@@ -152,6 +152,25 @@ def protocol_fps(model: str, override: float | None = None) -> float:
     return model_family(model).fps
 
 
+# For models outside the paper's families: the rate the paper used for the open models.
+DEFAULT_FPS = 2.0
+
+
+def default_fps(model: str) -> float:
+    """``run-models``' sampling rate when none is given: the paper's rate for its families
+    (sec. 4.6), else :data:`DEFAULT_FPS`.
+
+    Examples
+    --------
+    >>> default_fps("Qwen/Qwen2.5-VL-7B-Instruct"), default_fps("gpt-4o"), default_fps("my-vlm")
+    (2.0, 4.0, 2.0)
+    """
+    try:
+        return model_family(model).fps
+    except ValueError:
+        return DEFAULT_FPS
+
+
 def select_for_setting(name: str, stimuli: list) -> tuple[list, list[str]]:
     """The clip stimuli of a setting's test items, and the item ids with no stimulus.
 

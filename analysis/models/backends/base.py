@@ -63,8 +63,16 @@ class LabelScores:
     forms: dict[str, list[str]]
     info: dict = field(default_factory=dict)
 
+    @property
+    def received(self) -> bool:
+        """Whether any label form got a probability (a server returns only its top k)."""
+        return max(self.logprobs.values(), default=-math.inf) > -math.inf
+
     def normalised(self) -> dict[str, float]:
-        """Probabilities renormalised over the labels only (they sum to 1)."""
+        """Probabilities renormalised over the labels only (they sum to 1).
+
+        Raises ``ValueError`` when no label was received (see :attr:`received`).
+        """
         top = max(self.logprobs.values())
         if top == -math.inf:
             raise ValueError("no label received any probability")
@@ -85,8 +93,27 @@ SURFACE_FORMS = {
 }
 
 
+class BackendError(Exception):
+    """A model call that failed, said in one line a researcher can act on.
+
+    ``transient``: a rerun can succeed (network, rate limit, server error, timeout); otherwise
+    the same request fails the same way again (refused request, bad input).
+    """
+
+    def __init__(self, message: str, *, transient: bool):
+        super().__init__(message)
+        self.transient = transient
+
+
 class Backend:
-    """Interface: ``describe``, ``render``, ``generate``, ``score``, ``inspect``, ``close``."""
+    """Interface: ``describe``, ``check``, ``render``, ``generate``, ``score``, ``inspect``,
+    ``close``.
+
+    ``generate`` and ``score`` return one outcome per request, in order.  A backend that
+    sends requests one by one (HTTP) puts the exception a request raised in its place, so
+    the others are kept; a backend that computes a batch at once may raise instead, and the
+    runner then retries that batch's items one at a time.
+    """
 
     name = "base"
 
@@ -94,14 +121,20 @@ class Backend:
         """Provenance that can change an answer: model id, weights hash, dtype, versions."""
         raise NotImplementedError
 
+    def check(self, params: GenerationParams, kinds: set[str]) -> None:
+        """Raise ``ValueError`` before any item runs if the model refuses part of the run
+        (``kinds``: "generate", "score")."""
+
     def render(self, request: Request) -> str:
         """The exact prompt text the model will see (chat template applied)."""
         raise NotImplementedError
 
-    def generate(self, requests: list[Request], params: GenerationParams) -> list[Generation]:
+    def generate(self, requests: list[Request], params: GenerationParams
+                 ) -> list[Generation | Exception]:
         raise NotImplementedError
 
-    def score(self, requests: list[Request], labels: tuple[str, ...]) -> list[LabelScores]:
+    def score(self, requests: list[Request], labels: tuple[str, ...]
+              ) -> list[LabelScores | Exception]:
         raise NotImplementedError
 
     def inspect(self, request: Request) -> dict:

@@ -1,9 +1,14 @@
-"""The reference backend: Hugging Face transformers (Qwen2-VL, Qwen2.5-VL, Qwen3-VL, and any
-``AutoModelForImageTextToText`` with a chat template), on cuda or cpu.
+"""The reference backend: Hugging Face transformers (Qwen2-VL, Qwen2.5-VL, Qwen3-VL,
+LLaVA-OneVision, and any ``AutoModelForImageTextToText`` with a chat template), on cuda or cpu.
 
 Videos are passed as decoded frame arrays with ``video_metadata`` (transformers 5.x would
 otherwise decode through torchcodec and sample by itself).  Batches are left-padded so that
 the last position of every row is its answer position and batched logits equal single ones.
+
+Clips of different lengths in one call (a mixed batch, or few-shot demonstrations sampled to
+another frame count than the test clip) are never padded or resampled: models whose processor
+stacks each clip's frames into one tensor (LLaVA-OneVision) get each clip encoded on its own
+(see ``TransformersBackend.encode``), and the row's info says so (``video_encoding``).
 """
 from __future__ import annotations
 
@@ -16,6 +21,7 @@ from analysis.models.backends.base import (SURFACE_FORMS, Backend, Generation, G
 from analysis.models.provenance import library_versions, weights_fingerprint
 
 VIDEO_TOKEN_TYPE = 2  # mm_token_type_ids: text 0, image 1, video 2
+STACKED, PER_CLIP = "stacked", "per_clip"  # how a call's clips reached the vision encoder
 
 
 class TransformersBackend(Backend):
@@ -75,26 +81,76 @@ class TransformersBackend(Backend):
             _hf_messages(request.messages), add_generation_prompt=True, tokenize=False)
 
     def encode(self, requests: list[Request]):
-        """Processor outputs for a left-padded batch (public for tests and benchmarks)."""
+        """Processor outputs for a left-padded batch (public for tests and benchmarks).
+
+        Where the processor cannot stack the clips (``pixel_values_videos`` of shape
+        (clips, frames, C, H, W) needs equal frame counts), ``pixel_values_videos`` is a list
+        of per-clip tensors instead, which ``model_inputs`` encodes clip by clip.
+        """
         from transformers.video_utils import VideoMetadata
 
         videos, metadata, images = [], [], []
         for request in requests:
-            for visual in _visuals_in_order(request):
+            shown = list(_visuals_in_order(request))
+            for visual in shown:
                 if visual.kind == "video":
                     videos.append(visual.frames)
                     metadata.append(VideoMetadata(**_metadata(visual)))
-                else:
-                    images.append(visual.frames[0])
+            # Grouped per prompt: LLaVA-OneVision encodes several images of one prompt as a
+            # multi-image input (no anyres tiling); Qwen processors flatten the groups.
+            images.append([v.frames[0] for v in shown if v.kind == "image"])
         kwargs = {"text": [self.render(r) for r in requests], "padding": True,
                   "padding_side": "left", "return_tensors": "pt"}
         if videos:
             kwargs.update(videos=videos, video_metadata=metadata, do_sample_frames=False)
             if hasattr(self.processor.video_processor, "cap_pixels_per_frame"):
                 kwargs["cap_pixels_per_frame"] = False  # keep transformers' documented sizing
-        if images:
+        if any(images):
             kwargs["images"] = images
-        return self.processor(**kwargs).to(self.device)
+        try:
+            return self.processor(**kwargs).to(self.device)
+        except ValueError as error:
+            if len({len(frames) for frames in videos}) < 2:
+                raise  # not a matter of clip lengths
+            return self._encode_unstacked(kwargs, error)
+
+    def _encode_unstacked(self, kwargs: dict, error: ValueError):
+        """Processor outputs whose clips stay separate (their frame counts differ).
+
+        Padding clips to a common length would show the model frames that are not in the
+        stimulus (a frozen or black tail is itself a cue to direction), and resampling would
+        make what a clip shows depend on its batch partners.  The vision encoder sees each
+        frame on its own and closes each clip with one newline token, so encoding the clips
+        one at a time gives exactly the features of a one-clip call: batched and few-shot
+        rows equal their one-at-a-time results.
+        """
+        from transformers import BatchFeature
+
+        if "mm_encoder_outputs" not in _inspect.signature(self.model.forward).parameters:
+            raise ValueError(f"{type(self.model).__name__} needs clips of equal frame counts "
+                             "in one call and takes no pre-encoded video features") from error
+        out = dict(self.processor(**{**kwargs, "return_tensors": None}))
+        clips = [self.torch.as_tensor(clip) for clip in out.pop("pixel_values_videos")]
+        inputs = BatchFeature(out, tensor_type="pt").to(self.device)
+        inputs["pixel_values_videos"] = clips
+        return inputs
+
+    def model_inputs(self, inputs) -> dict:
+        """Keyword arguments for the model's forward and generate: clips left separate by
+        ``encode`` become pre-encoded video features (call under ``torch.no_grad``)."""
+        clips = inputs.get("pixel_values_videos")
+        if not isinstance(clips, list):
+            return dict(inputs)
+        from transformers.modeling_outputs import BaseModelOutputWithPooling
+
+        features = [self.model.get_video_features(
+            pixel_values_videos=clip[None].to(self.device, self.model.dtype),
+            return_dict=True).pooler_output for clip in clips]
+        # (1, tokens, dim) per clip, in prompt order across the batch: the order in which the
+        # model scatters video features over the video placeholder tokens.
+        encoded = BaseModelOutputWithPooling(pooler_output=self.torch.cat(features, dim=1))
+        rest = {key: value for key, value in inputs.items() if key != "pixel_values_videos"}
+        return {**rest, "mm_encoder_outputs": {"video": encoded}}
 
     def temporal_ids(self, inputs) -> list[list[int]]:
         """Per row, the distinct temporal rope positions of each video's tokens, in prompt
@@ -121,8 +177,20 @@ class TransformersBackend(Backend):
 
     def inspect(self, request: Request) -> dict:
         inputs = self.encode([request])
-        return {**_temporal_info(self.temporal_ids(inputs)[0]),
+        return {**self._row_info([request], inputs)[0],
                 "n_prompt_tokens": int(inputs["input_ids"].shape[1])}
+
+    def _row_info(self, requests: list[Request], inputs) -> list[dict]:
+        """Per row: temporal position ids, each clip's frame count and how clips were encoded."""
+        encoding = PER_CLIP if isinstance(inputs.get("pixel_values_videos"), list) else STACKED
+        out = []
+        for request, temporal in zip(requests, self.temporal_ids(inputs)):
+            info = _temporal_info(temporal)
+            frames = [len(v.frames) for v in _visuals_in_order(request) if v.kind == "video"]
+            if frames:
+                info.update(frames_per_video=frames, video_encoding=encoding)
+            out.append(info)
+        return out
 
     # -- generation and scoring ----------------------------------------------------------------
     def generate(self, requests: list[Request], params: GenerationParams) -> list[Generation]:
@@ -135,7 +203,7 @@ class TransformersBackend(Backend):
     def _generate_batch(self, requests, params, seed) -> list[Generation]:
         torch = self.torch
         inputs = self.encode(requests)
-        temporal = self.temporal_ids(inputs)
+        info = self._row_info(requests, inputs)
         tokenizer = self.processor.tokenizer
         options = {"max_new_tokens": params.max_new_tokens, "do_sample": not params.greedy,
                    "repetition_penalty": params.repetition_penalty,
@@ -146,15 +214,14 @@ class TransformersBackend(Backend):
             options.update(temperature=None, top_p=None, top_k=None)
         torch.manual_seed(seed)
         with torch.no_grad():
-            output = self.model.generate(**inputs, **options)
+            output = self.model.generate(**self.model_inputs(inputs), **options)
         prompt_len = inputs["input_ids"].shape[1]
         new = output[:, prompt_len:]
         texts = self.processor.batch_decode(new, skip_special_tokens=True)
         n_prompt = inputs["attention_mask"].sum(dim=1).tolist()
         stop = {tokenizer.pad_token_id, tokenizer.eos_token_id}
         return [Generation(text, int(n_prompt[i]),
-                           int(sum(1 for t in new[i].tolist() if t not in stop)),
-                           _temporal_info(temporal[i]))
+                           int(sum(1 for t in new[i].tolist() if t not in stop)), info[i])
                 for i, text in enumerate(texts)]
 
     def label_token_ids(self, labels: tuple[str, ...]) -> dict[str, dict[str, int]]:
@@ -175,17 +242,16 @@ class TransformersBackend(Backend):
     def score(self, requests: list[Request], labels: tuple[str, ...]) -> list[LabelScores]:
         torch = self.torch
         inputs = self.encode(requests)
-        temporal = self.temporal_ids(inputs)
+        info = self._row_info(requests, inputs)
         forms = self.label_token_ids(labels)
         with torch.no_grad():
-            logits = self.model(**inputs).logits[:, -1, :].float()
+            logits = self.model(**self.model_inputs(inputs)).logits[:, -1, :].float()
         logp = torch.log_softmax(logits, dim=-1)
         out = []
         for row in range(logp.shape[0]):
             scores = {label: float(torch.logsumexp(logp[row, list(ids.values())], dim=0))
                       for label, ids in forms.items()}
-            out.append(LabelScores(scores, {k: list(v) for k, v in forms.items()},
-                                   _temporal_info(temporal[row])))
+            out.append(LabelScores(scores, {k: list(v) for k, v in forms.items()}, info[row]))
         return out
 
     def close(self) -> None:

@@ -1,4 +1,5 @@
-"""Tiny random VLMs (Qwen2-VL, Qwen2.5-VL, Qwen3-VL) and tiny clips, built once per session.
+"""Tiny random VLMs (Qwen2-VL, Qwen2.5-VL, Qwen3-VL, LLaVA-OneVision) and tiny clips, built
+once per session.
 
 Models are built from configs with a tokenizer trained offline (analysis.models.tiny),
 saved to a temporary folder and reloaded with HF_HUB_OFFLINE=1, exactly as a downloaded
@@ -42,10 +43,23 @@ def tiny_model(tmp_path_factory):
 
 
 @pytest.fixture(scope="session")
-def hf_backend(tiny_model):
+def hf_backend_for(tiny_model):
+    """``hf_backend_for(arch)`` -> the transformers backend on ``tiny_model(arch)`` (cached)."""
     from analysis.models.backends import load_backend
 
-    return load_backend("hf", tiny_model("qwen2_5_vl"), device="cpu", dtype="float32")
+    loaded = {}
+
+    def get(arch: str = "qwen2_5_vl"):
+        if arch not in loaded:
+            loaded[arch] = load_backend("hf", tiny_model(arch), device="cpu", dtype="float32")
+        return loaded[arch]
+
+    return get
+
+
+@pytest.fixture(scope="session")
+def hf_backend(hf_backend_for):
+    return hf_backend_for("qwen2_5_vl")
 
 
 @pytest.fixture(scope="session")

@@ -60,6 +60,9 @@ def test_protocol_rows_are_published_items(imported, tiny_model, setting, n_item
         expected -= DEMO_ITEMS
     assert set(item_ids) == expected
     assert manifest["config"]["spec"]["fps"] == 4.0
+    # The paper's decoding by default (sec. 4.6), recorded with the run.
+    params = manifest["config"]["params"]
+    assert (params["temperature"], params["top_p"]) == (0.6, 0.95)
     assert f"{(424 if setting == 'zero-shot' else 420) - n_items} items of the " \
            f"{setting} protocol are not imported" in result.output
 

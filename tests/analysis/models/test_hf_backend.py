@@ -1,10 +1,11 @@
-"""The transformers backend on tiny random Qwen2-VL, Qwen2.5-VL and Qwen3-VL models."""
+"""The transformers backend on tiny random Qwen2-VL, Qwen2.5-VL, Qwen3-VL and LLaVA-OneVision
+models (LLaVA-OneVision's clips of different lengths: test_llava_onevision.py)."""
 import math
 
 import pytest
 
 from analysis.models import prompts
-from analysis.models.backends import BACKENDS, backend_class, load_backend
+from analysis.models.backends import BACKENDS, backend_class
 from analysis.models.backends.base import GenerationParams, Request
 from analysis.models.sampling import load_video
 
@@ -18,9 +19,9 @@ def _requests(clips):
             Request(prompts.aot_messages("simple-cot", "FB", n_demos=0), [short])]
 
 
-@pytest.mark.parametrize("arch", ["qwen2_vl", "qwen2_5_vl", "qwen3_vl"])
-def test_batched_logits_equal_single_logits(arch, tiny_model, clips):
-    backend = load_backend("hf", tiny_model(arch), device="cpu", dtype="float32")
+@pytest.mark.parametrize("arch", ["qwen2_vl", "qwen2_5_vl", "qwen3_vl", "llava_onevision"])
+def test_batched_logits_equal_single_logits(arch, hf_backend_for, clips):
+    backend = hf_backend_for(arch)
     requests = _requests(clips)
     batched = backend.score(requests, ("F", "B"))
     lengths = {int(backend.encode([r])["input_ids"].shape[1]) for r in requests}

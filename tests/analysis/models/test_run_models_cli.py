@@ -135,3 +135,21 @@ def test_bad_requests_are_usage_errors(runner, study, tiny_model, args, message)
 def test_few_shot_without_demonstration_clips_is_a_clear_error(runner, study, tiny_model):
     result = _run(runner, tiny_model("qwen2_5_vl"), "--study", "tiny-study", "--setting", "few-shot-4")
     assert result.exit_code == 1 and "needs demonstration clips" in result.output
+
+
+def test_every_option_has_help_text():
+    from webapp.cli.models import run_models
+
+    missing = [p.name for p in run_models.params if not getattr(p, "help", None)]
+    assert missing == []
+
+
+def test_a_model_outside_the_papers_families_gets_the_documented_default_fps(
+        app, runner, study, tiny_model):
+    # The tiny model's folder names no family: 2 fps, as --help says, instead of an error.
+    result = runner.invoke(args=["run-models", "--model", tiny_model("qwen2_5_vl"),
+                                 "--no-progress", "--max-new-tokens", "2", "--set", "tiny",
+                                 "--limit", "1"])
+    assert result.exit_code == 0, result.output
+    folder = Path(result.output.strip().split("run folder ")[1].split()[0])
+    assert json.loads((folder / "manifest.json").read_text())["config"]["spec"]["fps"] == 2.0
