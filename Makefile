@@ -33,9 +33,16 @@ static/vendor/.installed: package.json package-lock.json
 	cp node_modules/sortablejs/Sortable.min.js static/vendor/
 	touch $@
 
-# Debian's Chromium for the Playwright tests (Playwright's own browser download is not possible).
+# The browsers of the whole-session tests, from Debian (no browser download at test time):
+# Chromium for Playwright (tests/browser), Firefox ESR for puppeteer-core and WebKitGTK's
+# WebKitWebDriver with MiniBrowser for Selenium (tests/engines), and Xvfb for their windows.
+# gstreamer1.0-libav (and the libavcodec it pulls in) decodes the H.264 clips in WebKitGTK and
+# Firefox; both only recommend it, and recommends may be switched off.
+BROWSER_PACKAGES := chromium firefox-esr webkit2gtk-driver xvfb gstreamer1.0-libav
 browser:
-	@command -v chromium >/dev/null || (apt-get update -q && apt-get install -y -q chromium)
+	@missing=$$(for p in $(BROWSER_PACKAGES); do \
+	  dpkg-query -W -f '$${Status}' $$p 2>/dev/null | grep -q 'ok installed' || echo $$p; done); \
+	  test -z "$$missing" || (apt-get update -q && apt-get install -y -q $$missing)
 
 # The database tests also run against a real PostgreSQL server; start the local one if it is down.
 postgres:

@@ -5,12 +5,20 @@ a copy of the canonical trial table with ``excluded`` / ``exclusion_reasons`` fi
 A record is a mapping with the canonical trial columns (``extra`` a dict); a DataFrame
 row works the same way.
 
-Trial-level codes: ``anticipation`` (rt below ``min_rt_ms``), ``timeout``,
-``dropped_frames`` (above ``max_dropped_frames``), ``stall``, ``focus_lost``,
-``fullscreen_exited``.  Participant-level codes: ``catch_failed``, ``catch_accuracy``,
-``practice_gate``, ``too_many_timeouts``, ``incomplete``, ``too_little_time``.
+Trial-level codes: ``anticipation`` (rt below ``min_rt_ms``), ``timeout``, ``technical``
+(a timeout the server flagged technical, instead of ``timeout``), ``dropped_frames`` (above
+``max_dropped_frames``), ``stall``, ``focus_lost``, ``fullscreen_exited``.
+Participant-level codes: ``catch_failed``, ``catch_accuracy``, ``practice_gate``,
+``too_many_timeouts``, ``incomplete``, ``too_little_time``, ``too_many_technical``.
 Participant-level rules read main trials only (blocks other than ``practice``), except the
 practice gate, which reads the last practice attempt.
+
+A trial flagged technical (``extra["technical"]``: it timed out with fullscreen exited each
+time the browser offered it, see :mod:`experiments.trial_types.base`) never counts against
+the participant: the catch, practice, timeout and time rules leave it out.  Since only the
+browser's word says fullscreen was left, the excuse is bounded: a session with more than
+``max_technical_events`` technical events (re-offers included) in its main trials is
+excluded as ``too_many_technical``, which is not a failed attention check.
 """
 from __future__ import annotations
 
@@ -20,16 +28,16 @@ from dataclasses import asdict, dataclass, fields
 
 import pandas as pd
 
-RULES_VERSION = "2026.11-1"
+RULES_VERSION = "2026.11-2"
 PRACTICE_BLOCK = "practice"
 VIDEO_TRIAL_TYPES = ("aot", "catch")
 
-TRIAL_REASONS = ("anticipation", "timeout", "dropped_frames", "stall", "focus_lost",
+TRIAL_REASONS = ("anticipation", "timeout", "technical", "dropped_frames", "stall", "focus_lost",
                  "fullscreen_exited")
 # A session run by the built-in simulated participant (development, tests, researcher previews).
 SIMULATED = "simulated"
 PARTICIPANT_REASONS = ("catch_failed", "catch_accuracy", "practice_gate", "too_many_timeouts",
-                       "incomplete", "too_little_time", SIMULATED)
+                       "incomplete", "too_little_time", "too_many_technical", SIMULATED)
 
 
 @dataclass(frozen=True)
@@ -48,6 +56,9 @@ class ExclusionRules:
     max_timeout_fraction: float = 0.2
     # "Unreasonably little time" (EGO-FLIGHT): mean response time over main trials.
     min_mean_trial_ms: float = 300.0
+    # Two trials lost to fullscreen three times over, or six answered only when offered again:
+    # beyond that the session's own setup (or a tampered browser) spoils its data.
+    max_technical_events: int = 6
 
     def to_dict(self) -> dict:
         return asdict(self)
@@ -81,12 +92,26 @@ def is_timeout(record: Mapping) -> bool:
     return bool(_extra(record).get("timed_out")) or record.get("response") is None
 
 
+def is_technical(record: Mapping) -> bool:
+    """A trial the server stored without an answer for a technical reason (never held
+    against the participant)."""
+    return bool(_extra(record).get("technical"))
+
+
+def technical_events(record: Mapping) -> int:
+    """How many times the trial timed out with fullscreen exited (re-offers included)."""
+    events = _extra(record).get("technical_events")
+    return len(events) if isinstance(events, Sequence) and not isinstance(events, str) else 0
+
+
 def trial_reasons(record: Mapping, rules: ExclusionRules = ExclusionRules()) -> list[str]:
     """Reason codes of the trial-level rules that one trial breaks (empty when it is kept)."""
     extra = _extra(record)
     reasons = []
     rt = _number(record.get("rt_ms"))
-    if is_timeout(record):
+    if is_technical(record):
+        reasons.append("technical")
+    elif is_timeout(record):
         reasons.append("timeout")
     elif rt is not None and rt < rules.min_rt_ms:
         reasons.append("anticipation")
@@ -103,9 +128,11 @@ def trial_reasons(record: Mapping, rules: ExclusionRules = ExclusionRules()) -> 
 
 
 def _accuracy(records: Sequence[Mapping]) -> float | None:
-    if not records:
+    """Share correct, technical trials left out (None when nothing is left)."""
+    counted = [r for r in records if not is_technical(r)]
+    if not counted:
         return None
-    return sum(bool(r.get("correct")) for r in records) / len(records)
+    return sum(bool(r.get("correct")) for r in counted) / len(counted)
 
 
 def last_practice_attempt(records: Iterable[Mapping]) -> list[Mapping]:
@@ -132,8 +159,9 @@ def participant_reasons(records: Iterable[Mapping], rules: ExclusionRules = Excl
     """
     records = list(records)
     main = [r for r in records if r.get("block") != PRACTICE_BLOCK]
-    catch = [r for r in main if r.get("trial_type") == "catch"]
-    task = [r for r in main if r.get("trial_type") != "catch"]
+    counted = [r for r in main if not is_technical(r)]
+    catch = [r for r in counted if r.get("trial_type") == "catch"]
+    task = [r for r in counted if r.get("trial_type") != "catch"]
     reasons = []
     failed = sum(not r.get("correct") for r in catch)
     if catch and failed > rules.max_failed_catch:
@@ -141,7 +169,7 @@ def participant_reasons(records: Iterable[Mapping], rules: ExclusionRules = Excl
     if catch and _accuracy(catch) < rules.min_catch_accuracy:
         reasons.append("catch_accuracy")
     practice = last_practice_attempt(records)
-    if practice and _accuracy(practice) < rules.min_practice_accuracy:
+    if practice and not practice_passes(practice, rules.min_practice_accuracy):
         reasons.append("practice_gate")
     if task and sum(is_timeout(r) for r in task) / len(task) > rules.max_timeout_fraction:
         reasons.append("too_many_timeouts")
@@ -151,7 +179,16 @@ def participant_reasons(records: Iterable[Mapping], rules: ExclusionRules = Excl
     rts = [rt for rt in rts if rt is not None]
     if rts and sum(rts) < rules.min_mean_trial_ms * len(rts):
         reasons.append("too_little_time")
+    if sum(technical_events(r) for r in main) > rules.max_technical_events:
+        reasons.append("too_many_technical")
     return reasons
+
+
+def practice_passes(attempt: Sequence[Mapping], min_accuracy: float) -> bool:
+    """Whether one practice attempt reaches ``min_accuracy``, technical trials left out; an
+    attempt of technical trials only shows nothing and does not pass."""
+    accuracy = _accuracy(attempt)
+    return accuracy is not None and accuracy >= min_accuracy
 
 
 def _merge(existing, new: Iterable[str]) -> list[str]:

@@ -19,7 +19,7 @@ from sqlalchemy.exc import IntegrityError
 
 from experiments import exclusions
 from experiments import schedule as scheduling
-from experiments.trial_types import PayloadError, validate
+from experiments.trial_types import PayloadError, is_technical, validate
 from webapp import participants
 from webapp.database import write_transaction
 from webapp.extensions import db
@@ -27,7 +27,8 @@ from webapp.models import Session, Subject, Trial
 from webapp.stimulus_files import media_url_maker
 
 VIDEO_EXTRA = ("key", "onset_callbacks", "onset_time_ms", "key_time_ms", "total_frames",
-               "stalls", "stall_ms")
+               "stalls", "stall_ms", "frames_total", "frames_shown", "frames_late",
+               "frames_dropped", "frame0_hold_refreshes", "refresh_ms")
 FLAGS = ("timed_out", "focus_lost", "fullscreen_exited")
 
 
@@ -50,17 +51,20 @@ def stored_trials(connection: Connection, session_id: int) -> list[Row]:
     return list(connection.execute(_TRIAL_ROWS, {"session_id": session_id}))
 
 
-_PRACTICE_ROWS = select(Trial.trial_index, Trial.correct).where(
+_PRACTICE_ROWS = select(Trial.trial_index, Trial.correct,
+                        Trial.extra["technical"].as_boolean()).where(
     Trial.session_id == bindparam("session_id"), Trial.block == scheduling.PRACTICE)
 
 
 def practice_records(connection: Connection, session_id: int) -> list[dict]:
-    """Index and correctness of the stored practice trials: all the practice gate reads.
+    """Index, correctness and technical flag of the stored practice trials: all the practice
+    gate reads.
 
     Main trials check the gate on every POST, so this reads a few narrow rows, not every trial.
     """
     rows = connection.execute(_PRACTICE_ROWS, {"session_id": session_id})
-    return [{"trial_index": index, "correct": correct} for index, correct in rows]
+    return [{"trial_index": index, "correct": correct, "extra": {"technical": bool(technical)}}
+            for index, correct, technical in rows]
 
 
 RECORD_FIELDS = ("trial_index", "trial_type", "block", "response", "correct", "rt_ms",
@@ -84,8 +88,7 @@ def practice_passed(status: str, schedule: list[dict], records: list[dict], desi
     done = [r for r in records if r["trial_index"] in wanted]
     if len(done) < len(wanted):
         return None
-    accuracy = sum(bool(r["correct"]) for r in done) / len(done)
-    return accuracy >= design.practice.min_accuracy
+    return exclusions.practice_passes(done, design.practice.min_accuracy)
 
 
 def session_state(connection: Connection, session: Row) -> dict:
@@ -121,6 +124,8 @@ def session_state(connection: Connection, session: Row) -> dict:
 def _row(session_id: int, scheduled: dict, fields: dict, rules) -> dict:
     """The trial table row to insert (column values)."""
     extra = {flag: fields[flag] for flag in FLAGS}
+    # The server decides the flag from the validated events; the browser cannot send it.
+    extra.update(technical_events=fields["technical_events"], technical=is_technical(fields))
     if scheduled["trial_type"] == "frame_order":
         response = None if fields["timed_out"] else json.dumps([i + 1 for i in fields["final_order"]])
         extra.update(initial_order=fields["initial_order"], final_order=fields["final_order"],

@@ -6,7 +6,7 @@ module may declare ``PRESENTED_AS``: the type the browser is told it is and post
 (catch trials are presented as arrow-of-time trials, so the schedule does not give them away).
 """
 from experiments.trial_types import aot, catch, frame_order
-from experiments.trial_types.base import Field, PayloadError
+from experiments.trial_types.base import Field, PayloadError, is_technical
 
 TRIAL_TYPES = {aot.NAME: aot, catch.NAME: catch, frame_order.NAME: frame_order}
 
@@ -35,4 +35,5 @@ def validate(payload, trial=None) -> dict:
     return TRIAL_TYPES[trial["trial_type"]].validate(payload, trial)
 
 
-__all__ = ["BROWSER_TYPES", "TRIAL_TYPES", "Field", "PayloadError", "presented_type", "validate"]
+__all__ = ["BROWSER_TYPES", "TRIAL_TYPES", "Field", "PayloadError", "is_technical",
+           "presented_type", "validate"]

@@ -148,6 +148,20 @@ def check_fields(payload, declared: tuple[Field, ...], where: str = "body") -> d
 
 MS = dict(minimum=0.0, maximum=MAX_MS)
 
+# A trial that timed out while the page was out of fullscreen is a technical event, not
+# inattention (leaving fullscreen can swallow the answer key: WebKitGTK leaves it on f and F).
+# The browser offers such a trial again at most twice (MAX_REOFFERS in static/js/runner.js)
+# and sends every event with the trial it finally stores, so a trial carries at most three;
+# exactly three means the last presentation timed out with fullscreen exited too and is the
+# one stored: the trial is flagged technical (see is_technical).
+FULLSCREEN_EXITED_TIMEOUT = "fullscreen_exited_timeout"
+MAX_TECHNICAL_EVENTS = 3
+TECHNICAL_EVENT = Field("technical_event", "object", keys=(
+    Field("kind", "str", required=True, choices=(FULLSCREEN_EXITED_TIMEOUT,)),
+    # Which presentation of the trial timed out (1 = the first).
+    Field("presentation", "int", required=True, minimum=1, maximum=MAX_TECHNICAL_EVENTS),
+))
+
 COMMON_FIELDS = (
     Field("client_uuid", "uuid", required=True),
     Field("trial_index", "int", required=True, minimum=0, maximum=MAX_INDEX),
@@ -156,6 +170,8 @@ COMMON_FIELDS = (
     Field("timed_out", "bool", required=True),
     Field("focus_lost", "bool", default=False),
     Field("fullscreen_exited", "bool", default=False),
+    Field("technical_events", "list", max_length=MAX_TECHNICAL_EVENTS, items=TECHNICAL_EVENT,
+          default=()),
 )
 
 
@@ -164,3 +180,33 @@ def reject_inconsistent(fields: dict) -> None:
         raise PayloadError("inconsistent", "a timed-out trial has no response")
     if not fields["timed_out"] and "response" in fields and fields["response"] is None:
         raise PayloadError("inconsistent", "a trial that did not time out has a response")
+
+
+def check_technical_events(fields: dict) -> None:
+    """Refuse technical events the runner cannot have sent, and normalise them to a list.
+
+    The technical flag excuses a missed trial, so the server takes it only in the one shape
+    the runner produces: the cap of events, with the stored presentation itself timed out with
+    fullscreen exited.  Such a timeout below the cap is refused too: the runner would have
+    offered that trial again.
+    """
+    events = fields["technical_events"] = list(fields["technical_events"] or [])
+    if [event["presentation"] for event in events] != list(range(1, len(events) + 1)):
+        raise PayloadError("inconsistent", "technical_events must number the presentations "
+                                           "1, 2, ... in order")
+    out_of_fullscreen = fields["timed_out"] and fields["fullscreen_exited"]
+    if len(events) == MAX_TECHNICAL_EVENTS and not out_of_fullscreen:
+        raise PayloadError("inconsistent", f"a trial with {MAX_TECHNICAL_EVENTS} technical "
+                                           "events must be stored timed out with fullscreen "
+                                           "exited")
+    if events and out_of_fullscreen and len(events) < MAX_TECHNICAL_EVENTS:
+        raise PayloadError("inconsistent", "a trial that timed out with fullscreen exited is "
+                                           f"offered again until it has {MAX_TECHNICAL_EVENTS} "
+                                           "technical events")
+
+
+def is_technical(fields: dict) -> bool:
+    """Whether a validated trial is stored without an answer for a technical reason (it timed
+    out with fullscreen exited every time it was offered): it never counts against the
+    participant."""
+    return len(fields["technical_events"]) == MAX_TECHNICAL_EVENTS

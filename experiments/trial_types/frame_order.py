@@ -5,7 +5,7 @@ slot by slot, earliest first.  ``moves`` records every move.  With the scheduled
 given, both orders must be permutations of its labels and hint frames must not move.
 """
 from experiments.trial_types.base import (COMMON_FIELDS, MAX_MS, Field, PayloadError,
-                                          check_fields)
+                                          check_fields, check_technical_events)
 
 NAME = "frame_order"
 MAX_FRAMES = 16
@@ -38,6 +38,7 @@ def validate(payload, trial=None) -> dict:
         raise PayloadError("trial_type_mismatch", f"payload is a {fields['trial_type']!r} trial")
     fields["moves"] = list(fields["moves"] or [])
     fields["ignored_inputs"] = list(fields["ignored_inputs"] or [])
+    check_technical_events(fields)
     if trial is not None:
         _check_against(fields, trial)
     return fields

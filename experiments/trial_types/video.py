@@ -1,5 +1,6 @@
 """Fields of the video trials (arrow of time and catch): one key press after a clip."""
-from experiments.trial_types.base import (COMMON_FIELDS, MS, Field, PayloadError, check_fields,
+from experiments.trial_types.base import (COMMON_FIELDS, MS, Field, PayloadError,
+                                          check_fields, check_technical_events,
                                           reject_inconsistent)
 
 CALLBACK = Field("onset_callback", "object", keys=(
@@ -20,6 +21,14 @@ VIDEO_FIELDS = COMMON_FIELDS + (
     Field("total_frames", "int", nullable=True, minimum=0, maximum=10**6),
     Field("stalls", "int", minimum=0, maximum=10**4, default=0),
     Field("stall_ms", "number", default=0.0, **MS),
+) + (
+    # Frame pacing of the canvas presenter (static/js/present.js); null from a <video> element.
+    Field("frames_total", "int", nullable=True, minimum=0, maximum=10**6),
+    Field("frames_shown", "int", nullable=True, minimum=0, maximum=10**6),
+    Field("frames_late", "int", nullable=True, minimum=0, maximum=10**6),
+    Field("frames_dropped", "int", nullable=True, minimum=0, maximum=10**6),
+    Field("frame0_hold_refreshes", "int", nullable=True, minimum=0, maximum=10**6),
+    Field("refresh_ms", "number", nullable=True, minimum=0.0, maximum=1000.0),
 )
 
 
@@ -29,4 +38,5 @@ def validate_video(payload, trial_type: str) -> dict:
         raise PayloadError("trial_type_mismatch", f"payload is a {fields['trial_type']!r} trial")
     fields["onset_callbacks"] = list(fields["onset_callbacks"] or [])
     reject_inconsistent(fields)
+    check_technical_events(fields)
     return fields

@@ -63,6 +63,20 @@ export async function fullscreen() {
   await enterFullscreen();
 }
 
+// After a trial that timed out once the page had left fullscreen: leaving it may have taken
+// the answer key with it, so the same trial runs again once the participant is back.
+export async function backToFullscreen() {
+  show("fullscreen-lost", el("h1", {}, "Back to fullscreen"),
+    ...paragraphs([
+      "The study left fullscreen during the last trial, so your answer may not have reached us.",
+      "Please return to fullscreen: the same trial then starts again.",
+    ]),
+    button("fullscreen-return", "Return to fullscreen and continue"));
+  document.getElementById("fullscreen-return").focus();
+  await waitForButton(["fullscreen-return"]);
+  await enterFullscreen();  // right after the click: it needs the user's gesture
+}
+
 function keyText(session) {
   const words = { F: "FORWARDS", B: "BACKWARDS" };
   return session.response_keys.map(

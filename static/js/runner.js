@@ -14,6 +14,18 @@ import { runFrameOrderTrial } from "./trials/frame_order.js";
 const TRIAL_TYPES = { aot: runAotTrial, frame_order: runFrameOrderTrial };
 const FINISHED = new Set(["completed", "failed_attention", "failed_practice", "no_consent"]);
 const MAX_COMPLETE_ROUNDS = 5;
+// A trial that timed out while the page left fullscreen is offered again this many times.
+// Leaving fullscreen can swallow the answer itself (WebKitGTK leaves it on Escape, f and F and
+// never passes the key on), so such a timeout says nothing about the participant; the bound
+// stops a browser that loses the key every time from looping.  The server expects the same
+// number (MAX_TECHNICAL_EVENTS = MAX_REOFFERS + 1 in experiments/trial_types/base.py).
+export const MAX_REOFFERS = 2;
+const FULLSCREEN_EXITED_TIMEOUT = "fullscreen_exited_timeout";
+
+// Whether a presentation's timeout is a technical event rather than the participant's answer.
+export function isTechnicalTimeout(data) {
+  return Boolean(data.timed_out && data.fullscreen_exited);
+}
 
 const isPractice = (trial) => String(trial.block).startsWith("practice");
 
@@ -183,13 +195,28 @@ class SessionRunner {
     }
   }
 
+  // Runs a trial until it has an answer to store: a timeout with fullscreen exited is recorded
+  // as a technical event and the trial offered again (up to MAX_REOFFERS times), once the
+  // participant is back in fullscreen; after that it is stored timed out with its events.
   async runTrial(trial) {
     const run = TRIAL_TYPES[trial.trial_type];
     if (!run) throw new Error(`unknown trial type ${trial.trial_type}`);
-    setScreen("trial-start");  // the trial names its own screens once it is ready
-    document.body.dataset.trialIndex = String(trial.trial_index);
-    const data = await run(trial, { session: this.session, simulate: this.simulate });
-    if (this.interrupted) return;  // answered after the session left this tab: not sent
+    const events = [];
+    for (;;) {
+      setScreen("trial-start");  // the trial names its own screens once it is ready
+      document.body.dataset.trialIndex = String(trial.trial_index);
+      const data = await run(trial, { session: this.session, simulate: this.simulate });
+      if (this.interrupted) return;  // answered after the session left this tab: not sent
+      if (!isTechnicalTimeout(data)) return this.store(trial, { ...data, technical_events: events });
+      events.push({ kind: FULLSCREEN_EXITED_TIMEOUT, presentation: events.length + 1 });
+      // Past the cap it is stored timed out, and the server flags it technical.
+      if (events.length > MAX_REOFFERS) return this.store(trial, { ...data, technical_events: events });
+      await flow.backToFullscreen();
+      if (this.interrupted) return;
+    }
+  }
+
+  store(trial, data) {
     this.queue.push({ client_uuid: uuid4(), trial_index: trial.trial_index, ...data });
     this.ran.add(trial.trial_index);
     const progress = this.mainProgress();

@@ -41,7 +41,7 @@ def test_rules_are_configurable_and_every_code_listed():
     strict = ExclusionRules(exclude_fullscreen_exited=True, exclude_stalls=False)
     assert trial_reasons(record, strict) == ["fullscreen_exited"]
     assert set(TRIAL_REASONS) >= {"anticipation", "timeout", "dropped_frames", "stall", "focus_lost"}
-    assert len(PARTICIPANT_REASONS) == 7 and RULES.version
+    assert len(PARTICIPANT_REASONS) == 8 and RULES.version
 
 
 def session(n_main=10, **changes):
@@ -117,3 +117,55 @@ def test_dataframe_rules_flag_and_keep_every_row():
     first = flagged[(flagged["session_id"] == 1) & (flagged.index > 0)]
     assert not first["excluded"].any()
     assert frame.loc[0, "exclusion_reasons"] == []  # the input is not modified
+
+
+def technical(record, n_events=3):
+    """The record as the server stores a trial that timed out with fullscreen exited each
+    time it was offered (``n_events`` < 3: answered on a re-offer, so not technical)."""
+    events = [{"kind": "fullscreen_exited_timeout", "presentation": i + 1}
+              for i in range(n_events)]
+    stored = n_events == 3
+    extra = {**record["extra"], "technical_events": events, "technical": stored}
+    if stored:
+        extra.update(timed_out=True, fullscreen_exited=True)
+        record.update(response=None, correct=False, rt_ms=None)
+    record["extra"] = extra
+    return record
+
+
+def test_a_technical_trial_is_its_own_trial_reason():
+    assert trial_reasons(technical(trial())) == ["technical"]
+    assert trial_reasons(technical(trial(), n_events=1)) == []
+    assert "technical" in TRIAL_REASONS and "too_many_technical" in PARTICIPANT_REASONS
+
+
+def test_technical_catch_trials_never_fail_attention_but_plain_misses_do():
+    records = session()
+    for i in (10, 11):
+        technical(records[i])
+    assert participant_reasons(records) == []  # 6 events: within max_technical_events
+    for i in (10, 11):
+        records[i]["extra"].update(technical=False, technical_events=[])
+    assert participant_reasons(records) == ["catch_failed", "catch_accuracy"]
+
+
+def test_technical_timeouts_and_practice_trials_are_left_out():
+    records = session()
+    for i in (0, 1):
+        technical(records[i])
+    technical(records[14])  # practice: 3 of 3 counted trials right
+    assert participant_reasons(records) == []
+    records[2].update(response=None, rt_ms=None, extra={"timed_out": True})
+    assert participant_reasons(records) == []  # 1 of 8 counted main trials timed out
+    for i in range(14, 18):
+        technical(records[i])  # a practice attempt of technical trials only shows nothing
+    assert participant_reasons(records) == ["practice_gate"]
+
+
+def test_too_many_technical_events_exclude():
+    records = session()
+    for i in (0, 1):
+        technical(records[i])
+    technical(records[2], n_events=1)  # answered on a re-offer: its event still counts
+    assert participant_reasons(records) == ["too_many_technical"]  # 7 > 6
+    assert participant_reasons(records, ExclusionRules(max_technical_events=7)) == []

@@ -128,3 +128,47 @@ def test_a_trial_that_did_not_time_out_needs_its_response():
     with pytest.raises(PayloadError, match="did not time out"):
         validate(aot(response=None, timed_out=False))
     assert validate(aot(response=None, timed_out=True, rt_ms=None))["response"] is None
+
+
+def events(n):
+    return [{"kind": "fullscreen_exited_timeout", "presentation": i + 1} for i in range(n)]
+
+
+MISSED = dict(response=None, timed_out=True, rt_ms=None, key=None, fullscreen_exited=True)
+
+
+def test_technical_events_are_declared_for_every_trial_type():
+    for module in TRIAL_TYPES.values():
+        assert "technical_events" in [f.name for f in module.FIELDS]
+    assert validate(aot())["technical_events"] == []
+    assert validate(aot(**MISSED, technical_events=events(3)))["technical_events"] == events(3)
+    assert validate(aot(technical_events=events(2)))["technical_events"] == events(2)
+    ordering_missed = ordering(timed_out=True, rt_ms=None, fullscreen_exited=True,
+                               technical_events=events(3))
+    assert validate(ordering_missed, SCHEDULED)["technical_events"] == events(3)
+
+
+@pytest.mark.parametrize("payload", [
+    aot(technical_events=events(3)),  # answered: the last presentation was no timeout
+    aot(**{**MISSED, "fullscreen_exited": False}, technical_events=events(3)),
+    aot(**MISSED, technical_events=events(2)),  # the runner would have offered it again
+    aot(technical_events=[{"kind": "fullscreen_exited_timeout", "presentation": 2}]),
+    ordering(timed_out=True, rt_ms=None, technical_events=events(3)),
+])
+def test_inconsistent_technical_events_are_refused(payload):
+    with pytest.raises(PayloadError) as caught:
+        validate(payload)
+    assert caught.value.code == "inconsistent" and "technical" in caught.value.message
+
+
+@pytest.mark.parametrize("bad, code", [
+    (events(4), "out_of_range"),
+    ([{"kind": "focus_lost", "presentation": 1}], "out_of_range"),
+    ([{"kind": "fullscreen_exited_timeout"}], "missing_field"),
+    ([{"kind": "fullscreen_exited_timeout", "presentation": 0}], "out_of_range"),
+    ("fullscreen", "wrong_type"),
+])
+def test_malformed_technical_events_are_refused(bad, code):
+    with pytest.raises(PayloadError) as caught:
+        validate(aot(technical_events=bad))
+    assert caught.value.code == code

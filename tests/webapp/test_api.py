@@ -395,7 +395,10 @@ def _with(body, path, value):
 def test_lone_surrogates_are_400_naming_the_field(any_db_study, slug, endpoint, path):
     app, client = any_db_study, any_db_study.test_client()
     api = start(client, slug=slug)
-    valid = answer(schedule_of(app, api)[0]) if endpoint == "trials" else DEVICE
+    # A valid body with every nested list present, so each nested string can be replaced.
+    reoffered = [{"kind": "fullscreen_exited_timeout", "presentation": 1}]
+    valid = answer(schedule_of(app, api)[0], technical_events=reoffered) \
+        if endpoint == "trials" else DEVICE
     for text in LONE_SURROGATES:
         raw = json.dumps(_with(valid, path, text))  # ensure_ascii: the wire holds "\ud800"
         response = client.post(f"{api}/{endpoint}", data=raw, content_type="application/json")

@@ -277,3 +277,25 @@ def test_dashboard_404s_for_unknown_studies_and_actions(logged_in, factory):
     assert logged_in.get("/researcher/studies/nope").status_code == 404
     assert logged_in.post("/researcher/studies/nope/open").status_code == 404
     assert logged_in.post("/researcher/studies/s/delete").status_code == 404
+
+
+def test_cli_warns_about_response_keys_a_browser_keeps(runner, factory):
+    factory.stimulus_set()
+    result = runner.invoke(args=["study", "create", "keys", "--design", "arrow-of-time",
+                                 "--stimulus-set", "synthetic"])
+    assert result.exit_code == 0, result.output
+    # The shipped designs answer with f: WebKitGTK leaves fullscreen on it instead.
+    assert "Warning: Response key 'f'" in result.output and "WebKitGTK" in result.output
+    result = runner.invoke(args=["study", "open", "keys"])
+    assert "Warning: Response key 'f'" in result.output
+    safe = DESIGNS["arrow-of-time"].with_changes(response_keys=("j", "k")).to_dict()
+    factory.experiment(slug="safe", status="draft", design_snapshot=safe)
+    result = runner.invoke(args=["study", "open", "safe"])
+    assert result.exit_code == 0 and "now open" in result.output
+    assert "Warning" not in result.output
+
+
+def test_study_page_warns_about_response_keys_a_browser_reserves(logged_in, factory):
+    factory.experiment(slug="keys-page")
+    page = logged_in.get("/researcher/studies/keys-page").get_data(as_text=True)
+    assert 'id="key-warnings"' in page and "Response key &#39;f&#39;" in page

@@ -2,6 +2,7 @@
 import click
 from flask.cli import with_appcontext
 
+from experiments.response_keys import reserved_key_warnings
 from webapp import participants, studies
 from webapp.models import access
 
@@ -33,6 +34,14 @@ def create(slug, design, stimulus_set, title, owner, max_participants):
     if owner is None:
         click.echo(f"It has no owner, so only admins see it: `manage.py study share {slug} "
                    "USERNAME --role owner`.")
+    _echo_key_warnings(experiment)
+
+
+def _echo_key_warnings(experiment) -> None:
+    """Response keys that some browser keeps from the page (lost answers, timed-out trials)."""
+    design = participants.experiment_design(experiment)
+    for warning in reserved_key_warnings(design.response_keys):
+        click.echo(f"Warning: {warning}")
 
 
 def _transition_command(action: str, help_text: str):
@@ -49,6 +58,7 @@ def _transition_command(action: str, help_text: str):
             click.echo(f"Prolific link:    {studies.participant_link(slug, prolific=True)}")
             codes = participants.completion_codes(slug)
             click.echo("Completion codes: " + ", ".join(f"{k}={v}" for k, v in codes.items()))
+            _echo_key_warnings(experiment)
 
     command.__doc__ = help_text
     return study.command(action)(command)

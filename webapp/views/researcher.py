@@ -16,6 +16,7 @@ from flask_wtf import FlaskForm
 from wtforms import IntegerField, SelectField, StringField
 from wtforms.validators import DataRequired, Length, NumberRange, Optional
 
+from experiments.response_keys import reserved_key_warnings
 from webapp import catalog, dashboard, exports, participants, studies
 from webapp.extensions import db, login_manager
 from webapp.models import access
@@ -122,7 +123,9 @@ def study(slug):
         can_preview="run" in allowed and experiment.close_mode != "stop",
         link=studies.participant_link(slug),
         prolific_link=studies.participant_link(slug, prolific=True),
-        completion_codes=participants.completion_codes(slug))
+        completion_codes=participants.completion_codes(slug),
+        key_warnings=reserved_key_warnings(
+            participants.experiment_design(experiment).response_keys))
 
 
 @bp.get("/studies/<slug>/panel")

@@ -1,0 +1,104 @@
+"""The scripted participant of tests/browser/participant.py for a tab of any engine
+(tests/engines/tabs.py): reads which screen the runner shows (``body[data-screen]``) and
+answers it with real clicks and key presses.  The database side (``stored``,
+``assert_every_trial_once``, ``instructed_key``) is shared with the Chromium tests."""
+import json
+import time
+from urllib.parse import urlencode, urlsplit
+
+from tests.browser.participant import WAITING, instructed_key
+
+STATE = """const d = document.body.dataset;
+const state = {screen: d.screen || "", trial: d.trialIndex ?? null, onset: d.onset ?? null};"""
+
+
+def enter(tab, site, kind: str, participant: str, simulate: bool = False) -> str:
+    """Opens the study's entry link; returns the session token from the runner URL.
+    With ``simulate`` the server makes the session a simulated one and the runner answers
+    every screen by itself (static/js/simulate.js)."""
+    query = {"participant": participant} | ({"simulate": "1"} if simulate else {})
+    url = tab.goto(f"{site.base_url}/p/{site.slugs[kind]}?{urlencode(query)}")
+    assert "/run/" in url, url
+    return urlsplit(url).path.rstrip("/").split("/")[-1]
+
+
+def screen_state(tab) -> dict:
+    return tab.evaluate(f"{STATE} return state;")
+
+
+def wait_change(tab, state: dict, timeout_s: float = 20) -> dict:
+    old = json.dumps(state)
+    return tab.wait_for(f"""{STATE} const old = {old};
+        const changed = state.screen !== old.screen || state.trial !== old.trial
+                        || state.onset !== old.onset;
+        return changed ? state : null;""", timeout_s)
+
+
+def wait_trial(tab, index: int, timeout_s: float = 60) -> int:
+    """Waits until the runner shows trial ``index`` or a later one; returns its index."""
+    return tab.wait_for(f"""const i = Number(document.body.dataset.trialIndex ?? -1);
+        return i >= {index} ? i + 1 : null;""", timeout_s) - 1  # + 1: trial 0 is falsy
+
+
+def wait_done(tab, timeout_s: float = 120) -> str:
+    """Waits for the completion screen; returns the completion code shown there."""
+    return tab.wait_for("""if (document.body.dataset.screen !== "done") return null;
+        return document.getElementById("completion-code")?.textContent || "(no code)";""",
+                        timeout_s)
+
+
+def practice_key(tab) -> str:
+    """The key a participant who knows the answer presses (practice shows it as feedback)."""
+    return tab.evaluate("""const r = window.chronoscope;
+        const i = Number(document.body.dataset.trialIndex);
+        const trial = r.session.trials.find((t) => t.trial_index === i);
+        const keys = r.session.response_keys;
+        const want = trial.params.correct_response;
+        return want ? keys.find((k) => r.session.key_mapping[k] === want) : keys[i % 2];""")
+
+
+def order_with_keyboard(tab) -> None:
+    """Moves the first movable frame one slot right with Space / ArrowRight / Space."""
+    tab.focus(".frame:not(.hint)")
+    for key in ("Space", "ArrowRight", "Space"):
+        tab.press(key)
+
+
+def answer(tab, state: dict, on_trial=None, site=None, token=None) -> None:
+    screen = state["screen"]
+    if screen == "consent":
+        tab.click("#consent-yes")
+    elif screen == "keyboard-check":
+        tab.press("Space")
+    elif screen == "fullscreen":
+        tab.click("#fullscreen-go")
+    elif screen == "fullscreen-lost":  # the page left fullscreen during a trial: go back
+        tab.click("#fullscreen-return")
+    elif screen in ("instructions", "block-intro", "break", "debrief"):
+        tab.click("#continue")
+    elif screen == "clip" and state["onset"] is not None:
+        key = instructed_key(site.app, token, int(state["trial"])) if site else None
+        tab.press(key or practice_key(tab))
+    elif screen == "frame_order":
+        if on_trial:
+            on_trial(tab, state)
+        else:
+            order_with_keyboard(tab)
+        tab.click("#order-done")
+
+
+def run_by_hand(tab, until: str = "done", on_trial=None, limit_s: float = 120,
+                site=None, token=None) -> None:
+    """Answers screens until ``until`` shows (real clicks and key presses, no simulation).
+
+    ``on_trial(tab, state)`` orders the frames of a frame-ordering trial (default: one
+    keyboard move); ``site`` and ``token`` let catch trials be answered as instructed.
+    """
+    deadline = time.monotonic() + limit_s
+    state = screen_state(tab)
+    while state["screen"] != until:
+        if time.monotonic() > deadline:
+            raise AssertionError(f"{tab.name}: session stuck at {state}")
+        if state["screen"] not in WAITING:
+            answer(tab, state, on_trial, site, token)
+        state = wait_change(tab, state)

@@ -1,0 +1,173 @@
+"""The live site that whole-session browser tests run against: the real app on a temporary
+database with a tiny stimulus set and one open study per shipped design, served by werkzeug
+in a thread on a free port.  Shared by tests/browser (Chromium) and tests/engines (Firefox
+ESR, WebKitGTK): each folder's conftest imports the ``site`` fixture from here.
+
+One site for the whole test session; every test is its own participant, so tests stay
+independent without paying for a new site each time.
+
+In front of the app sit two test-only switches (``site.faults``), usable from any browser
+driver: a network outage for the participant API and media, and a recorder of page errors
+for drivers that cannot read the browser console.
+"""
+import socket
+import tempfile
+import threading
+from dataclasses import dataclass
+from pathlib import Path
+
+import pytest
+from werkzeug.serving import make_server
+
+from tests.browser.stimuli import tiny_specs
+from tests.conftest import _make_app
+
+STIMULUS_SET = "tiny"
+# What the shipped frame-ordering design needs: 2, 4 and 8 frames over two thirds of the
+# clip, and 4 frames over the middle third and over the whole clip.
+FRAME_SETS = ((2, "medium"), (4, "medium"), (8, "medium"), (4, "short"), (4, "long"))
+# The paths a participant's browser fetches while a session runs.
+NETWORK_PATHS = ("/api/", "/media/")
+ERROR_RECORDER_PATH = "/__test__/record-errors.js"
+# A classic script put first in <head>, so it runs before the runner's modules: uncaught
+# errors, unhandled rejections and console.error calls land in window.__pageErrors.
+ERROR_RECORDER = b"""(() => {
+  const errors = window.__pageErrors = [];
+  addEventListener("error", (e) => errors.push(`${e.message} at ${e.filename}:${e.lineno}`));
+  addEventListener("unhandledrejection", (e) => errors.push(`unhandled rejection: ${e.reason}`));
+  const original = console.error.bind(console);
+  console.error = (...args) => {
+    errors.push(`console.error: ${args.join(" ")}`);
+    original(...args);
+  };
+})();
+"""
+
+
+@dataclass
+class Site:
+    app: object
+    base_url: str
+    slugs: dict
+    faults: "Faults"
+
+
+class Faults:
+    """WSGI middleware with test-only switches; the app behind it is untouched.
+
+    ``offline``: while true, every request to the participant API or to media is answered by
+    closing the connection without a response, as when the network is down (the browser's
+    fetch fails; no HTTP status ever reaches the page).
+    ``record_errors``: while true, HTML pages load ERROR_RECORDER before anything else.
+    """
+
+    def __init__(self, app):
+        self.app = app
+        self.offline = False
+        self.record_errors = False
+
+    def __call__(self, environ, start_response):
+        path = environ.get("PATH_INFO", "")
+        if self.offline and path.startswith(NETWORK_PATHS):
+            environ["werkzeug.socket"].shutdown(socket.SHUT_RDWR)
+            # werkzeug treats this as a connection the client dropped: nothing is written.
+            raise ConnectionResetError("test network switched off")
+        if path == ERROR_RECORDER_PATH:
+            start_response("200 OK", [("Content-Type", "text/javascript"),
+                                      ("Content-Length", str(len(ERROR_RECORDER)))])
+            return [ERROR_RECORDER]
+        if not self.record_errors:
+            return self.app(environ, start_response)
+        return self._with_recorder(environ, start_response)
+
+    def _with_recorder(self, environ, start_response):
+        answer = {}
+
+        def hold(status, headers, exc_info=None):
+            answer.update(status=status, headers=headers)
+            return lambda data: None  # Flask answers with the iterable, never with write()
+
+        body = self.app(environ, hold)
+        headers = answer["headers"]
+        if not any(k.lower() == "content-type" and v.startswith("text/html") for k, v in headers):
+            start_response(answer["status"], headers)
+            return body
+        try:
+            html = b"".join(body)
+        finally:
+            getattr(body, "close", lambda: None)()
+        tag = f'<head>\n  <script src="{ERROR_RECORDER_PATH}"></script>'.encode()
+        html = html.replace(b"<head>", tag, 1)
+        start_response(answer["status"], [(k, str(len(html)) if k.lower() == "content-length"
+                                            else v) for k, v in headers])
+        return [html]
+
+
+def tiny_designs() -> dict:
+    """The shipped designs, cut down to a few trials per session."""
+    from experiments.designs import ARROW_OF_TIME, FRAME_ORDERING, OrderingCondition, PracticeSpec
+
+    aot = ARROW_OF_TIME.with_changes(
+        max_clips=4, fixation_ms=300, main_blocks=2,
+        practice=PracticeSpec(n_trials=2, min_accuracy=0.5, max_attempts=2))
+    ordering = FRAME_ORDERING.with_changes(
+        max_clips=3, main_blocks=1,
+        practice=PracticeSpec(n_trials=1, min_accuracy=0.0, max_attempts=1),
+        conditions=(OrderingCondition("4 frames"),
+                    OrderingCondition("hint 1&3", hint_positions=(0, 2)),
+                    OrderingCondition("2 frames", n_frames=2)))
+    return {"aot": aot, "frame_order": ordering}
+
+
+def _store_stimuli(app) -> None:
+    from webapp import catalog
+
+    with tempfile.TemporaryDirectory() as sources, app.app_context():
+        catalog.import_clips(tiny_specs(Path(sources)), STIMULUS_SET,
+                             Path(app.config["STIMULUS_ROOT"]), frame_set_sizes=FRAME_SETS)
+        _store_catch(app, Path(sources))
+
+
+def _store_catch(app, folder: Path) -> None:
+    """The catch videos ("press F" / "press J") that the designs put in every block."""
+    from experiments.catch import catch_specs
+    from webapp import catalog
+
+    catalog.import_clips(catch_specs(folder / "catch"), "catch",
+                         Path(app.config["STIMULUS_ROOT"]), frame_set_sizes=())
+
+
+def _open_studies(app) -> dict:
+    from webapp import studies
+    from webapp.extensions import db
+
+    slugs = {}
+    with app.app_context():
+        for kind, design in tiny_designs().items():
+            slug = f"tiny-{kind.replace('_', '-')}"
+            study = studies.create_study(slug, design.name, STIMULUS_SET)
+            study.design_snapshot = design.to_dict()
+            db.session.commit()
+            studies.transition(slug, "open")
+            slugs[kind] = slug
+    return slugs
+
+
+@pytest.fixture(scope="session")
+def site(tmp_path_factory):
+    tmp = tmp_path_factory.mktemp("site")
+    app = _make_app(tmp, f"sqlite:///{tmp / 'site.db'}")
+    _store_stimuli(app)
+    slugs = _open_studies(app)
+    faults = Faults(app)
+    server = make_server("127.0.0.1", 0, faults, threaded=True)
+    thread = threading.Thread(target=server.serve_forever, daemon=True)
+    thread.start()
+    yield Site(app=app, base_url=f"http://127.0.0.1:{server.server_port}", slugs=slugs,
+               faults=faults)
+    server.shutdown()
+    thread.join(timeout=5)
+    from webapp.extensions import db
+
+    with app.app_context():
+        db.engine.dispose()

@@ -1,0 +1,159 @@
+"""Trials that timed out after the page left fullscreen (technical events) through the
+participant API: stored with their events, never held against the participant, and accepted
+only in the shape the runner sends them."""
+import pytest
+from sqlalchemy import select
+
+from experiments.exclusions import ExclusionRules
+from tests.webapp.participant_study import add_catch_set, add_stimulus_set, open_study
+from tests.webapp.test_api import answer, schedule_of, start
+from webapp.extensions import db
+from webapp.models import Session, Trial
+
+
+def events(n):
+    return [{"kind": "fullscreen_exited_timeout", "presentation": i + 1} for i in range(n)]
+
+
+def missed(trial, technical: bool):
+    """A trial the participant did not answer, left out of fullscreen; ``technical``: after
+    the runner offered it twice more (the shape the runner stores at the cap)."""
+    body = answer(trial, rt_ms=None, timed_out=True, response=None, key=None,
+                  fullscreen_exited=True)
+    return {**body, "technical_events": events(3)} if technical else body
+
+
+@pytest.fixture
+def study(app):
+    with app.app_context():
+        add_stimulus_set()
+        add_catch_set()
+        open_study(main_blocks=2)
+
+
+@pytest.fixture
+def lenient(app, study):
+    """A study whose technical events never exclude, to see the timeout rule alone."""
+    with app.app_context():
+        open_study(slug="lenient", main_blocks=2,
+                   exclusions=ExclusionRules(max_technical_events=100))
+
+
+def run(client, app, api, miss=lambda trial: False, technical=True):
+    """Stores every trial: the ones ``miss`` picks unanswered, the others correctly."""
+    for trial in schedule_of(app, api):
+        body = missed(trial, technical) if miss(trial) else answer(trial)
+        response = client.post(f"{api}/trials", json=body)
+        assert response.status_code == 201, response.json
+    return client.post(f"{api}/complete").json
+
+
+def session_and_trials(app, api):
+    with app.app_context():
+        session = db.session.scalar(select(Session).where(Session.token == api.rsplit("/", 1)[-1]))
+        trials = db.session.scalars(select(Trial).where(Trial.session_id == session.id)
+                                    .order_by(Trial.trial_index)).all()
+        return session, {t.trial_index: t for t in trials}
+
+
+def is_catch(trial):
+    return trial["trial_type"] == "catch"
+
+
+def test_a_technical_catch_timeout_never_fails_the_session(app, client, study):
+    api = start(client)
+    done = run(client, app, api, miss=is_catch)
+    assert done["status"] == "completed"
+    session, trials = session_and_trials(app, api)
+    assert not session.excluded and session.exclusion_reasons == []
+    catch = [t for t in trials.values() if t.trial_type == "catch"]
+    assert len(catch) == 2
+    for trial in catch:
+        assert trial.response is None and not trial.correct
+        assert trial.extra["technical"] is True and trial.extra["technical_events"] == events(3)
+        assert trial.exclusion_reasons == ["technical"]  # kept flagged, never deleted
+
+
+def test_an_unflagged_catch_timeout_still_fails_the_session(app, client, study):
+    api = start(client, "p-2")
+    done = run(client, app, api, miss=is_catch, technical=False)
+    assert done["status"] == "failed_attention"
+    session, trials = session_and_trials(app, api)
+    assert {"catch_failed", "catch_accuracy"} <= set(session.exclusion_reasons)
+    assert all(not t.extra.get("technical") and t.exclusion_reasons == ["timeout"]
+               for t in trials.values() if t.trial_type == "catch")
+
+
+@pytest.mark.parametrize("technical, reasons", [(True, []), (False, ["too_many_timeouts"])])
+def test_technical_timeouts_are_not_counted_as_timeouts(app, client, lenient, technical, reasons):
+    api = start(client, slug="lenient")
+    three = {t["trial_index"] for t in schedule_of(app, api)
+             if t["trial_type"] == "aot" and t["block"] != "practice"}
+    three = set(sorted(three)[:3])  # 3 of 8 main trials: over the 0.2 timeout fraction
+    done = run(client, app, api, miss=lambda t: t["trial_index"] in three, technical=technical)
+    assert done["status"] == "completed"
+    session, _ = session_and_trials(app, api)
+    assert session.exclusion_reasons == reasons
+
+
+def test_too_many_technical_events_exclude_without_failing_attention(app, client, study):
+    """The excuse is bounded: a browser's word that it left fullscreen buys at most
+    ``max_technical_events`` (6: two trials lost three times over) before the session's data
+    are excluded; the participant still gets the completion code, not the screen-out one."""
+    api = start(client, "p-3")
+    first_aot = min(t["trial_index"] for t in schedule_of(app, api)
+                    if t["trial_type"] == "aot" and t["block"] != "practice")
+    done = run(client, app, api, miss=lambda t: is_catch(t) or t["trial_index"] == first_aot)
+    assert done["status"] == "completed"
+    session, _ = session_and_trials(app, api)
+    assert session.excluded and session.exclusion_reasons == ["too_many_technical"]
+
+
+@pytest.mark.parametrize("technical, passed", [(1, True), (4, None)])
+def test_technical_practice_trials_are_left_out_of_the_gate(any_db_app, technical, passed):
+    """The gate reads the flag in SQL (on SQLite and PostgreSQL); an attempt of technical
+    trials only shows nothing, so a new attempt follows (``None``: practice again)."""
+    with any_db_app.app_context():
+        add_stimulus_set()
+        add_catch_set()
+        open_study(main_blocks=2)
+    client = any_db_app.test_client()
+    api = start(client, "p-4")
+    practice = [t for t in schedule_of(any_db_app, api) if t["block"] == "practice"]
+    assert len(practice) == 4
+    for i, trial in enumerate(practice):
+        body = missed(trial, technical=True) if i < technical else answer(trial)
+        assert client.post(f"{api}/trials", json=body).status_code == 201
+    assert client.get(api).json["practice_passed"] is passed
+
+
+@pytest.mark.parametrize("overrides, code", [
+    # The flag needs the stored presentation itself timed out with fullscreen exited.
+    ({"fullscreen_exited": False}, "inconsistent"),
+    ({"timed_out": False, "rt_ms": 700.0, "response": "F", "key": "f"}, "inconsistent"),
+    # Below the cap, the runner would have offered the trial again.
+    ({"technical_events": events(1)}, "inconsistent"),
+    ({"technical_events": events(4)}, "out_of_range"),
+    ({"technical_events": [{"kind": "fullscreen_exited_timeout", "presentation": 2}] * 3},
+     "inconsistent"),
+    ({"technical_events": [{"kind": "tab_hidden", "presentation": 1}]}, "out_of_range"),
+    ({"technical": True}, "unknown_field"),  # the server decides the flag, never the browser
+])
+def test_technical_events_are_accepted_only_as_the_runner_sends_them(
+        app, client, study, overrides, code):
+    api = start(client, "p-5")
+    trial = schedule_of(app, api)[0]
+    response = client.post(f"{api}/trials", json={**missed(trial, technical=True), **overrides})
+    assert response.status_code == 400 and response.json["error"] == code, response.json
+    assert "technical" in response.json["message"]
+
+
+def test_an_answer_after_a_re_offer_is_stored_with_its_event(app, client, study):
+    api = start(client, "p-6")
+    trial = schedule_of(app, api)[0]
+    body = answer(trial, fullscreen_exited=False, technical_events=events(1))
+    assert client.post(f"{api}/trials", json=body).status_code == 201
+    _, trials = session_and_trials(app, api)
+    stored = trials[trial["trial_index"]]
+    assert stored.correct and stored.extra["technical"] is False
+    assert stored.extra["technical_events"] == events(1) and stored.exclusion_reasons == []
