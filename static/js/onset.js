@@ -1,22 +1,30 @@
-// Exact stimulus onset for a video clip: the page-clock time at which the compositor frame
-// that first contains the clip was presented.
+// Exact stimulus onset: the page-clock time at which the compositor frame that first contains
+// the stimulus was presented.
 //
-// API (used by trials/aot.js):
+// API:
 //
-//   concealVideo(video)
-//     Hide a video without stopping Chromium from decoding and compositing it (nearly zero
-//     opacity). Call it before the element is put on screen, so that frame 0 does not show
-//     during the fixation. The video must stay in the layout: no display:none or
-//     visibility:hidden, which stop its frames from reaching the compositor.
+//   onsetMarker() -> {place(), settle(fallbackTime, fallbackMethod) -> Promise<{time, method}>,
+//                     dispose()}
+//     For a change made inside one animation frame (static/js/present.js shows frame 0 of a
+//     clip on a canvas): created at least a frame ahead, place() in that animation frame
+//     paints an Element Timing marker in the same update; settle() resolves with the
+//     presentation time of the frame that carried it, or with the fallback where the engine
+//     has no Element Timing or reports none in time.
 //
-//   await playClip(video, options) -> {onset_time_ms, onset_method, onset_callbacks,
-//                                      onset_detail}
-//     `video` has its (blob) src. playClip conceals it, pre-rolls frame 0, then in one
-//     animation frame reveals it and calls options.onFirstFrame() (so the caller's DOM
-//     changes, e.g. removing the fixation cross, land in the same compositor frame); playback
-//     starts as soon as frame 0 is known to be on screen. It resolves once the onset is
-//     known (one to three frames after the reveal), while the clip keeps playing. Rejects with an Error whose
-//     message says what went wrong (not decodable, not loaded in time, not playing).
+//   concealVideo(video), await playClip(video, options) -> {onset_time_ms, onset_method,
+//                                                          onset_callbacks, onset_detail}
+//     The <video> element presenter, used where a clip's frames do not fit in memory (see
+//     static/js/present.js) and measured as the baseline in bench/rt_accuracy.py and
+//     bench/frame_pacing.py. concealVideo hides a video without stopping Chromium from
+//     decoding and compositing it (nearly zero opacity); call it before the element is put on
+//     screen, so that frame 0 does not show during the fixation. The video must stay in the
+//     layout: no display:none or visibility:hidden, which stop its frames from reaching the
+//     compositor. playClip conceals it, pre-rolls frame 0, then in one animation frame reveals
+//     it and calls options.onFirstFrame() (so the caller's DOM changes, e.g. removing the
+//     fixation cross, land in the same compositor frame); playback starts as soon as frame 0
+//     is known to be on screen. It resolves once the onset is known (one to three frames after
+//     the reveal), while the clip keeps playing. Rejects with an Error whose message says what
+//     went wrong (not decodable, not loaded in time, not playing).
 //     options: onFirstFrame (function, optional); timeoutMs (default 5000) for loading.
 //     onset_time_ms: performance.now() clock, unrounded, comparable to KeyboardEvent.timeStamp.
 //     onset_method: how onset_time_ms was obtained, one of ONSET_METHODS.
@@ -28,18 +36,20 @@
 //
 // Why not requestVideoFrameCallback: in headless Chromium its first callback's times are
 // those of the frame's hand-over to the compositor, not of its display (16-45 ms early
-// against a trace), and sometimes it already reports frame 1. Instead frame 0 is decoded
-// and composited while invisible, so revealing it is an ordinary DOM change, and the
-// presentation time of the compositor frame carrying that change comes from Element Timing
-// on a marker text painted in the same update. bench/rt_accuracy.py checks this against the
-// first frame with the video in a Chromium trace.
+// against a trace), and sometimes it already reports frame 1. Instead the change is made
+// in one animation frame (frame 0 drawn on a canvas, or a pre-rolled video revealed), and
+// the presentation time of the compositor frame carrying that change comes from Element
+// Timing on a marker text painted in the same update. bench/rt_accuracy.py and
+// bench/frame_pacing.py check this against a Chromium trace.
 // Precision: in a cross-origin isolated page (COOP same-origin + COEP require-corp) Chromium
 // reports renderTime unrounded ("element-timing"); otherwise rounded up to 4 ms, and the
-// onset is the middle of that step ("element-timing-coarse", within +-2 ms). Without Element Timing (Firefox, Safari) the
-// onset is the begin-frame time of the animation frame after the reveal ("raf-next"): the
-// vsync at which the reveal can first be displayed, a few ms before it really is.
+// onset is the middle of that step ("element-timing-coarse", within +-2 ms). Without Element
+// Timing (Firefox, Safari) the onset is the begin-frame time of the animation frame after the
+// change ("raf-next"): the vsync at which it can first be displayed, a few ms before it
+// really is. The canvas presenter's methods carry a "canvas-" prefix.
 
-export const ONSET_METHODS = ["element-timing", "element-timing-coarse", "raf-next"];
+const METHODS = ["element-timing", "element-timing-coarse", "raf-next"];
+export const ONSET_METHODS = [...METHODS, ...METHODS.map((method) => `canvas-${method}`)];
 const MAX_CALLBACKS = 4;
 const MARKER_WAIT_MS = 1000;
 const PLAY_WAIT_FRAMES = 3;  // start playback by then even if Element Timing is slow
@@ -119,15 +129,17 @@ export function elementTimingSupported() {
     && (PerformanceObserver.supportedEntryTypes || []).includes("element");
 }
 
-// A one-character text painted with the reveal; Element Timing reports the presentation time
-// of the first frame that contains it. It is practically invisible but must really be painted.
-function addMarker(parent, id) {
+// A one-character text that becomes visible with the change; Element Timing reports the
+// presentation time of the first frame that paints it. It is practically invisible but must
+// really be painted. It is laid out hidden ahead of time, so that the animation frame of the
+// change does not also pay for a new element's style and layout.
+function addMarker(id) {
   const marker = document.createElement("span");
   marker.setAttribute("elementtiming", id);
   marker.setAttribute("aria-hidden", "true");
   marker.textContent = ".";
-  marker.style.cssText = "position:fixed;left:0;top:0;font:1px/1 sans-serif;color:rgba(128,128,128,0.02);pointer-events:none;";
-  parent.appendChild(marker);
+  marker.style.cssText = "position:fixed;left:0;top:0;font:1px/1 sans-serif;color:rgba(128,128,128,0.02);pointer-events:none;visibility:hidden;";
+  document.body.appendChild(marker);
   return marker;
 }
 
@@ -145,18 +157,6 @@ function markerRenderTime(id) {
   return { promise, stop: () => observer.disconnect() };
 }
 
-// Reveals the pre-rolled frame 0 in one animation frame, with the Element Timing marker.
-function revealInNextFrame(video, onFirstFrame, markerId) {
-  return new Promise((resolve) => {
-    requestAnimationFrame((frameTime) => {
-      const marker = markerId ? addMarker(document.body, markerId) : null;
-      video.style.opacity = "";
-      if (onFirstFrame) onFirstFrame();
-      resolve({ frameTime, marker });
-    });
-  });
-}
-
 // The rounded-up renderTime of a page that is not cross-origin isolated: the middle of its
 // 4-ms step is the unbiased estimate. (A browser that does not round lands on a multiple of
 // 4 ms by chance only; then the estimate is 2 ms early.)
@@ -164,6 +164,50 @@ function presentationTime(renderTime) {
   const coarse = !self.crossOriginIsolated && renderTime % COARSE_STEP_MS === 0;
   return coarse ? { time: renderTime - COARSE_STEP_MS / 2, method: "element-timing-coarse" }
     : { time: renderTime, method: "element-timing" };
+}
+
+// One change made in one animation frame, and when it reached the screen: create it a frame or
+// more ahead (it lays out its hidden marker), place() inside that animation frame, settle()
+// once after it (or dispose() if the change never happens). `presented` resolves (never
+// rejects) with the raw renderTime once known; null without Element Timing.
+export function onsetMarker() {
+  const id = elementTimingSupported() ? `chronoscope-onset-${++markerCount}` : null;
+  const rendered = id ? markerRenderTime(id) : null;
+  const marker = id ? addMarker(id) : null;
+  return {
+    presented: rendered ? rendered.promise : null,
+    place() {
+      if (marker) marker.style.visibility = "visible";
+    },
+    async settle(fallbackTime, fallbackMethod) {
+      if (!rendered) return { time: fallbackTime, method: fallbackMethod };
+      try {
+        return presentationTime(
+          await withTimeout(rendered.promise, MARKER_WAIT_MS, "no element timing entry"));
+      } catch (error) {
+        // The fallback keeps the trial usable, and the method says which estimate it holds.
+        return { time: fallbackTime, method: fallbackMethod };
+      } finally {
+        this.dispose();
+      }
+    },
+    dispose() {
+      if (rendered) rendered.stop();
+      if (marker) marker.remove();
+    },
+  };
+}
+
+// Reveals the pre-rolled frame 0 in one animation frame, with the onset marker.
+function revealInNextFrame(video, onFirstFrame, onset) {
+  return new Promise((resolve) => {
+    requestAnimationFrame((frameTime) => {
+      onset.place();
+      video.style.opacity = "";
+      if (onFirstFrame) onFirstFrame();
+      resolve(frameTime);
+    });
+  });
 }
 
 async function framesLater(n) {
@@ -175,38 +219,31 @@ async function framesLater(n) {
 export async function playClip(video, options = {}) {
   const { onFirstFrame = null, timeoutMs = 5000 } = options;
   concealVideo(video);
-  await prerollFirstFrame(video, timeoutMs);
-  const markerId = elementTimingSupported() ? `chronoscope-onset-${++markerCount}` : null;
-  const rendered = markerId ? markerRenderTime(markerId) : null;
+  const onset = onsetMarker();
+  try {
+    await prerollFirstFrame(video, timeoutMs);
+  } catch (error) {
+    onset.dispose();
+    throw error;
+  }
   const callbacks = collectCallbacks(video);
-  const reveal = await revealInNextFrame(video, onFirstFrame, markerId);
+  const revealFrameTime = await revealInNextFrame(video, onFirstFrame, onset);
   const nextFrameTime = await nextAnimationFrame();
   // Playback starts once frame 0 is known to be on screen: started with the reveal, the
   // frame picker (which aims at the expected display time) would skip frame 0 whenever the
   // reveal misses a frame deadline. Frame 0 thus stays up 1-2 frames longer than 1/fps.
-  if (rendered) await Promise.race([rendered.promise, framesLater(PLAY_WAIT_FRAMES - 1)]);
+  if (onset.presented) await Promise.race([onset.presented, framesLater(PLAY_WAIT_FRAMES - 1)]);
   const playStart = performance.now();
   // Settled at once so that a refusal is not an unhandled rejection while we wait below.
   const playing = video.play().then(() => null, (error) => error);
-  let onset = { time: nextFrameTime, method: "raf-next" };
-  if (rendered) {
-    try {
-      onset = presentationTime(
-        await withTimeout(rendered.promise, MARKER_WAIT_MS, "no element timing entry"));
-    } catch (error) {
-      // Falls back to raf-next; the trial stays usable and says which method it used.
-    } finally {
-      rendered.stop();
-      reveal.marker.remove();
-    }
-  }
+  const shown = await onset.settle(nextFrameTime, "raf-next");
   const refused = await withTimeout(playing, timeoutMs, "the clip did not start playing");
   if (refused) throw new Error(`the clip did not start playing (${refused.message})`);
   return {
-    onset_time_ms: onset.time,
-    onset_method: onset.method,
+    onset_time_ms: shown.time,
+    onset_method: shown.method,
     onset_callbacks: callbacks,
-    onset_detail: { reveal_frame_time_ms: reveal.frameTime, next_frame_time_ms: nextFrameTime,
+    onset_detail: { reveal_frame_time_ms: revealFrameTime, next_frame_time_ms: nextFrameTime,
                     play_start_ms: playStart },
   };
 }

@@ -1,19 +1,21 @@
 // Stimulus preloading: a block's clips and frame images are fetched into blobs before the
 // block starts, a few requests at a time, each retried with backoff, so that no trial ever
-// waits on the network and a clip never stalls mid-playback.
+// waits on the network and a clip never stalls mid-playback. The Blob is kept with its object
+// URL: the clip presenter decodes it from memory (the page's CSP lets nothing fetch blob: URLs).
 import { backoffMs, sleep } from "./api.js";
 
 const CONCURRENCY = 3;
 const ATTEMPTS = 6;
 
-const cache = new Map();  // url -> Promise<objectURL>
+const cache = new Map();  // url -> Promise<{blob, objectUrl}>
 
-async function fetchBlobUrl(url) {
+async function fetchStimulus(url) {
   for (let attempt = 0; ; attempt++) {
     try {
       const response = await fetch(url, { credentials: "same-origin" });
       if (!response.ok) throw new Error(`${url}: HTTP ${response.status}`);
-      return URL.createObjectURL(await response.blob());
+      const blob = await response.blob();
+      return { blob, objectUrl: URL.createObjectURL(blob) };
     } catch (error) {
       if (attempt + 1 >= ATTEMPTS) throw error;
       await sleep(backoffMs(attempt, 300, 5000));
@@ -35,7 +37,7 @@ export async function preload(urls, { concurrency = CONCURRENCY, onProgress } = 
   const worker = async () => {
     while (todo.length) {
       const url = todo.shift();
-      const promise = fetchBlobUrl(url);
+      const promise = fetchStimulus(url);
       cache.set(url, promise);
       try {
         await promise;
@@ -55,20 +57,29 @@ export function preloadTrials(trials, options) {
   return preload(trials.flatMap(stimulusUrls), options);
 }
 
-// The blob URL of a preloaded stimulus (fetching it now if it was not preloaded).
-export function blobUrl(url) {
+function cached(url) {
   if (!cache.has(url)) {
-    const promise = fetchBlobUrl(url);
+    const promise = fetchStimulus(url);
     cache.set(url, promise);
     promise.catch(() => cache.delete(url));
   }
   return cache.get(url);
 }
 
+// The blob URL of a preloaded stimulus (fetching it now if it was not preloaded).
+export async function blobUrl(url) {
+  return (await cached(url)).objectUrl;
+}
+
+// The preloaded stimulus itself, for code that reads its bytes.
+export async function blobOf(url) {
+  return (await cached(url)).blob;
+}
+
 export function release(urls) {
   for (const url of urls) {
     const entry = cache.get(url);
     cache.delete(url);
-    if (entry) entry.then((u) => URL.revokeObjectURL(u), () => {});
+    if (entry) entry.then(({ objectUrl }) => URL.revokeObjectURL(objectUrl), () => {});
   }
 }

@@ -1,8 +1,8 @@
-// Arrow-of-time (and catch) trial: fixation, then the clip, muted and inline from its
-// preloaded blob; two response keys; RT = the key event's own timeStamp minus the onset of
-// the clip's first frame on screen (from the onset module).
-import * as Onset from "../onset.js";
-import { blobUrl } from "../preload.js";
+// Arrow-of-time (and catch) trial: fixation, then the clip from its preloaded blob, decoded
+// during the fixation and shown frame by frame on the display's refreshes (present.js); two
+// response keys; RT = the key event's own timeStamp minus the onset of the clip's first frame
+// on screen.
+import { openClip } from "../present.js";
 import { TrialMonitor } from "../monitor.js";
 import { sleep } from "../api.js";
 import { el, show, setScreen } from "../screens.js";
@@ -24,15 +24,6 @@ function keyLegend(session) {
   const words = { F: "Forward", B: "Backward" };
   return el("div", { class: "key-legend" }, ...session.response_keys.map((key) =>
     el("span", {}, el("kbd", {}, key.toUpperCase()), ` = ${words[session.key_mapping[key]]}`)));
-}
-
-function waitMetadata(video) {
-  if (video.readyState >= 2) return Promise.resolve();
-  return new Promise((resolve, reject) => {
-    video.addEventListener("loadeddata", resolve, { once: true });
-    const failed = () => reject(new Error("the clip could not be decoded"));
-    video.addEventListener("error", failed, { once: true });
-  });
 }
 
 // Collects response key presses from the moment playback is requested.
@@ -70,8 +61,16 @@ function awaitResponse(collector, onset, windowMs) {
 }
 
 // The clip's own length (the schedule does not say it) plus the study's window after it.
-function responseWindowMs(session, video) {
-  return video.duration * 1000 + session.response_window_ms_after_clip;
+function responseWindowMs(session, stage) {
+  return stage.durationMs + session.response_window_ms_after_clip;
+}
+
+// The most the clip is shown at, in device pixels: larger clips are decoded down to it.
+function displaySize(box) {
+  const { width, height } = box.getBoundingClientRect();
+  const scale = window.devicePixelRatio || 1;
+  if (!(width > 0 && height > 0)) return { width: Infinity, height: Infinity };
+  return { width: Math.ceil(width * scale), height: Math.ceil(height * scale) };
 }
 
 async function feedback(trial, response) {
@@ -84,34 +83,41 @@ async function feedback(trial, response) {
 }
 
 export async function runAotTrial(trial, ctx) {
-  const { session } = ctx;
-  const video = el("video", { class: "stimulus", muted: "", playsinline: "", preload: "auto" });
-  video.muted = true;
-  video.playsInline = true;
-  video.disablePictureInPicture = true;
-  video.src = await blobUrl(trial.stimulus.url);
-  Onset.concealVideo(video);  // frame 0 must not show before the onset module reveals it
   const fixation = el("div", { class: "fixation", "aria-hidden": "true" }, "+");
-  show("fixation", el("div", { class: "video-box" }, video, fixation), keyLegend(session));
-  await Promise.all([waitMetadata(video), sleep(trial.params?.fixation_ms ?? FIXATION_MS)]);
+  const box = el("div", { class: "video-box" }, fixation);
+  show("fixation", box, keyLegend(ctx.session));
+  const fixationDone = sleep(trial.params?.fixation_ms ?? FIXATION_MS);
+  const stage = await openClip(trial.stimulus.url, { maxSize: displaySize(box) });
+  let data;
+  try {
+    box.prepend(stage.element);  // shows nothing until the clip starts
+    await Promise.all([stage.ready(), fixationDone]);
+    data = await presentAndRespond(trial, ctx, stage, fixation);
+  } finally {
+    stage.close();  // the decoded frames are freed with the trial
+  }
+  if (trial.params?.feedback) await feedback(trial, data.response);
+  return data;
+}
 
+async function presentAndRespond(trial, ctx, stage, fixation) {
+  const { session } = ctx;
   const monitor = new TrialMonitor();
-  monitor.watchVideo(video);
+  if (stage.element instanceof HTMLVideoElement) monitor.watchVideo(stage.element);
   const collector = keyCollector(session.response_keys);
   const onFirstFrame = () => { fixation.remove(); setScreen("clip"); };
-  const onset = await Onset.playClip(video, { onFirstFrame });
+  const onset = await stage.start({ onFirstFrame });
   onFirstFrame();
   document.body.dataset.onset = String(onset.onset_time_ms);
   if (ctx.simulate) ctx.simulate.answerAot(trial, session, onset);
 
-  const press = await awaitResponse(collector, onset, responseWindowMs(session, video));
+  const press = await awaitResponse(collector, onset, responseWindowMs(session, stage));
   collector.stop();
-  const quality = video.getVideoPlaybackQuality ? video.getVideoPlaybackQuality() : null;
-  video.pause();
+  const presentation = stage.finish();
   delete document.body.dataset.onset;
   const health = monitor.finish();
   const response = press ? session.key_mapping[press.key] : null;
-  const data = {
+  return {
     trial_type: trial.trial_type,
     rt_ms: press ? press.time - onset.onset_time_ms : null,
     timed_out: !press,
@@ -121,12 +127,7 @@ export async function runAotTrial(trial, ctx) {
     onset_method: onset.onset_method,
     onset_callbacks: (onset.onset_callbacks || []).slice(0, MAX_CALLBACKS),
     onset_time_ms: onset.onset_time_ms,
-    dropped_frames: quality ? quality.droppedVideoFrames : null,  // null: browser cannot tell
-    total_frames: quality ? quality.totalVideoFrames : null,
+    ...presentation,
     ...health,
   };
-  video.removeAttribute("src");
-  video.load();
-  if (trial.params?.feedback) await feedback(trial, response);
-  return data;
 }

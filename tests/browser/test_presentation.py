@@ -1,0 +1,178 @@
+"""The canvas clip presenter (static/js/present.js, decode.js, mp4.js) in headless Chromium:
+frames decoded in order by both routes, drawn on their due refreshes from frame 0 on, and
+every stored clip trial carrying its frame pacing, with the decoded frames freed.
+
+Clips that spell their frame index (bench/pacing_reference.py) let the test read back which
+frame a bitmap or the canvas holds. Refreshes are counted here from the page's own animation-frame
+time (document.timeline.currentTime) at each draw, not from the presenter's bookkeeping,
+which the test then checks against it. Whether the drawn frames reach the screen on those
+refreshes is what bench/frame_pacing.py measures against a trace.
+"""
+import statistics
+from pathlib import Path
+
+import pytest
+from sqlalchemy import select
+
+from bench.pacing_reference import index_frames, read_index, schedule
+from bench.rt_accuracy import serve
+from experiments.media import encode_browser_mp4
+from tests.browser.participant import enter, stored, wait_done
+from webapp.extensions import db
+from webapp.models import Session, SourceClip, Stimulus, Trial
+
+pytestmark = pytest.mark.browser
+
+CLIPS = {"30fps": (30, 24), "60fps": (60, 30)}  # name: (fps, frames)
+# Logs every drawImage on a visible canvas: the animation frame it ran in and the levels of
+# the 4 x 4 pattern cells it left on the canvas.
+LOG_DRAWS = """(() => {
+  const draw = CanvasRenderingContext2D.prototype.drawImage;
+  window.drawLog = [];
+  CanvasRenderingContext2D.prototype.drawImage = function (...args) {
+    draw.apply(this, args);
+    const { width, height } = this.canvas;
+    if (!(this.canvas instanceof HTMLCanvasElement)) return;
+    const levels = [];
+    for (let cell = 0; cell < 16; cell += 1) {
+      const x = Math.floor(((cell % 4) + 0.5) * width / 4);
+      const y = Math.floor((Math.floor(cell / 4) + 0.5) * height / 4);
+      const [r, g, b] = this.getImageData(x, y, 1, 1).data;
+      levels.push((r + g + b) / 3);
+    }
+    window.drawLog.push({ frameTime: document.timeline.currentTime, levels });
+  };
+})();"""
+# Collects every ImageBitmap made, to check that the trial freed them (closed: width 0).
+TRACK_BITMAPS = """(() => {
+  const make = window.createImageBitmap;
+  window.bitmaps = [];
+  window.createImageBitmap = (...args) => make(...args).then((bitmap) => {
+    window.bitmaps.push(bitmap);
+    return bitmap;
+  });
+})();"""
+
+
+@pytest.fixture(scope="module")
+def pacing_site(tmp_path_factory):
+    clips = tmp_path_factory.mktemp("pacing_clips")
+    for name, (fps, n) in CLIPS.items():
+        encode_browser_mp4(index_frames(n), clips / f"{name}.mp4", fps=fps)
+    return serve({"/clips/": Path(clips)}, isolated=True)
+
+
+def _open(page, base):
+    page.goto(f"{base}/bench/rt_page/pacing.html")
+    page.wait_for_function("() => window.pageReady === true")
+
+
+@pytest.mark.parametrize("webcodecs", [True, False], ids=["webcodecs", "seek"])
+def test_decoded_frames_are_the_files_frames_in_order(page, pacing_site, webcodecs):
+    # The encoder's B-frames and edit list put decode order and file times apart from
+    # presentation order: frame k must still come out at index k, by either route.
+    _open(page, pacing_site)
+    for name, (fps, n) in CLIPS.items():
+        result = page.evaluate("([u, w]) => frameLevels(u, w)", [f"/clips/{name}.mp4", webcodecs])
+        assert result["source"] == ("webcodecs" if webcodecs else "seek")
+        assert result["fps"] == pytest.approx(fps)
+        assert (result["width"], result["height"]) == (320, 240)
+        assert [read_index(levels) for levels in result["levels"]] == list(range(n))
+    assert not page.js_errors
+
+
+def _draw_refreshes(log, first_frame_time, refresh_ms):
+    """Refresh (from frame 0's) on which each frame index was first drawn, from the log."""
+    drawn = {}
+    for entry in log:
+        if entry["frameTime"] < first_frame_time:
+            continue  # frame 0 drawn ahead, before the onset
+        index = read_index(entry["levels"])
+        drawn.setdefault(index, round((entry["frameTime"] - first_frame_time) / refresh_ms))
+    return drawn
+
+
+@pytest.mark.parametrize("clip", CLIPS)
+def test_frames_are_drawn_on_their_due_refreshes(page, pacing_site, clip):
+    fps, n = CLIPS[clip]
+    page.add_init_script(LOG_DRAWS)
+    _open(page, pacing_site)
+    holds = []
+    for trial in range(3):
+        page.evaluate("() => { window.drawLog = []; }")
+        result = page.evaluate("([u, l]) => presentCanvas(u, l)",
+                               [f"/clips/{clip}.mp4", f"t{trial}"])
+        refresh = result["refresh_ms"]
+        assert refresh == pytest.approx(1000 / 60, abs=0.5)  # headless Chromium's 60 Hz
+        due = schedule(n, fps, refresh)
+        drawn = _draw_refreshes(page.evaluate("() => window.drawLog"),
+                                result["onset_detail"]["first_frame_raf_ms"], refresh)
+        # What the test saw drawn is what the presenter recorded.
+        late = sum(r > due[k] for k, r in drawn.items())
+        assert result["frames_total"] == n
+        assert result["frames_shown"] == len(drawn) + 1  # + frame 0, drawn before the onset
+        assert result["frames_dropped"] == n - 1 - len(drawn)
+        assert result["frames_late"] == late
+        hold = min(drawn.values()) - due[1]
+        assert result["frame0_hold_refreshes"] == hold
+        holds.append(hold)
+        assert set(drawn) <= set(range(1, n)) and n - 1 in drawn
+        assert result["onset_method"] == "canvas-element-timing"
+    # Frame 0 is not held: frame 1 comes on its due refresh (a main thread stalled by a
+    # loaded machine may delay it once in a while, which the presenter then records).
+    assert statistics.median(holds) == 0, holds
+    assert not page.js_errors
+
+
+def test_a_clip_too_large_to_hold_decoded_plays_in_a_video_element(page, pacing_site):
+    _open(page, pacing_site)
+    result = page.evaluate("""async (url) => {
+        const { openClip } = await import("/static/js/present.js");
+        const stage = await openClip(url, { maxSize: { width: 320, height: 240 }, maxBytes: 1 });
+        document.getElementById("stage").replaceChildren(stage.element);
+        await stage.ready();
+        const onset = await stage.start();
+        const fields = stage.finish();
+        stage.close();
+        return { element: stage.element.tagName, ...onset, ...fields };
+    }""", "/clips/30fps.mp4")
+    assert result["element"] == "VIDEO" and result["onset_method"] == "element-timing"
+    assert result["onset_time_ms"] > 0 and result["total_frames"] is not None
+    for field in ("frames_total", "frames_shown", "frames_late", "frames_dropped",
+                  "frame0_hold_refreshes", "refresh_ms"):
+        assert result[field] is None
+    assert not page.js_errors
+
+
+def _frame_counts(app, token) -> dict[int, int]:
+    """Trial index -> frame count of the clip it showed, from the catalog."""
+    with app.app_context():
+        rows = db.session.execute(
+            select(Trial.trial_index, SourceClip.frame_count)
+            .join(Session, Session.id == Trial.session_id)
+            .join(Stimulus, Stimulus.id == Trial.stimulus_id)
+            .join(SourceClip, SourceClip.id == Stimulus.source_clip_id)
+            .where(Session.token == token)).all()
+    return dict(rows)
+
+
+def test_clip_trials_store_their_frame_pacing(page, site):
+    page.add_init_script(TRACK_BITMAPS)
+    token = enter(page, site, "aot", "pacing-aot-1", simulate=True)
+    assert wait_done(page)
+    trials = stored(site.app, token)["trials"]
+    frame_counts = _frame_counts(site.app, token)
+    assert trials and set(frame_counts) == {t["trial_index"] for t in trials}
+    for trial in trials:
+        extra = trial["extra"]
+        assert extra.get("frames_total") == frame_counts[trial["trial_index"]], extra
+        assert trial["onset_method"].startswith("canvas-"), trial
+        for field in ("frames_shown", "frames_late", "frames_dropped", "frame0_hold_refreshes"):
+            assert isinstance(extra[field], int) and extra[field] >= 0, (field, extra)
+        assert extra["frames_shown"] + extra["frames_dropped"] <= extra["frames_total"]
+        assert 5 < extra["refresh_ms"] < 50
+    assert statistics.median(t["extra"]["frame0_hold_refreshes"] for t in trials) == 0
+    # Every decoded frame was freed when its trial ended.
+    assert page.evaluate("() => window.bitmaps.length") >= sum(frame_counts.values())
+    assert page.evaluate("() => window.bitmaps.every((b) => b.width === 0)")
+    assert not page.js_errors
