@@ -42,11 +42,7 @@ def confusion_counts(data: pd.DataFrame, by: Sequence[str] = ()) -> pd.DataFrame
     trials = loading.aot_trials(data)
     if "category" in by and "category" not in trials.columns:
         trials = loading.explode_categories(trials, columns=_needed(trials, by))
-    # Cell = 3 * [backward] + answer (0 "F", 1 "B", 2 none), counted with one bincount.
-    backward = (trials["correct_response"] == "B").to_numpy()
-    resp = trials["response"]
-    answer = np.where(resp == "F", 0, np.where(resp == "B", 1, 2))
-    cell = 3 * backward + answer
+    cell = answer_cells(trials)
     if not by:
         counts = np.bincount(cell, minlength=6).reshape(1, 6)
         return pd.DataFrame(counts, columns=list(COUNT_COLUMNS))
@@ -55,6 +51,15 @@ def confusion_counts(data: pd.DataFrame, by: Sequence[str] = ()) -> pd.DataFrame
     keys = grouper.size().index.to_frame(index=False)
     counts = np.bincount(ids * 6 + cell, minlength=len(keys) * 6).reshape(len(keys), 6)
     return pd.concat([keys, pd.DataFrame(counts, columns=list(COUNT_COLUMNS))], axis=1)
+
+
+def answer_cells(trials: pd.DataFrame) -> np.ndarray:
+    """Each trial's index into :data:`COUNT_COLUMNS`: 3 * [backward] + answer (0 "F", 1 "B",
+    2 none), so any grouping counts its cells with one bincount."""
+    backward = (trials["correct_response"] == "B").to_numpy()
+    resp = trials["response"]
+    answer = np.where(resp == "F", 0, np.where(resp == "B", 1, 2))
+    return 3 * backward + answer
 
 
 def _needed(trials: pd.DataFrame, by: list[str]) -> list[str]:
@@ -72,16 +77,22 @@ def metrics_from_counts(counts: dict | pd.DataFrame, correction: str = "loglinea
     ff, fb, fn, bf, bb, bn = (np.asarray(counts[c], dtype=float) for c in COUNT_COLUMNS)
     n = ff + fb + fn + bf + bb + bn
     answered = ff + fb + bf + bb
+    # F1, d' and c compare the two directions: with stimuli of one direction only they
+    # are not defined (precision and false alarms come from the other one), so left empty.
+    both = np.where((ff + fb + fn > 0) & (bf + bb + bn > 0), 1.0, np.nan)
     with np.errstate(divide="ignore", invalid="ignore"):
         out = {
             "n_trials": n, "n_answered": answered,
             "accuracy": (ff + bb) / n,
             # F1 = 2TP / (2TP + FP + FN); a missing answer to a forward clip is a miss.
-            "f1_forward": 2 * ff / (2 * ff + bf + fb + fn),
-            "f1_backward": 2 * bb / (2 * bb + fb + bf + bn),
+            "f1_forward": both * 2 * ff / (2 * ff + bf + fb + fn),
+            "f1_backward": both * 2 * bb / (2 * bb + fb + bf + bn),
             "forward_share": (ff + bf) / answered,
         }
         hit, fa = _rates(bb, bf, fb, ff, correction)
+        # A rate needs answered stimuli of its direction, whatever the correction.
+        hit = np.where(bb + bf > 0, hit, np.nan)
+        fa = np.where(fb + ff > 0, fa, np.nan)
         z_hit, z_fa = ndtri(hit), ndtri(fa)
         out.update(hit_rate=hit, false_alarm_rate=fa, d_prime=z_hit - z_fa,
                    criterion=-(z_hit + z_fa) / 2)
@@ -135,7 +146,10 @@ def aot_metrics(data: pd.DataFrame, by: Sequence[str] | str = (),
     answered trials. Signal detection takes "backward" as the signal, on answered trials:
     :math:`H = P(B | backward)`, :math:`FA = P(B | forward)`,
     :math:`d' = z(H) - z(FA)`, :math:`c = -(z(H) + z(FA)) / 2`; a positive ``c`` is a
-    bias toward answering "forward".
+    bias toward answering "forward". F1, d' and c are empty (NaN) in a row whose stimuli
+    all played one way (e.g. a ``by="direction"`` breakdown), where they mean nothing; so
+    are the hit rate without answered backward clips and the false-alarm rate without
+    answered forward clips.
 
     References
     ----------

@@ -6,11 +6,14 @@ agree on these names; change them here and nowhere else.
 
 Conventions
 -----------
+* :data:`COLUMN_RULES` says what each column may hold, and :data:`ANSWER_CODES` how each
+  trial type codes its answers; :func:`analysis.validation.validate_trials` rejects a table
+  that breaks them before anything is computed.
 * ``direction`` is ``"forward"`` or ``"backward"``.
 * Arrow-of-time trials (``trial_type == "aot"``): ``response`` and ``correct_response`` are
   ``"F"`` or ``"B"``; ``response`` is ``None`` for a timeout or an unparseable model answer.
-  Analysis takes every row with an F/B ``correct_response`` that is not a catch trial as
-  arrow of time, so a writer's own trial-type name for the task still counts.
+  ``correct_response`` is ``"F"`` exactly when ``direction`` is ``"forward"``
+  (:data:`DIRECTION_ANSWERS`), so every analysis may read either.
 * Frame-ordering trials (``trial_type == "frame_order"``): frames are labelled by the
   position in which they were *presented* (1..N, as the participant saw them).
   ``correct_response`` is the JSON list of presented labels in true chronological order;
@@ -26,13 +29,15 @@ Conventions
 * List and dict columns (``categories``, ``exclusion_reasons``, ``extra``) are JSON strings
   in CSV and Python objects in a loaded frame.
 """
+from dataclasses import dataclass
+
 from experiments.categories import CATEGORIES
 
 TRIAL_COLUMNS = (
-    "subject_id", "subject_kind", "session_id", "experiment", "trial_index", "trial_type",
-    "block", "stimulus_id", "source_clip_id", "categories", "direction", "correct_response",
-    "response", "correct", "rt_ms", "onset_method", "dropped_frames", "excluded",
-    "exclusion_reasons", "extra",
+    "subject_id", "subject_kind", "session_id", "session_status", "experiment", "trial_index",
+    "trial_type", "block", "stimulus_id", "source_clip_id", "categories", "direction",
+    "correct_response", "response", "correct", "rt_ms", "onset_method", "dropped_frames",
+    "excluded", "exclusion_reasons", "extra",
 )
 JSON_COLUMNS = ("categories", "exclusion_reasons", "extra")
 REQUIRED_COLUMNS = ("subject_id", "subject_kind", "trial_type", "direction", "response",
@@ -42,12 +47,22 @@ HUMAN, MODEL = "human", "model"
 FORWARD, BACKWARD = "forward", "backward"
 AOT, CATCH, FRAME_ORDER, PAIR_ORDER = "aot", "catch", "frame_order", "pair_order"
 PRACTICE_BLOCK = "practice"
+SUBJECT_KINDS = (HUMAN, MODEL)
+DIRECTIONS = (FORWARD, BACKWARD)
+TRIAL_TYPES = (AOT, CATCH, FRAME_ORDER, PAIR_ORDER)
+# Stored session statuses (webapp): people's sessions, then a model run that lacks items.
+SESSION_COMPLETED = "completed"
+SESSION_STATUSES = ("started", "in_progress", SESSION_COMPLETED, "no_consent", "failed_practice",
+                    "failed_attention", "stopped", "incomplete")
+# Which sessions of people a report analyses (``--sessions``); model runs are taken as stored.
+SESSION_RULES = {"completed": "completed sessions only", "all": "every session"}
 
 # The arrow-of-time benchmark subset leaves out the cyclic category (AoT-PsyPhyBENCH, sec. 3).
 BENCHMARK_EXCLUDED_CATEGORIES = ("Reciprocal",)
 
 # Exclusion reason codes analysis treats specially; any other code is shown as its own step.
 REASON_PRACTICE_GATE = "practice_gate"
+REASON_SESSION_NOT_COMPLETED = "session_not_completed"  # added by the ``--sessions`` rule
 
 # --- keys read from ``extra`` -----------------------------------------------------------
 # Model rows (subject_kind == "model"):
@@ -56,18 +71,76 @@ EXTRA_LABEL_ORDER = "label_order"    # "FB" | "BF": order the two labels were na
 EXTRA_RAW_TEXT = "raw_text"          # str: generated text, kept for audit only
 EXTRA_PARSE_STATUS = "parse_status"  # "ok" | "unparseable"
 EXTRA_SETTING = "setting"            # str: e.g. "zero-shot", "few-shot-4", "simple-cot"
+EXTRA_REVISION = "revision"          # str: which weights (--model-revision, or weights hash start)
 EXTRA_TASK_VARIANT = "task_variant"  # see TASK_VARIANTS
 EXTRA_PAIR_ORDER = "pair_order"      # "AB" | "BA" (pair_order trials)
 EXTRA_PAIR_ID = "pair_id"            # str: the underlying ordered pair (pair_order trials)
 # Frame ordering (humans and models):
 EXTRA_HINT_FRAMES = "hint_frames"    # list of presented labels (1-based) of hint frames
 EXTRA_CONDITION = "condition"        # str: ordering condition, e.g. "4 frames", "hint 1&3"
+# Technical events (human rows): each time a trial timed out after the page left fullscreen,
+# the browser offered it again (at most twice); the trial keeps every such event.
+EXTRA_TECHNICAL_EVENTS = "technical_events"  # list of {"kind", "presentation"} (1-based)
+EXTRA_TECHNICAL = "technical"        # bool: unanswered even so, excluded as "technical" and
+                                     # never held against the participant
 
 LABEL_ORDERS = ("FB", "BF")
 PAIR_ORDERS = ("AB", "BA")
 # TOMATO frame conditions (Shangguan et al. 2025): the full clip in order, the same frames
 # shuffled, one random frame, one hand-picked (most informative) frame.
 TASK_VARIANTS = ("full", "shuffled", "single_frame", "handpicked_frame")
+
+# --- what each trial column may hold -------------------------------------------------------
+@dataclass(frozen=True)
+class ColumnRule:
+    """What one column may hold; :mod:`analysis.validation` checks every cell against it.
+
+    ``kind`` is ``"text"``, ``"choice"`` (one of ``allowed``, spelled exactly), ``"integer"``,
+    ``"number"``, ``"boolean"`` (true/false or 1/0, any case), ``"json_list"`` (items from
+    ``allowed`` when given), ``"json_object"`` or ``"answer"`` (coded per trial type, see
+    :data:`ANSWER_CODES`). ``blank`` says whether an empty cell is allowed; ``note``, when
+    given, is how error messages describe the allowed values.
+    """
+
+    kind: str
+    allowed: tuple = ()
+    blank: bool = True
+    note: str = ""
+
+
+FRAME_LIST = "frame_list"  # a JSON list of presented frame labels 1..N, e.g. "[2, 1, 3]"
+# How each trial type codes ``response`` and ``correct_response``.
+ANSWER_CODES = {AOT: ("F", "B"), CATCH: ("F", "B"), PAIR_ORDER: ("A", "B"),
+                FRAME_ORDER: FRAME_LIST}
+# Arrow-of-time rows: the correct answer that goes with each direction.
+DIRECTION_ANSWERS = {FORWARD: "F", BACKWARD: "B"}
+# Trial types whose rows may leave ``direction`` empty (frame sets, image pairs).
+DIRECTIONLESS_TRIAL_TYPES = (FRAME_ORDER, PAIR_ORDER)
+
+COLUMN_RULES = {
+    "subject_id": ColumnRule("text", blank=False),
+    "subject_kind": ColumnRule("choice", SUBJECT_KINDS, blank=False),
+    "session_id": ColumnRule("text"),
+    "session_status": ColumnRule("choice", SESSION_STATUSES),  # empty: not known
+    "experiment": ColumnRule("text"),
+    "trial_index": ColumnRule("integer"),
+    "trial_type": ColumnRule("choice", TRIAL_TYPES, blank=False),
+    "block": ColumnRule("text"),
+    "stimulus_id": ColumnRule("text"),
+    "source_clip_id": ColumnRule("text"),
+    "categories": ColumnRule("json_list", CATEGORIES),
+    "direction": ColumnRule("choice", DIRECTIONS, note="'forward' or 'backward' (empty only "
+                            "for trial_type 'frame_order' or 'pair_order')"),
+    "correct_response": ColumnRule("answer", blank=False),
+    "response": ColumnRule("answer"),  # empty: a timeout or an unparseable model answer
+    "correct": ColumnRule("boolean"),  # empty: derived from the responses
+    "rt_ms": ColumnRule("number"),
+    "onset_method": ColumnRule("text"),
+    "dropped_frames": ColumnRule("integer"),
+    "excluded": ColumnRule("boolean", blank=False),
+    "exclusion_reasons": ColumnRule("json_list"),
+    "extra": ColumnRule("json_object"),
+}
 
 # --- per-clip TRA values (probes write one row per clip x model x context) ---------------
 # tra = (loss_reversed - loss_forward) / loss_forward (Temporal Reversal Asymmetry, eq. 1).

@@ -1,22 +1,34 @@
 """Model diagnostics: TOMATO frame-condition ratios, TimeCausality swap consistency and
 positional bias, and calibration of logit P(F) with the bias left after swapping label order.
-(TRA statistics live in :mod:`analysis.tra`.)"""
+(TRA statistics live in :mod:`analysis.tra`.)
+
+Each table has one row per observer (:mod:`analysis.observers`: model, revision, prompt
+setting, label order), so two settings of one model are never pooled."""
 from __future__ import annotations
 
 import numpy as np
 import pandas as pd
 
 from analysis import columns as C
-from analysis import loading
+from analysis import loading, observers
 
 TOMATO_EPS = 1e-9
+OBSERVER = "observer"
+
+
+def _by_observer(data: pd.DataFrame, subject: str | None,
+                 frame_condition: bool = True) -> tuple[pd.DataFrame, str]:
+    """``data`` with the grouping column: ``subject`` when named, else ``"observer"``."""
+    if subject is not None:
+        return data, subject
+    return data.assign(observer=observers.observer_column(data, frame_condition)), OBSERVER
 
 
 def _ratio(a, b, eps=TOMATO_EPS):
     return 100 * (a - b) / (b + eps)
 
 
-def tomato_ratios(data: pd.DataFrame, subject: str = "subject_id") -> pd.DataFrame:
+def tomato_ratios(data: pd.DataFrame, subject: str | None = None) -> pd.DataFrame:
     """TOMATO's multi-frame gain, frame-order sensitivity and frame-information disparity.
 
     Parameters
@@ -24,14 +36,16 @@ def tomato_ratios(data: pd.DataFrame, subject: str = "subject_id") -> pd.DataFra
     data : pandas.DataFrame
         Model trials whose ``extra["task_variant"]`` is one of ``"full"``, ``"shuffled"``,
         ``"single_frame"`` (one random frame), ``"handpicked_frame"``.
-    subject : str
-        One row per value of this column (a model).
+    subject : str, optional
+        One row per value of this column; default: per observer, the frame conditions of
+        one observer side by side.
 
     Returns
     -------
     pandas.DataFrame
-        ``subject`` then ``acc_full, acc_shuffled, acc_single_frame, acc_handpicked_frame``
-        (percent) and ``kappa, tau, rho`` (percent; NaN where a variant is missing).
+        ``observer`` (or ``subject``) then ``acc_full, acc_shuffled, acc_single_frame,
+        acc_handpicked_frame`` (percent) and ``kappa, tau, rho`` (percent; NaN where a
+        variant is missing).
 
     Notes
     -----
@@ -51,6 +65,7 @@ def tomato_ratios(data: pd.DataFrame, subject: str = "subject_id") -> pd.DataFra
     >>> round(float(_ratio(37.8, 20.9)), 1)  # TOMATO average, 16 vs 1 frame
     80.9
     """
+    data, subject = _by_observer(data, subject, frame_condition=False)
     variant = loading.extra_column(data, C.EXTRA_TASK_VARIANT)
     rows = data.assign(task_variant=variant)
     rows = rows[rows["task_variant"].isin(C.TASK_VARIANTS)]
@@ -63,13 +78,14 @@ def tomato_ratios(data: pd.DataFrame, subject: str = "subject_id") -> pd.DataFra
     return acc.reset_index()
 
 
-def swap_consistency(data: pd.DataFrame, subject: str = "subject_id") -> pd.DataFrame:
-    """Consistency under swapped presentation and positional bias for ordered pairs.
+def swap_consistency(data: pd.DataFrame, subject: str | None = None) -> pd.DataFrame:
+    """Consistency under swapped presentation, positional bias and F1 for ordered pairs.
 
     Returns
     -------
     pandas.DataFrame
-        Per subject: ``n_trials``, ``accuracy``, ``accuracy_ab``, ``accuracy_ba``,
+        Per observer (or ``subject``): ``n_trials``, ``accuracy``, ``f1_a``, ``f1_b``,
+        ``macro_f1``, ``accuracy_ab``, ``accuracy_ba``,
         ``first_choice_share`` (share of "A" = the image shown first judged earlier),
         ``positional_bias`` (= first_choice_share - 0.5), ``n_pairs`` (pairs answered in
         both orders) and ``swap_consistency`` (share of those pairs where the same image
@@ -81,11 +97,18 @@ def swap_consistency(data: pd.DataFrame, subject: str = "subject_id") -> pd.Data
     judge answers "A" in one order exactly when it answers "B" in the other. A model that
     always picks the first image scores 50% accuracy, consistency 0 and bias +0.5.
 
+    TimeCausality adds F1 "to mitigate the impact of such [positional] biases": F1 of
+    each answer class, :math:`F1_A = 2 n_{AA} / (2 n_{AA} + n_{BA} + n_{AB} +
+    n_{A\\varnothing})` (rows: correct answer, columns: answer; a non-response to an "A"
+    item is a miss), likewise :math:`F1_B`, and their mean ``macro_f1``. The always-first
+    model has F1_A 0.667, F1_B 0 and macro F1 0.333 where its accuracy says 0.5.
+
     References
     ----------
-    .. [1] TimeCausality appendix, sec. C and E (positional bias; GPT-4o fails on the
-       swapped pair).
+    .. [1] TimeCausality appendix, sec. C and E (positional bias, F1 as a reference metric;
+       GPT-4o fails on the swapped pair).
     """
+    data, subject = _by_observer(data, subject)
     rows = data[data["trial_type"] == C.PAIR_ORDER]
     rows = rows.assign(pair_order=loading.extra_column(rows, C.EXTRA_PAIR_ORDER),
                        pair_id=loading.extra_column(rows, C.EXTRA_PAIR_ID))
@@ -95,6 +118,7 @@ def swap_consistency(data: pd.DataFrame, subject: str = "subject_id") -> pd.Data
     answered = answered.assign(chose_earlier=chose_earlier, first=answered["response"] == "A")
     out = rows.groupby(subject).agg(n_trials=("response", "size"),
                                     accuracy=("correct", "mean"))
+    out = out.join(_pair_f1(rows, subject))
     by_order = rows.groupby([subject, "pair_order"])["correct"].mean().unstack()
     out["accuracy_ab"] = by_order.get("AB")
     out["accuracy_ba"] = by_order.get("BA")
@@ -111,15 +135,35 @@ def swap_consistency(data: pd.DataFrame, subject: str = "subject_id") -> pd.Data
     return out.reset_index()
 
 
+def _pair_f1(rows: pd.DataFrame, subject: str) -> pd.DataFrame:
+    """F1 of the "A" and "B" answers per subject, non-responses counted as misses."""
+    truth = rows["correct_response"].astype(object).to_numpy()
+    answer = rows["response"].astype(object).to_numpy()
+    cells = pd.DataFrame({subject: rows[subject].to_numpy(),
+                          "tp_a": (truth == "A") & (answer == "A"),
+                          "tp_b": (truth == "B") & (answer == "B"),
+                          "said_a": answer == "A", "said_b": answer == "B",
+                          "is_a": truth == "A", "is_b": truth == "B"})
+    n = cells.groupby(subject).sum()
+    out = pd.DataFrame(index=n.index)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        # 2TP / (2TP + FP + FN) = 2TP / (answered X + truly X)
+        out["f1_a"] = 2 * n["tp_a"] / (n["said_a"] + n["is_a"])
+        out["f1_b"] = 2 * n["tp_b"] / (n["said_b"] + n["is_b"])
+    out["macro_f1"] = (out["f1_a"] + out["f1_b"]) / 2
+    return out
+
+
 def calibration(data: pd.DataFrame, n_bins: int = 10,
-                subject: str = "subject_id") -> tuple[pd.DataFrame, pd.DataFrame]:
+                subject: str | None = None) -> tuple[pd.DataFrame, pd.DataFrame]:
     """Reliability of logit-based P(F), and the bias left when label order is swapped.
 
     Returns
     -------
     (pandas.DataFrame, pandas.DataFrame)
-        *Bins*: ``subject, bin, n, mean_p_forward, observed_forward`` (share of truly
-        forward clips in the bin). *Summary* per subject: ``n, brier, ece``,
+        *Bins*: ``observer, bin, n, mean_p_forward, observed_forward`` (share of truly
+        forward clips in the bin). *Summary* per observer (or ``subject`` where named):
+        ``n, brier, ece``,
         ``mean_logit_fb``, ``mean_logit_ba``... see Notes.
 
     Notes
@@ -139,6 +183,7 @@ def calibration(data: pd.DataFrame, n_bins: int = 10,
     .. [2] Zheng et al. (2024). Large language models are not robust multiple choice
        selectors. ICLR (debiasing by permuting option order).
     """
+    data, subject = _by_observer(data, subject)
     rows = loading.aot_trials(data)
     p = pd.to_numeric(loading.extra_column(rows, C.EXTRA_P_FORWARD), errors="coerce")
     rows = rows.assign(p_forward=p.clip(1e-6, 1 - 1e-6),

@@ -12,12 +12,74 @@ import pandas as pd
 from analysis import columns as C
 
 UNSPECIFIED = "unspecified"
+# Trials nobody excluded that are still not analysed: practice and attention checks.
+PRACTICE_TRIALS, CATCH_TRIALS = "practice_trials", "catch_trials"
 FLOW_COLUMNS = ("step", "n_participants_removed", "n_trials_removed",
                 "n_participants_remaining", "n_trials_remaining")
 
 
+def apply_session_rule(data: pd.DataFrame, sessions: str = "completed"
+                       ) -> tuple[pd.DataFrame, dict]:
+    """Exclude people's trials from sessions the rule leaves out.
+
+    Parameters
+    ----------
+    data : pandas.DataFrame
+        Canonical trials with ``session_status``.
+    sessions : str
+        A key of :data:`analysis.columns.SESSION_RULES`: ``"completed"`` keeps people's
+        sessions whose status is ``"completed"``; ``"all"`` keeps every session. Model runs
+        are kept as stored either way (an incomplete run lacks items, not answers).
+
+    Returns
+    -------
+    (pandas.DataFrame, dict)
+        The trials, those left out flagged ``excluded`` with reason
+        :data:`analysis.columns.REASON_SESSION_NOT_COMPLETED` added last; and
+        ``{"sessions", "rule", "n_sessions_left_out", "n_trials_left_out",
+        "statuses_left_out"}`` (status -> sessions) to state in the report.
+
+    Raises
+    ------
+    ValueError
+        For an unknown rule, or when people's trials have no ``session_status`` (a trial
+        table exported before it had that column) and the rule needs it.
+    """
+    if sessions not in C.SESSION_RULES:
+        raise ValueError(f"unknown session rule {sessions!r}; allowed: "
+                         f"{', '.join(map(repr, C.SESSION_RULES))}")
+    people = (data["subject_kind"] == C.HUMAN).to_numpy()
+    status = data["session_status"].astype(object).to_numpy() if "session_status" in data \
+        else np.full(len(data), None, dtype=object)
+    info = {"sessions": sessions, "rule": C.SESSION_RULES[sessions], "n_sessions_left_out": 0,
+            "n_trials_left_out": 0, "statuses_left_out": {}}
+    if sessions == "all":
+        return data, info
+    unknown = people & pd.isna(status)
+    if unknown.any():
+        raise ValueError(f"{int(unknown.sum())} trials of people have no session_status, so "
+                         "'completed sessions only' cannot be applied (a trial table exported "
+                         "before that column existed?): export the study again, or analyse "
+                         "every session with --sessions all")
+    out = people & (status != C.SESSION_COMPLETED)
+    if not out.any():
+        return data, info
+    left = data[out].drop_duplicates(["subject_id", "session_id"])
+    info.update(n_sessions_left_out=len(left), n_trials_left_out=int(out.sum()),
+                statuses_left_out=left["session_status"].astype(str).value_counts()
+                .sort_index().to_dict())
+    data = data.copy()
+    reasons = data["exclusion_reasons"].to_numpy(dtype=object).copy()
+    for i in np.flatnonzero(out):
+        reasons[i] = [*reasons[i], C.REASON_SESSION_NOT_COMPLETED]
+    data["exclusion_reasons"] = reasons
+    data["excluded"] = data["excluded"].to_numpy(dtype=bool) | out
+    return data, info
+
+
 def trial_exclusion_flow(data: pd.DataFrame, subject: str = "subject_id") -> pd.DataFrame:
-    """Entered -> failed practice gate -> each further reason -> remaining.
+    """Entered -> failed practice gate -> each further reason -> sessions not completed ->
+    practice and catch trials (not analysed) -> remaining, the trials analysed.
 
     Parameters
     ----------
@@ -29,8 +91,9 @@ def trial_exclusion_flow(data: pd.DataFrame, subject: str = "subject_id") -> pd.
     Returns
     -------
     pandas.DataFrame
-        Rows ``entered``, ``practice_gate``, each other reason (most frequent first),
-        ``remaining``; columns ``step, n_participants_removed, n_trials_removed,
+        Rows ``entered``, ``practice_gate``, each other reason (most frequent first), then
+        where present ``session_not_completed``, ``practice_trials`` and ``catch_trials``,
+        and ``remaining``; columns ``step, n_participants_removed, n_trials_removed,
         n_participants_remaining, n_trials_remaining``.
 
     Notes
@@ -38,7 +101,10 @@ def trial_exclusion_flow(data: pd.DataFrame, subject: str = "subject_id") -> pd.
     Steps are applied in order, and a trial with several reasons is charged to the first
     step that names it, so the removed counts add up to entered minus remaining. A
     participant is removed at the step that removes their last remaining trial. Trials
-    flagged ``excluded`` without a reason are charged to ``"unspecified"``.
+    flagged ``excluded`` without a reason are charged to ``"unspecified"``. The session
+    rule comes after the recorded reasons, so it is charged only with what nothing else
+    removes (e.g. a session still in progress); practice trials and catch trials that
+    nobody excluded come last: they are not analysed, so ``remaining`` is the analysed N.
 
     Examples
     --------
@@ -52,19 +118,25 @@ def trial_exclusion_flow(data: pd.DataFrame, subject: str = "subject_id") -> pd.
     if (data["subject_kind"] == C.HUMAN).any():
         data = data[data["subject_kind"] == C.HUMAN]
     excluded = data["excluded"].astype(bool).to_numpy()
+    unused = _not_analysed(data)
     # Few distinct (excluded, reasons) combinations exist; work on those, not on every row.
-    keys = pd.Series(list(zip(excluded, map(tuple, data["exclusion_reasons"]))), dtype=object)
+    keys = pd.Series(list(zip(excluded, map(tuple, data["exclusion_reasons"]), unused)),
+                     dtype=object)
     codes, uniques = pd.factorize(keys.to_numpy())
-    reasons = [list(r) if r else ([UNSPECIFIED] if ex else []) for ex, r in uniques]
+    reasons = [(list(r) or [UNSPECIFIED]) if ex else ([u] if u else [])
+               for ex, r, u in uniques]
     per_key = np.bincount(codes, minlength=len(uniques))
     counts = pd.Series(dict.fromkeys({r for rs in reasons for r in rs}, 0), dtype=int)
     for rs, n in zip(reasons, per_key):
         counts[rs] += n
     counts = counts.sort_values(ascending=False, kind="stable")
-    order = [C.REASON_PRACTICE_GATE] + [r for r in counts.index if r != C.REASON_PRACTICE_GATE]
+    last = [C.REASON_SESSION_NOT_COMPLETED, PRACTICE_TRIALS, CATCH_TRIALS]
+    order = [C.REASON_PRACTICE_GATE] + \
+        [r for r in counts.index if r not in (C.REASON_PRACTICE_GATE, *last)] + \
+        [r for r in last if r in counts.index]
     rank = {r: i for i, r in enumerate(order)}
-    key_step = np.array([min((rank[r] for r in rs), default=len(order)) if ex else len(order)
-                         for (ex, _), rs in zip(uniques, reasons)], dtype=int)
+    key_step = np.array([min((rank[r] for r in rs), default=len(order))
+                         for rs in reasons], dtype=int)
     step = key_step[codes] if len(codes) else np.zeros(0, dtype=int)
     subjects = data[subject].to_numpy()
     # A participant leaves at the latest step among their trials.
@@ -78,6 +150,16 @@ def trial_exclusion_flow(data: pd.DataFrame, subject: str = "subject_id") -> pd.
         rows.append(_row(reason, removed_p, removed_t, n_p, n_t))
     rows.append(_row("remaining", 0, 0, n_p, n_t))
     return pd.DataFrame(rows, columns=list(FLOW_COLUMNS))
+
+
+def _not_analysed(data: pd.DataFrame) -> np.ndarray:
+    """Per row: ``"practice_trials"``, ``"catch_trials"`` or ``""`` (analysed if kept)."""
+    out = np.full(len(data), "", dtype=object)
+    if "trial_type" in data.columns:
+        out[(data["trial_type"] == C.CATCH).to_numpy(dtype=bool)] = CATCH_TRIALS
+    if "block" in data.columns:
+        out[(data["block"] == C.PRACTICE_BLOCK).to_numpy(dtype=bool)] = PRACTICE_TRIALS
+    return out
 
 
 def _row(step, removed_p, removed_t, remaining_p, remaining_t):

@@ -128,3 +128,73 @@ def flow_figure(flow: pd.DataFrame):
                 text=flow["n_trials_remaining"], row=1, col=2)
     fig.update_layout(title="Exclusion flow (remaining after each step)", height=380)
     return fig
+
+
+def item_scatter(agreement: pd.DataFrame):
+    """Per-item accuracy of people (x) against each model observer's (y), one point per
+    stimulus (a clip in one direction), with the diagonal of equal accuracy.
+
+    ``agreement``: :func:`analysis.human_vs_model.per_stimulus_agreement`. A model's value
+    is 0 or 1 for an item shown once (0.5 when its two label orders disagree), so points
+    are jittered vertically by up to 0.03 (deterministically, by item) to show their count.
+    """
+    import plotly.graph_objects as go
+
+    colors = _colors(agreement["model"].unique())
+    fig = go.Figure()
+    for model, part in agreement.groupby("model", sort=True):
+        order = np.argsort(np.argsort(part["stimulus"].astype(str).to_numpy()))
+        jitter = 0.06 * (order / max(len(part) - 1, 1) - 0.5)
+        fig.add_scatter(x=part["human_accuracy"], y=part["model_correct"] + jitter,
+                        mode="markers", name=str(model), marker={"color": colors[model],
+                                                                 "size": 6, "opacity": 0.6},
+                        text=part["stimulus"].astype(str),
+                        customdata=part["model_correct"],
+                        hovertemplate="%{text}<br>people %{x:.2f}<br>model %{customdata:.2f}")
+    fig.add_scatter(x=[0, 1], y=[0, 1], mode="lines", line={"dash": "dot", "color": "#999"},
+                    showlegend=False, hoverinfo="skip")
+    fig.update_layout(title="Per item: people's accuracy against each model's",
+                      xaxis_title="people: share correct", yaxis_title="model: share correct",
+                      xaxis_range=[-0.02, 1.02], yaxis_range=[-0.08, 1.08], height=440)
+    return fig
+
+
+def participant_figure(per_participant: pd.DataFrame, observers: pd.DataFrame):
+    """Each participant's accuracy (left) and criterion c against d' (right), with every
+    model drawn beside them and the participants' mean.
+
+    ``per_participant``: :func:`analysis.participant_sdt.participant_sdt`; ``observers``:
+    ``observer, accuracy, d_prime, criterion`` (e.g. ``aot_overall`` on the full set).
+    """
+    from plotly.subplots import make_subplots
+
+    fig = make_subplots(rows=1, cols=2, column_widths=[0.4, 0.6],
+                        subplot_titles=["Accuracy per participant", "d' and c per participant"])
+    people = per_participant
+    fig.add_box(y=100 * people["accuracy"], name="people", boxpoints="all", jitter=0.5,
+                pointpos=0, marker={"color": HUMAN_COLOR, "size": 5, "opacity": 0.6},
+                line={"color": "#888"}, text=people["subject_id"].astype(str),
+                showlegend=False, row=1, col=1)
+    fig.add_scatter(x=people["criterion"], y=people["d_prime"], mode="markers",
+                    name="participants", marker={"color": HUMAN_COLOR, "size": 6, "opacity": 0.5},
+                    text=people["subject_id"].astype(str), row=1, col=2)
+    fig.add_scatter(x=[people["criterion"].mean()], y=[people["d_prime"].mean()],
+                    mode="markers", name="participants' mean",
+                    marker={"color": HUMAN_COLOR, "size": 14, "symbol": "x"}, row=1, col=2)
+    models = observers[observers["observer"] != "human"]
+    colors = _colors(models["observer"].unique())
+    for _, row in models.iterrows():
+        color, name = colors[row["observer"]], str(row["observer"])
+        fig.add_scatter(x=[name], y=[100 * row["accuracy"]], mode="markers", name=name,
+                        legendgroup=name, marker={"color": color, "size": 12,
+                                                  "symbol": "diamond"}, row=1, col=1)
+        fig.add_scatter(x=[row["criterion"]], y=[row["d_prime"]], mode="markers+text",
+                        text=[name], textposition="top center", legendgroup=name,
+                        showlegend=False, marker={"color": color, "size": 12,
+                                                  "symbol": "diamond"}, row=1, col=2)
+    fig.add_vline(x=0, line_dash="dot", row=1, col=2)
+    fig.update_yaxes(title_text="% correct", row=1, col=1)
+    fig.update_xaxes(title_text="criterion c (> 0: forward bias)", row=1, col=2)
+    fig.update_yaxes(title_text="d'", row=1, col=2)
+    fig.update_layout(title="Per participant, with the models beside them", height=440)
+    return fig

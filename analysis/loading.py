@@ -1,6 +1,7 @@
 """Load trials into one typed long table, and the small views every metric starts from."""
 from __future__ import annotations
 
+import csv
 import json
 from pathlib import Path
 
@@ -9,6 +10,7 @@ import pandas as pd
 
 from analysis import columns as C
 from analysis.csv_cells import escape_cells, unescape_cells
+from analysis.validation import TRUE_TEXT, Rows, validate_trials
 
 
 def read_trials(path: str | Path) -> pd.DataFrame:
@@ -29,8 +31,16 @@ def read_trials(path: str | Path) -> pd.DataFrame:
     Raises
     ------
     ValueError
-        If the file is missing, empty, not CSV, or lacks a required column.
+        If the file is missing, empty, not CSV, lacks a required column, or holds a value
+        outside the codebook (:func:`analysis.validation.validate_trials`; the message names
+        the CSV line, counting the header as line 1).
     """
+    return normalize_trials(*read_trial_cells(path))
+
+
+def read_trial_cells(path: str | Path) -> tuple[pd.DataFrame, CsvLines]:
+    """The trial CSV as read, its text cells unquoted, not yet checked or typed; and how
+    messages name its lines. :func:`read_trials` is this plus :func:`normalize_trials`."""
     path = Path(path)
     if not path.is_file():
         raise ValueError(f"trial file not found: {path}")
@@ -44,10 +54,40 @@ def read_trials(path: str | Path) -> pd.DataFrame:
                           keep_default_na=False, na_values=[""])
     except (pd.errors.ParserError, pd.errors.EmptyDataError, UnicodeDecodeError) as exc:
         raise ValueError(f"{path} is not a readable trial CSV: {exc}") from exc
-    return normalize_trials(unescape_cells(raw))
+    return unescape_cells(raw), CsvLines(path)
 
 
-def normalize_trials(data: pd.DataFrame) -> pd.DataFrame:
+class CsvLines(Rows):
+    """Names rows of a CSV by the line they start on (a quoted cell may span lines)."""
+
+    note = "line numbers count the CSV header as line 1"
+    plural = "lines"
+
+    def __init__(self, path: Path):
+        self._path, self._starts = path, None
+
+    def number(self, position: int) -> int:
+        if self._starts is None:  # read again only when a message needs it
+            self._starts = _record_lines(self._path)
+        return self._starts[position]
+
+    def label(self, position: int) -> str:
+        return f"line {self.number(position)}"
+
+
+def _record_lines(path: Path) -> list[int]:
+    """The line on which each data record starts; blank lines are skipped, as pandas does."""
+    starts, previous = [], 0
+    with path.open(newline="", encoding="utf-8") as handle:
+        reader = csv.reader(handle)
+        for record in reader:
+            if record:
+                starts.append(previous + 1)
+            previous = reader.line_num
+    return starts[1:]
+
+
+def normalize_trials(data: pd.DataFrame, rows: Rows | None = None) -> pd.DataFrame:
     """Give a canonical trial frame its types: parsed JSON columns, bools, floats.
 
     Missing optional columns are added with neutral values, so an export from an older
@@ -57,6 +97,8 @@ def normalize_trials(data: pd.DataFrame) -> pd.DataFrame:
     ----------
     data : pandas.DataFrame
         One row per trial with at least :data:`analysis.columns.REQUIRED_COLUMNS`.
+    rows : analysis.validation.Rows, optional
+        How an error message names a row (CSV lines for :func:`read_trials`).
 
     Returns
     -------
@@ -67,10 +109,17 @@ def normalize_trials(data: pd.DataFrame) -> pd.DataFrame:
         ``correct`` float (1.0 / 0.0 / NaN), ``rt_ms`` float, ids as strings, and
         ``response``, ``correct_response`` and :data:`CATEGORICAL_COLUMNS` as pandas
         categoricals.
+
+    Raises
+    ------
+    ValueError
+        If a required column is missing, or a cell is outside the codebook
+        (:func:`analysis.validation.validate_trials`).
     """
     missing = [c for c in C.REQUIRED_COLUMNS if c not in data.columns]
     if missing:
         raise ValueError(f"trial table lacks required column(s): {', '.join(missing)}")
+    validate_trials(data, rows)
     df = data.copy()
     for col in C.TRIAL_COLUMNS:
         if col not in df.columns:
@@ -102,8 +151,8 @@ def _as_categories(df: pd.DataFrame) -> pd.DataFrame:
     return df
 
 
-CATEGORICAL_COLUMNS = ("subject_kind", "trial_type", "direction", "block", "experiment",
-                       "onset_method")
+CATEGORICAL_COLUMNS = ("subject_kind", "session_status", "trial_type", "direction", "block",
+                       "experiment", "onset_method")
 
 
 def _map_unique(col: pd.Series, fn) -> pd.Series:
@@ -148,7 +197,7 @@ def _parse_json_column(col: pd.Series, kind: type, name: str) -> pd.Series:
 
 def _to_bool(value) -> bool:
     if isinstance(value, str):
-        return value.strip().lower() in ("true", "1", "yes")
+        return value.strip().lower() in TRUE_TEXT
     if value is None or (isinstance(value, float) and np.isnan(value)):
         return False
     return bool(value)

@@ -3,19 +3,30 @@ edit distance, exact match; first-position anchoring and disorder of the present
 
 Every metric is computed for all trials of one sequence length at once on integer arrays
 (no Python loop over trials), so 100,000 ordering trials score in well under a second.
+
+A missing, unparseable or invalid order (not a permutation of the frames) is a
+non-response, and follows the one policy of :mod:`analysis.nonresponse`: by default an
+error, scored as the reversed order (the worst answer: tau -1, no pair and no frame in
+place); ``"excluded"`` leaves it out of the means; ``"chance"`` gives it the expected score
+of a uniformly random order. :func:`ordering_sensitivity` gives the means under all three.
 """
 from __future__ import annotations
 
 import json
+from functools import lru_cache
+from itertools import permutations
 from typing import Sequence
 
 import numpy as np
 import pandas as pd
 
 from analysis import columns as C
+from analysis import nonresponse
 
 TRIAL_METRICS = ("kendall_tau", "pairwise_accuracy", "mean_abs_distance", "lcs_ratio",
                  "edit_distance", "exact_match")
+MAX_ENUMERATED = 8  # chance scores: every permutation up to 8 frames (40,320), else a sample
+CHANCE_SAMPLE, CHANCE_SEED = 20000, 0
 
 
 def _as_list(value):
@@ -177,8 +188,48 @@ def _add_presentation_features(out: pd.DataFrame, true: pd.Series) -> None:
     out["n_inversions"] = true.map(inversions)
 
 
+@lru_cache(maxsize=None)
+def nonresponse_scores(n: int, policy: str) -> tuple[float, ...]:
+    """The :data:`TRIAL_METRICS` a non-response of ``n`` scored frames gets under ``policy``.
+
+    ``"error"``: the scores of the reversed order. ``"chance"``: the mean over every order
+    of ``n`` frames (up to :data:`MAX_ENUMERATED`; beyond, over :data:`CHANCE_SAMPLE`
+    orders drawn with seed :data:`CHANCE_SEED`). ``"excluded"``: NaN (left out).
+
+    Examples
+    --------
+    >>> [round(v, 3) for v in nonresponse_scores(3, "chance")]  # tau, pairs, MAD, LCS, edit, exact
+    [0.0, 0.5, 0.889, 0.667, 1.667, 0.167]
+    """
+    nonresponse.check_policy(policy)
+    if policy == "excluded":
+        return (np.nan,) * len(TRIAL_METRICS)
+    identity = np.arange(1, n + 1)
+    if policy == "error":
+        orders = identity[None, ::-1]
+    elif n <= MAX_ENUMERATED:
+        orders = np.array(list(permutations(identity)))
+    else:
+        orders = np.random.default_rng(CHANCE_SEED).permuted(
+            np.tile(identity, (CHANCE_SAMPLE, 1)), axis=1)
+    scores = score_orders(np.tile(identity, (len(orders), 1)), orders)
+    return tuple(float(scores[m].mean()) for m in TRIAL_METRICS)
+
+
+def apply_nonresponse_policy(scores: pd.DataFrame, policy: str) -> pd.DataFrame:
+    """Per-trial scores with every invalid order scored as ``policy`` says (see
+    :func:`nonresponse_scores`); trials with fewer than two scored frames stay NaN."""
+    out = scores.copy()
+    missing = ~out["valid"].astype(bool) & (out["n_scored"] >= 2)
+    for n in np.unique(out.loc[missing, "n_scored"]):
+        rows = missing & (out["n_scored"] == n)
+        out.loc[rows, list(TRIAL_METRICS)] = nonresponse_scores(int(n), policy)
+    return out
+
+
 def ordering_metrics(data: pd.DataFrame, by: Sequence[str] | str = (),
-                     scores: pd.DataFrame | None = None) -> pd.DataFrame:
+                     scores: pd.DataFrame | None = None,
+                     policy: str = nonresponse.DEFAULT_POLICY) -> pd.DataFrame:
     """Mean ordering metrics per group of ``frame_order`` trials.
 
     Parameters
@@ -192,12 +243,16 @@ def ordering_metrics(data: pd.DataFrame, by: Sequence[str] | str = (),
     scores : pandas.DataFrame, optional
         :func:`ordering_trial_scores` of ``data``, when already computed (a report groups
         the same scores several ways).
+    policy : {"error", "excluded", "chance"}
+        How invalid or missing orders count (see :func:`nonresponse_scores`); the same
+        policy as the arrow-of-time tables (:mod:`analysis.nonresponse`).
 
     Returns
     -------
     pandas.DataFrame
         ``by`` columns, ``n_trials``, ``n_valid``, then the mean of each of
-        :data:`TRIAL_METRICS` over valid trials (see :func:`score_orders` for formulas).
+        :data:`TRIAL_METRICS` over the trials ``policy`` counts (see :func:`score_orders`
+        for formulas).
         Anchoring is ``ordering_metrics(df, by="true_first_position")``; the effect of
         input disorder is ``by="n_inversions"`` (EGO-FLIGHT, Appendix, Figure 3).
 
@@ -212,7 +267,8 @@ def ordering_metrics(data: pd.DataFrame, by: Sequence[str] | str = (),
     """
     by = [by] if isinstance(by, str) else list(by)
     rows = data[data["trial_type"] == C.FRAME_ORDER]
-    table = (ordering_trial_scores(rows) if scores is None else scores).copy()
+    table = apply_nonresponse_policy(ordering_trial_scores(rows) if scores is None
+                                     else scores, policy)
     for col in by:
         if col == "condition" and col not in rows.columns:
             table[col] = [e.get(C.EXTRA_CONDITION, "") if isinstance(e, dict) else ""
@@ -224,3 +280,42 @@ def ordering_metrics(data: pd.DataFrame, by: Sequence[str] | str = (),
     if not by:
         return table.assign(_all=0).groupby("_all").agg(**agg).reset_index(drop=True)
     return table.groupby(by, dropna=False).agg(**agg).reset_index()
+
+
+def ordering_sensitivity(data: pd.DataFrame, by: Sequence[str] | str = ("observer",),
+                         main_policy: str = nonresponse.DEFAULT_POLICY) -> pd.DataFrame:
+    """Mean ordering metrics under each non-response policy, one row per group and policy.
+
+    Parameters
+    ----------
+    data : pandas.DataFrame
+        Canonical trials with exclusions flagged, not removed (the policy decides which
+        timed-out trials count, as :func:`analysis.nonresponse.included` does).
+    by : str or sequence of str
+        Grouping columns (default: per observer).
+    main_policy : str
+        The policy of the report's ordering tables, marked ``main``.
+
+    Returns
+    -------
+    pandas.DataFrame
+        ``by`` columns, ``policy``, ``main``, ``n_trials``, ``n_invalid``, then the means
+        of :data:`TRIAL_METRICS`.
+    """
+    by = [by] if isinstance(by, str) else list(by)
+    parts = []
+    frames = data[data["trial_type"] == C.FRAME_ORDER]
+    for policy in nonresponse.POLICIES:
+        rows = nonresponse.included(frames, policy)
+        if rows.empty:
+            continue
+        table = ordering_metrics(rows, by=by, policy=policy)
+        table.insert(len(by), "policy", policy)
+        table.insert(len(by) + 1, "main", policy == main_policy)
+        parts.append(table)
+    if not parts:
+        return pd.DataFrame(columns=[*by, "policy", "main", "n_trials", "n_invalid",
+                                     *TRIAL_METRICS])
+    out = pd.concat(parts, ignore_index=True)
+    out.insert(out.columns.get_loc("n_valid"), "n_invalid", out["n_trials"] - out["n_valid"])
+    return out.drop(columns="n_valid")

@@ -13,8 +13,9 @@ from typing import Sequence
 import numpy as np
 import pandas as pd
 
-from analysis import (accuracy_model, aot, benchmark_reference, bootstrap, diagnostics,
-                      exclusions, figures, human_vs_model, loading, ordering, rt, tra)
+from analysis import (aot, benchmark_reference, bootstrap, comparisons,
+                      diagnostics, exclusions, figures, human_vs_model, loading, nonresponse,
+                      observers, ordering, report_stats, rt, tra)
 from analysis import columns as C
 
 EXPLODED_COLUMNS = ["subject_id", "subject_kind", "observer", "source_clip_id", "stimulus_id",
@@ -22,6 +23,13 @@ EXPLODED_COLUMNS = ["subject_id", "subject_kind", "observer", "source_clip_id", 
                     "rt_ms", "onset_method"]
 HEADLINE = ("n_trials", "accuracy", "f1_forward", "f1_backward", "forward_share", "d_prime",
             "criterion")
+AOT_TABLES = ("aot_overall", "aot_by_category", "aot_by_direction", "aot_by_subject",
+              "aot_by_session")
+# Table columns that name observers or models: shown by short label, never by a local path.
+LABELLED_COLUMNS = ("observer", "model", "subject_id", "session_id", "observer_a", "observer_b")
+# Comparison tables also written to metrics.json (the first three: the Holm family).
+METRICS_TABLES = ("binomial_tests", "mcnemar_tests", "item_correlation", "text_vs_logit_accuracy",
+                  "nonresponse_sensitivity", "ordering_nonresponse_sensitivity")
 
 
 @dataclass
@@ -34,26 +42,16 @@ class Report:
     notes: list = field(default_factory=list)
     fit_info: dict = field(default_factory=dict)  # sample sizes and methods of model fits
     timings_s: dict = field(default_factory=dict)
+    failures: dict = field(default_factory=dict)  # table name -> why it was not computed
+    sessions: dict = field(default_factory=dict)  # the session rule and what it left out
 
 
 def with_observer(data: pd.DataFrame) -> pd.DataFrame:
-    """Add ``observer``: ``"human"`` for people pooled; for a model its subject id, plus
-    its prompt setting when it was run under several (zero-shot, few-shot, CoT ... are
-    separate rows in the paper's tables), plus any TOMATO frame condition other than the
-    full clip. Both label orders of the logit scoring stay pooled (they are balanced)."""
-    is_model = (data["subject_kind"] == C.MODEL).to_numpy()
-    observer = np.full(len(data), C.HUMAN, dtype=object)
-    models = data[is_model]
-    if len(models):
-        setting = [e.get(C.EXTRA_SETTING) for e in models["extra"]]
-        variant = [e.get(C.EXTRA_TASK_VARIANT) for e in models["extra"]]
-        n_settings = pd.Series(setting, dtype=object).groupby(
-            models["subject_id"].to_numpy()).nunique()
-        observer[is_model] = [
-            str(m) + (f" / {st}" if n_settings.get(m, 0) > 1 else "")
-            + (f" / {v}" if v not in (None, "full") else "")
-            for m, st, v in zip(models["subject_id"], setting, variant)]
-    return data.assign(observer=observer)
+    """Add ``observer``: ``"human"`` for people pooled; for a model its observer name
+    (:func:`analysis.observers.observer_ids`: model, revision, prompt setting and label
+    order, named by the parts that differ), plus any TOMATO frame condition other than the
+    full clip. A run balanced over both label orders is one observer."""
+    return observers.with_observer(data)
 
 
 def select_models(data: pd.DataFrame, models: Sequence[str] | None) -> pd.DataFrame:
@@ -68,24 +66,39 @@ def select_models(data: pd.DataFrame, models: Sequence[str] | None) -> pd.DataFr
     return data[(data["subject_kind"] != C.MODEL) | data["subject_id"].isin(models)]
 
 
-def overall_table(kept: pd.DataFrame, n_boot: int, rng) -> pd.DataFrame:
-    """Per observer on the full set and the benchmark subset (no Reciprocal), with CIs."""
+def overall_table(kept: pd.DataFrame, n_boot: int, rng, gaps: list | None = None
+                  ) -> pd.DataFrame:
+    """Per observer on the full set and the benchmark subset (no Reciprocal), with CIs:
+    two-way (participant x clip) for people, clip for models (:mod:`analysis.bootstrap`).
+    People-minus-model gaps from the same draws are appended to ``gaps`` when given."""
     parts = []
     for subset, frame in (("full", kept), ("benchmark", loading.benchmark_subset(kept))):
         if loading.aot_trials(frame).empty:
             continue
         metrics = aot.aot_metrics(frame, by="observer")
-        ci = bootstrap.cluster_bootstrap_ci(frame, by="observer", n_boot=n_boot, rng=rng)
+        draws = bootstrap.bootstrap_draws(frame, by="observer", strata="observer",
+                                          n_boot=n_boot, rng=rng)
+        ci = bootstrap.percentile_table(draws)
         ci = ci.drop(columns=[c for c in bootstrap.DEFAULT_METRICS if c in ci])
         parts.append(metrics.merge(ci, on="observer").assign(subset=subset))
-    return pd.concat(parts, ignore_index=True) if parts else pd.DataFrame()
+        if gaps is not None:
+            gaps.append(report_stats.gap_table(draws).assign(subset=subset))
+    if not parts:
+        return pd.DataFrame()
+    table = pd.concat(parts, ignore_index=True)
+    return table[["subset", *table.columns.drop("subset")]]  # which set a row is on, first
 
 
-def category_table(exploded: pd.DataFrame, n_boot: int, rng) -> pd.DataFrame:
-    """Per observer x category (multi-label counted in each), with clip-bootstrap CIs."""
+def category_table(exploded: pd.DataFrame, n_boot: int, rng, gaps: list | None = None
+                   ) -> pd.DataFrame:
+    """Per observer x category (multi-label counted in each), with CIs as
+    :func:`overall_table` (people-minus-model gaps per category appended to ``gaps``)."""
     metrics = aot.aot_metrics(exploded, by=["observer", "category"])
-    ci = bootstrap.cluster_bootstrap_ci(exploded, by=["observer", "category"], n_boot=n_boot,
-                                        rng=rng)
+    draws = bootstrap.bootstrap_draws(exploded, by=["observer", "category"],
+                                      strata="observer", n_boot=n_boot, rng=rng)
+    if gaps is not None:
+        gaps.append(report_stats.gap_table(draws))
+    ci = bootstrap.percentile_table(draws)
     ci = ci.drop(columns=[c for c in bootstrap.DEFAULT_METRICS if c in ci])
     return metrics.merge(ci, on=["observer", "category"])
 
@@ -97,9 +110,25 @@ def _timed(report: Report, name: str, fn, *args, **kwargs):
     return out
 
 
+def _fit(report: Report, name: str, fn, *args, **kwargs):
+    """:func:`_timed` for a model fit, which data can make fail (a singular design when
+    everyone is right, perfect separation, no variance ...): a failed fit leaves the reason
+    in ``report.failures[name]``, its section and metrics.json, returns None, and the rest
+    of the report is still built."""
+    try:
+        return _timed(report, name, fn, *args, **kwargs)
+    except Exception as error:  # noqa: BLE001 - whatever the fitter raises is reported
+        reason = f"{type(error).__name__}: {error}"
+        report.failures[name] = reason
+        report.fit_info[name] = {"failed": reason}
+        report.notes.append(f"{name} could not be fitted ({reason}); its table is left out.")
+        return None
+
+
 def build_report(data: pd.DataFrame, models: Sequence[str] | None = None, n_boot: int = 1000,
                  rng: np.random.Generator | None = None,
-                 tra_data: pd.DataFrame | None = None) -> Report:
+                 tra_data: pd.DataFrame | None = None, sessions: str = "completed",
+                 non_response: str = nonresponse.DEFAULT_POLICY) -> Report:
     """Every table, figure and headline metric of a study.
 
     Parameters
@@ -114,14 +143,32 @@ def build_report(data: pd.DataFrame, models: Sequence[str] | None = None, n_boot
         For the bootstrap; ``default_rng(0)`` when omitted, so reports are reproducible.
     tra_data : pandas.DataFrame, optional
         Per-clip TRA values (:data:`analysis.columns.TRA_COLUMNS`) for the TRA tables.
+    sessions : str
+        Which of people's sessions are analysed (:data:`analysis.columns.SESSION_RULES`):
+        ``"completed"`` (default) or ``"all"``; see
+        :func:`analysis.exclusions.apply_session_rule`. Sessions left out are a step of
+        the exclusion flow, and the rule is stated in the notes and metrics.
+    non_response : {"error", "excluded"}
+        The one policy for people's timeouts and models' unparseable answers
+        (:mod:`analysis.nonresponse`); the tables ``nonresponse_sensitivity`` and
+        ``ordering_nonresponse_sensitivity`` give the figures under every policy.
 
     Returns
     -------
     Report
+        Every N it reports is the analysed N: the exclusion flow ends with the trials the
+        tables use (practice and catch trials are steps of it).
     """
     rng = np.random.default_rng(0) if rng is None else rng
     report = Report()
     data = with_observer(select_models(data, models))
+    data, report.sessions = exclusions.apply_session_rule(data, sessions)
+    report.notes.append(_session_note(report.sessions))
+    nonresponse.check_policy(non_response, nonresponse.MAIN_POLICIES)
+    raw, data = data, nonresponse.apply_policy(data, non_response)
+    report.notes.append(_nonresponse_note(raw, data, non_response))
+    report.fit_info["non_response"] = {"policy": non_response,
+                                       "policies_in_sensitivity": list(nonresponse.POLICIES)}
     flow = _timed(report, "exclusion_flow", exclusions.trial_exclusion_flow, data)
     kept = loading.included(data)
     aot_kept = loading.aot_trials(kept)
@@ -129,26 +176,92 @@ def build_report(data: pd.DataFrame, models: Sequence[str] | None = None, n_boot
                       columns=EXPLODED_COLUMNS)
     t = report.tables
     t["exclusion_flow"] = flow
-    t["aot_overall"] = _timed(report, "overall", overall_table, aot_kept, n_boot, rng)
+    gaps, category_gaps = [], []
+    t["aot_overall"] = _timed(report, "overall", overall_table, aot_kept, n_boot, rng, gaps)
     if not exploded.empty:
         t["aot_by_category"] = _timed(report, "category", category_table, exploded, n_boot,
-                                      rng)
+                                      rng, category_gaps)
+    gaps = [g for g in gaps if not g.empty]
+    if gaps:
+        t["human_model_gap"] = pd.concat(gaps, ignore_index=True)
+    report.notes.append(report_stats.uncertainty_note(n_boot))
+    report.fit_info["uncertainty"] = report_stats.uncertainty_info(n_boot)
     t["aot_by_direction"] = aot.aot_metrics(aot_kept, by=["observer", "direction"])
     t["aot_by_subject"] = _timed(report, "by_subject", aot.aot_metrics, aot_kept,
-                                 by=["subject_kind", "subject_id"])
+                                 by=["subject_kind", "subject_id", "observer"])
     t["aot_by_session"] = aot.aot_metrics(aot_kept, by=["subject_kind", "subject_id",
                                                         "session_id"])
     humans = aot_kept[aot_kept["subject_kind"] == C.HUMAN]
     _add_human_tables(report, humans, exploded[exploded["subject_kind"] == C.HUMAN])
-    _add_comparison_tables(report, aot_kept)
-    _add_ordering_tables(report, kept)
+    _timed(report, "participant_sdt", report_stats.add_participant_sdt, report, humans, n_boot,
+           rng)
+    _add_comparison_tables(report, aot_kept, raw, n_boot, rng, non_response)
+    if category_gaps:
+        report_stats.attach_category_gap_cis(t, category_gaps[0])
+    _add_ordering_tables(report, kept, raw, non_response)
     _add_diagnostic_tables(report, kept, tra_data)
     bench = benchmark_reference.benchmark_reference_table(aot_kept)  # published beside ours
     if not bench.empty:
         t["benchmark_reference"] = bench
+    if aot_kept.empty:  # e.g. a frame-ordering study: no arrow-of-time tables at all
+        for name in AOT_TABLES:
+            t.pop(name, None)
+    _label_models(report, data)
     report.metrics = _headline(report, data, kept)
     report.figures = _timed(report, "figures", _figures, report, humans)
     return report
+
+
+def _session_note(info: dict) -> str:
+    left = info["n_sessions_left_out"]
+    statuses = ", ".join(f"{k}: {v}" for k, v in info["statuses_left_out"].items())
+    return (f"Sessions analysed: {info['rule']} (--sessions {info['sessions']}) of "
+            f"participants; model runs as stored. {left} session{'s' * (left != 1)} left "
+            f"out" + (f" ({statuses}; {info['n_trials_left_out']} trials)" if left else "")
+            + "; see the exclusion flow.")
+
+
+def _model_labels(data: pd.DataFrame) -> dict:
+    """Model id -> short label (:func:`analysis.observers.display_label`); ids whose
+    labels collide keep the fewest trailing parts of their id that tell them apart."""
+    from analysis.observers import display_label
+
+    ids = sorted(map(str, data.loc[data["subject_kind"] == C.MODEL, "subject_id"].unique()))
+    labels = {m: display_label(m) for m in ids}
+    for label in {v for v in labels.values() if list(labels.values()).count(v) > 1}:
+        clash = [m for m in ids if labels[m] == label]
+        parts = {m: [p for p in m.replace("\\", "/").split("/") if p] or [m] for m in clash}
+        for n in range(1, max(len(p) for p in parts.values()) + 1):
+            tails = {m: "/".join(p[-n:]) for m, p in parts.items()}
+            if len(set(tails.values())) == len(tails):
+                break
+        labels.update(tails)
+    return labels
+
+
+def _label_models(report: Report, data: pd.DataFrame) -> None:
+    """Show models by short label in every table: an observer name starts with its model
+    id (``"<id> / few-shot-4"``), which is replaced by the model's label."""
+    labels = _model_labels(data)
+    if not labels or all(k == v for k, v in labels.items()):
+        return
+    longest_first = sorted(labels, key=len, reverse=True)
+
+    def label(value):
+        if not isinstance(value, str):
+            return value
+        for model in longest_first:
+            if value == model or value.startswith(model + " / "):
+                return labels[model] + value[len(model):]
+        return value
+
+    for name, table in report.tables.items():
+        for col in LABELLED_COLUMNS:
+            if col in table.columns:
+                values = table[col].astype(object)
+                table = table.assign(**{col: values.map(
+                    {v: label(v) for v in values.dropna().unique()}).where(values.notna())})
+        report.tables[name] = table
 
 
 def _add_human_tables(report: Report, humans: pd.DataFrame, exploded: pd.DataFrame) -> None:
@@ -159,38 +272,68 @@ def _add_human_tables(report: Report, humans: pd.DataFrame, exploded: pd.DataFra
     t["rt_median"] = _timed(report, "rt_median", rt.median_rt, exploded) if len(exploded) \
         else rt.median_rt(humans, by=["direction", "response"])
     t["rt_answer_speed"] = rt.answer_speed(humans)
-    lmm, info = _timed(report, "rt_lmm", rt.rt_mixed_model, humans)
-    t["rt_lmm"] = lmm
-    report.fit_info["rt_lmm"] = info
-    report.notes.append(f"Log-RT mixed model fitted on a deterministic subsample: "
-                        f"{info['subsample']} ({info['n_obs']} trials).")
     methods = rt.onset_methods(humans)
     if len(methods) > 1:
         listed = ", ".join(f"{method}: {n}" for method, n in methods.items())
         report.notes.append(f"Clip onsets were timed by {len(methods)} methods ({listed} "
                             "answered trials): median RTs are given per onset method and the "
                             "log-RT mixed model has onset_method as a covariate.")
-    gee, gee_info = _timed(report, "accuracy_model", accuracy_model.accuracy_model, humans)
-    t["accuracy_model"] = gee
-    report.fit_info["accuracy_model"] = gee_info
-    report.notes.append(f"Accuracy model: {gee_info['method']}; all {gee_info['n_obs']} "
-                        f"trials of {gee_info['n_subjects']} participants.")
+    # The log-RT LMM, the GEE and the crossed GLMM, each noted with what it was fitted on.
+    report_stats.add_model_fits(report, humans, _fit)
 
 
-def _add_comparison_tables(report: Report, aot_kept: pd.DataFrame) -> None:
+def _nonresponse_note(raw: pd.DataFrame, data: pd.DataFrame, policy: str) -> str:
+    changed = int((raw["excluded"].astype(bool) != data["excluded"].astype(bool)).sum())
+    if policy == "error":
+        detail = (f"{changed} trials the exclusion rules set aside only as a timeout are "
+                  "counted back in as errors")
+    else:
+        detail = f"{changed} further non-responses are left out (reason non_response)"
+    return (f"Non-responses (people's timeouts, models' unparseable answers) follow one "
+            f"policy for both: '{policy}'; {detail}. nonresponse_sensitivity (and, for "
+            "frame orders, ordering_nonresponse_sensitivity) gives the main figures with "
+            "non-responses as errors, excluded, and as chance guesses.")
+
+
+def _add_comparison_tables(report: Report, aot_kept: pd.DataFrame, raw: pd.DataFrame,
+                           n_boot: int, rng, policy: str) -> None:
+    """Tests against chance and between models, human-model agreement, logit accuracy and
+    the non-response sensitivity; the family of tests is Holm-corrected together."""
     kinds = set(aot_kept["subject_kind"])
-    if not {C.HUMAN, C.MODEL} <= kinds:
+    if aot_kept.empty:
         return
     t = report.tables
-    t["per_stimulus_agreement"] = human_vs_model.per_stimulus_agreement(aot_kept)
-    t["error_consistency"] = _timed(report, "error_consistency",
-                                    human_vs_model.error_consistency, aot_kept)
-    if "aot_by_category" in t:
-        t["category_gap"] = human_vs_model.gap_from_category_table(t["aot_by_category"])
-        t["difficulty_correlation"] = human_vs_model.difficulty_correlation(t["category_gap"])
+    family = {"binomial_tests": comparisons.binomial_tests(aot_kept)}
+    t["nonresponse_sensitivity"] = nonresponse.sensitivity_table(raw, policy)
+    if C.MODEL in kinds:
+        t["text_vs_logit_accuracy"] = nonresponse.text_and_logit_accuracy(aot_kept)
+        report.notes.extend(f"{row.observer}: {row.note}." for row in
+                            t["text_vs_logit_accuracy"].itertuples() if row.note)
+        family["mcnemar_tests"] = comparisons.mcnemar_tests(aot_kept)
+    if {C.HUMAN, C.MODEL} <= kinds:
+        t["per_stimulus_agreement"] = human_vs_model.per_stimulus_agreement(aot_kept)
+        t["error_consistency"] = _timed(report, "error_consistency",
+                                        human_vs_model.error_consistency, aot_kept,
+                                        n_boot=n_boot, rng=rng)
+        family["item_correlation"] = comparisons.item_correlations(t["per_stimulus_agreement"])
+        if "aot_by_category" in t:
+            t["category_gap"] = human_vs_model.gap_from_category_table(t["aot_by_category"])
+            t["difficulty_correlation"] = human_vs_model.difficulty_correlation(
+                t["category_gap"])
+    family = {k: v for k, v in family.items() if not v.empty}
+    family, size = comparisons.holm_family(family)
+    t.update(family)
+    report.fit_info["holm"] = {"family_size": size, "tables": sorted(family)}
+    report.notes.append(
+        f"Holm correction across the family of {size} tests the report makes "
+        f"({', '.join(sorted(family))}): p_holm beside each p_value. Binomial tests are "
+        "two-sided against 50%; McNemar's test is exact below "
+        f"{comparisons.EXACT_BELOW} discordant items, else chi-square with continuity "
+        "correction; kappa intervals resample clips.")
 
 
-def _add_ordering_tables(report: Report, kept: pd.DataFrame) -> None:
+def _add_ordering_tables(report: Report, kept: pd.DataFrame, raw: pd.DataFrame,
+                         policy: str) -> None:
     rows = kept[kept["trial_type"] == C.FRAME_ORDER]
     if rows.empty:
         return
@@ -199,7 +342,10 @@ def _add_ordering_tables(report: Report, kept: pd.DataFrame) -> None:
     for name, by in (("ordering_by_condition", "condition"),
                      ("ordering_anchoring", "true_first_position"),
                      ("ordering_by_inversions", "n_inversions")):
-        t[name] = ordering.ordering_metrics(rows, by=["observer", by], scores=scores)
+        t[name] = ordering.ordering_metrics(rows, by=["observer", by], scores=scores,
+                                            policy=policy)
+    t["ordering_nonresponse_sensitivity"] = ordering.ordering_sensitivity(
+        raw, by="observer", main_policy=policy)
 
 
 def _add_diagnostic_tables(report: Report, kept: pd.DataFrame, tra_data) -> None:
@@ -228,14 +374,20 @@ def _headline(report: Report, data: pd.DataFrame, kept: pd.DataFrame) -> dict:
         entry = observers.setdefault(row["observer"], {})
         entry[row["subset"]] = {k: _plain(row[k]) for k in HEADLINE}
     flow = report.tables["exclusion_flow"]
-    out = {"n_trials_entered": int(len(data)), "n_trials_included": int(len(kept)),
+    # Every N is the flow's: entered, and remaining = the trials the tables analyse.
+    out = {"n_trials_entered": int(flow["n_trials_remaining"].iloc[0]),
+           "n_trials_included": int(flow["n_trials_remaining"].iloc[-1]),
            "n_participants_entered": int(flow["n_participants_remaining"].iloc[0]),
            "n_participants_included": int(flow["n_participants_remaining"].iloc[-1]),
-           "models": sorted(data.loc[data["subject_kind"] == C.MODEL, "subject_id"].unique()),
+           "sessions": report.sessions,
+           "models": sorted(set(_model_labels(data).values())),
            "observers": observers, "notes": report.notes}
     out.update(report.fit_info)
     if "error_consistency" in report.tables:
         out["error_consistency"] = report.tables["error_consistency"].to_dict("records")
+    for name in METRICS_TABLES:
+        if name in report.tables:
+            out[name] = report.tables[name].to_dict("records")
     return _plain(out)
 
 
@@ -266,6 +418,11 @@ def _figures(report: Report, humans: pd.DataFrame) -> dict:
         out["sdt"] = figures.sdt_figure(full)
     if not humans.empty:
         out["rt"] = figures.rt_figure(humans)
+    if "sdt_by_participant" in t and not overall.empty:
+        out["participants"] = figures.participant_figure(
+            t["sdt_by_participant"], overall[overall["subset"] == "full"])
+    if "per_stimulus_agreement" in t and not t["per_stimulus_agreement"].empty:
+        out["item_scatter"] = figures.item_scatter(t["per_stimulus_agreement"])
     if "ordering_by_condition" in t:
         out["ordering_condition"] = figures.ordering_figure(
             t["ordering_by_condition"], "condition", "Frame ordering by condition")
@@ -282,7 +439,7 @@ def _figures(report: Report, humans: pd.DataFrame) -> dict:
 
 def category_figure(data: pd.DataFrame, n_boot: int = 1000, rng=None):
     """Per-category Forward F1, Backward F1 and accuracy, people vs each model, with CIs."""
-    kept = with_observer(loading.aot_trials(loading.included(data)))
+    kept = with_observer(loading.aot_trials(nonresponse.included(data)))
     rng = np.random.default_rng(0) if rng is None else rng
     table = category_table(loading.explode_categories(kept), n_boot, rng)
     return figures.category_figure(table)
@@ -290,7 +447,7 @@ def category_figure(data: pd.DataFrame, n_boot: int = 1000, rng=None):
 
 def bias_figure(data: pd.DataFrame):
     """Share of Forward answers per observer."""
-    kept = with_observer(loading.aot_trials(loading.included(data)))
+    kept = with_observer(loading.aot_trials(nonresponse.included(data)))
     return figures.bias_figure(aot.aot_metrics(kept, by="observer"))
 
 

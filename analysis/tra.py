@@ -43,7 +43,9 @@ def tra_process_table(data: pd.DataFrame, by=("model", "context_frames")) -> pd.
     Notes
     -----
     Welch's t-test of dissipative against low-dissipation clips; Cohen's d uses the pooled
-    SD. A model with physically grounded time has difference > 0.
+    SD. A model with physically grounded time has difference > 0. Where neither group
+    varies and their means differ, t and d are infinite (signed) and p is 0, as the paper
+    prints t = inf (Table 8); where the means are also equal they are undefined (NaN).
 
     References
     ----------
@@ -70,9 +72,24 @@ def tra_process_table(data: pd.DataFrame, by=("model", "context_frames")) -> pd.
     return pd.DataFrame(rows)
 
 
+def _constant(values: np.ndarray) -> bool:
+    """No variance at all: every value identical (np.var of equal floats can be 1e-38)."""
+    return np.ptp(values) == 0
+
+
+def _infinite(difference: float, n_stats: int):
+    """t (and d) of a difference with zero variance: signed infinity, p = 0."""
+    if difference == 0:
+        return (np.nan,) * n_stats
+    return (float(np.copysign(np.inf, difference)), 0.0) + \
+        (float(np.copysign(np.inf, difference)),) * (n_stats - 2)
+
+
 def _welch(a: np.ndarray, b: np.ndarray):
     if len(a) < 2 or len(b) < 2:
         return np.nan, np.nan, np.nan
+    if _constant(a) and _constant(b):
+        return _infinite(a[0] - b[0], 3)
     t, p = stats.ttest_ind(a, b, equal_var=False)
     pooled = np.sqrt(((len(a) - 1) * a.var(ddof=1) + (len(b) - 1) * b.var(ddof=1))
                      / (len(a) + len(b) - 2))
@@ -86,6 +103,11 @@ def tra_scenario_table(data: pd.DataFrame, by=("model", "context_frames")) -> pd
     -------
     pandas.DataFrame
         ``by`` columns, ``scenario``, ``process``, ``n``, ``tra_pct``, ``t``, ``p``.
+
+    Notes
+    -----
+    Where every clip of a scenario has the same nonzero TRA, t is infinite (signed) and
+    p is 0, as the paper prints for dominos (t = inf, Table 8); all-zero TRA gives NaN.
     """
     by = [c for c in by if c in data.columns]
     data = _check(data, ("scenario",))
@@ -95,10 +117,18 @@ def tra_scenario_table(data: pd.DataFrame, by=("model", "context_frames")) -> pd
         values = part["tra"].to_numpy(float)
         row = dict(zip(keys, key))
         row.update(n=len(values), tra_pct=100 * values.mean())
-        row["t"], row["p"] = (stats.ttest_1samp(values, 0.0) if len(values) > 1
-                              and values.std() > 0 else (np.nan, np.nan))
+        row["t"], row["p"] = _one_sample(values)
         rows.append(row)
     return pd.DataFrame(rows)
+
+
+def _one_sample(values: np.ndarray) -> tuple[float, float]:
+    if len(values) < 2:
+        return np.nan, np.nan
+    if _constant(values):
+        return _infinite(values[0], 2)
+    t, p = stats.ttest_1samp(values, 0.0)
+    return float(t), float(p)
 
 
 def tra_parameter_table(data: pd.DataFrame, by=("model", "context_frames")) -> pd.DataFrame:

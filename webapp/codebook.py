@@ -1,50 +1,87 @@
-"""The codebook shipped with every export: one entry per column of every exported table."""
+"""The codebook shipped with every export: one entry per column of every exported table.
+
+The values a trial column may hold come from :data:`analysis.columns.COLUMN_RULES` and the
+constants it names, which ``manage.py analyze`` checks every cell against; the descriptions
+below quote those same constants, so the codebook and the check cannot drift apart.
+"""
 import pandas as pd
 
+from analysis import columns as C
 from analysis.csv_cells import escape_cells
+
+
+def _quoted(values) -> str:
+    """'"a", "b" or "c"'"""
+    shown = [f'"{v}"' for v in values]
+    return shown[0] if len(shown) == 1 else f"{', '.join(shown[:-1])} or {shown[-1]}"
+
 
 # (column, type, description) per exported table
 TRIAL_CODEBOOK = [
     ("subject_id", "string", "Participant recruitment id (e.g. Prolific PID) or model id."),
-    ("subject_kind", "string", '"human" or "model".'),
+    ("subject_kind", "string", f"{_quoted(C.SUBJECT_KINDS)}."),
     ("session_id", "integer", "Database id of the session (one sitting / one model run); "
                               "matches participants.csv."),
+    ("session_status", "string", f"Stored status of the session at export time: "
+                                 f"{_quoted(C.SESSION_STATUSES)} (a model run that still "
+                                 "lacks items). `manage.py analyze` and `report` analyse "
+                                 f"participants' {_quoted([C.SESSION_COMPLETED])} sessions "
+                                 "only unless given --sessions all."),
     ("experiment", "string", "Study slug."),
     ("trial_index", "integer", "Position of the trial in the session's schedule (from 0)."),
-    ("trial_type", "string", '"aot" (arrow-of-time 2AFC), "catch", "frame_order" or '
-                             '"pair_order".'),
+    ("trial_type", "string", f"{_quoted(C.TRIAL_TYPES)}: arrow-of-time 2AFC, attention "
+                             "check, frame ordering, ordered image pair."),
     ("block", "string", '"practice" or the main block name (e.g. "main-1").'),
     ("stimulus_id", "string", "Opaque public id of the stimulus shown; see metadata.json "
                               "stimuli for its clip, direction and sha256."),
     ("source_clip_id", "string", "Key of the source clip the stimulus was made from."),
-    ("categories", "JSON list", "Motion categories of the source clip (multi-label): Proceed, "
-                                "Fall, Diffusion, Division, Put, Reciprocal."),
-    ("direction", "string", '"forward" or "backward" (reversed playback); empty for frame '
-                            "sets."),
-    ("correct_response", "string", 'Arrow of time: "F" or "B". Frame ordering: JSON list of '
-                                   "presented frame positions in true order."),
+    ("categories", "JSON list", "Motion categories of the source clip (multi-label), spelled "
+                                f"exactly: {', '.join(C.CATEGORIES)}; e.g. "
+                                '["Fall", "Diffusion"].'),
+    ("direction", "string", f"{_quoted(C.DIRECTIONS)} (reversed playback); empty only for "
+                            f"{_quoted(C.DIRECTIONLESS_TRIAL_TYPES)} rows."),
+    ("correct_response", "string", 'Arrow of time and catch: "F" or "B" (on "aot" rows "F" '
+                                   'exactly when direction is "forward"). Ordered pair: "A" '
+                                   'or "B". Frame ordering: JSON list of presented frame '
+                                   "positions in true order, e.g. [2, 1, 3]."),
     ("response", "string", 'The answer given, in the same coding as correct_response; empty '
                            "for a timeout or an unparseable model answer."),
-    ("correct", "boolean", "Whether response equals correct_response (computed by the server)."),
+    ("correct", "boolean", "Whether response equals correct_response (computed by the "
+                           "server): true or false (1 or 0)."),
     ("rt_ms", "float", "Response time in milliseconds from stimulus onset, unrounded."),
     ("onset_method", "string", "How stimulus onset was timestamped: 'element-timing' (the "
                                "presentation time of the compositor frame that first shows "
                                "the clip, unrounded), 'element-timing-coarse' (the same, "
                                "rounded by the browser to 4 ms and centred), 'raf-next' (the "
-                               "fallback: the animation frame after the reveal); empty for "
-                               "frame ordering and model rows."),
-    ("dropped_frames", "integer", "Video frames the browser reported dropped during the trial."),
-    ("excluded", "boolean", "True when a trial-level rule or the session's participant-level "
-                            "rules exclude this trial."),
+                               "fallback: the animation frame after the reveal), each "
+                               "prefixed 'canvas-' when the clip was drawn frame by frame on a "
+                               "canvas (the default presenter; without the prefix: a <video> "
+                               "element, used for clips too large to hold decoded); empty for "
+                               "frame ordering and model rows. RTs of different methods are "
+                               "not pooled by the report."),
+    ("dropped_frames", "integer", "Clip frames never shown during the trial (the canvas "
+                                  "presenter's frames_dropped; a <video> element's own count)."),
+    ("excluded", "boolean", "true when a trial-level rule or the session's participant-level "
+                            "rules exclude this trial, else false (1 or 0 also read; never "
+                            "empty)."),
     ("exclusion_reasons", "JSON list", "Reason codes: trial-level first (anticipation, timeout, "
-                                       "dropped_frames, stall, focus_lost, fullscreen_exited), "
-                                       "then participant-level (catch_failed, catch_accuracy, "
-                                       "practice_gate, too_many_timeouts, incomplete, "
-                                       "too_little_time, simulated)."),
+                                       "technical, dropped_frames, stall, focus_lost, "
+                                       "fullscreen_exited), then participant-level "
+                                       "(catch_failed, catch_accuracy, practice_gate, "
+                                       "too_many_timeouts, incomplete, too_little_time, "
+                                       "too_many_technical, simulated)."),
     ("extra", "JSON object", "Everything beyond the canonical columns: key pressed, onset "
                              "callbacks, stalls, focus/fullscreen flags, frame-order moves, "
                              "clicks on Done ignored because they came less than 300 ms after "
                              "the frames appeared (ignored_inputs), "
+                             "the canvas presenter's frame pacing (frames_total, "
+                             "frames_shown, frames_late: drawn a refresh or more after they "
+                             "were due, frames_dropped, frame0_hold_refreshes, refresh_ms), "
+                             "technical_events (each time the trial timed out after the page "
+                             "left fullscreen and was offered again: kind, presentation) and "
+                             "technical (true when it timed out this way every time it was "
+                             "offered: reason 'technical', never counted against the "
+                             "participant), "
                              "model raw text and log-probabilities."),
 ]
 

@@ -68,7 +68,8 @@ def accuracy_table(trials: pd.DataFrame, by: str) -> pd.DataFrame:
 
     Arrow-of-time trials: ``analysis.aot.aot_metrics`` accuracy per ``by`` and direction
     (a timeout is an error). Frame ordering: the exact-order rate of
-    ``analysis.ordering.ordering_metrics``, under the direction label "frame order".
+    ``analysis.ordering.ordering_metrics``, under the direction label "frame order"; an
+    unanswered or invalid order is an error too (``analysis.nonresponse``'s default policy).
     Columns: ``by``, ``direction``, ``accuracy``, ``n``.
     """
     parts = []
@@ -81,7 +82,7 @@ def accuracy_table(trials: pd.DataFrame, by: str) -> pd.DataFrame:
         metrics = ordering.ordering_metrics(frames, by=[by])
         parts.append(pd.DataFrame({by: metrics[by], "direction": "frame order",
                                    "accuracy": metrics["exact_match"],
-                                   "n_trials": metrics["n_valid"]}))
+                                   "n_trials": metrics["n_trials"]}))
     if not parts:
         return pd.DataFrame(columns=[by, "direction", "accuracy", "n"])
     return pd.concat(parts, ignore_index=True).rename(columns={"n_trials": "n"})

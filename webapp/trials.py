@@ -16,6 +16,7 @@ def canonical_query(experiment_slug: str | None = None) -> Select:
             Subject.external_id.label("subject_id"),
             Subject.kind.label("subject_kind"),
             Session.id.label("session_id"),
+            Session.status.label("session_status"),
             Experiment.slug.label("experiment"),
             Trial.trial_index, Trial.trial_type, Trial.block,
             Stimulus.public_id.label("stimulus_id"),

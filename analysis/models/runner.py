@@ -52,6 +52,15 @@ class RunStats:
 VIDEO_INPUT_INFO = ("temporal_position_ids_per_video", "frames_per_video", "video_encoding")
 
 
+def model_revision(description: dict) -> str | None:
+    """Which weights answered: the researcher's ``--model-revision``, else the start of the
+    weights fingerprint (local folders, hub snapshots), else None (a served model)."""
+    if description.get("revision"):
+        return str(description["revision"])
+    weights = description.get("weights_sha256")
+    return str(weights)[:12] if weights else None
+
+
 def _batches(items: list, size: int):
     for start in range(0, len(items), size):
         yield items[start:start + size]
@@ -104,6 +113,9 @@ class Runner:
         self.stats.wall_seconds = time.perf_counter() - start
         rows = [trial_row(item, index, outcomes[item.key])
                 for index, item in enumerate(items) if item.key in outcomes]
+        revision = model_revision(self.description)
+        for row in rows:  # so analysis never pools two revisions of one model
+            row["extra"][C.EXTRA_REVISION] = revision
         self.stats.unparseable = sum(r["extra"].get(C.EXTRA_PARSE_STATUS) not in (None, PARSE_OK)
                                      for r in rows)
         return rows

@@ -2,6 +2,7 @@
 import json
 
 import numpy as np
+import pandas as pd
 
 from analysis import loading, simulate
 
@@ -15,7 +16,7 @@ def test_analyze_writes_report_from_csv(runner, tmp_path):
     result = runner.invoke(args=["analyze", "--trials", str(trials), "--out", str(out),
                                  "--n-boot", "50", "--models", "m"])
     assert result.exit_code == 0, result.output
-    assert "Wrote" in result.output and "subsample" in result.output
+    assert "Wrote" in result.output and "Log-RT mixed model" in result.output
     assert (out / "report.html").is_file() and (out / "tables" / "aot_overall.csv").is_file()
     assert json.loads((out / "metrics.json").read_text())["models"] == ["m"]
 
@@ -35,29 +36,46 @@ def test_report_unknown_study_is_a_usage_error(runner, tmp_path):
     assert result.exit_code == 2 and "no study" in result.output
 
 
-def _store_study(app, slug, n_subjects=6, n_trials=30):
-    """People's arrow-of-time trials written straight into the data model."""
+def _store_study(app, slug, n_subjects=6, n_trials=30, statuses=None, p_correct=None):
+    """People's arrow-of-time trials on 10 clips (both directions), written straight into
+    the data model. Sessions are completed unless ``statuses`` (one per subject) says
+    otherwise; answers lean to "F" unless ``p_correct`` fixes the chance of a right one."""
     from webapp.extensions import db
-    from webapp.models import Experiment, Session, Subject, Trial
+    from webapp.models import Experiment, Session, SourceClip, Stimulus, Subject, Trial
 
     rng = np.random.default_rng(0)
+    statuses = statuses or ["completed"] * n_subjects
     with app.app_context():
-        exp = Experiment(slug=slug, title="t", design="aot", stimulus_set="s")
+        exp = Experiment(slug=slug, title="t", design="aot", stimulus_set=slug)
         db.session.add(exp)
-        for s in range(n_subjects):
+        stimuli = {}
+        for c, category in enumerate(["Fall", "Proceed", "Diffusion", "Put", "Division"] * 2):
+            clip = SourceClip(stimulus_set=slug, clip_key=f"clip-{c}", categories=[category],
+                              duration_s=3.0, fps=30.0, frame_count=90, width=64, height=48)
+            for direction in ("forward", "backward"):
+                stimuli[c, direction] = Stimulus(
+                    public_id=f"{slug}-{c}-{direction}", source_clip=clip, kind="clip",
+                    direction=direction, path=f"{c}/{direction}.mp4", sha256="0" * 64)
+        db.session.add_all(stimuli.values())
+        for s, status in enumerate(statuses):
             subject = Subject(experiment=exp, kind="human", external_id=f"p{s}")
-            session = Session(subject=subject, token=f"tok{s}", seed=s)
+            session = Session(subject=subject, token=f"{slug}-tok{s}", seed=s, status=status)
             db.session.add_all([subject, session])
             for i in range(n_trials):
                 backward = bool(rng.random() < 0.5)
-                answer = "F" if rng.random() < (0.4 if backward else 0.9) else "B"
+                direction = "backward" if backward else "forward"
                 truth = "B" if backward else "F"
-                db.session.add(Trial(session=session, client_uuid=f"{s}-{i}", trial_index=i,
-                                     trial_type="aot", block="main",
-                                     direction="backward" if backward else "forward",
+                if p_correct is None:
+                    answer = "F" if rng.random() < (0.4 if backward else 0.9) else "B"
+                else:
+                    answer = truth if rng.random() < p_correct else "FB".replace(truth, "")
+                db.session.add(Trial(session=session, client_uuid=f"{slug}-{s}-{i}",
+                                     trial_index=i, trial_type="aot", block="main",
+                                     stimulus=stimuli[i % 10, direction], direction=direction,
                                      correct_response=truth, response=answer,
                                      correct=answer == truth, rt_ms=float(rng.uniform(400, 900)),
-                                     excluded=s == 0, exclusion_reasons=["practice_gate"] * (s == 0)))
+                                     excluded=s == 0,
+                                     exclusion_reasons=["practice_gate"] * (s == 0)))
         db.session.commit()
 
 
@@ -83,3 +101,100 @@ def test_analyze_reads_what_export_writes(app, runner, tmp_path):
     assert result.exit_code == 0, result.output
     metrics = json.loads((out / "metrics.json").read_text())
     assert metrics["n_trials_entered"] == 6 * 30 and metrics["n_participants_included"] == 5
+
+
+def _section(html: str, section_id: str) -> str:
+    start = html.index(f'<section id="{section_id}">')
+    return html[start:html.index("</section>", start)]
+
+
+def _flow(out) -> dict:
+    flow = pd.read_csv(out / "tables" / "exclusion_flow.csv")
+    return flow.set_index("step").to_dict("index")
+
+
+def test_unfinished_sessions_are_left_out_by_a_stated_rule(app, runner, tmp_path):
+    """The report said '12 of 14 participants' with an in-progress session among them."""
+    _store_study(app, "live", statuses=["completed"] * 4 + ["in_progress"])  # p0: gate
+    out = tmp_path / "out"
+    result = runner.invoke(args=["report", "live", "--out", str(out), "--n-boot", "20"])
+    assert result.exit_code == 0, result.output
+    assert "Analysed 3 of 5 participants, 90 of 150 trials (completed sessions only" \
+        in result.output
+    metrics = json.loads((out / "metrics.json").read_text())
+    assert metrics["sessions"] == {"sessions": "completed", "rule": "completed sessions only",
+                                   "n_sessions_left_out": 1, "n_trials_left_out": 30,
+                                   "statuses_left_out": {"in_progress": 1}}
+    flow = _flow(out)
+    assert flow["session_not_completed"]["n_participants_removed"] == 1
+    assert flow["session_not_completed"]["n_trials_removed"] == 30
+    assert flow["remaining"]["n_participants_remaining"] == 3
+    html = (out / "report.html").read_text()
+    assert "3 of 5 participants and 90 of 150 trials analysed (completed sessions only" in html
+    assert "Sessions analysed: completed sessions only (--sessions completed)" in html
+
+    every = tmp_path / "every"
+    result = runner.invoke(args=["report", "live", "--out", str(every), "--n-boot", "20",
+                                 "--sessions", "all"])
+    assert result.exit_code == 0, result.output
+    metrics = json.loads((every / "metrics.json").read_text())
+    assert metrics["n_participants_included"] == 4 and metrics["sessions"]["rule"] == \
+        "every session"
+    assert "session_not_completed" not in _flow(every)
+
+
+def test_analyze_applies_the_session_rule_to_the_export(app, runner, tmp_path):
+    _store_study(app, "exported-live", statuses=["completed"] * 3 + ["stopped"])
+    export = tmp_path / "export"
+    assert runner.invoke(args=["export", "exported-live", "--out", str(export)]).exit_code == 0
+    for rule, included in (("completed", 2), ("all", 3)):
+        out = tmp_path / rule
+        result = runner.invoke(args=["analyze", "--trials", str(export / "trials.csv"),
+                                     "--out", str(out), "--n-boot", "20", "--sessions", rule])
+        assert result.exit_code == 0, result.output
+        assert json.loads((out / "metrics.json").read_text())["n_participants_included"] \
+            == included
+
+
+def test_a_table_without_session_status_needs_sessions_all(runner, tmp_path):
+    trials = tmp_path / "old.csv"
+    spec = simulate.StudySpec(n_participants=3, trials_per_participant=20, n_clips=10)
+    loading.write_trials_csv(simulate.simulate_study(spec, np.random.default_rng(0))
+                             .drop(columns="session_status"), trials)
+    args = ["analyze", "--trials", str(trials), "--out", str(tmp_path / "o"), "--n-boot", "20"]
+    result = runner.invoke(args=args)
+    assert result.exit_code == 2 and "no session_status" in result.output \
+        and "--sessions all" in result.output
+    assert runner.invoke(args=[*args, "--sessions", "all"]).exit_code == 0
+
+
+def test_a_failed_fit_leaves_its_reason_and_the_report_is_written(app, runner, tmp_path):
+    """Both participants 100% correct: the log-RT model's design is singular."""
+    _store_study(app, "perfect", n_subjects=3, p_correct=1.0)  # p0 fails the gate
+    out = tmp_path / "out"
+    result = runner.invoke(args=["report", "perfect", "--out", str(out), "--n-boot", "20"])
+    assert result.exit_code == 0, result.output
+    metrics = json.loads((out / "metrics.json").read_text())
+    reason = metrics["rt_lmm"]["failed"]
+    assert reason.startswith("LinAlgError: ") and "singular" in reason.lower()
+    assert metrics["observers"]["human"]["full"]["accuracy"] == 1.0
+    html = (out / "report.html").read_text()
+    assert f"Not computed: {reason}" in _section(html, "rt")
+    assert (out / "tables" / "rt_median.csv").is_file()
+    assert not (out / "tables" / "rt_lmm.csv").exists()
+
+
+def test_report_rejects_a_stored_value_outside_the_codebook(app, runner, tmp_path):
+    from webapp.extensions import db
+    from webapp.models import Trial
+
+    _store_study(app, "typo")
+    with app.app_context():
+        trial = db.session.query(Trial).filter_by(trial_index=3).order_by(Trial.id).first()
+        trial.response = trial.response.lower()
+        session_id = trial.session_id
+        db.session.commit()
+    result = runner.invoke(args=["report", "typo", "--out", str(tmp_path / "o")])
+    assert result.exit_code == 2
+    assert f"(session_id {session_id}, trial_index 3), column 'response'" in result.output
+    assert "allowed: 'F', 'B' or empty for trial_type 'aot'" in result.output

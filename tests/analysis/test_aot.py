@@ -102,7 +102,23 @@ def test_swapping_labels_keeps_d_prime_and_flips_c(ff, fb, bf, bb):
     # Relabel every forward clip as backward and every "F" answer as "B" (and back).
     m = aot.aot_metrics(trials_from_counts(ff, fb, bf, bb)).iloc[0]
     swapped = aot.aot_metrics(trials_from_counts(ff=bb, fb=bf, bf=fb, bb=ff)).iloc[0]
-    assert swapped.d_prime == pytest.approx(m.d_prime)
-    assert swapped.criterion == pytest.approx(-m.criterion)
+    # Empty (NaN) on both sides when a direction has no clips.
+    assert swapped.d_prime == pytest.approx(m.d_prime, nan_ok=True)
+    assert swapped.criterion == pytest.approx(-m.criterion, nan_ok=True)
     assert swapped.accuracy == pytest.approx(m.accuracy, nan_ok=True)
     assert swapped.f1_forward == pytest.approx(m.f1_backward, nan_ok=True)
+
+
+def test_single_direction_rows_leave_two_direction_metrics_empty():
+    # A by-direction row has clips of one direction: F1 (precision needs the other
+    # direction's answers), d' and c are undefined there, so they are left empty.
+    df = trials_from_counts(ff=40, fb=10, bf=20, bb=30)
+    df["direction"] = df["correct_response"].map({"F": "forward", "B": "backward"})
+    rows = aot.aot_metrics(df, by="direction").set_index("direction")
+    for col in ("f1_forward", "f1_backward", "d_prime", "criterion"):
+        assert rows[col].isna().all(), col
+    assert np.isnan(rows.loc["forward", "hit_rate"]) and np.isnan(rows.loc["backward",
+                                                                       "false_alarm_rate"])
+    assert rows.loc["forward", "accuracy"] == 0.8 and rows.loc["backward", "accuracy"] == 0.6
+    both = aot.aot_metrics(df).iloc[0]
+    assert np.isfinite(both.d_prime) and np.isfinite(both.f1_forward)

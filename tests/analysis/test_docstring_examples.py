@@ -4,8 +4,8 @@ import importlib
 
 import pytest
 
-MODULES = ["aot", "bootstrap", "diagnostics", "exclusions", "loading", "ordering", "rt",
-           "simulate", "tra"]
+MODULES = ["aot", "bootstrap", "diagnostics", "exclusions", "loading", "ordering",
+           "participant_sdt", "rt", "simulate", "tra"]
 
 
 @pytest.mark.parametrize("name", MODULES)

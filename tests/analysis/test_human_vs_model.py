@@ -40,3 +40,96 @@ def test_per_stimulus_agreement_and_gap():
     gap = hm.category_gap(data).iloc[0]
     assert gap.category == "Fall"
     assert gap.gap_accuracy_points == pytest.approx(100 * (5 / 8 - 1 / 4))
+
+
+def setting_rows(setting, correct, session):
+    out = rows("m", "model", correct)
+    return out.assign(session_id=session,
+                      extra=[{"setting": setting, "label_order": "FB"}] * len(correct))
+
+
+def statsmodels_mean_kappa(model, people):
+    """Mean over people of statsmodels' Cohen's kappa on the 2 x 2 correctness table."""
+    from statsmodels.stats.inter_rater import cohens_kappa
+
+    kappas = []
+    for person in people:
+        table = np.array([[np.sum(model & person), np.sum(model & ~person)],
+                          [np.sum(~model & person), np.sum(~model & ~person)]])
+        kappas.append(cohens_kappa(table).kappa)
+    return np.mean(kappas)
+
+
+@pytest.fixture
+def two_settings():
+    # One model run twice: zero-shot errs where people are right (negative kappa), few-shot
+    # where people err (positive kappa). Pooled by model id the two cancel out, as the
+    # simulation's -0.082 and +0.104 became one row of 0.006.
+    rng = np.random.default_rng(4)
+    hard = rng.random(60) < 0.3
+    people = [np.where(rng.random(60) < 0.8, ~hard, hard) for _ in range(6)]
+    zero = np.where(rng.random(60) < 0.7, hard, rng.random(60) < 0.5)
+    few = np.where(rng.random(60) < 0.7, ~hard, rng.random(60) < 0.5)
+    data = pd.concat([rows(f"h{i}", "human", p) for i, p in enumerate(people)]
+                     + [setting_rows("zero-shot", zero, "run-1"),
+                        setting_rows("few-shot-4", few, "run-2")], ignore_index=True)
+    return data, people, zero, few
+
+
+def test_error_consistency_keys_each_setting_and_matches_statsmodels(two_settings):
+    data, people, zero, few = two_settings
+    out = hm.error_consistency(data).set_index("observer")
+    assert set(out.index) == {"m / zero-shot", "m / few-shot-4", "human-human"}
+    assert out.loc["m / zero-shot", "mean_kappa"] == pytest.approx(
+        statsmodels_mean_kappa(zero, people))
+    assert out.loc["m / few-shot-4", "mean_kappa"] == pytest.approx(
+        statsmodels_mean_kappa(few, people))
+    assert out.loc["m / zero-shot", "mean_kappa"] < 0 < out.loc["m / few-shot-4", "mean_kappa"]
+
+
+def test_per_stimulus_agreement_keys_each_setting(two_settings):
+    data, _, zero, few = two_settings
+    agree = hm.per_stimulus_agreement(data)
+    by_model = agree.groupby("model")["model_correct"].mean()
+    assert by_model["m / zero-shot"] == pytest.approx(zero.mean())
+    assert by_model["m / few-shot-4"] == pytest.approx(few.mean())
+
+
+def test_kappa_interval_matches_the_asymptotic_interval_of_statsmodels():
+    # One model, one person, 400 clips: the clip bootstrap interval of kappa agrees with the
+    # large-sample interval of statsmodels' cohens_kappa (Fleiss, Cohen & Everitt 1969).
+    from statsmodels.stats.inter_rater import cohens_kappa
+
+    rng = np.random.default_rng(5)
+    person = rng.random(400) < 0.7
+    model = np.where(rng.random(400) < 0.6, person, rng.random(400) < 0.6)
+    data = pd.concat([rows("h", "human", person), rows("m", "model", model)])
+    out = hm.error_consistency(data, n_boot=4000, rng=np.random.default_rng(1))
+    row = out.set_index("observer").loc["m"]
+    ref = cohens_kappa(pd.crosstab(model, person).to_numpy())
+    assert row.mean_kappa == pytest.approx(ref.kappa)
+    assert row.kappa_ci_low == pytest.approx(ref.kappa_low, abs=0.02)
+    assert row.kappa_ci_high == pytest.approx(ref.kappa_upp, abs=0.02)
+
+
+def test_human_ceiling_stands_beside_each_model(two_settings):
+    data, people, _, _ = two_settings
+    out = hm.error_consistency(data, n_boot=200).set_index("observer")
+    ceiling = out.loc["human-human", "mean_kappa"]
+    pairs = [statsmodels_mean_kappa(a, [b]) for i, a in enumerate(people) for b in people[i + 1:]]
+    assert ceiling == pytest.approx(np.mean(pairs))
+    for model in ("m / zero-shot", "m / few-shot-4"):
+        assert out.loc[model, "human_ceiling_kappa"] == pytest.approx(ceiling)
+        assert out.loc[model, "human_ceiling_ci_low"] <= ceiling \
+            <= out.loc[model, "human_ceiling_ci_high"]
+        assert out.loc[model, "kappa_ci_low"] <= out.loc[model, "mean_kappa"] \
+            <= out.loc[model, "kappa_ci_high"]
+
+
+def test_gap_is_na_where_a_model_answered_nothing():
+    # A model whose text could never be parsed: not a 98.97-point gap but n/a.
+    silent = rows("m", "model", [0, 0, 0, 0]).assign(response=None)
+    data = pd.concat([rows("h1", "human", [1, 1, 1, 1]), silent])
+    gap = hm.category_gap(data).iloc[0]
+    assert np.isnan(gap.model_accuracy) and np.isnan(gap.gap_accuracy_points)
+    assert "no readable answer" in gap.note

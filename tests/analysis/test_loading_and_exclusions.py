@@ -140,7 +140,8 @@ def test_bad_files_are_value_errors(tmp_path, text, message):
 def test_bad_json_cell_is_a_value_error(study):
     broken = study.head(3).copy()
     broken["extra"] = ["{}", "{oops", "{}"]
-    with pytest.raises(ValueError, match="invalid JSON"):
+    with pytest.raises(ValueError, match=r"row 2 .*column 'extra': '\{oops'; allowed: a JSON "
+                                         "object"):
         loading.normalize_trials(broken)
 
 
@@ -164,3 +165,35 @@ def test_exclusion_flow_adds_up(study):
     gate = humans[humans.exclusion_reasons.map(lambda r: "practice_gate" in r)]
     assert flow.loc["practice_gate", "n_participants_removed"] == gate.subject_id.nunique()
     assert list(flow.index[:2]) == ["entered", "practice_gate"]
+
+
+def test_session_rule_leaves_out_unfinished_sessions_of_people_only(study):
+    data = loading.normalize_trials(study)
+    people = data["subject_kind"] == "human"
+    gated = people & data["exclusion_reasons"].map(lambda r: "practice_gate" in r)
+    first_gated = data.loc[gated, "subject_id"].iloc[0]
+    clean = sorted(set(data.loc[people & ~gated, "subject_id"]))[0]
+    data["session_status"] = data["session_status"].astype(object)
+    data.loc[data.subject_id.isin([first_gated, clean]), "session_status"] = "in_progress"
+    data.loc[~people, "session_status"] = "incomplete"  # a model run that lacks items
+    kept, info = exclusions.apply_session_rule(data)
+    assert info["n_sessions_left_out"] == 2 and info["statuses_left_out"] == {"in_progress": 2}
+    assert not kept.loc[~people, "excluded"].any()  # model runs are taken as stored
+    flow = exclusions.trial_exclusion_flow(kept).set_index("step")
+    # The rule is charged only with what no recorded reason removes: the gated participant
+    # stays a practice-gate exclusion.
+    left = kept[(kept.subject_id == clean) & ~data.excluded]
+    assert flow.loc["session_not_completed", "n_trials_removed"] == len(left)
+    assert flow.loc["session_not_completed", "n_participants_removed"] == 1
+    assert flow.index[-2:].tolist() == ["session_not_completed", "remaining"]
+    same, info = exclusions.apply_session_rule(data, "all")
+    assert same is data and info["n_sessions_left_out"] == 0
+
+
+def test_session_rule_needs_a_known_rule_and_a_status(study):
+    data = loading.normalize_trials(study)
+    with pytest.raises(ValueError, match="unknown session rule 'done'; allowed: 'completed', "
+                                         "'all'"):
+        exclusions.apply_session_rule(data, "done")
+    with pytest.raises(ValueError, match="have no session_status.*--sessions all"):
+        exclusions.apply_session_rule(data.assign(session_status=None))

@@ -109,3 +109,53 @@ def test_all_permutations_of_four_average_to_zero_tau():
     perms4 = list(permutations([1, 2, 3, 4]))
     s = ordering.score_orders(np.array([[1, 2, 3, 4]] * 24), np.array(perms4))
     assert s.kendall_tau.mean() == pytest.approx(0.0)
+
+
+def brute_force_chance(n):
+    """Mean Kendall tau, exact match and LCS over every order of n frames (scipy + loops)."""
+    truth = list(range(1, n + 1))
+    orders = list(permutations(truth))
+    tau = np.mean([kendalltau(range(n), [truth.index(x) for x in o]).statistic for o in orders])
+    exact = np.mean([list(o) == truth for o in orders])
+    lcs_ratio = np.mean([lcs(truth, o) / n for o in orders])
+    return tau, exact, lcs_ratio
+
+
+def test_invalid_orders_follow_the_non_response_policy():
+    # One right order, one order with a repeated frame, one timeout (no answer): AoT counts
+    # such answers as errors, and so does ordering by default; "excluded" is the old mean.
+    rows = pd.DataFrame({"trial_type": "frame_order", "extra": [{}] * 3,
+                         "correct_response": ["[1, 2, 3, 4]"] * 3,
+                         "response": ["[1, 2, 3, 4]", "[1, 1, 3, 4]", None]})
+    error = ordering.ordering_metrics(rows).iloc[0]
+    assert error.n_trials == 3 and error.n_valid == 1
+    # Error = scored as the reversed order: tau -1 (scipy), no exact match, LCS 1/4.
+    rev = kendalltau([3, 2, 1, 0], range(4)).statistic
+    assert error.kendall_tau == pytest.approx((1 + 2 * rev) / 3)
+    assert error.exact_match == pytest.approx(1 / 3)
+    assert error.lcs_ratio == pytest.approx((1 + 2 * lcs([1, 2, 3, 4], [4, 3, 2, 1]) / 4) / 3)
+    excluded = ordering.ordering_metrics(rows, policy="excluded").iloc[0]
+    assert excluded.kendall_tau == 1.0 and excluded.exact_match == 1.0
+    tau, exact, lcs_ratio = brute_force_chance(4)
+    chance = ordering.ordering_metrics(rows, policy="chance").iloc[0]
+    assert chance.kendall_tau == pytest.approx((1 + 2 * tau) / 3)
+    assert chance.exact_match == pytest.approx((1 + 2 * exact) / 3)  # 1/24 each
+    assert chance.lcs_ratio == pytest.approx((1 + 2 * lcs_ratio) / 3)
+
+
+def test_ordering_sensitivity_rows_per_policy():
+    spec = simulate.StudySpec(n_participants=6, trials_per_participant=20, ordering_share=1.0)
+    data = simulate.simulate_study(spec, np.random.default_rng(1))
+    data["observer"] = "human"
+    data.loc[:5, "response"] = None  # timeouts the exclusion rules set aside
+    data.loc[:5, "excluded"] = True
+    data.loc[:5, "exclusion_reasons"] = pd.Series([["timeout"]] * 6)
+    data["excluded"] = data["excluded"].astype(bool)
+    out = ordering.ordering_sensitivity(data).set_index("policy")
+    assert list(out.index) == ["error", "excluded", "chance"]
+    kept = data[~data.excluded]
+    assert out.loc["excluded", "n_trials"] == len(kept)
+    assert out.loc["error", "n_trials"] == len(kept) + 6 and out.loc["error", "n_invalid"] == 6
+    assert out.loc["error", "main"] and not out.loc["chance", "main"]
+    assert out.loc["error", "kendall_tau"] < out.loc["chance", "kendall_tau"] \
+        < out.loc["excluded", "kendall_tau"]

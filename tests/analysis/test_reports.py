@@ -62,8 +62,9 @@ def test_tables_files_and_metrics(built):
     metrics = json.loads((out / "metrics.json").read_text())
     assert metrics["n_participants_included"] < metrics["n_participants_entered"]
     assert set(metrics["observers"]) == {"human", "fwd-model", "bwd-model"}
-    assert metrics["rt_lmm"]["n_subjects"] <= 20 and "subsample" in metrics["rt_lmm"]
-    assert any("subsample" in note for note in metrics["notes"])
+    # The log-RT model is fitted on every trial, and says so.
+    assert metrics["rt_lmm"]["all_data"] and "fitted_on" in metrics["rt_lmm"]
+    assert any(note.startswith("Log-RT mixed model") for note in metrics["notes"])
 
 
 def test_html_is_self_contained(built):
@@ -116,3 +117,75 @@ def test_model_settings_and_frame_conditions_are_separate_observers():
     data.loc[half, "extra"] = [{**e, "setting": "few-shot-4"} for e in data.loc[half, "extra"]]
     observers = set(reports.with_observer(data).observer)
     assert observers == {"human", "m / zero-shot", "m / few-shot-4"}
+
+
+def _small_study(models=None, ordering_share=0.0, seed=5, **spec):
+    return simulate.simulate_study(simulate.StudySpec(
+        n_participants=6, trials_per_participant=40, n_clips=20, models=models or {},
+        ordering_share=ordering_share, practice_gate_fail_rate=0.0, fast_trial_rate=0.0,
+        **spec),
+        np.random.default_rng(seed))
+
+
+def test_reported_n_is_the_analysed_n():
+    """The flow said 1,558 remaining where 1,414 trials were analysed: practice and catch
+    trials were counted (and metrics.json's n_trials_included held 48 catch trials)."""
+    data = _small_study(models={"m": simulate.Observer()})
+    people = data["subject_kind"] == "human"
+    first = people & (data["trial_index"] < 4)
+    data.loc[first, "block"] = "practice"
+    catch = people & (data["trial_index"].isin([10, 20]))
+    data.loc[catch, "trial_type"] = "catch"
+    data.loc[people & (data["subject_id"] == "p00005"), "session_status"] = "in_progress"
+    report = reports.build_report(loading.normalize_trials(data), n_boot=20)
+
+    flow = report.tables["exclusion_flow"]
+    overall = report.tables["aot_overall"].set_index(["subset", "observer"])
+    analysed = overall.loc[("full", "human"), "n_trials"]
+    assert flow["n_trials_remaining"].iloc[-1] == analysed == report.metrics["n_trials_included"]
+    assert report.metrics["n_trials_entered"] == people.sum()
+    assert list(flow["step"].iloc[-4:]) == ["session_not_completed", "practice_trials",
+                                            "catch_trials", "remaining"]
+    steps = flow.set_index("step")
+    assert steps.loc["session_not_completed", "n_trials_removed"] == 40
+    assert steps.loc["catch_trials", "n_trials_removed"] == 2 * 5  # left-out session charged
+    assert report.metrics["n_participants_included"] == 5
+
+
+def test_observers_are_labelled_by_short_name_never_a_local_path(tmp_path):
+    local = "/home/alice/checkpoints/Qwen2.5-VL-7B-Instruct"
+    data = _small_study(models={local: simulate.Observer(), "gpt-4o-2024-11-20":
+                                simulate.Observer(d_prime=0.3)})
+    report = reports.build_report(loading.normalize_trials(data), n_boot=20)
+    paths = report_output.write_report(report, tmp_path)
+    observers = set(report.tables["aot_overall"]["observer"])
+    assert observers == {"human", "Qwen2.5-VL 7B", "gpt-4o"}
+    assert report.metrics["models"] == ["Qwen2.5-VL 7B", "gpt-4o"]
+    for path in [paths["html"], paths["metrics"], *paths["tables"]]:
+        assert "/home/alice" not in path.read_text(encoding="utf-8"), path.name
+
+
+def test_models_whose_short_names_clash_keep_the_parts_that_differ():
+    data = _small_study(models={"/runs/a/checkpoint-500": simulate.Observer(),
+                                "/runs/b/checkpoint-500": simulate.Observer()})
+    report = reports.build_report(loading.normalize_trials(data), n_boot=20)
+    assert set(report.tables["aot_by_subject"]["subject_id"]) >= {"a/checkpoint-500",
+                                                                  "b/checkpoint-500"}
+
+
+def test_the_subset_column_comes_first():
+    report = reports.build_report(loading.normalize_trials(_small_study()), n_boot=20)
+    overall = report.tables["aot_overall"]
+    assert overall.columns[0] == "subset" and set(overall["subset"]) == {"full", "benchmark"}
+
+
+def test_a_frame_ordering_report_has_no_arrow_of_time_section(tmp_path):
+    data = _small_study(ordering_share=1.0, models={})
+    assert set(data["trial_type"]) == {"frame_order"}
+    report = reports.build_report(loading.normalize_trials(data), n_boot=20)
+    assert not [name for name in report.tables if name.startswith("aot_")]
+    for name, table in report.tables.items():
+        assert not {"f1_forward", "f1_backward", "forward_share"} & set(table.columns), name
+    html = report_output.write_report(report, tmp_path)["html"].read_text()
+    assert "Arrow of time: accuracy" not in html and 'id="subjects"' not in html
+    assert "Frame ordering" in html

@@ -33,14 +33,44 @@ def test_forward_answers_are_faster_as_simulated():
     assert speed.mean_difference_ms > 50 and speed.p_t < 0.01 and speed.p_wilcoxon < 0.01
 
 
-def test_mixed_model_uses_documented_subsample_and_recovers_variances(humans):
-    table, info = rt.rt_mixed_model(humans, max_subjects=16, max_clips=30)
-    assert info["n_subjects"] == 16 and info["n_clips"] == 30
-    assert "16 of 24 subjects" in info["subsample"]
-    var = table.set_index("term")["coef"]
+def _rt_frame(trials):
+    answered = trials[trials.response.isin(["F", "B"]) & (trials.rt_ms > 0)]
+    return pd.DataFrame({"log_rt": np.log(answered.rt_ms.astype(float)),
+                         "direction": answered.direction.astype(str),
+                         "response": answered.response.astype(str),
+                         "onset_method": answered.onset_method.astype(str),
+                         "subject": answered.subject_id.astype(str),
+                         "clip": answered.source_clip_id.astype(str), "all": 1})
+
+
+def test_mixed_model_fits_every_trial_as_statsmodels_does(humans):
+    import statsmodels.formula.api as smf
+
+    table, info = rt.rt_mixed_model(humans)
+    frame = _rt_frame(loading.aot_trials(humans))
+    assert info["n_obs"] == len(frame) and info["all_data"]
+    assert info["n_subjects"] == 24 and info["n_clips"] == 40
+    assert f"all {len(frame):,} trials of 24 participants and 40 clips" == info["fitted_on"]
+    # statsmodels' REML fit of the same crossed model on the same (all) trials.
+    direct = smf.mixedlm(rt.LMM_FORMULA, frame, groups="all",
+                         vc_formula={"subject": "0 + C(subject)", "clip": "0 + C(clip)"},
+                         use_sparse=True).fit(method=["lbfgs"], reml=True)
+    coef = table.set_index("term")
+    for term, value in direct.fe_params.items():
+        assert coef.loc[term, "coef"] == pytest.approx(value, rel=1e-4, abs=1e-6)
+        assert coef.loc[term, "se"] == pytest.approx(direct.bse_fe[term], rel=2e-3)
+    # statsmodels names variance components in sorted order: clip, subject.
+    assert [coef.loc["var(clip)", "coef"], coef.loc["var(subject)", "coef"]] == \
+        pytest.approx(direct.vcomp, rel=1e-2)
+    assert coef.loc["var(residual)", "coef"] == pytest.approx(direct.scale, rel=1e-3)
     # Simulated: subject SD 0.2 (var 0.04), clip SD 0.1 (var 0.01), residual SD ~0.25.
-    assert 0.01 < var["var(subject)"] < 0.12
-    assert var["var(clip)"] < 0.05
+    assert 0.01 < coef.loc["var(subject)", "coef"] < 0.12
+
+
+def test_a_subsample_is_whole_participants_and_says_so(humans):
+    table, info = rt.rt_mixed_model(humans, max_subjects=16)
+    assert info["n_subjects"] == 16 and not info["all_data"]
+    assert "16 of 24 participants" in info["fitted_on"] and "because" in info["fitted_on"]
     # The subsample depends only on the ids, not on row order.
     shuffled = humans.sample(frac=1.0, random_state=0)
     a = rt.deterministic_subsample(humans, "subject_id", 16)
@@ -48,24 +78,76 @@ def test_mixed_model_uses_documented_subsample_and_recovers_variances(humans):
     assert set(a.subject_id) == set(b.subject_id) and len(a) == len(b)
 
 
-def test_accuracy_model_equals_trial_level_gee(humans):
-    import statsmodels.api as sm
-
-    table, info = accuracy_model.accuracy_model(humans)
-    assert info["n_subjects"] == 24
-    coef = table.set_index("term")
-    # Reciprocal clips are simulated with a quarter of the sensitivity.
-    assert coef.loc["Reciprocal", "coef"] < coef.loc["Fall", "coef"]
-    trials = loading.aot_trials(humans)
-    cats = [c for c in coef.index if ":" not in c]
+def _gee_design(trials, terms):
+    cats = [c for c in terms if ":" not in c]
     x = pd.DataFrame({c: trials.categories.map(lambda cs, c=c: float(c in cs)) for c in cats})
     back = (trials.direction == "backward").to_numpy(float)
     for c in cats:
         x[f"{c}:backward"] = x[c] * back
-    gee = sm.GEE(trials.correct.to_numpy(float), x, groups=pd.factorize(trials.subject_id)[0],
+    return x
+
+
+def test_accuracy_model_equals_trial_level_gee_with_small_sample_correction(humans):
+    import statsmodels.api as sm
+
+    table, info = accuracy_model.accuracy_model(humans)
+    assert info["n_subjects"] == 24 and "CR1" in info["method"]
+    coef = table.set_index("term")
+    # Reciprocal clips are simulated with a quarter of the sensitivity.
+    assert coef.loc["Reciprocal", "coef"] < coef.loc["Fall", "coef"]
+    trials = loading.aot_trials(humans)
+    x = _gee_design(trials, coef.index)
+    groups = pd.factorize(trials.subject_id)[0]
+    gee = sm.GEE(trials.correct.to_numpy(float), x, groups=groups,
                  family=sm.families.Binomial(), cov_struct=sm.cov_struct.Independence()).fit()
     assert coef.loc[x.columns, "coef"].to_numpy() == pytest.approx(gee.params.to_numpy(), abs=1e-6)
-    assert coef.loc[x.columns, "se"].to_numpy() == pytest.approx(gee.bse.to_numpy(), rel=1e-3)
+    # statsmodels' cluster-robust errors with its small-sample correction (use_correction:
+    # G/(G-1) (N-1)/(N-K)) and t(G - 1) inference, fitted on every trial.
+    glm = sm.GLM(trials.correct.to_numpy(float), x, family=sm.families.Binomial()).fit(
+        cov_type="cluster", cov_kwds={"groups": groups, "use_correction": True}, use_t=True)
+    assert coef.loc[x.columns, "se"].to_numpy() == pytest.approx(glm.bse.to_numpy(), rel=1e-6)
+    assert coef.loc[x.columns, "p"].to_numpy() == pytest.approx(glm.pvalues.to_numpy(), rel=1e-5)
+    assert coef.loc[x.columns, "ci_low"].to_numpy() == pytest.approx(
+        glm.conf_int()[0].to_numpy(), rel=1e-6)
+    assert not coef["separated"].any()
+
+
+def test_separation_is_a_warning_and_an_empty_row_not_an_odds_ratio_of_1e8(humans):
+    import statsmodels.api as sm
+
+    data = humans.copy()
+    fall_forward = data.categories.map(lambda cs: "Fall" in cs) & (data.direction == "forward")
+    data.loc[fall_forward, "response"] = "F"
+    data.loc[fall_forward, "correct"] = 1.0
+    with pytest.warns(accuracy_model.SeparationWarning, match="Fall"):
+        table, info = accuracy_model.accuracy_model(data)
+    coef = table.set_index("term")
+    # Every forward Fall clip answered right: the plain fit runs off to infinity.
+    trials = loading.aot_trials(data)
+    x = _gee_design(trials, coef.index)
+    plain = sm.GLM(trials.correct.to_numpy(float), x, family=sm.families.Binomial()).fit()
+    assert np.exp(plain.params["Fall"]) > 1e6
+    assert coef.loc["Fall", "separated"] and np.isnan(coef.loc["Fall", "odds_ratio"])
+    assert coef.loc["Fall:backward", "separated"]
+    assert any("separation" in w for w in info["warnings"])
+    assert not coef.loc["Put", "separated"] and np.isfinite(coef.loc["Put", "odds_ratio"])
+    glmm, glmm_info = accuracy_model.crossed_accuracy_model(data)
+    assert glmm.set_index("term").loc["Fall", "separated"]
+    assert any("separation" in w for w in glmm_info["warnings"])
+
+
+def test_crossed_glmm_fits_every_trial_up_to_its_cap(humans):
+    table, info = accuracy_model.crossed_accuracy_model(humans)
+    assert info["all_data"] and info["n_subjects"] == 24 and info["n_clips"] == 40
+    coef = table.set_index("term")
+    # Conditional (GLMM) and marginal (GEE) log-odds differ by a factor of about
+    # sqrt(1 + 0.35 sd^2) (Zeger et al. 1988): close here, with SDs near 0.3.
+    gee = accuracy_model.accuracy_model(humans)[0].set_index("term")
+    assert coef.loc["Fall", "coef"] == pytest.approx(gee.loc["Fall", "coef"], abs=0.3)
+    assert 0.05 < coef.loc["sd(participant)", "coef"] < 1.0
+    capped, capped_info = accuracy_model.crossed_accuracy_model(humans, max_trials=1000)
+    assert not capped_info["all_data"] and capped_info["n_subjects"] < 24
+    assert "participants (evenly spaced by id)" in capped_info["fitted_on"]
 
 
 def _two_onset_methods(humans, late_ms: float = 16.7):
@@ -96,7 +178,7 @@ def test_the_rt_model_takes_onset_method_as_a_covariate(humans):
     import statsmodels.formula.api as smf
 
     data = _two_onset_methods(humans, late_ms=40.0)
-    table, info = rt.rt_mixed_model(data, max_subjects=24, max_clips=40)
+    table, info = rt.rt_mixed_model(data)
     assert info["formula"].endswith("+ C(onset_method)")
     assert set(info["onset_methods"]) == {"raf-next", "element-timing"}
     coef = table.set_index("term")["coef"]

@@ -44,3 +44,33 @@ def test_parameter_table_marks_the_paper_peaks():
 def test_unknown_process_is_rejected():
     with pytest.raises(ValueError, match="process"):
         tra.tra_process_table(pd.DataFrame({"process": ["elastic"], "tra": [0.1]}))
+
+
+def test_zero_variance_scenario_prints_infinite_t_as_the_paper():
+    # TRA paper Table 8: dominos, TRA +0.47%, t = inf, p < 0.001 (every clip the same TRA).
+    data = pd.DataFrame({"model": "vjepa2", "context_frames": 12, "scenario": "dominos",
+                         "process": "dissipative", "tra": [0.0047] * 40})
+    row = tra.tra_scenario_table(data).iloc[0]
+    assert row.t == np.inf and row.p == 0.0 and row.tra_pct == pytest.approx(0.47)
+    negative = tra.tra_scenario_table(data.assign(tra=-0.0047)).iloc[0]
+    assert negative.t == -np.inf and negative.p == 0.0
+    assert np.isnan(tra.tra_scenario_table(data.assign(tra=0.0)).iloc[0].t)  # 0 / 0
+    # Where values vary, the test is scipy's one-sample t-test against 0.
+    varied = data.assign(tra=np.linspace(0.001, 0.009, 40))
+    t, p = stats.ttest_1samp(varied.tra, 0.0)
+    row = tra.tra_scenario_table(varied).iloc[0]
+    assert row.t == pytest.approx(t) and row.p == pytest.approx(p)
+
+
+def test_welch_with_two_constant_groups_is_infinite():
+    data = pd.DataFrame({"model": "m", "tra": [0.0022] * 10 + [0.0003] * 10,
+                         "process": ["dissipative"] * 10 + ["low_dissipation"] * 10})
+    row = tra.tra_process_table(data).iloc[0]
+    assert row.t == np.inf and row.p == 0.0 and row.cohens_d == np.inf
+
+
+def test_report_shows_infinity_as_the_paper_prints_it():
+    from analysis import report_output
+
+    assert report_output._number(np.inf) == "∞" and report_output._number(-np.inf) == "−∞"
+    assert report_output._number(0.12345) == "0.123"

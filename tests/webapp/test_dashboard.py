@@ -146,10 +146,11 @@ def test_frame_ordering_accuracy_is_the_exact_order_rate():
         "correct_response": ["[2, 1, 3]", "[1, 3, 2]", "[1, 2]"],
         "response": ["[2, 1, 3]", "[1, 2, 3]", None], "extra": [{}, {}, {}]}))
     table = dashboard.accuracy_table(trials, "source_clip_id")
+    # An unanswered order is an error, as in the report (one non-response policy).
     assert table[["source_clip_id", "direction", "n"]].values.tolist() == [
-        ["c1", "frame order", 2], ["c2", "frame order", 0]]
-    assert table["accuracy"].iloc[0] == 0.5 and pd.isna(table["accuracy"].iloc[1])
+        ["c1", "frame order", 2], ["c2", "frame order", 1]]
+    assert table["accuracy"].tolist() == [0.5, 0.0]
     figure = dashboard.accuracy_figure(trials, "source_clip_id", "Accuracy per clip")
-    assert figure["data"][0]["y"] == [0.5, None]  # a gap, not NaN (JSON.parse rejects NaN)
+    assert figure["data"][0]["y"] == [0.5, 0.0]
     assert figure["layout"]["shapes"] == []  # no 50% chance line for ordering
     go.Figure(figure)

@@ -38,7 +38,7 @@ def study(factory):
                   excluded=True, exclusion_reasons=["timeout"], extra={"timed_out": True})
     factory.trial(kept, backward, response="F", correct=False, rt_ms=0.1 + 0.2, dropped_frames=None)
     factory.trial(kept, frames, trial_type="frame_order", direction=None,
-                  correct_response="[2, 0, 3, 1]", response="[2, 0, 1, 3]", correct=False,
+                  correct_response="[3, 1, 4, 2]", response="[3, 1, 2, 4]", correct=False,
                   rt_ms=10234.5, extra={"moves": [{"t_ms": 1.5, "from": 0, "to": 2, "via": "mouse"}]})
     factory.trial(dropped, forward, trial_type="catch", block="main-2", extra={"note": 'comma, "quote"\nnewline'})
     factory.trial(factory.session(other), forward)  # another study's trial stays out

@@ -5,6 +5,7 @@ import click
 import pandas as pd
 from flask.cli import with_appcontext
 
+from analysis.columns import SESSION_RULES
 from analysis.csv_cells import unescape_cells
 
 _OUT = click.option("--out", "out_dir", required=True,
@@ -16,6 +17,12 @@ _BOOT = click.option("--n-boot", default=1000, show_default=True, type=click.Int
                      help="Bootstrap resamples for clip-clustered confidence intervals.")
 _SEED = click.option("--seed", default=0, show_default=True, type=int,
                      help="Seed of the bootstrap.")
+_SESSIONS = click.option("--sessions", default="completed", show_default=True,
+                         type=click.Choice(list(SESSION_RULES)),
+                         help="Which of participants' sessions to analyse: 'completed' (status "
+                              "completed) or 'all' (unfinished ones too). Sessions left out "
+                              "are a step of the exclusion flow; model runs are taken as "
+                              "stored.")
 _TRA = click.option("--tra", "tra_file", type=click.Path(dir_okay=False, path_type=Path),
                     help="Optional CSV of per-clip TRA values (analysis.columns.TRA_COLUMNS).")
 
@@ -36,19 +43,22 @@ def _read_tra(path):
         raise click.UsageError(f"{path} is not a readable CSV: {exc}") from exc
 
 
-def _run(frame_loader, out_dir, models, n_boot, seed, tra_file, title):
+def _run(frame_loader, out_dir, models, n_boot, seed, tra_file, title, sessions):
+    """``frame_loader()`` gives the trial table as read and how messages name its rows."""
     from analysis.report_output import report_to_folder
 
     try:
-        data = frame_loader()
+        data, rows = frame_loader()
         paths = report_to_folder(data, out_dir, models=_models(models), n_boot=n_boot,
-                                 seed=seed, tra_data=_read_tra(tra_file), title=title)
+                                 seed=seed, tra_data=_read_tra(tra_file), title=title,
+                                 sessions=sessions, rows=rows)
     except ValueError as error:
         raise click.UsageError(str(error)) from error
     summary = paths["summary"]
-    click.echo(f"Included {summary['n_participants_included']} of "
+    click.echo(f"Analysed {summary['n_participants_included']} of "
                f"{summary['n_participants_entered']} participants, "
-               f"{summary['n_trials_included']} of {summary['n_trials_entered']} trials.")
+               f"{summary['n_trials_included']} of {summary['n_trials_entered']} trials "
+               f"({summary['sessions']['rule']} of participants).")
     for note in summary.get("notes", []):
         click.echo(f"  note: {note}")
     click.echo(f"Wrote {paths['html']}, {paths['metrics']} and {len(paths['tables'])} tables "
@@ -63,13 +73,17 @@ def _run(frame_loader, out_dir, models, n_boot, seed, tra_file, title):
 @_MODELS
 @_BOOT
 @_SEED
+@_SESSIONS
 @_TRA
-def analyze(trials_file, out_dir, models, n_boot, seed, tra_file):
-    """Full report from an exported trial CSV, without a database."""
-    from analysis.loading import read_trials
+def analyze(trials_file, out_dir, models, n_boot, seed, sessions, tra_file):
+    """Full report from an exported trial CSV, without a database.
 
-    _run(lambda: read_trials(trials_file), out_dir, models, n_boot, seed, tra_file,
-         title=f"Chronoscope report: {trials_file.name}")
+    Every cell is checked against the codebook first; a bad one stops the run (exit 2)
+    with its CSV line (the header is line 1), column, value and the values allowed."""
+    from analysis.loading import read_trial_cells
+
+    _run(lambda: read_trial_cells(trials_file), out_dir, models, n_boot, seed, tra_file,
+         title=f"Chronoscope report: {trials_file.name}", sessions=sessions)
 
 
 @click.command("report")
@@ -78,9 +92,10 @@ def analyze(trials_file, out_dir, models, n_boot, seed, tra_file):
 @_MODELS
 @_BOOT
 @_SEED
+@_SESSIONS
 @_TRA
 @with_appcontext
-def report(study, out_dir, models, n_boot, seed, tra_file):
+def report(study, out_dir, models, n_boot, seed, sessions, tra_file):
     """Full report of STUDY (people and models) from the database."""
     from webapp import studies
     from webapp.trials import trials_frame
@@ -90,6 +105,7 @@ def report(study, out_dir, models, n_boot, seed, tra_file):
         frame = trials_frame(study)
         if frame.empty:
             raise ValueError(f"study {study!r} has no trials yet")
-        return frame
+        return frame, None
 
-    _run(load, out_dir, models, n_boot, seed, tra_file, title=f"Chronoscope report: {study}")
+    _run(load, out_dir, models, n_boot, seed, tra_file, title=f"Chronoscope report: {study}",
+         sessions=sessions)

@@ -153,3 +153,14 @@ def test_a_model_outside_the_papers_families_gets_the_documented_default_fps(
     assert result.exit_code == 0, result.output
     folder = Path(result.output.strip().split("run folder ")[1].split()[0])
     assert json.loads((folder / "manifest.json").read_text())["config"]["spec"]["fps"] == 2.0
+
+
+def test_stored_model_trials_carry_the_weights_revision(app, runner, study, tiny_model):
+    from analysis.models.provenance import weights_fingerprint
+
+    model = tiny_model("qwen2_5_vl")
+    result = _run(runner, model, "--study", study, "--limit", "2", "--scoring", "logits")
+    assert result.exit_code == 0, result.output
+    with app.app_context():
+        revisions = {t.extra["revision"] for t in db.session.scalars(select(Trial))}
+    assert revisions == {weights_fingerprint(model)[:12]}

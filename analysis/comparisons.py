@@ -1,0 +1,236 @@
+"""The tests a paper reports: accuracy against chance, paired model comparisons, per-item
+human-model correlation, and Holm's correction over the whole family.
+
+Every function takes counted arrow-of-time trials (grouped by their ``observer`` column, or
+by :func:`analysis.observers.observer_ids` where they have none) or a table built from them,
+and returns a
+DataFrame with a ``p_value`` column; :func:`holm` adjusts those p-values together.
+"""
+from __future__ import annotations
+
+from itertools import combinations
+
+import numpy as np
+import pandas as pd
+from scipy import stats
+
+from analysis import aot, loading, observers
+from analysis import columns as C
+
+EXACT_BELOW = 25  # McNemar: exact binomial test when fewer discordant pairs than this
+CHANCE = 0.5
+
+
+def binomial_tests(kept: pd.DataFrame, ci: float = 0.95) -> pd.DataFrame:
+    """Two-sided exact binomial test of each observer's accuracy against chance (50%).
+
+    Parameters
+    ----------
+    kept : pandas.DataFrame
+        Counted trials (non-responses already handled by the report's policy).
+    ci : float
+        Coverage of the Clopper-Pearson interval.
+
+    Returns
+    -------
+    pandas.DataFrame
+        ``observer, n_trials, n_correct, accuracy, ci_low, ci_high, p_value, note``.
+
+    Notes
+    -----
+    :math:`p = P(|K - n/2| \\geq |k - n/2|)`, :math:`K \\sim Bin(n, 0.5)` (scipy's
+    ``binomtest``). Trials are taken as independent: right for a model's items, optimistic
+    for people pooled (trials cluster within people), as the ``note`` says.
+    """
+    kept = kept.assign(observer=observers.observer_column(kept))
+    counts = aot.confusion_counts(kept, ["observer"])
+    rows = []
+    for r in counts.itertuples(index=False):
+        n = int(r.n_ff + r.n_fb + r.n_fn + r.n_bf + r.n_bb + r.n_bn)
+        k = int(r.n_ff + r.n_bb)
+        row = {"observer": r.observer, "n_trials": n, "n_correct": k,
+               "accuracy": k / n if n else np.nan, "ci_low": np.nan, "ci_high": np.nan,
+               "p_value": np.nan, "note": ""}
+        if n:
+            test = stats.binomtest(k, n, CHANCE)
+            interval = test.proportion_ci(confidence_level=ci, method="exact")
+            row.update(ci_low=interval.low, ci_high=interval.high, p_value=test.pvalue)
+        if r.observer == C.HUMAN:
+            people = kept.loc[kept["observer"] == C.HUMAN, "subject_id"].nunique()
+            row["note"] = f"trials of {people} people pooled: p is optimistic (clustered)"
+        rows.append(row)
+    return pd.DataFrame(rows, columns=["observer", "n_trials", "n_correct", "accuracy",
+                                       "ci_low", "ci_high", "p_value", "note"])
+
+
+def mcnemar(b: int, c: int) -> tuple[float, float, str]:
+    """McNemar's test from the discordant counts ``b`` (only A right), ``c`` (only B right).
+
+    Returns ``(statistic, p_value, method)``: below :data:`EXACT_BELOW` discordant pairs
+    the exact binomial test (statistic = min(b, c)), else the continuity-corrected
+    :math:`\\chi^2_1 = (|b - c| - 1)^2 / (b + c)`.
+
+    Examples
+    --------
+    >>> round(mcnemar(10, 2)[1], 4)  # exact: 2 * P(Bin(12, .5) <= 2)
+    0.0386
+    """
+    n = b + c
+    if n == 0:
+        return 0.0, 1.0, "exact binomial"
+    if n < EXACT_BELOW:
+        return float(min(b, c)), float(stats.binomtest(min(b, c), n, 0.5).pvalue), \
+            "exact binomial"
+    statistic = (abs(b - c) - 1) ** 2 / n
+    return float(statistic), float(stats.chi2.sf(statistic, 1)), "chi-square, corrected"
+
+
+def _item_correctness(kept: pd.DataFrame) -> pd.DataFrame:
+    """Model observers x items (stimulus and label order): 1/0 where every presentation of
+    the item was right/wrong, NaN where unseen or mixed."""
+    models = loading.aot_trials(kept[kept["subject_kind"] == C.MODEL])
+    models = models.assign(observer=observers.observer_column(models))
+    order = loading.extra_column(models, C.EXTRA_LABEL_ORDER, "").fillna("").astype(str)
+    item = loading.stimulus_key(models).astype(str) + "|" + order
+    correct = (models["response"] == models["correct_response"]).astype(float)
+    frame = pd.DataFrame({"observer": models["observer"].to_numpy(), "item": item.to_numpy(),
+                          "correct": correct.to_numpy()})
+    mean = frame.groupby(["observer", "item"])["correct"].mean().unstack()
+    return mean.where(mean.isin([0.0, 1.0]))
+
+
+def mcnemar_tests(kept: pd.DataFrame) -> pd.DataFrame:
+    """McNemar's test for every pair of model observers on the items both answered.
+
+    Parameters
+    ----------
+    kept : pandas.DataFrame
+        Counted trials with ``observer``. An item is a stimulus in one label order; a
+        non-response counts as wrong, and an item shown twice with mixed results is left
+        out of the pair.
+
+    Returns
+    -------
+    pandas.DataFrame
+        ``observer_a, observer_b, n_items, n_both_correct, n_only_a, n_only_b,
+        n_both_wrong, accuracy_a, accuracy_b`` (on the shared items), ``statistic,
+        p_value, method`` (see :func:`mcnemar`).
+
+    References
+    ----------
+    .. [1] McNemar, Q. (1947). Note on the sampling error of the difference between
+       correlated proportions or percentages. Psychometrika 12, 153-157.
+    .. [2] Fagerland, Lydersen & Laake (2013). The McNemar test for binary matched-pairs
+       data: mid-p and asymptotic are better than exact conditional. BMC Med. Res. Meth. 13.
+    """
+    matrix = _item_correctness(kept)
+    rows = []
+    for a, b in combinations(sorted(matrix.index), 2):
+        x, y = matrix.loc[a], matrix.loc[b]
+        both = x.notna() & y.notna()
+        x, y = x[both].to_numpy(bool), y[both].to_numpy(bool)
+        if not len(x):
+            continue
+        n_a, n_b = int((x & ~y).sum()), int((~x & y).sum())
+        statistic, p, method = mcnemar(n_a, n_b)
+        rows.append({"observer_a": a, "observer_b": b, "n_items": len(x),
+                     "n_both_correct": int((x & y).sum()), "n_only_a": n_a, "n_only_b": n_b,
+                     "n_both_wrong": int((~x & ~y).sum()), "accuracy_a": x.mean(),
+                     "accuracy_b": y.mean(), "statistic": statistic, "p_value": p,
+                     "method": method})
+    return pd.DataFrame(rows, columns=["observer_a", "observer_b", "n_items", "n_both_correct",
+                                       "n_only_a", "n_only_b", "n_both_wrong", "accuracy_a",
+                                       "accuracy_b", "statistic", "p_value", "method"])
+
+
+def item_correlations(agreement: pd.DataFrame, ci: float = 0.95) -> pd.DataFrame:
+    """Per-item correlation of people's accuracy with each model's, with a CI.
+
+    Parameters
+    ----------
+    agreement : pandas.DataFrame
+        :func:`analysis.human_vs_model.per_stimulus_agreement`: one row per stimulus and
+        model with ``human_accuracy`` and ``model_correct``.
+    ci : float
+        Coverage of the Fisher-z interval.
+
+    Returns
+    -------
+    pandas.DataFrame
+        ``model, n_items, pearson_r, r_ci_low, r_ci_high, p_value, spearman_rho, note``.
+
+    Notes
+    -----
+    Pearson's r (point-biserial where a model saw each item once) with the interval
+    :math:`\\tanh(\\operatorname{artanh} r \\pm z_{(1+ci)/2} / \\sqrt{n-3})`; ``p_value`` is
+    the t-test of r = 0. Undefined (NaN, with a note) where either side is constant or
+    fewer than 4 items are shared.
+    """
+    z = stats.norm.ppf((1 + ci) / 2)
+    rows = []
+    for model, part in agreement.groupby("model", sort=True):
+        x = part["human_accuracy"].to_numpy(float)
+        y = part["model_correct"].to_numpy(float)
+        ok = np.isfinite(x) & np.isfinite(y)
+        x, y = x[ok], y[ok]
+        row = {"model": model, "n_items": len(x), "pearson_r": np.nan, "r_ci_low": np.nan,
+               "r_ci_high": np.nan, "p_value": np.nan, "spearman_rho": np.nan, "note": ""}
+        if len(x) < 4:
+            row["note"] = "n/a: fewer than 4 shared items"
+        elif np.ptp(x) == 0 or np.ptp(y) == 0:
+            row["note"] = "n/a: " + ("people" if np.ptp(x) == 0 else "the model") + \
+                " scored every item alike"
+        else:
+            r, p = stats.pearsonr(x, y)
+            half = z / np.sqrt(len(x) - 3)
+            row.update(pearson_r=r, p_value=p, spearman_rho=stats.spearmanr(x, y)[0],
+                       r_ci_low=np.tanh(np.arctanh(r) - half),
+                       r_ci_high=np.tanh(np.arctanh(r) + half))
+        rows.append(row)
+    return pd.DataFrame(rows, columns=["model", "n_items", "pearson_r", "r_ci_low", "r_ci_high",
+                                       "p_value", "spearman_rho", "note"])
+
+
+def holm(p_values) -> np.ndarray:
+    """Holm's step-down adjusted p-values; NaN stays NaN and is not counted in the family.
+
+    Notes
+    -----
+    With the :math:`m` p-values sorted, :math:`p_{(1)} \\le \\dots \\le p_{(m)}`,
+    :math:`\\tilde p_{(i)} = \\max_{j \\le i} \\min(1, (m - j + 1)\\, p_{(j)})`.
+
+    References
+    ----------
+    .. [1] Holm, S. (1979). A simple sequentially rejective multiple test procedure.
+       Scand. J. Statist. 6, 65-70.
+
+    Examples
+    --------
+    >>> holm([0.01, 0.04, 0.03]).round(2).tolist()
+    [0.03, 0.06, 0.06]
+    """
+    p = np.asarray(p_values, dtype=float)
+    out = np.full(p.shape, np.nan)
+    ok = np.flatnonzero(np.isfinite(p))
+    order = ok[np.argsort(p[ok], kind="stable")]
+    m = len(order)
+    steps = np.minimum(1.0, (m - np.arange(m)) * p[order])
+    out[order] = np.maximum.accumulate(steps)
+    return out
+
+
+def holm_family(tables: dict) -> tuple[dict, int]:
+    """Adjust the ``p_value`` columns of several tables as one family (``p_holm``).
+
+    Returns the tables (copies, with ``p_holm``) and the family size.
+    """
+    names = [n for n, t in tables.items() if t is not None and "p_value" in t]
+    pooled = np.concatenate([tables[n]["p_value"].to_numpy(float) for n in names]) \
+        if names else np.zeros(0)
+    adjusted = holm(pooled)
+    out, start = dict(tables), 0
+    for n in names:
+        end = start + len(tables[n])
+        out[n] = tables[n].assign(p_holm=adjusted[start:end])
+        start = end
+    return out, int(np.isfinite(pooled).sum())

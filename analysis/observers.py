@@ -1,0 +1,229 @@
+"""Who an observer is: the one key every table groups by, and its short display label.
+
+People are pooled as one observer, ``"human"`` (error consistency and the per-item tables
+still pair individual people, by ``subject_id``). A model observer is a model *run
+configuration*: the key :data:`OBSERVER_KEY` = (model, revision, prompt setting, label
+order). Two prompt settings of one model are two observers, never one pooled row: a
+zero-shot kappa of -0.08 and a few-shot kappa of +0.10 are two results, not one of 0.01.
+
+The label-order part is the run's design, not a trial's: the sorted label orders one run
+(session) used, ``"FB"``, ``"BF"`` or ``"FB+BF"``. A run balanced over both orders is one
+observer (the orders are pooled, as the logit debiasing in :mod:`analysis.diagnostics`
+needs); a run in one order only is a different observer from a run in the other.
+
+Observer names (:func:`observer_ids`) are the model id plus only those parts of the key
+that tell the model's observers of one task apart, e.g. ``"m"`` when it ran once and
+``"m / zero-shot"``, ``"m / few-shot-4"`` when it ran under two settings.
+"""
+from __future__ import annotations
+
+import re
+
+import numpy as np
+import pandas as pd
+
+from analysis import columns as C
+
+OBSERVER_KEY = ("model", "revision", "setting", "label_order")
+SEPARATOR = " / "
+FULL_VARIANT = "full"
+
+_SIZE = re.compile(r"(?<![A-Za-z0-9.])(\d+(?:\.\d+)?)[bB](?![A-Za-z0-9])")
+_DATE = re.compile(r"[-_]?(19|20)\d\d-?\d\d-?\d\d$")
+_SUFFIXES = re.compile(r"[-_](instruct|chat|hf|it|base)$", re.IGNORECASE)
+
+
+def observer_keys(data: pd.DataFrame) -> pd.DataFrame:
+    """The observer key of every row.
+
+    Parameters
+    ----------
+    data : pandas.DataFrame
+        Canonical trials. ``subject_kind`` may be absent (then every row is a model's, as
+        in a table of model diagnostics); ``session_id`` and ``extra`` may be absent.
+
+    Returns
+    -------
+    pandas.DataFrame
+        Indexed like ``data``: :data:`OBSERVER_KEY` columns plus ``task`` (``"aot"`` for
+        arrow-of-time rows, else ``trial_type``) and ``task_variant``. People have model
+        ``"human"`` and None elsewhere.
+    """
+    n = len(data)
+    cols = {c: np.full(n, None, dtype=object) for c in (*OBSERVER_KEY, "task_variant")}
+    cols["model"][:] = C.HUMAN
+    is_model = _is_model(data)
+    if is_model.any():
+        rows = data[is_model]
+        extras = rows["extra"].to_numpy(object) if "extra" in rows else [None] * len(rows)
+        pick = (lambda key: [_none(e.get(key)) if isinstance(e, dict) else None
+                             for e in extras])
+        cols["model"][is_model] = rows["subject_id"].astype(object).to_numpy()
+        cols["revision"][is_model] = pick(C.EXTRA_REVISION)
+        cols["setting"][is_model] = pick(C.EXTRA_SETTING)
+        cols["task_variant"][is_model] = pick(C.EXTRA_TASK_VARIANT)
+        sessions = rows["session_id"].to_numpy(object) if "session_id" in rows \
+            else np.full(len(rows), None, dtype=object)
+        cols["label_order"][is_model] = _label_design(
+            cols["model"][is_model], cols["revision"][is_model], cols["setting"][is_model],
+            sessions, pick(C.EXTRA_LABEL_ORDER))
+    return pd.DataFrame({**cols, "task": _task(data)}, index=data.index)
+
+
+def _none(value):
+    """Missing values as None, so that keys compare equal (NaN never equals itself)."""
+    return None if value is None or (isinstance(value, float) and np.isnan(value)) else value
+
+
+def _is_model(data: pd.DataFrame) -> np.ndarray:
+    if "subject_kind" not in data:
+        return np.ones(len(data), dtype=bool)
+    return (data["subject_kind"] == C.MODEL).to_numpy()
+
+
+def _task(data: pd.DataFrame) -> np.ndarray:
+    kind = data["trial_type"].astype(object).to_numpy() if "trial_type" in data \
+        else np.full(len(data), None, dtype=object)
+    if "correct_response" in data:
+        aot = data["correct_response"].isin(("F", "B")).to_numpy() & (kind != C.CATCH)
+        kind = np.where(aot, C.AOT, kind)
+    return kind
+
+
+def _label_design(model, revision, setting, sessions, orders) -> list:
+    """``"FB"``, ``"BF"`` or ``"FB+BF"``: the label orders of each row's run."""
+    runs = pd.Series(list(zip(model, revision, setting, map(_none, sessions))), dtype=object)
+    codes, uniques = pd.factorize(runs.to_numpy(object))
+    seen = [set() for _ in uniques]
+    for code, order in zip(codes, orders):
+        if order is not None:
+            seen[code].add(order)
+    design = ["+".join(o for o in C.LABEL_ORDERS if o in s) or None for s in seen]
+    return [design[c] if o is not None else None for c, o in zip(codes, orders)]
+
+
+def observer_ids(data: pd.DataFrame, frame_condition: bool = False) -> pd.Series:
+    """The observer name of every row (``"human"`` for people).
+
+    Parameters
+    ----------
+    data : pandas.DataFrame
+        Canonical trials (see :func:`observer_keys`).
+    frame_condition : bool
+        Also append a TOMATO frame condition other than the full clip (``" / shuffled"``),
+        as the accuracy tables show each condition as its own row. Diagnostics that compare
+        conditions of one observer (TOMATO ratios) leave it off.
+
+    Returns
+    -------
+    pandas.Series of str
+        Indexed like ``data``. Distinct keys of one model and task get distinct names.
+
+    Examples
+    --------
+    >>> import pandas as pd
+    >>> rows = pd.DataFrame({"subject_id": "Qwen/Qwen2.5-VL-7B-Instruct",
+    ...     "subject_kind": "model", "trial_type": "aot", "correct_response": "F",
+    ...     "extra": [{"setting": "zero-shot"}, {"setting": "few-shot-4"}]})
+    >>> observer_ids(rows).tolist()
+    ['Qwen/Qwen2.5-VL-7B-Instruct / zero-shot', 'Qwen/Qwen2.5-VL-7B-Instruct / few-shot-4']
+    """
+    keys = observer_keys(data)
+    names = keys["model"].astype(str).to_numpy(object)
+    is_model = _is_model(data)
+    if is_model.any():
+        parts = keys.loc[is_model, ["model", "task", *OBSERVER_KEY[1:]]]
+        tuples = [tuple(map(_none, k)) for k in parts.itertuples(index=False)]
+        unique = pd.DataFrame(list(dict.fromkeys(tuples)), columns=parts.columns, dtype=object)
+        named = {}
+        for _, group in unique.groupby(["model", "task"], dropna=False, sort=False):
+            named.update(_minimal_names(group))
+        names[is_model] = [named[k] for k in tuples]
+    if frame_condition:
+        variant = keys["task_variant"].to_numpy(object)
+        shown = np.array([v is not None and v != FULL_VARIANT for v in variant], dtype=bool)
+        names[shown] = [f"{n}{SEPARATOR}{v}" for n, v in zip(names[shown], variant[shown])]
+    return pd.Series(names, index=data.index, dtype=object)
+
+
+def _minimal_names(group: pd.DataFrame) -> dict:
+    """Name each key of one model and task by the model and the fewest key parts (in key
+    order) that keep the names distinct; a missing part is left out of the name."""
+    keys = [tuple(map(_none, k)) for k in group.itertuples(index=False)]
+    parts = (("revision", lambda v: f"rev {v}"), ("setting", str),
+             ("label_order", lambda v: f"labels {v}"))
+    names = [str(k[0]) for k in keys]
+    for col, show in parts:
+        if len(set(names)) == len(names):
+            break
+        pos = list(group.columns).index(col)
+        names = [n + (SEPARATOR + show(k[pos]) if not _missing(k[pos]) else "")
+                 for n, k in zip(names, keys)]
+    if len(set(names)) < len(names):  # a missing part collided with a named one
+        names = [SEPARATOR.join(str(p) for p in (k[0], *k[2:])) for k in keys]
+    return dict(zip(keys, names))
+
+
+def _missing(value) -> bool:
+    return value is None or (isinstance(value, float) and np.isnan(value))
+
+
+def with_observer(data: pd.DataFrame) -> pd.DataFrame:
+    """``data`` with an ``observer`` column: :func:`observer_ids` with frame conditions."""
+    return data.assign(observer=observer_ids(data, frame_condition=True))
+
+
+def observer_table(data: pd.DataFrame, frame_condition: bool = True) -> pd.DataFrame:
+    """One row per observer: ``observer``, the key parts, ``task_variant`` and ``label``
+    (:func:`display_label`), for legends and report labels."""
+    keys = observer_keys(data).assign(observer=observer_ids(data, frame_condition))
+    if not frame_condition:
+        keys["task_variant"] = None
+    table = keys.drop(columns="task").drop_duplicates("observer").reset_index(drop=True)
+    table["label"] = [C.HUMAN if m == C.HUMAN else display_label(m, s, v)
+                      for m, s, v in zip(table["model"], table["setting"],
+                                         table["task_variant"])]
+    return table[["observer", *OBSERVER_KEY, "task_variant", "label"]]
+
+
+def display_label(model: str, setting: str | None = None,
+                  task_variant: str | None = None) -> str:
+    """A short label: model family and size, then the setting; never a folder path.
+
+    Parameters
+    ----------
+    model : str
+        A model id: a hub id (``"Qwen/Qwen2.5-VL-7B-Instruct"``), a served name or a local
+        folder (only its last part is used).
+    setting, task_variant : str, optional
+        Shown after a comma when given (a full-clip variant is not shown).
+
+    Examples
+    --------
+    >>> display_label("Qwen/Qwen2.5-VL-7B-Instruct", "zero-shot")
+    'Qwen2.5-VL 7B, zero-shot'
+    >>> display_label("/home/me/ckpt/llava-onevision-qwen2-0.5b-ov-hf/")
+    'llava-onevision-qwen2-ov 0.5B'
+    >>> display_label("gpt-4o-2024-11-20", "few-shot-4", "shuffled")
+    'gpt-4o, few-shot-4, shuffled'
+    """
+    name = re.split(r"[\\/]", str(model).rstrip("/\\"))[-1] or str(model)
+    name = _DATE.sub("", name)
+    while _SUFFIXES.search(name):
+        name = _SUFFIXES.sub("", name)
+    size = _SIZE.search(name)
+    if size:
+        name = (name[:size.start()] + name[size.end():])
+        name = re.sub(r"[-_]{2,}", "-", name).strip("-_ ")
+        name = f"{name} {size.group(1)}B".strip()
+    extras = [x for x in (setting, task_variant) if x and x != FULL_VARIANT]
+    return ", ".join([name, *extras])
+
+
+def observer_column(data: pd.DataFrame, frame_condition: bool = True) -> pd.Series:
+    """The ``observer`` column of ``data`` where it has one (a report names observers once,
+    on all its trials), else :func:`observer_ids`. Without frame conditions the names are
+    always computed, since a table's ``observer`` carries them."""
+    if frame_condition and "observer" in data:
+        return data["observer"].astype(object)
+    return observer_ids(data, frame_condition=frame_condition)

@@ -1,0 +1,66 @@
+"""The report's codebook: what the columns of its tables mean, written beside the CSVs.
+
+One entry per (tables, column); ``tables`` is the table names it applies to (``*`` for
+every table with that column). :func:`analysis.report_output.write_report` writes it as
+``codebook.csv`` and ``codebook.md``.
+"""
+from __future__ import annotations
+
+import pandas as pd
+
+AOT = "aot_overall, aot_by_category, aot_by_direction, aot_by_subject, aot_by_session"
+ONE_DIRECTION = ("Empty in a row whose clips all played one way (every aot_by_direction row; "
+                 "a participant shown one direction only): it compares the two directions")
+ENTRIES = [
+    (AOT, "n_ff, n_fb, n_fn, n_bf, n_bb, n_bn", "Trials per stimulus direction (first letter) "
+     "and answer (second: F, B, n = none, a timeout or unparseable answer)."),
+    (AOT, "accuracy", "Share correct; unanswered trials count as errors."),
+    (AOT, "f1_forward, f1_backward", "F1 of the Forward / Backward label (AoT-PsyPhyBENCH). "
+     + ONE_DIRECTION + " (precision needs answers to the other direction)."),
+    (AOT, "forward_share", "Share of F among answered trials (label bias)."),
+    (AOT, "hit_rate, false_alarm_rate", "P(B | backward) and P(B | forward) on answered "
+     "trials, log-linear corrected (Hautus 1995). Empty without answered clips of that "
+     "direction."),
+    (AOT, "d_prime, criterion", "Sensitivity d' = z(H) - z(FA) and criterion c = -(z(H) + "
+     "z(FA))/2, backward as the signal (c > 0: forward bias); log-linear corrected. "
+     + ONE_DIRECTION + "."),
+    ("*", "<metric>_ci_low, <metric>_ci_high", "95% percentile bootstrap interval; see "
+     "ci_method and n_boot."),
+    ("*", "ci_method", "What the bootstrap resampled for this row: 'participant x clip "
+     "(two-way)' (people, and people-model gaps), 'participant', or 'clip' (models)."),
+    ("*", "n_boot", "Number of bootstrap resamples."),
+    ("human_model_gap, category_gap", "gap_<metric>_points, gap_d_prime, gap_criterion",
+     "People minus the model: proportions in percentage points, d' and c as they are; "
+     "intervals from the same resamples for both (paired)."),
+    ("sdt_by_participant", "extreme", "True when the participant's hit or false-alarm rate "
+     "is 0 or 1 before correction."),
+    ("sdt_by_participant", "d_prime_uncorrected, criterion_uncorrected", "Without the "
+     "log-linear correction; empty where extreme (they would be infinite)."),
+    ("sdt_participant_summary", "mean, sd, ci_low, ci_high", "Over participants, with the "
+     "t interval of the mean."),
+    ("sdt_participant_summary", "t, p_t, w, p_wilcoxon", "One-sample t-test and Wilcoxon "
+     "signed-rank test of the mean against null (0.5 for accuracy, 0 otherwise); for "
+     "criterion it is the test of the forward bias."),
+    ("sdt_participant_summary", "boot_ci_low, boot_ci_high", "Two-way (participant x clip) "
+     "bootstrap interval of the mean."),
+    ("sdt_participant_summary", "pooled", "The same metric from everyone's counts pooled "
+     "(the aot_overall row), which is not a mean over people."),
+    ("accuracy_model, accuracy_glmm", "coef, se, z, p, ci_low, ci_high, odds_ratio",
+     "Log-odds of a correct answer (GEE: population-averaged, CR1 cluster-robust, t with "
+     "participants - 1 df; GLMM: conditional on a typical participant and clip, Wald)."),
+    ("accuracy_model, accuracy_glmm", "separated", "True when a design cell was answered all "
+     "one way, so the term has no finite estimate; its values are left empty."),
+    ("accuracy_glmm", "sd(participant), sd(clip)", "Random-intercept SDs (log-odds)."),
+    ("rt_lmm", "var(subject), var(clip), var(residual)", "Variance components of log RT "
+     "(REML)."),
+]
+
+
+def codebook_table() -> pd.DataFrame:
+    return pd.DataFrame(ENTRIES, columns=["tables", "columns", "description"])
+
+
+def codebook_markdown() -> str:
+    lines = ["# Report codebook", "", "| tables | columns | description |", "|---|---|---|"]
+    lines += [f"| {t} | `{c}` | {d} |" for t, c, d in ENTRIES]
+    return "\n".join(lines) + "\n"

@@ -1,0 +1,132 @@
+"""The report's uncertainty, mixed-model and per-participant signal-detection parts.
+
+:mod:`analysis.reports` calls these; each adds tables, notes and metrics.json entries to a
+:class:`analysis.reports.Report`, so what is said about a method is said once, here.
+"""
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+
+from analysis import accuracy_model, bootstrap, participant_sdt, rt
+from analysis import columns as C
+
+# Human minus model: metric -> (column, scale). Proportions in percentage points.
+GAP_METRICS = {"accuracy": ("gap_accuracy_points", 100.0),
+               "f1_forward": ("gap_f1_forward_points", 100.0),
+               "f1_backward": ("gap_f1_backward_points", 100.0),
+               "d_prime": ("gap_d_prime", 1.0), "criterion": ("gap_criterion", 1.0)}
+CORRECTION = ("log-linear correction (Hautus 1995: 0.5 added to hits and false alarms and 1 "
+              "to each total, for every participant and observer alike)")
+
+
+def gap_table(draws: bootstrap.Draws, metrics=GAP_METRICS) -> pd.DataFrame:
+    """People minus each model from one set of draws (``observer`` in its groups)."""
+    if C.HUMAN not in set(draws.groups["observer"]):
+        return pd.DataFrame()
+    out = bootstrap.difference_table(draws, "observer", C.HUMAN, metrics)
+    return out.rename(columns={"observer": "model"}) if not out.empty else out
+
+
+def attach_category_gap_cis(tables: dict, gaps: pd.DataFrame) -> None:
+    """Add the paired two-way intervals to ``category_gap`` (by model and category)."""
+    if "category_gap" not in tables or gaps.empty:
+        return
+    cols = [c for c in gaps.columns if c.endswith(("_ci_low", "_ci_high"))
+            and c.removesuffix("_ci_low").removesuffix("_ci_high") in tables["category_gap"]]
+    tables["category_gap"] = tables["category_gap"].merge(
+        gaps[["model", "category", *cols, "ci_method", "n_boot"]], on=["model", "category"],
+        how="left")
+
+
+def uncertainty_info(n_boot: int) -> dict:
+    """What metrics.json says about every interval in the report."""
+    return {
+        "method": "percentile bootstrap",
+        "n_boot": int(n_boot), "ci": 0.95,
+        "people": bootstrap.SCHEME_LABELS["two-way"]
+        + ": participants and clips resampled independently in each resample",
+        "models": "clip: a model is one subject, so only clips are resampled",
+        "human_model_gaps": "paired: people and models from the same clip draws, participants "
+                            "resampled too",
+        "per_participant_means": "t interval over participants, and the two-way bootstrap",
+        "references": ["Owen (2007) The pigeonhole bootstrap, Ann. Appl. Stat. 1(2)",
+                       "Brennan, Harris & Hanson (1987) ACT Research Report 87-7",
+                       "Field & Welsh (2007) JRSS B 69(3)"]}
+
+
+def uncertainty_note(n_boot: int) -> str:
+    return (f"Intervals are 95% percentile bootstraps with {n_boot} resamples. People's "
+            "metrics and every people-model gap resample participants and clips together "
+            "(two-way, Owen 2007), since both are samples; models, which have no "
+            "participants, resample clips only. The ci_method column says which per row. "
+            f"Signal detection (d', c) uses the {CORRECTION}.")
+
+
+def add_model_fits(report, humans: pd.DataFrame, fit) -> None:
+    """The log-RT LMM, the GEE and the crossed GLMM, each with a note of what was fitted.
+
+    ``fit`` is :func:`analysis.reports._fit` (a failed fit is reported, not raised).
+    """
+    t = report.tables
+    fitted = fit(report, "rt_lmm", rt.rt_mixed_model, humans)
+    if fitted is not None:
+        t["rt_lmm"], info = fitted
+        report.fit_info["rt_lmm"] = info
+        report.notes.append(_fit_note("Log-RT mixed model", info))
+    fitted = fit(report, "accuracy_model", accuracy_model.accuracy_model, humans)
+    if fitted is not None:
+        t["accuracy_model"], info = fitted
+        report.fit_info["accuracy_model"] = info
+        report.notes.append(f"Accuracy model (GEE): {info['method']}; all {info['n_obs']:,} "
+                            f"trials of {info['n_subjects']} participants."
+                            + _warnings(info))
+    fitted = fit(report, "accuracy_glmm", accuracy_model.crossed_accuracy_model, humans)
+    if fitted is not None:
+        t["accuracy_glmm"], info = fitted
+        report.fit_info["accuracy_glmm"] = info
+        report.notes.append(_fit_note("Accuracy GLMM (beside the GEE; conditional, so "
+                                      "larger, coefficients)", info))
+
+
+def _fit_note(name: str, info: dict) -> str:
+    return (f"{name}: {info['method']}; fitted on {info['fitted_on']}."
+            + ("" if info.get("converged", True) else " It did not converge.")
+            + _warnings(info))
+
+
+def _warnings(info: dict) -> str:
+    shown = info.get("warnings") or []
+    return f" Warnings: {'; '.join(shown)}." if shown else ""
+
+
+def add_participant_sdt(report, humans: pd.DataFrame, n_boot: int, rng) -> None:
+    """Per-participant d' and c, their means with t and two-way intervals, the bias test."""
+    if humans.empty or humans["subject_id"].nunique() < 2:
+        return
+    per = participant_sdt.participant_sdt(humans)
+    draws = bootstrap.subject_mean_draws(humans, n_boot=n_boot, rng=rng)
+    boot = {m: tuple(np.nanpercentile(v, [2.5, 97.5])) for m, v in draws.items()}
+    overall = report.tables.get("aot_overall", pd.DataFrame())
+    pooled = {}
+    if not overall.empty:
+        row = overall[(overall["subset"] == "full") & (overall["observer"] == C.HUMAN)]
+        pooled = {m: float(row[m].iloc[0]) for m in ("accuracy", "d_prime", "criterion")
+                  if len(row)}
+    summary = participant_sdt.participant_summary(per, pooled=pooled, boot=boot)
+    report.tables["sdt_participant_summary"] = summary
+    report.tables["sdt_by_participant"] = per
+    by_metric = summary.set_index("metric")
+    c, d = by_metric.loc["criterion"], by_metric.loc["d_prime"]
+    n_extreme = int(per["extreme"].sum())
+    report.fit_info["participant_sdt"] = {
+        "correction": CORRECTION, "n_participants": int(len(per)),
+        "n_extreme": n_extreme, "summary": summary.to_dict("records")}
+    report.notes.append(
+        f"Per participant (n = {len(per)}): mean d' {d['mean']:.2f} (95% CI {d['ci_low']:.2f} "
+        f"to {d['ci_high']:.2f}; pooled counts give {d['pooled']:.2f}); mean c "
+        f"{c['mean']:.2f} ({c['ci_low']:.2f} to {c['ci_high']:.2f}), forward bias c != 0: "
+        f"t({int(c['n_participants']) - 1}) = {c['t']:.2f}, p = {c['p_t']:.2g}; Wilcoxon "
+        f"p = {c['p_wilcoxon']:.2g}. d' and c use the {CORRECTION}; uncorrected values are "
+        f"given beside them for the {len(per) - n_extreme} participants without a rate of 0 "
+        "or 1.")

@@ -1,0 +1,362 @@
+"""Check a trial table against the codebook before anything is computed from it.
+
+:func:`validate_trials` is the one check for every way a table comes in (an exported CSV,
+the database). It is driven by :data:`analysis.columns.COLUMN_RULES` and
+:data:`analysis.columns.ANSWER_CODES`: a value outside them would otherwise change results
+without a word (lower-case ``f`` answers scored as errors, ``excluded`` as Y/N read as
+"included", ``direction`` "reversed" dropped from the accuracy model ...).
+"""
+from __future__ import annotations
+
+import json
+import math
+from typing import NamedTuple
+
+import numpy as np
+import pandas as pd
+
+from analysis import columns as C
+
+MAX_LISTED = 12        # kinds of problem spelled out in the message; the rest are counted
+MAX_ROWS_NAMED = 5     # rows named per kind of problem
+
+
+class Problem(NamedTuple):
+    column: str
+    value: str          # the bad value as shown (repr)
+    allowed: str        # what the column takes there
+    positions: np.ndarray  # 0-based row positions in the table
+
+
+class Rows:
+    """Names rows of an in-memory table in messages: ``row 3 (session_id 7, trial_index 2)``."""
+
+    note = "rows count from 1"
+    plural = "rows"
+
+    def __init__(self, data: pd.DataFrame):
+        self._data = data
+
+    def number(self, position: int) -> int:
+        return position + 1
+
+    def label(self, position: int) -> str:
+        row = self._data.iloc[position]
+        ids = [f"{c} {row[c]}" for c in ("session_id", "trial_index")
+               if c in row.index and not _blank(row[c])]
+        return f"row {position + 1}" + (f" ({', '.join(ids)})" if ids else "")
+
+
+def validate_trials(data: pd.DataFrame, rows: Rows | None = None) -> None:
+    """Raise if any cell of a trial table is outside the codebook.
+
+    Parameters
+    ----------
+    data : pandas.DataFrame
+        A trial table as read (strings from a CSV, or Python objects from the database).
+        Columns without a rule in :data:`analysis.columns.COLUMN_RULES` are not checked;
+        a column that is absent is not checked either (it gets a neutral value later).
+    rows : Rows, optional
+        How the message names a row; default ``row N (session_id .., trial_index ..)``.
+
+    Raises
+    ------
+    ValueError
+        Naming, for each kind of bad value, the first rows (or CSV lines) holding it, the
+        column, the value and the values allowed there. Besides each column's own rule,
+        ``response`` and ``correct_response`` must use the coding of their row's trial
+        type, and on arrow-of-time rows ``correct_response`` must agree with ``direction``.
+
+    Examples
+    --------
+    >>> table = pd.DataFrame({"subject_id": ["a"], "subject_kind": ["participant"],
+    ...                       "trial_type": ["aot"], "direction": ["forward"],
+    ...                       "correct_response": ["F"], "response": ["F"]})
+    >>> validate_trials(table)
+    Traceback (most recent call last):
+    ...
+    ValueError: the trial table has 1 invalid value (rows count from 1); nothing was analysed:
+      row 1, column 'subject_kind': 'participant'; allowed: 'human' or 'model'
+    """
+    problems = []
+    for name, rule in C.COLUMN_RULES.items():
+        if name in data.columns and rule.kind != "answer":
+            problems += _column_problems(data[name], name, rule)
+    if {"trial_type", "correct_response"} <= set(data.columns):
+        problems += _answer_problems(data)
+    if problems:
+        raise ValueError(_message(problems, rows or Rows(data)))
+
+
+# --- one column at a time ---------------------------------------------------------------
+
+def _column_problems(column: pd.Series, name: str, rule: C.ColumnRule) -> list[Problem]:
+    bad = _numeric_problems(column, rule)
+    if bad is None:
+        check = _CHECKS[rule.kind]
+        bad = _bad_values(column.to_numpy(dtype=object),
+                          lambda v: rule.blank if _blank(v) else check(v, rule.allowed))
+    allowed = _allowed_text(name, rule)
+    return [Problem(name, _shown(value), allowed, positions) for value, positions in bad]
+
+
+def _numeric_problems(column: pd.Series, rule: C.ColumnRule):
+    """The bad values of a numeric column, vectorised (a million response times are a
+    million distinct values); None where the column is not numeric or the rule is not."""
+    if rule.kind not in ("number", "integer", "boolean", "text") \
+            or not pd.api.types.is_numeric_dtype(column) or pd.api.types.is_bool_dtype(column):
+        return None
+    x = column.to_numpy(dtype=float, na_value=np.nan)
+    bad = np.isnan(x) if not rule.blank else np.zeros(len(x), dtype=bool)
+    finite = np.isfinite(x)
+    if rule.kind in ("number", "integer", "boolean"):
+        bad |= np.isinf(x)
+    if rule.kind == "integer":
+        bad |= finite & (x != np.round(x))
+    if rule.kind == "boolean":
+        bad |= finite & (x != 0) & (x != 1)
+    return _grouped(x.astype(object), np.flatnonzero(bad))
+
+
+def _bad_values(values: np.ndarray, ok) -> list[tuple[object, np.ndarray]]:
+    """``(value, positions)`` for each distinct value that is not ``ok``; ``ok`` is called
+    once per distinct value (a big table holds few). List cells are compared as tuples;
+    dict cells (parsed JSON objects) all as one value, :data:`_DICT`."""
+    codes, uniques = _factorize(values)
+    bad = np.array([not ok(v) for v in uniques], dtype=bool)
+    if not bad.any():
+        return []
+    return _grouped(np.asarray(uniques, dtype=object)[codes], np.flatnonzero(bad[codes]))
+
+
+def _grouped(values: np.ndarray, positions: np.ndarray) -> list[tuple[object, np.ndarray]]:
+    """``positions`` grouped by their value in ``values``, first occurrence first."""
+    if not len(positions):
+        return []
+    codes, uniques = _factorize(values[positions])
+    order = np.argsort(codes, kind="stable")
+    bounds = np.cumsum(np.bincount(codes, minlength=len(uniques)))[:-1]
+    return list(zip(uniques, np.split(positions[order], bounds)))
+
+
+def _factorize(values: np.ndarray):
+    try:
+        return pd.factorize(values, use_na_sentinel=False)
+    except TypeError:  # list or dict cells
+        keys = np.empty(len(values), dtype=object)
+        keys[:] = [tuple(v) if isinstance(v, list) else _DICT if isinstance(v, dict) else v
+                   for v in values]
+        return pd.factorize(keys, use_na_sentinel=False)
+
+
+class _Dict:
+    """Stands for every parsed JSON object (dicts cannot be factorized)."""
+
+    def __repr__(self):
+        return "{...}"
+
+
+_DICT = _Dict()
+
+
+def _blank(value) -> bool:
+    return value is None or value == "" or (isinstance(value, float) and math.isnan(value)) \
+        or value is pd.NA or value is pd.NaT
+
+
+def _is_int(value) -> bool:
+    if isinstance(value, (bool, np.bool_)):
+        return False
+    if isinstance(value, (int, np.integer)):
+        return True
+    if isinstance(value, (float, np.floating)):
+        return math.isfinite(value) and float(value).is_integer()
+    if isinstance(value, str):
+        try:
+            number = float(value)
+        except ValueError:
+            return False
+        return math.isfinite(number) and number.is_integer()
+    return False
+
+
+def _is_number(value) -> bool:
+    if isinstance(value, (bool, np.bool_)):
+        return False
+    if isinstance(value, (int, float, np.integer, np.floating)):
+        return math.isfinite(value)
+    if isinstance(value, str):
+        try:
+            return math.isfinite(float(value))
+        except ValueError:
+            return False
+    return False
+
+
+TRUE_TEXT, FALSE_TEXT = ("true", "1", "1.0"), ("false", "0", "0.0")
+
+
+def _is_bool(value) -> bool:
+    if isinstance(value, (bool, np.bool_)):
+        return True
+    if isinstance(value, (int, float, np.integer, np.floating)):
+        return value in (0, 1)
+    return isinstance(value, str) and value.strip().lower() in TRUE_TEXT + FALSE_TEXT
+
+
+def _json(value, kind: type):
+    """The parsed JSON ``kind`` of a cell, or None when it is not one."""
+    if isinstance(value, tuple) and kind is list:
+        return list(value)
+    if value is _DICT and kind is dict:
+        return {}
+    if not isinstance(value, str):
+        return None
+    try:
+        parsed = json.loads(value)
+    except json.JSONDecodeError:
+        return None
+    return parsed if isinstance(parsed, kind) else None
+
+
+def _is_json_list(value, allowed) -> bool:
+    items = _json(value, list)
+    return items is not None and all(
+        isinstance(item, str) and (not allowed or item in allowed) for item in items)
+
+
+_CHECKS = {
+    "text": lambda value, allowed: not isinstance(value, (tuple, _Dict)),
+    "choice": lambda value, allowed: isinstance(value, str) and value in allowed,
+    "integer": lambda value, allowed: _is_int(value),
+    "number": lambda value, allowed: _is_number(value),
+    "boolean": lambda value, allowed: _is_bool(value),
+    "json_list": _is_json_list,
+    "json_object": lambda value, allowed: _json(value, dict) is not None,
+}
+
+
+def _allowed_text(name: str, rule: C.ColumnRule) -> str:
+    if rule.note:
+        return rule.note
+    empty = " or empty" if rule.blank else ""
+    if rule.kind == "choice":
+        return _one_of([*rule.allowed, *(["empty"] if rule.blank else [])], quote=rule.allowed)
+    if rule.kind == "json_list":
+        if name == "categories":
+            return (f"a JSON list of category names ({', '.join(rule.allowed)}; exact "
+                    f'spelling), e.g. ["Fall", "Diffusion"]{empty}')
+        return f'a JSON list of text, e.g. ["timeout"]{empty}'
+    if rule.kind == "text" and not rule.blank:
+        return "any text (not empty)"
+    return {"text": "any text", "integer": "a whole number", "number": "a finite number",
+            "boolean": "true or false (or 1 or 0)",
+            "json_object": 'a JSON object, e.g. {"key": "f"}'}[rule.kind] + empty
+
+
+def _one_of(values, quote=None) -> str:
+    """``'F', 'B' or empty``: the values in ``quote`` (default: all) are quoted."""
+    quote = values if quote is None else quote
+    shown = [repr(v) if v in quote else str(v) for v in values]
+    return shown[0] if len(shown) == 1 else f"{', '.join(shown[:-1])} or {shown[-1]}"
+
+
+def _shown(value) -> str:
+    if _blank(value):
+        return "empty"
+    if isinstance(value, tuple):
+        return repr(json.dumps(list(value)))
+    return repr(value if not isinstance(value, (np.generic,)) else value.item())
+
+
+# --- answers, by trial type -------------------------------------------------------------
+
+def _answer_problems(data: pd.DataFrame) -> list[Problem]:
+    trial_type = data["trial_type"].to_numpy(dtype=object)
+    cells = {c: data[c].to_numpy(dtype=object)
+             for c in ("correct_response", "response", "direction") if c in data.columns}
+    problems = []
+    for kind, coding in C.ANSWER_CODES.items():
+        at = np.flatnonzero(trial_type == kind)
+        if not len(at):
+            continue
+        where = f" for trial_type {kind!r}"
+        for name, blank in (("correct_response", False), ("response", True)):
+            if name in cells:
+                problems += _coded(name, cells[name][at], at, coding, blank, where)
+        if "direction" not in cells:
+            continue
+        direction = cells["direction"][at]
+        if kind not in C.DIRECTIONLESS_TRIAL_TYPES:
+            empty = np.flatnonzero([_blank(v) for v in direction])
+            if len(empty):
+                problems.append(Problem("direction", "empty", _one_of(C.DIRECTIONS) + where,
+                                        at[empty]))
+        if kind == C.AOT:
+            problems += _direction_disagreements(direction, cells["correct_response"][at], at)
+    return problems
+
+
+def _coded(name: str, values: np.ndarray, at: np.ndarray, coding, blank: bool,
+           where: str) -> list[Problem]:
+    if coding == C.FRAME_LIST:
+        check = _is_frame_order if name == "correct_response" else _is_frame_labels
+        allowed = ('a JSON list of the presented frame labels 1..N in true order, e.g. '
+                   '"[2, 1, 3]"' if name == "correct_response"
+                   else 'a JSON list of presented frame labels, e.g. "[2, 1, 3]"')
+        allowed += " or empty" if blank else ""
+    else:
+        check = lambda value: isinstance(value, str) and value in coding  # noqa: E731
+        allowed = _one_of([*coding, *(["empty"] if blank else [])], quote=coding)
+    bad = _bad_values(values, lambda v: blank if _blank(v) else check(v))
+    return [Problem(name, _shown(value), allowed + where, at[pos]) for value, pos in bad]
+
+
+def _is_frame_labels(value) -> bool:
+    labels = _json(value, list)
+    return bool(labels) and all(_is_int(v) and not isinstance(v, str) and v >= 1
+                                for v in labels) and len(set(labels)) == len(labels)
+
+
+def _is_frame_order(value) -> bool:
+    labels = _json(value, list)
+    return _is_frame_labels(value) and sorted(labels) == list(range(1, len(labels) + 1))
+
+
+def _direction_disagreements(direction: np.ndarray, answer: np.ndarray,
+                             at: np.ndarray) -> list[Problem]:
+    agree = "forward goes with correct_response 'F' and backward with 'B' on trial_type 'aot'"
+    problems = []
+    for way, right in C.DIRECTION_ANSWERS.items():
+        wrong = [a for a in C.DIRECTION_ANSWERS.values() if a != right]
+        rows = np.flatnonzero((direction == way) & np.isin(answer, wrong))
+        for value, pos in _grouped(answer, rows):
+            problems.append(Problem("direction/correct_response", f"{way!r} with {value!r}",
+                                    agree, at[pos]))
+    return problems
+
+
+# --- the message --------------------------------------------------------------------------
+
+def _message(problems: list[Problem], rows: Rows) -> str:
+    problems = sorted(problems, key=lambda p: int(p.positions.min()))
+    n_cells = sum(len(p.positions) for p in problems)
+    head = (f"the trial table has {n_cells} invalid value{'s' if n_cells != 1 else ''} "
+            f"({rows.note}); nothing was analysed:")
+    lines = [head]
+    for problem in problems[:MAX_LISTED]:
+        first = np.sort(problem.positions)
+        lines.append(f"  {rows.label(int(first[0]))}, column {problem.column!r}: "
+                     f"{problem.value}; allowed: {problem.allowed}"
+                     + _also(first[1:], rows))
+    if len(problems) > MAX_LISTED:
+        lines.append(f"  ... and {len(problems) - MAX_LISTED} more kinds of invalid value")
+    return "\n".join(lines)
+
+
+def _also(positions: np.ndarray, rows: Rows) -> str:
+    if not len(positions):
+        return ""
+    named = ", ".join(str(rows.number(int(p))) for p in positions[:MAX_ROWS_NAMED - 1])
+    more = len(positions) - (MAX_ROWS_NAMED - 1)
+    return f" (also {rows.plural} {named}" + (f" and {more} more" if more > 0 else "") + ")"

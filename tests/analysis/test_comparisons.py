@@ -1,0 +1,144 @@
+"""Binomial tests, McNemar, per-item correlation and Holm, each against scipy/statsmodels."""
+import json
+
+import numpy as np
+import pandas as pd
+import pytest
+from scipy import stats
+from statsmodels.stats.contingency_tables import mcnemar as sm_mcnemar
+from statsmodels.stats.multitest import multipletests
+from statsmodels.stats.proportion import proportion_confint
+
+from analysis import comparisons, loading, observers, report_output, reports, simulate
+
+
+def aot_rows(observer, correct, kind="model", items=None, label_order="FB"):
+    n = len(correct)
+    items = items or [f"c{i}" for i in range(n)]
+    return pd.DataFrame({"observer": observer, "subject_id": observer, "subject_kind": kind,
+                         "trial_type": "aot", "source_clip_id": items, "stimulus_id": items,
+                         "direction": "forward", "correct_response": "F",
+                         "response": ["F" if c else "B" for c in correct],
+                         "extra": [{"label_order": label_order}] * n})
+
+
+def test_binomial_test_and_interval_against_scipy_and_statsmodels():
+    kept = pd.concat([aot_rows("a", [1] * 31 + [0] * 19), aot_rows("b", [1] * 12 + [0] * 8)])
+    out = comparisons.binomial_tests(kept).set_index("observer")
+    # Two-sided exact p of a symmetric binomial: 2 P(K >= 31), K ~ Bin(50, 0.5).
+    assert out.loc["a", "p_value"] == pytest.approx(2 * stats.binom.sf(30, 50, 0.5))
+    low, high = proportion_confint(31, 50, alpha=0.05, method="beta")  # Clopper-Pearson
+    assert out.loc["a", "ci_low"] == pytest.approx(low)
+    assert out.loc["a", "ci_high"] == pytest.approx(high)
+    assert out.loc["b", "accuracy"] == 0.6 and out.loc["b", "n_trials"] == 20
+
+
+@pytest.mark.parametrize("only_a, only_b", [(10, 2), (3, 0), (0, 0), (30, 14), (40, 41)])
+def test_mcnemar_against_statsmodels(only_a, only_b):
+    statistic, p, method = comparisons.mcnemar(only_a, only_b)
+    table = [[5, only_a], [only_b, 7]]
+    exact = only_a + only_b < comparisons.EXACT_BELOW
+    ref = sm_mcnemar(table, exact=exact, correction=True)
+    assert p == pytest.approx(ref.pvalue) and statistic == pytest.approx(ref.statistic)
+    assert method.startswith("exact") == exact
+
+
+def test_mcnemar_pairs_models_and_settings_on_the_same_items():
+    rng = np.random.default_rng(3)
+    a, b = rng.random(40) < 0.7, rng.random(40) < 0.45
+    kept = pd.concat([aot_rows("m / zero-shot", a), aot_rows("m / few-shot-4", b),
+                      aot_rows("other", rng.random(30) < 0.5)])  # shares 30 items
+    out = comparisons.mcnemar_tests(kept).set_index(["observer_a", "observer_b"])
+    row = out.loc[("m / few-shot-4", "m / zero-shot")]
+    assert row.n_items == 40 and row.n_only_a == np.sum(b & ~a) and row.n_only_b == np.sum(a & ~b)
+    table = pd.crosstab(b, a).reindex(index=[True, False], columns=[True, False]).to_numpy()
+    exact = row.n_only_a + row.n_only_b < comparisons.EXACT_BELOW
+    assert row.p_value == pytest.approx(sm_mcnemar(table, exact=exact).pvalue)
+    assert out.loc[("m / zero-shot", "other"), "n_items"] == 30
+
+
+def test_item_correlation_interval_matches_scipy():
+    rng = np.random.default_rng(9)
+    human = rng.uniform(0.3, 1.0, 120)
+    model = (rng.random(120) < human).astype(float)
+    agreement = pd.DataFrame({"model": "m", "human_accuracy": human, "model_correct": model})
+    row = comparisons.item_correlations(agreement).iloc[0]
+    ref = stats.pearsonr(human, model)
+    interval = ref.confidence_interval(0.95)  # Fisher z, as scipy documents
+    assert row.pearson_r == pytest.approx(ref.statistic)
+    assert row.p_value == pytest.approx(ref.pvalue)
+    assert row.r_ci_low == pytest.approx(interval.low)
+    assert row.r_ci_high == pytest.approx(interval.high)
+    constant = agreement.assign(model_correct=1.0)
+    assert "n/a" in comparisons.item_correlations(constant).iloc[0].note
+
+
+def test_holm_against_statsmodels():
+    p = np.array([0.01, 0.04, 0.03, 0.005, np.nan, 0.5, 0.2])
+    ok = np.isfinite(p)
+    out = comparisons.holm(p)
+    assert out[ok] == pytest.approx(multipletests(p[ok], method="holm")[1])
+    assert np.isnan(out[~ok]).all()
+
+
+def test_holm_family_spans_tables():
+    tables = {"a": pd.DataFrame({"p_value": [0.01, 0.04]}),
+              "b": pd.DataFrame({"p_value": [0.03, np.nan]})}
+    out, size = comparisons.holm_family(tables)
+    expected = multipletests([0.01, 0.04, 0.03], method="holm")[1]
+    assert size == 3
+    assert list(out["a"].p_holm) + [out["b"].p_holm[0]] == pytest.approx(expected)
+
+
+@pytest.fixture(scope="module")
+def report_dir(tmp_path_factory):
+    models = {"good": simulate.Observer(d_prime=1.2, criterion=0.2),
+              "chance": simulate.Observer(d_prime=0.0, criterion=0.0)}
+    spec = simulate.StudySpec(n_participants=12, trials_per_participant=80, n_clips=40,
+                              models=models)
+    data = loading.normalize_trials(simulate.simulate_study(spec, np.random.default_rng(11)))
+    report = reports.build_report(data, n_boot=50)
+    out = tmp_path_factory.mktemp("report")
+    report_output.write_report(report, out)
+    return report, out
+
+
+def test_report_has_the_comparisons_with_holm_stated(report_dir):
+    report, out = report_dir
+    t = report.tables
+    for name in ("binomial_tests", "mcnemar_tests", "item_correlation",
+                 "text_vs_logit_accuracy", "nonresponse_sensitivity"):
+        assert "p_holm" in t[name] or name in ("text_vs_logit_accuracy",
+                                               "nonresponse_sensitivity"), name
+        assert (out / "tables" / f"{name}.csv").is_file()
+    family = [t[n].p_value for n in ("binomial_tests", "mcnemar_tests", "item_correlation")]
+    pooled = pd.concat(family).to_numpy(float)
+    expected = multipletests(pooled[np.isfinite(pooled)], method="holm")[1]
+    holm = pd.concat([t[n].p_holm for n in ("binomial_tests", "mcnemar_tests",
+                                            "item_correlation")]).to_numpy(float)
+    assert holm[np.isfinite(pooled)] == pytest.approx(expected)
+    assert any(f"Holm correction across the family of {len(expected)} tests" in n
+               for n in report.notes)
+    ec = t["error_consistency"].set_index("observer")
+    assert {"kappa_ci_low", "human_ceiling_kappa"} <= set(ec.columns)
+    metrics = json.loads((out / "metrics.json").read_text())
+    assert metrics["holm"]["family_size"] == len(expected)
+    assert {r["observer"] for r in metrics["binomial_tests"]} == {"human", "good", "chance"}
+    html = (out / "report.html").read_text()
+    assert "Per item: people" in html and "mcnemar_tests" in html
+    scatter = report.figures["item_scatter"]
+    assert {trace.name for trace in scatter.data if trace.name} == {"good", "chance"}
+
+
+def test_comparison_tables_show_labels_not_folders():
+    models = {"/data/ckpt/Qwen2.5-VL-7B-Instruct": simulate.Observer(),
+              "/data/ckpt/Qwen2-VL-2B-Instruct": simulate.Observer(d_prime=0.2)}
+    spec = simulate.StudySpec(n_participants=4, trials_per_participant=40, n_clips=30,
+                              models=models)
+    data = loading.normalize_trials(simulate.simulate_study(spec, np.random.default_rng(2)))
+    report = reports.build_report(data, n_boot=20)
+    pair = report.tables["mcnemar_tests"].iloc[0]
+    assert {pair.observer_a, pair.observer_b} == {"Qwen2.5-VL 7B", "Qwen2-VL 2B"}
+    for name in ("binomial_tests", "item_correlation", "text_vs_logit_accuracy"):
+        shown = report.tables[name].iloc[:, 0].astype(str)
+        assert not shown.str.contains("/data").any(), name

@@ -1,0 +1,117 @@
+"""Crossed random-intercept models against lme4's published fits and statsmodels."""
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from analysis import crossed, loading, simulate
+
+DATA = Path(__file__).parent / "data"
+
+
+def test_reml_reproduces_lme4_penicillin():
+    # lme4's Penicillin (24 plates x 6 samples, fully crossed), as in Bates, "lme4:
+    # Mixed-effects modeling with R" ch. 2: lmer(diameter ~ 1 + (1|plate) + (1|sample)):
+    # REML criterion 330.8606; variances plate 0.7169, sample 3.7311, residual 0.3024;
+    # (Intercept) 22.9722, SE 0.8086.
+    pen = pd.read_csv(DATA / "penicillin.csv")
+    plate, sample = pd.factorize(pen["plate"])[0], pd.factorize(pen["sample"])[0]
+    y = pen["diameter"].to_numpy(float)
+    design = crossed.Design(plate, sample, np.zeros(len(y), int), np.ones((1, 1)), 24, 6)
+    fit = crossed.fit_lmm(design, np.ones(len(y)), y, float(y @ y))
+    assert fit.deviance == pytest.approx(330.8606, abs=1e-3)
+    assert (fit.var_a, fit.var_b, fit.scale) == pytest.approx((0.7169, 3.7311, 0.3024),
+                                                              abs=2e-4)
+    assert fit.beta[0] == pytest.approx(22.9722, abs=1e-4)
+    assert np.sqrt(fit.cov[0, 0]) == pytest.approx(0.8086, abs=1e-4)
+    assert fit.converged and not fit.warnings
+
+
+def test_laplace_glmm_reproduces_lme4_cbpp():
+    # lme4's cbpp example: glmer(cbind(incidence, size - incidence) ~ period + (1 | herd),
+    # family = binomial) -> (Intercept) -1.3983 (SE 0.2312), period2 -0.9919 (0.3032),
+    # period3 -1.1282 (0.3228), period4 -1.5797 (0.4220); herd variance 0.4123;
+    # deviance 184.1 (logLik -92.0).
+    cbpp = pd.read_csv(DATA / "cbpp.csv")
+    herd = pd.factorize(cbpp["herd"])[0]
+    x_cells = np.eye(4)
+    x_cells[:, 0] = 1.0
+    design = crossed.Design(herd, None, cbpp["period"].to_numpy() - 1, x_cells, 15, None)
+    fit = crossed.fit_glmm(design, cbpp["incidence"].to_numpy(float),
+                           cbpp["size"].to_numpy(float), nagq=1)
+    assert fit.beta == pytest.approx([-1.3983, -0.9919, -1.1282, -1.5797], abs=1e-3)
+    assert fit.var_a == pytest.approx(0.4123, abs=1e-3)
+    assert np.sqrt(np.diag(fit.cov)) == pytest.approx([0.2312, 0.3032, 0.3228, 0.4220],
+                                                      rel=0.02)
+    assert fit.deviance == pytest.approx(184.05, abs=0.01)
+    # nAGQ = 0 (the report's choice for large data) stays close on 15 herds.
+    quick = crossed.fit_glmm(design, cbpp["incidence"].to_numpy(float),
+                             cbpp["size"].to_numpy(float), nagq=0)
+    assert quick.beta == pytest.approx(fit.beta, abs=0.05)
+
+
+@pytest.fixture(scope="module")
+def crossed_trials():
+    spec = simulate.StudySpec(n_participants=24, trials_per_participant=60, n_clips=60,
+                              practice_gate_fail_rate=0.0)
+    data = loading.included(loading.normalize_trials(
+        simulate.simulate_study(spec, np.random.default_rng(0))))
+    return loading.aot_trials(data)
+
+
+def test_glmm_agrees_with_statsmodels_bayes_mixed_glm(crossed_trials):
+    from scipy import sparse
+    from statsmodels.genmod.bayes_mixed_glm import BinomialBayesMixedGLM
+
+    t = crossed_trials
+    y = t["correct"].fillna(0.0).to_numpy(float)
+    backward = (t["direction"] == "backward").to_numpy(int)
+    subject = pd.factorize(t["subject_id"])[0]
+    clip = pd.factorize(t["source_clip_id"])[0]
+    x_cells = np.array([[1.0, 0.0], [1.0, 1.0]])
+    design, rows, swapped = crossed.design(subject, clip, backward, x_cells, {"y": y})
+    ours = crossed.fit_glmm(design, rows["y"], rows["n"])
+    sd_subject, sd_clip = np.sqrt([ours.var_b, ours.var_a] if swapped else
+                                  [ours.var_a, ours.var_b])
+    # statsmodels' variational Bayes fit of the same crossed model (priors N(0, 2^2) on
+    # fixed effects): posterior means of fixed effects and SDs near the Laplace estimates.
+    n = len(y)
+    z = sparse.hstack([sparse.csr_matrix((np.ones(n), (np.arange(n), subject))),
+                       sparse.csr_matrix((np.ones(n), (np.arange(n), clip)))]).tocsr()
+    ident = np.r_[np.zeros(subject.max() + 1, int), np.ones(clip.max() + 1, int)]
+    vb = BinomialBayesMixedGLM(y, x_cells[backward], z, ident, vcp_p=1.0,
+                               fe_p=2.0).fit_vb(fit_method="L-BFGS-B")
+    assert ours.beta == pytest.approx(vb.fe_mean, abs=0.05)
+    assert [sd_subject, sd_clip] == pytest.approx(np.exp(vb.vcp_mean), abs=0.1)
+
+
+def test_lmm_equals_statsmodels_mixedlm_on_every_trial(crossed_trials):
+    import statsmodels.formula.api as smf
+
+    t = crossed_trials[crossed_trials["response"].isin(["F", "B"])]
+    frame = pd.DataFrame({"y": np.log(t["rt_ms"].to_numpy(float)),
+                          "back": (t["direction"] == "backward").to_numpy(float),
+                          "subject": t["subject_id"].to_numpy(),
+                          "clip": t["source_clip_id"].to_numpy(), "all": 1})
+    direct = smf.mixedlm("y ~ back", frame, groups="all",
+                         vc_formula={"subject": "0 + C(subject)", "clip": "0 + C(clip)"},
+                         use_sparse=True).fit(method=["lbfgs"], reml=True)
+    x_cells = np.array([[1.0, 0.0], [1.0, 1.0]])
+    design, rows, swapped = crossed.design(pd.factorize(frame["subject"])[0],
+                                           pd.factorize(frame["clip"])[0],
+                                           frame["back"].to_numpy(int), x_cells,
+                                           {"y": frame["y"].to_numpy()})
+    ours = crossed.fit_lmm(design, rows["n"], rows["y"], float(frame["y"] @ frame["y"]))
+    assert swapped  # 60 clips > 24 participants: the clip block is the diagonal one
+    assert ours.beta == pytest.approx(direct.fe_params.to_numpy(), rel=1e-4)
+    assert np.sqrt(np.diag(ours.cov)) == pytest.approx(direct.bse_fe.to_numpy(), rel=2e-3)
+    assert ours.scale == pytest.approx(direct.scale, rel=1e-3)
+    # statsmodels orders variance components by name: clip, subject.
+    assert [ours.var_a, ours.var_b] == pytest.approx(direct.vcomp, rel=1e-2)
+
+
+def test_too_large_a_coupling_is_refused():
+    assert not crossed.feasible(100_000, 1_000)
+    with pytest.raises(ValueError, match="too many"):
+        crossed.Design([0], [0], [0], np.ones((1, 1)), 100_000, 1_000)

@@ -1,0 +1,96 @@
+"""One observer key for every table: (model, revision, setting, label order)."""
+import doctest
+import importlib
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from analysis import comparisons, diagnostics, human_vs_model, observers, ordering, reports
+
+
+def model_rows(n=8, **extra):
+    """Arrow-of-time rows of model "m" (one session unless ``session_id`` is given)."""
+    session = extra.pop("session_id", "run-1")
+    orders = extra.pop("label_orders", ["FB"] * n)
+    return pd.DataFrame({"subject_id": "m", "subject_kind": "model", "trial_type": "aot",
+                         "session_id": session, "correct_response": "F",
+                         "extra": [{**extra, "label_order": o} for o in orders]})
+
+
+def test_settings_revisions_and_label_designs_are_separate_observers():
+    data = pd.concat([
+        model_rows(setting="zero-shot", label_orders=["FB", "BF"] * 4),  # balanced run
+        model_rows(setting="few-shot-4", session_id="run-2"),             # FB only
+        model_rows(setting="few-shot-4", session_id="run-3", label_orders=["BF"] * 8),
+        model_rows(setting="zero-shot", revision="abc", session_id="run-4",
+                   label_orders=["FB", "BF"] * 4),
+    ], ignore_index=True)
+    keys = observers.observer_keys(data)
+    assert keys.loc[0, "label_order"] == "FB+BF"  # a balanced run stays one observer
+    # A part is named once it is needed to tell two observers apart, for all of them.
+    assert list(observers.observer_ids(data).unique()) == [
+        "m / zero-shot / labels FB+BF", "m / few-shot-4 / labels FB",
+        "m / few-shot-4 / labels BF", "m / rev abc / zero-shot / labels FB+BF"]
+    # Parts that do not tell observers apart are left out of the name.
+    one = model_rows(setting="zero-shot")
+    assert set(observers.observer_ids(one)) == {"m"}
+
+
+def test_names_are_minimal_and_people_are_pooled():
+    people = pd.DataFrame({"subject_id": ["p1", "p2"], "subject_kind": "human",
+                           "trial_type": "aot", "correct_response": "F", "extra": [{}, {}]})
+    data = pd.concat([people, model_rows(setting="zero-shot"),
+                      model_rows(setting="few-shot-4", session_id="run-2")], ignore_index=True)
+    assert list(observers.observer_ids(data)) == \
+        ["human", "human"] + ["m / zero-shot"] * 8 + ["m / few-shot-4"] * 8
+
+
+def test_frame_condition_is_shown_only_where_asked():
+    data = pd.concat([model_rows(task_variant="full"),
+                      model_rows(task_variant="shuffled")], ignore_index=True)
+    assert set(observers.observer_ids(data)) == {"m"}
+    assert set(observers.observer_ids(data, frame_condition=True)) == {"m", "m / shuffled"}
+
+
+@pytest.mark.parametrize("model, label", [
+    ("Qwen/Qwen2.5-VL-7B-Instruct", "Qwen2.5-VL 7B, zero-shot"),
+    ("/srv/models/Qwen2-VL-72B-Instruct", "Qwen2-VL 72B, zero-shot"),
+    ("C:\\models\\cosmos-reason1-7b\\", "cosmos-reason1 7B, zero-shot"),
+    ("gpt-4.1-2025-04-14", "gpt-4.1, zero-shot"),
+])
+def test_display_label_has_family_size_setting_and_no_folder(model, label):
+    out = observers.display_label(model, "zero-shot")
+    assert out == label
+    assert "/" not in out and "\\" not in out
+
+
+def test_observer_table_labels():
+    data = pd.concat([model_rows(setting="zero-shot"),
+                      model_rows(setting="few-shot-4", session_id="run-2")], ignore_index=True)
+    data["subject_id"] = "/home/me/ckpt/Qwen2.5-VL-3B-Instruct"
+    table = observers.observer_table(data).set_index("setting")
+    assert table.loc["few-shot-4", "label"] == "Qwen2.5-VL 3B, few-shot-4"
+    assert table.loc["zero-shot", "observer"].endswith(" / zero-shot")
+
+
+def test_every_grouping_uses_the_one_key():
+    # The functions that group observers call analysis.observers, and reports delegate to it.
+    data = pd.concat([model_rows(setting="zero-shot"),
+                      model_rows(setting="few-shot-4", session_id="run-2")], ignore_index=True)
+    data = data.assign(response="F", correct=1.0, source_clip_id="c", stimulus_id="c",
+                       direction="forward", categories=[["Fall"]] * 16, block="main",
+                       excluded=False, exclusion_reasons=[[]] * 16)
+    assert set(reports.with_observer(data).observer) == {"m / zero-shot", "m / few-shot-4"}
+    assert len(diagnostics.tomato_ratios(data.assign(
+        extra=[{**e, "task_variant": "full"} for e in data.extra]))) == 2
+    assert set(comparisons.binomial_tests(reports.with_observer(data)).observer) == \
+        {"m / zero-shot", "m / few-shot-4"}
+    assert human_vs_model.per_stimulus_agreement(data).empty  # no people: nothing to pair
+    assert ordering.ordering_metrics(data).n_trials.sum() == 0
+
+
+@pytest.mark.parametrize("name", ["observers", "nonresponse", "comparisons"])
+def test_examples(name):
+    module = importlib.import_module(f"analysis.{name}")
+    assert doctest.testmod(module, optionflags=doctest.NORMALIZE_WHITESPACE).failed == 0

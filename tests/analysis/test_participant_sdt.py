@@ -1,0 +1,62 @@
+"""Per-participant d' and c, their mean and the forward-bias test, against scipy by hand."""
+import numpy as np
+import pandas as pd
+import pytest
+from scipy import stats
+
+from analysis import participant_sdt
+
+
+def _person(subject, ff, fb, bf, bb):
+    """One participant's trials with these direction x answer counts."""
+    correct = ["F"] * (ff + fb) + ["B"] * (bf + bb)
+    response = ["F"] * ff + ["B"] * fb + ["F"] * bf + ["B"] * bb
+    return pd.DataFrame({"subject_id": subject, "correct_response": correct,
+                         "response": response, "trial_type": "aot"})
+
+
+@pytest.fixture(scope="module")
+def people():
+    # Hanyu et al. (2023): 9% errors on forward clips, 39% on reversed ones (H = .61,
+    # FA = .09 -> d' 1.62, c +0.53); the others vary around it, one with a perfect block.
+    counts = [(91, 9, 39, 61), (80, 20, 30, 70), (95, 5, 50, 50), (70, 30, 20, 80),
+              (100, 0, 45, 55), (85, 15, 35, 65)]
+    return pd.concat([_person(f"p{i}", *c) for i, c in enumerate(counts)], ignore_index=True)
+
+
+def test_each_participant_by_hand(people):
+    table = participant_sdt.participant_sdt(people).set_index("subject_id")
+    hanyu = table.loc["p0"]
+    # Uncorrected: d' = z(.61) - z(.09) = 1.62, c = +0.53 (AoT-PsyPhyBENCH sec. 3).
+    assert hanyu.d_prime_uncorrected == pytest.approx(1.62, abs=0.005)
+    assert hanyu.criterion_uncorrected == pytest.approx(0.53, abs=0.005)
+    # Log-linear (Hautus 1995): H = (61 + .5) / (100 + 1), FA = (9 + .5) / (100 + 1).
+    z_h, z_f = stats.norm.ppf(61.5 / 101), stats.norm.ppf(9.5 / 101)
+    assert hanyu.d_prime == pytest.approx(z_h - z_f)
+    assert hanyu.criterion == pytest.approx(-(z_h + z_f) / 2)
+    perfect = table.loc["p4"]  # no false alarm: FA = 0, so the uncorrected d' is infinite
+    assert perfect.extreme and np.isnan(perfect.d_prime_uncorrected)
+    assert perfect.d_prime == pytest.approx(stats.norm.ppf(55.5 / 101) - stats.norm.ppf(0.5 / 101))
+    assert not table.drop(index="p4")["extreme"].any()
+
+
+def test_summary_against_scipy(people):
+    table = participant_sdt.participant_sdt(people)
+    summary = participant_sdt.participant_summary(table, pooled={"d_prime": 1.5},
+                                                  boot={"criterion": (0.1, 0.9)})
+    c = summary.set_index("metric").loc["criterion"]
+    values = table["criterion"].to_numpy()
+    low, high = stats.t.interval(0.95, len(values) - 1, loc=values.mean(),
+                                 scale=stats.sem(values))
+    assert (c["mean"], c["ci_low"], c["ci_high"]) == pytest.approx((values.mean(), low, high))
+    test = stats.ttest_1samp(values, 0.0)
+    assert (c["t"], c["p_t"]) == pytest.approx((test.statistic, test.pvalue))
+    assert c["p_wilcoxon"] == pytest.approx(stats.wilcoxon(values).pvalue)
+    assert (c["boot_ci_low"], c["boot_ci_high"]) == (0.1, 0.9)
+    acc = summary.set_index("metric").loc["accuracy"]
+    assert acc["null"] == 0.5 and acc["t"] == pytest.approx(
+        stats.ttest_1samp(table["accuracy"], 0.5).statistic)
+    # The uncorrected mean leaves out the participant whose rate is 0.
+    unc = summary.set_index("metric").loc["d_prime_uncorrected"]
+    assert unc["n_participants"] == 5
+    assert summary.set_index("metric").loc["d_prime", "pooled"] == 1.5
