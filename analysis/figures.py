@@ -81,6 +81,9 @@ def sdt_figure(table: pd.DataFrame):
     return fig
 
 
+RT_TICKS_MS = (100, 200, 300, 500, 700, 1000, 1500, 2000, 3000, 5000, 7000, 10000, 20000)
+
+
 def rt_figure(data: pd.DataFrame, max_points: int = 20000):
     """RT distributions by direction x response (answered arrow-of-time trials of people).
 
@@ -95,8 +98,13 @@ def rt_figure(data: pd.DataFrame, max_points: int = 20000):
     for (direction, response), part in trials.groupby(["direction", "response"]):
         fig.add_violin(y=part["rt_ms"], name=f"{direction} / answered {response}",
                        box_visible=True, meanline_visible=False, points=False)
+    # Log axis with labelled round values only (plotly's own minor labels read "2, 3 ... 1000").
+    ticks = [t for t in RT_TICKS_MS
+             if len(trials) and trials["rt_ms"].min() / 1.5 <= t <= trials["rt_ms"].max() * 1.5]
     fig.update_layout(title="Reaction times by direction and answer", yaxis_title="RT (ms)",
-                      yaxis_type="log", height=420)
+                      yaxis={"type": "log", "tickvals": ticks,
+                             "ticktext": [f"{t:,}" for t in ticks], "minor": {"showgrid": False}},
+                      height=420)
     return fig
 
 

@@ -3,6 +3,7 @@ import json
 import re
 
 import numpy as np
+import pandas as pd
 import pytest
 
 from analysis import loading, report_output, reports, simulate
@@ -189,3 +190,14 @@ def test_a_frame_ordering_report_has_no_arrow_of_time_section(tmp_path):
     html = report_output.write_report(report, tmp_path)["html"].read_text()
     assert "Arrow of time: accuracy" not in html and 'id="subjects"' not in html
     assert "Frame ordering" in html
+
+
+def test_the_rt_axis_labels_only_round_milliseconds():
+    from analysis import figures
+
+    data = pd.DataFrame({"response": ["F", "B"] * 50, "direction": ["forward", "backward"] * 50,
+                         "rt_ms": np.linspace(250, 2600, 100)})
+    axis = figures.rt_figure(data).layout.yaxis
+    assert axis.type == "log"
+    assert list(axis.tickvals) == [200, 300, 500, 700, 1000, 1500, 2000, 3000]
+    assert list(axis.ticktext) == ["200", "300", "500", "700", "1,000", "1,500", "2,000", "3,000"]
