@@ -60,17 +60,27 @@ class RunResult:
 def run_key(config: RunConfig, description: dict) -> str:
     """The run's identity: model, revision and every setting that can change an answer.
 
-    Reruns with the same identity complete one stored run instead of adding another. Not
-    part of it: ``limit`` and ``batch_size`` (which items run now, and how fast), and
-    volatile server fields (a served model's creation time).
+    Reruns with the same identity complete one stored run instead of adding another; a run
+    in another precision, on another device kind or library set is another run. Not part of
+    it: ``limit`` and ``batch_size`` (which items run now, and how fast), and volatile server
+    fields (a served model's creation time, which the description leaves out).
     """
     identity = {"backend": config.backend, "model": config.model,
-                "revision": description.get("weights_sha256") or description.get("revision"),
-                "served_model": description.get("served_model"),  # its stable fields only
+                # Everything the cache keys on too: weights, dtype, device kind, library
+                # versions, processor, a server's URL and stable model fields.
+                "description": description,
                 "spec": asdict(config.spec), "params": config.params.to_dict(),
-                "scoring": config.scoring}
+                "scoring": effective_scoring(config)}
     encoded = json.dumps(identity, sort_keys=True, default=str).encode("utf-8")
     return hashlib.sha256(encoded).hexdigest()
+
+
+def effective_scoring(config: RunConfig) -> str:
+    """``scoring`` as it applies: where items are never logit-scored (frame orders,
+    chain-of-thought settings), "both" and "generate" are the same run."""
+    generation_only = config.spec.task == "frame_order" or (
+        config.spec.task == "aot" and config.spec.setting in prompts.COT_SETTINGS)
+    return "generate" if generation_only and config.scoring == "both" else config.scoring
 
 
 def now() -> str:

@@ -210,5 +210,13 @@ def load_probe(kind: str, model: str, device: str = "cpu", **options) -> _Probe:
     import transformers
 
     class_name, probe = PROBES[kind]
+    # transformers would otherwise build a randomly initialised model of ``kind`` from a
+    # checkpoint of another type, with only a warning.
+    model_type = transformers.AutoConfig.from_pretrained(model).model_type
+    if model_type != kind:
+        raise ValueError(f"{model} is a {model_type!r} checkpoint, not {kind!r}; "
+                         f"choose --kind {model_type}" if model_type in PROBES else
+                         f"{model} is a {model_type!r} checkpoint; the TRA probe takes "
+                         f"{' or '.join(sorted(PROBES))} checkpoints")
     return probe(getattr(transformers, class_name).from_pretrained(model), device=device,
                  **options)

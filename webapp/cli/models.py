@@ -6,11 +6,13 @@ there, a server that cannot be reached or refuses the key, a parameter the model
 Items that fail are counted once each, each cause is said once, with whether a rerun can help.
 """
 import os
+import re
 from pathlib import Path
 
 import click
 from flask import current_app
 from flask.cli import with_appcontext
+from sqlalchemy.exc import OperationalError
 
 from analysis.models.backends import BACKENDS
 from analysis.models.backends.base import BackendError, GenerationParams
@@ -77,7 +79,7 @@ from webapp import benchmarks, model_runs
 @click.option("--batch-size", type=click.IntRange(min=1), default=8, show_default=True,
               help="Items per model call (hf, vllm); answers do not depend on it.")
 @click.option("--limit", type=click.IntRange(min=1), default=None, help="Run the first N items.")
-@click.option("--device", default="auto", show_default=True,
+@click.option("--device", default="auto", show_default=True, callback=lambda c, p, v: device(v),
               help="hf: cpu, cuda, cuda:N, or auto (cuda when there is a GPU).")
 @click.option("--dtype", type=click.Choice(("auto", "float32", "bfloat16", "float16")),
               default="auto", show_default=True, help="Weights' precision (hf, vllm).")
@@ -124,9 +126,14 @@ def run_models(**opts):
                f"computed, {failed} errors, {counts['unparseable']} unparseable); "
                f"run folder {result.folder}")
     if opts["study"]:
-        session, added = model_runs.store_run(opts["study"], opts["model"], result.rows,
-                                              opts["seed"], result.manifest, result.item_keys,
-                                              result.run_key)
+        try:
+            session, added = model_runs.store_run(opts["study"], opts["model"], result.rows,
+                                                  opts["seed"], result.manifest,
+                                                  result.item_keys, result.run_key)
+        except OperationalError as error:  # e.g. another run is writing the same database
+            raise click.ClickException(
+                f"the answers are cached but could not be stored ({error.orig}); rerun the "
+                "same command: it reads them from the cache and stores them") from None
         click.echo(f"Stored {added} new trials in session {session.id} of model subject "
                    f"{opts['model']!r} ({session.status}: {len(session.schedule)} items).")
     if counts["errors"]:
@@ -199,6 +206,15 @@ def _os_failure(model: str, error: OSError) -> str:
         return (f"cannot load model {model!r}: no such local folder and no such model on the "
                 "hub; check the id (and HF_TOKEN for a gated or private model)")
     return f"{type(error).__name__}: {text[:300]}"
+
+
+def device(value: str) -> str:
+    """A device name torch accepts (``auto``, ``cpu``, ``cuda``, ``cuda:N``), else a usage
+    error naming them."""
+    if not re.fullmatch(r"auto|cpu|cuda(:\d+)?", value):
+        raise click.BadParameter(f"{value!r} is not a device; use auto, cpu, cuda or cuda:N "
+                                 "(lower case)", param_hint="--device")
+    return value
 
 
 def _config(opts) -> RunConfig:

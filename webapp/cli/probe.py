@@ -8,6 +8,7 @@ from flask.cli import with_appcontext
 
 from analysis.probes.tra import CONTEXT_LENGTHS, PROBES
 from webapp import model_runs
+from webapp.cli.models import device
 
 
 @click.group("probe")
@@ -34,7 +35,8 @@ def _context_lengths(text: str) -> tuple[int, ...]:
 @click.option("--set", "stimulus_set", default=None, help="Stimulus set (when no --study).")
 @click.option("--context", "context", default=",".join(map(str, CONTEXT_LENGTHS)),
               show_default=True, help="Context lengths in frames (multiples of the tubelet).")
-@click.option("--device", default="cpu", show_default=True, help="cpu, cuda or cuda:N.")
+@click.option("--device", default="cpu", show_default=True, callback=lambda c, p, v: device(v),
+              help="cpu, cuda or cuda:N.")
 @click.option("--limit", type=click.IntRange(min=1), default=None,
               help="Probe only the first N sweep clips.")
 @click.option("--no-progress", is_flag=True, help="No progress bar.")

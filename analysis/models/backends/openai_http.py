@@ -263,7 +263,12 @@ class OpenAIBackend(Backend):
 
         def one(request: Request) -> LabelScores:
             reply = self._request("POST", "/chat/completions", {**self.body(request), **fields})
-            top = reply["choices"][0]["logprobs"]["content"][0]["top_logprobs"]
+            top = _top_logprobs(reply)
+            if top is None:  # the call worked; the server just gives no logprobs
+                return LabelScores({label: -math.inf for label in labels},
+                                   {label: [] for label in labels},
+                                   {"top_logprobs": 0,
+                                    "score_missing": "the server returned no logprobs"})
             found = {entry["token"]: entry["logprob"] for entry in top}
             scores = {label: _logsumexp([found[f] for f in fs if f in found])
                       for label, fs in forms.items()}
@@ -276,6 +281,16 @@ class OpenAIBackend(Backend):
 
     def close(self) -> None:
         self.client.close()
+
+
+def _top_logprobs(reply: dict) -> list | None:
+    """The first answer token's top logprobs, or None where the reply carries none (servers
+    that do not implement logprobs answer ``null`` or an empty list)."""
+    try:
+        top = reply["choices"][0]["logprobs"]["content"][0]["top_logprobs"]
+    except (KeyError, IndexError, TypeError):
+        return None
+    return top if isinstance(top, list) else None
 
 
 def transient(error: BaseException) -> bool:

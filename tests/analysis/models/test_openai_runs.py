@@ -121,3 +121,22 @@ def test_one_label_outside_the_top_logprobs_is_stored_as_json_without_infinity(
         assert extra["label_logprobs"]["B"] is None and extra["label_logprobs"]["F"] < 0
         assert extra["labels_below_top_logprobs"] == ["B"]
         assert extra["p_forward"] == 1.0
+
+
+@pytest.mark.parametrize("logprobs", [None, {"content": []}])
+def test_a_server_without_logprobs_keeps_every_generated_answer(hf_backend, items, tmp_path,
+                                                                logprobs):
+    def no_logprobs(method, path, body):
+        if body is not None and body.get("logprobs"):
+            return 200, {"choices": [{"index": 0, "message": {"role": "assistant",
+                                                              "content": "F"},
+                                      "logprobs": logprobs}]}, {}
+        return None
+
+    with TinyOpenAIServer(hf_backend, "tiny", script=no_logprobs) as server, \
+            ResultCache(tmp_path / "c.sqlite3") as cache:
+        run = _run(server, items, cache)
+    assert run.stats.errors == [] and len(run.rows) == len(items)
+    for row in run.rows:
+        assert row["extra"]["score_missing"] == "the server returned no logprobs"
+        assert "raw_text" in row["extra"] and "p_forward" not in row["extra"]

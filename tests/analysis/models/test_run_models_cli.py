@@ -164,3 +164,34 @@ def test_stored_model_trials_carry_the_weights_revision(app, runner, study, tiny
     with app.app_context():
         revisions = {t.extra["revision"] for t in db.session.scalars(select(Trial))}
     assert revisions == {weights_fingerprint(model)[:12]}
+
+
+def test_a_run_in_another_precision_is_another_run(app, runner, study, tiny_model):
+    model = tiny_model("qwen2_5_vl")
+    first = _run(runner, model, "--study", study, "--limit", "2", "--dtype", "float32")
+    assert first.exit_code == 0, first.output
+    second = _run(runner, model, "--study", study, "--dtype", "bfloat16")
+    assert second.exit_code == 0, second.output
+    with app.app_context():
+        sessions = db.session.scalars(select(Session).order_by(Session.id)).all()
+        # Never one session mixing float32 and bfloat16 answers under one provenance.
+        assert [s.device_info["backend"]["dtype"] for s in sessions] == ["float32", "bfloat16"]
+        assert [len(s.schedule) for s in sessions] == [2, 4]
+
+
+def test_a_scoring_that_changes_nothing_is_the_same_run(app, runner, study, tiny_model):
+    model = tiny_model("qwen2_5_vl")
+    for scoring in ("both", "generate"):  # frame orders are never logit-scored
+        result = runner.invoke(args=[
+            "run-models", "--model", model, "--no-progress", "--study", study, "--task",
+            "frame_order", "--n-frames", "4", "--max-new-tokens", "4", "--scoring", scoring])
+        assert result.exit_code == 0, result.output
+    assert "Stored 0 new trials" in result.output
+    with app.app_context():
+        assert len(db.session.scalars(select(Session)).all()) == 1
+
+
+@pytest.mark.parametrize("value", ["gpu", "CPU", "cuda:x"])
+def test_a_mistyped_device_is_a_usage_error(runner, study, tiny_model, value):
+    result = _run(runner, tiny_model("qwen2_5_vl"), "--study", study, "--device", value)
+    assert result.exit_code == 2 and "use auto, cpu, cuda or cuda:N" in result.output

@@ -120,3 +120,12 @@ def test_a_set_without_sweeps_and_a_missing_model_are_clear_errors(app, runner, 
     missing = _probe(runner, str(tmp_path / "no-model"), "--study", sweep_study)
     assert missing.exit_code == 1 and "the videomae probe" in missing.output
     assert "Traceback" not in missing.output
+
+
+def test_a_checkpoint_of_another_kind_is_refused_before_any_clip(runner, sweep_study,
+                                                                 videomae_folder):
+    result = _probe(runner, videomae_folder, "--study", sweep_study).output  # warm: right kind
+    wrong = runner.invoke(args=["probe", "tra", "--kind", "vjepa2", "--model", videomae_folder,
+                                "--study", sweep_study, "--no-progress"])
+    assert wrong.exit_code == 1 and "is a 'videomae' checkpoint, not 'vjepa2'" in wrong.output
+    assert "choose --kind videomae" in wrong.output and "TRA values" in result
