@@ -107,7 +107,11 @@ class OpenAIBackend(Backend):
         A served name alone does not pin weights: ``revision`` is the researcher's word for
         them (a dated API model id pins them too)."""
         if self._description is None:
-            served = self._request("GET", "/models").get("data", [])
+            reply = self._request("GET", "/models")
+            served = reply.get("data") if isinstance(reply, dict) else None
+            if not isinstance(served, list) or not all(isinstance(m, dict) for m in served):
+                raise ValueError(f"{self.base_url}/models did not answer an OpenAI model list "
+                                 f"({{\"data\": [{{\"id\": ...}}]}}); got {str(reply)[:200]}")
             entry = next((m for m in served if m.get("id") == self.model_id), None)
             if entry is None:
                 ids = [m.get("id") for m in served][:10]

@@ -140,3 +140,15 @@ def test_a_server_without_logprobs_keeps_every_generated_answer(hf_backend, item
     for row in run.rows:
         assert row["extra"]["score_missing"] == "the server returned no logprobs"
         assert "raw_text" in row["extra"] and "p_forward" not in row["extra"]
+
+
+@pytest.mark.parametrize("models", [{"data": None}, [1, 2], {"data": ["srv"]}])
+def test_a_malformed_model_list_is_a_clear_error(hf_backend, models):
+    def malformed(method, path, body):
+        return (200, models, {}) if path.endswith("/models") else None
+
+    with TinyOpenAIServer(hf_backend, "tiny", script=malformed) as server:
+        http = load_backend("openai", "tiny", base_url=server.base_url)
+        with pytest.raises(ValueError, match="did not answer an OpenAI model list"):
+            http.describe()
+        http.close()
