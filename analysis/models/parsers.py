@@ -13,8 +13,10 @@ PARSE_UNPARSEABLE = "unparseable"
 
 # Decorations a model may wrap a one-letter answer in: markdown emphasis, quotes, brackets,
 # LaTeX \boxed{}, a trailing full stop.  They are stripped; words are not.
-_DECORATION = re.compile(r"^[\s*_`\"'“”‘’(\[{]+|[\s*_`\"'“”‘’)\]}.!。]+$")
+_DECORATION = re.compile(r"^[\s*_`\"'“”‘’(\[{$\\]+|[\s*_`\"'“”‘’)\]}.!。$\\]+$")
 _BOXED = re.compile(r"\\boxed\{([^{}]*)\}")
+_TEXT = re.compile(r"\\(?:text|mathrm|textbf)\{([^{}]*)\}")  # \boxed{\text{B}}
+_FENCE = re.compile(r"^\s*```\w*\s*$")  # a markdown code fence line (```json)
 _SEPARATOR = re.compile(r"[\s:=]+")
 _ORDER = re.compile(
     r"the\s+correct\s+temporal\s+order\s+is\s*:?\s*[*\"'“\[(]*\s*"
@@ -42,8 +44,9 @@ def _final_token(text: str) -> tuple[str, str] | None:
     Tokens are separated by whitespace, ``:`` and ``=``, so ``Answer:F`` and
     ``{"answer":"F"}`` end in ``F`` as ``Answer: F`` and ``{"answer": "F"}`` do.
     """
-    text = _BOXED.sub(r"\1", text)
-    lines = [line for line in text.strip().splitlines() if line.strip()]
+    text = _BOXED.sub(r"\1", _TEXT.sub(r"\1", text))
+    lines = [line for line in text.strip().splitlines()
+             if line.strip() and not _FENCE.match(line)]
     if not lines:
         return None
     last_line = lines[-1]

@@ -16,6 +16,7 @@ from sqlalchemy.exc import OperationalError
 
 from analysis.models.backends import BACKENDS
 from analysis.models.backends.base import BackendError, GenerationParams
+from analysis.models.backends.openai_http import model_family
 from analysis.models.manifest import RunConfig, execute_run
 from analysis.models.prompts import AOT_SETTINGS
 from analysis.models.runner import SCORING_MODES
@@ -63,9 +64,11 @@ from webapp import benchmarks, model_runs
               show_default=True, help="Frame ordering: EGO-FLIGHT's prompt for open or API models.")
 @click.option("--pairs", type=click.Choice(("both", "random")), default="both", show_default=True,
               help="Pair ordering: show each pair in both orders, or in one seeded order.")
-@click.option("--scoring", type=click.Choice(SCORING_MODES), default="both", show_default=True,
+@click.option("--scoring", type=click.Choice(SCORING_MODES), default=None,
               help="generate: parse the generated answer; logits: the labels' probability at "
-                   "the first answer token; both. Chain-of-thought settings are generated only.")
+                   "the first answer token; both. Chain-of-thought settings are generated only. "
+                   "Default: both, or generate for served models that return no logprobs "
+                   "(OpenAI's reasoning models).")
 @click.option("--sampling", type=click.Choice(("greedy", "paper", "api-default")),
               default=None,
               help="Default: paper with --benchmark, else greedy. "
@@ -229,8 +232,15 @@ def _config(opts) -> RunConfig:
                     task_variant=opts["variant"], annotation=opts["annotation"],
                     hints=opts["hints"], prompt_style=opts["prompt_style"],
                     pair_presentation=opts["pairs"], span=opts["span"], seed=opts["seed"])
-    return RunConfig(opts["backend"], opts["model"], spec, _params(opts), opts["scoring"],
+    return RunConfig(opts["backend"], opts["model"], spec, _params(opts), _scoring(opts),
                      opts["batch_size"], opts["limit"], _backend_options(opts))
+
+
+def _scoring(opts) -> str:
+    if opts["scoring"]:
+        return opts["scoring"]
+    served = opts["backend"] == "openai" and "logprobs" in model_family(opts["model"]).refused
+    return "generate" if served else "both"
 
 
 def _params(opts) -> GenerationParams:

@@ -20,6 +20,11 @@ from analysis.models.parsers import (PARSE_OK, PARSE_UNPARSEABLE, parse_arrow_of
     ('{"answer":"F"}', "F"),
     ("Answer:B", "B"),
     ("answer=B", "B"),
+    # LaTeX and markdown wrappings models end with (QVQ: "**Final Answer**" then \[ \boxed{B} \]).
+    ("**Final Answer**\n\n\\[ \\boxed{B} \\]", "B"),
+    ("$\\boxed{F}$", "F"),
+    ("\\boxed{\\text{B}}", "B"),
+    ('```json\n{"answer": "B"}\n```', "B"),
     # AoT-PsyPhyBENCH Figure 2/3 traces end with the label on its own line.
     ("Observation: the splash shrinks.\nConclusion: it is played backward.\nB", "B"),
     ("Since the splash starts large, this video is being played backward.\n\nB  ", "B"),

@@ -101,9 +101,9 @@ def test_http_options_are_for_the_openai_backend(runner, stimulus_set, tiny_mode
 def test_a_parameter_the_model_refuses_stops_the_run_before_any_item(
         runner, stimulus_set, hf_backend):
     with TinyOpenAIServer(hf_backend, "o3") as server:
-        refused = _served(runner, server)
-        generate_only = _served(runner, server, "--sampling", "api-default",
-                                "--scoring", "generate")
+        refused = _served(runner, server, "--scoring", "both")
+        # By default such a model is scored from its text: it returns no logprobs.
+        generate_only = _served(runner, server, "--sampling", "api-default")
     _clear_failure(refused, "o3 is one of the OpenAI reasoning models (o1, o3, o4, GPT-5), "
                    "which refuse",
                    "temperature 0 (only its default 1: --sampling api-default)",
