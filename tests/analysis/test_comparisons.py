@@ -9,7 +9,7 @@ from statsmodels.stats.contingency_tables import mcnemar as sm_mcnemar
 from statsmodels.stats.multitest import multipletests
 from statsmodels.stats.proportion import proportion_confint
 
-from analysis import comparisons, loading, observers, report_output, reports, simulate
+from analysis import comparisons, loading, report_output, reports, simulate
 
 
 def aot_rows(observer, correct, kind="model", items=None, label_order="FB"):

@@ -2,7 +2,6 @@
 import doctest
 import importlib
 
-import numpy as np
 import pandas as pd
 import pytest
 
