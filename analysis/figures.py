@@ -108,6 +108,42 @@ def rt_figure(data: pd.DataFrame, max_points: int = 20000):
     return fig
 
 
+def rt_breakdown_figure(data: pd.DataFrame):
+    """Median RT with its interquartile range by motion category (one trace per direction)
+    and by participant (sorted), from answered arrow-of-time trials of people."""
+    from plotly.subplots import make_subplots
+
+    from analysis import loading
+
+    trials = data[data["response"].isin(("F", "B")) & (data["rt_ms"] > 0)]
+    fig = make_subplots(rows=1, cols=2, column_widths=[0.45, 0.55],
+                        subplot_titles=["By motion category", "By participant"])
+    if "categories" in trials.columns:
+        by_category = loading.explode_categories(trials, columns=["rt_ms", "direction",
+                                                                  "categories"])
+        for direction, part in by_category.groupby("direction", sort=True):
+            _median_iqr(fig, part, "category", str(direction), col=1)
+    _median_iqr(fig, trials.assign(participant=trials["subject_id"].astype(str)),
+                "participant", "people", col=2, sort=True)
+    fig.update_yaxes(title_text="RT (ms), median and IQR", row=1, col=1)
+    fig.update_layout(title="Reaction times by category and by participant", height=420)
+    return fig
+
+
+def _median_iqr(fig, trials: pd.DataFrame, by: str, name: str, col: int,
+                sort: bool = False) -> None:
+    if trials.empty:
+        return
+    stats = trials.groupby(by)["rt_ms"].quantile([0.25, 0.5, 0.75]).unstack()
+    if sort:
+        stats = stats.sort_values(0.5)
+    fig.add_scatter(x=stats.index.astype(str), y=stats[0.5], mode="markers", name=name,
+                    error_y={"type": "data", "symmetric": False,
+                             "array": stats[0.75] - stats[0.5],
+                             "arrayminus": stats[0.5] - stats[0.25]},
+                    row=1, col=col)
+
+
 def ordering_figure(table: pd.DataFrame, by: str, title: str):
     """Kendall tau-b and exact match per ``by`` value, one line per observer."""
     from plotly.subplots import make_subplots

@@ -418,6 +418,7 @@ def _figures(report: Report, humans: pd.DataFrame) -> dict:
         out["sdt"] = figures.sdt_figure(full)
     if not humans.empty:
         out["rt"] = figures.rt_figure(humans)
+        out["rt_breakdown"] = figures.rt_breakdown_figure(humans)
     if "sdt_by_participant" in t and not overall.empty:
         out["participants"] = figures.participant_figure(
             t["sdt_by_participant"], overall[overall["subset"] == "full"])

@@ -201,3 +201,22 @@ def test_the_rt_axis_labels_only_round_milliseconds():
     assert axis.type == "log"
     assert list(axis.tickvals) == [200, 300, 500, 700, 1000, 1500, 2000, 3000]
     assert list(axis.ticktext) == ["200", "300", "500", "700", "1,000", "1,500", "2,000", "3,000"]
+
+
+def test_rts_are_drawn_by_category_and_by_participant():
+    from analysis import figures
+
+    spec = simulate.StudySpec(n_participants=6, trials_per_participant=60, n_clips=20)
+    humans = loading.included(loading.normalize_trials(
+        simulate.simulate_study(spec, np.random.default_rng(3))))
+    humans = humans[humans.subject_kind == "human"]
+    fig = figures.rt_breakdown_figure(humans)
+    answered = humans[humans.response.isin(["F", "B"]) & (humans.rt_ms > 0)]
+    by_person = fig.data[-1]
+    medians = answered.groupby(answered.subject_id.astype(str)).rt_ms.median()
+    assert list(by_person.x) == list(medians.sort_values().index)
+    assert np.allclose(by_person.y, medians.sort_values().to_numpy())
+    fall = answered[answered.categories.map(lambda c: "Fall" in c)
+                    & (answered.direction == "forward")]
+    forward = next(t for t in fig.data if t.name == "forward")
+    assert forward.y[list(forward.x).index("Fall")] == pytest.approx(fall.rt_ms.median())
