@@ -81,3 +81,22 @@ def clips(tmp_path_factory):
                 frame_count=24, categories=("Proceed",),
                 annotations={"brief": "A white square slides to the right."}))
     return records
+
+
+@pytest.fixture
+def stimulus_set(app, tmp_path):
+    """Two tiny source clips imported into the database as set "tiny"."""
+    from pathlib import Path
+
+    from experiments.media import encode_browser_mp4
+    from experiments.stimuli import ClipSpec
+    from webapp import catalog
+
+    sources = []
+    for i in (1, 2):
+        path = tmp_path / f"src{i}.mp4"
+        encode_browser_mp4(moving_square(seed=i), path, fps=12)
+        sources.append(ClipSpec(f"clip{i}", path, ["Fall"], annotation_brief="A square slides."))
+    with app.app_context():
+        catalog.import_clips(sources, "tiny", Path(app.config["STIMULUS_ROOT"]))
+    return "tiny"

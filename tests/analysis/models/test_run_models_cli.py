@@ -5,24 +5,15 @@ from pathlib import Path
 import pytest
 from sqlalchemy import select
 
-from experiments.media import encode_browser_mp4
-from experiments.stimuli import ClipSpec
-from tests.analysis.models.helpers import moving_square
-from webapp import catalog, studies
+from webapp import studies
 from webapp.extensions import db
 from webapp.models import Session, Subject, Trial
 
 
 @pytest.fixture
-def study(app, tmp_path):
-    sources = []
-    for i in (1, 2):
-        path = tmp_path / f"src{i}.mp4"
-        encode_browser_mp4(moving_square(seed=i), path, fps=12)
-        sources.append(ClipSpec(f"clip{i}", path, ["Fall"], annotation_brief="A square slides."))
+def study(app, stimulus_set):
     with app.app_context():
-        catalog.import_clips(sources, "tiny", Path(app.config["STIMULUS_ROOT"]))
-        studies.create_study("tiny-study", "arrow-of-time", "tiny")
+        studies.create_study("tiny-study", "arrow-of-time", stimulus_set)
     return "tiny-study"
 
 

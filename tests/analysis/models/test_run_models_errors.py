@@ -2,31 +2,15 @@
 never a traceback; failed items counted once each, each cause said once, with whether a
 rerun can help.  And the new options: a rerun against ``vllm serve`` computes nothing."""
 import socket
-from pathlib import Path
 
 import pytest
 
-from experiments.media import encode_browser_mp4
-from experiments.stimuli import ClipSpec
-from tests.analysis.models.helpers import moving_square
 from tests.analysis.models.openai_server import TinyOpenAIServer
-from webapp import catalog
+
 
 OPENAI_401 = {"error": {"message": "Incorrect API key provided: sk-wrong. You can find your "
                                    "API key at https://platform.openai.com/account/api-keys.",
                         "type": "invalid_request_error", "code": "invalid_api_key"}}
-
-
-@pytest.fixture
-def stimulus_set(app, tmp_path):
-    sources = []
-    for i in (1, 2):
-        path = tmp_path / f"src{i}.mp4"
-        encode_browser_mp4(moving_square(seed=i), path, fps=12)
-        sources.append(ClipSpec(f"clip{i}", path, ["Fall"], annotation_brief="A square slides."))
-    with app.app_context():
-        catalog.import_clips(sources, "tiny", Path(app.config["STIMULUS_ROOT"]))
-    return "tiny"
 
 
 def _run(runner, model, *args):

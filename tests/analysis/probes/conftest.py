@@ -5,7 +5,8 @@ import pytest
 
 
 @pytest.fixture(scope="session")
-def tiny_videomae(tmp_path_factory):
+def videomae_folder(tmp_path_factory):
+    """A saved checkpoint folder of a tiny random VideoMAE (what ``probe tra`` loads)."""
     import torch
     from transformers import VideoMAEConfig, VideoMAEForPreTraining
 
@@ -18,7 +19,14 @@ def tiny_videomae(tmp_path_factory):
     torch.manual_seed(0)
     folder = tmp_path_factory.mktemp("videomae")
     VideoMAEForPreTraining(config).save_pretrained(folder)
-    return VideoMAEForPreTraining.from_pretrained(folder)
+    return str(folder)
+
+
+@pytest.fixture(scope="session")
+def tiny_videomae(videomae_folder):
+    from transformers import VideoMAEForPreTraining
+
+    return VideoMAEForPreTraining.from_pretrained(videomae_folder)
 
 
 @pytest.fixture(scope="session")

@@ -1,6 +1,5 @@
 """``manage.py probe tra`` end to end: the sweep clips of a stored set through a tiny random
 VideoMAE saved as a checkpoint, cached, and read back by ``manage.py report --tra``."""
-import os
 import re
 from pathlib import Path
 
@@ -15,23 +14,6 @@ from experiments.media import encode_browser_mp4
 from experiments.stimuli import ClipSpec
 from tests.analysis.models.helpers import moving_square
 from webapp import catalog, studies
-
-
-@pytest.fixture(scope="module")
-def videomae_folder(tmp_path_factory):
-    import torch
-    from transformers import VideoMAEConfig, VideoMAEForPreTraining
-
-    os.environ["HF_HUB_OFFLINE"] = "1"
-    config = VideoMAEConfig(image_size=32, patch_size=8, num_frames=16, tubelet_size=2,
-                            hidden_size=32, num_hidden_layers=1, num_attention_heads=4,
-                            intermediate_size=64, decoder_hidden_size=32,
-                            decoder_num_hidden_layers=1, decoder_num_attention_heads=4,
-                            decoder_intermediate_size=64, norm_pix_loss=True)
-    torch.manual_seed(0)
-    folder = tmp_path_factory.mktemp("videomae")
-    VideoMAEForPreTraining(config).save_pretrained(folder)
-    return str(folder)
 
 
 @pytest.fixture
