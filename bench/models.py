@@ -21,8 +21,8 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from analysis.models.backends.base import GenerationParams  # noqa: E402
-from analysis.models.tasks import StimulusRecord, TaskSpec, build_items  # noqa: E402
+from analysis.vlm.backends.base import GenerationParams  # noqa: E402
+from analysis.vlm.tasks import StimulusRecord, TaskSpec, build_items  # noqa: E402
 
 GOAL = 3.0  # batch-8 generation and batch-8 scoring, each against its own batch-1 rate
 
@@ -55,8 +55,8 @@ def make_items(folder: Path, n_clips: int, size: int):
 
 
 def make_backend(args, folder: Path):
-    from analysis.models.backends.hf import TransformersBackend
-    from analysis.models.tiny import build_vlm
+    from analysis.vlm.backends.hf import TransformersBackend
+    from analysis.vlm.tiny import build_vlm
 
     if args.size == "tiny":
         build_vlm("qwen2_5_vl", folder / "model")

@@ -120,7 +120,7 @@ def tiny_designs() -> dict:
 
 
 def _store_stimuli(app) -> None:
-    from webapp import catalog
+    from webapp.stimuli import catalog
 
     with tempfile.TemporaryDirectory() as sources, app.app_context():
         catalog.import_clips(tiny_specs(Path(sources)), STIMULUS_SET,
@@ -131,14 +131,14 @@ def _store_stimuli(app) -> None:
 def _store_catch(app, folder: Path) -> None:
     """The catch videos ("press F" / "press J") that the designs put in every block."""
     from experiments.catch import catch_specs
-    from webapp import catalog
+    from webapp.stimuli import catalog
 
     catalog.import_clips(catch_specs(folder / "catch"), "catch",
                          Path(app.config["STIMULUS_ROOT"]), frame_set_sizes=())
 
 
 def _open_studies(app) -> dict:
-    from webapp import studies
+    from webapp.researcher import studies
     from webapp.extensions import db
 
     slugs = {}

@@ -64,7 +64,10 @@ def _resolve_paths(app: Flask) -> None:
 
 def _register_blueprints(app: Flask) -> None:
     from webapp import auth
-    from webapp.views import api, home, media, openapi, participant, researcher
+    from webapp.participant import api, views as participant
+    from webapp.researcher import views as researcher
+    from webapp.stimuli import media
+    from webapp.views import home, openapi
 
     for module in (home, participant, api, media, openapi, auth, researcher):
         app.register_blueprint(module.bp)

@@ -17,13 +17,13 @@ from pathlib import Path
 from flask import current_app
 from sqlalchemy import select
 
-from analysis.models.tasks import StimulusRecord
+from analysis.vlm.tasks import StimulusRecord
 from analysis.probes.run import SweepClip
-from webapp import catalog
+from webapp.stimuli import catalog
 from webapp.extensions import db
 from webapp.models import Session, SourceClip, Stimulus, Subject, Trial
 from webapp.models._types import utcnow
-from webapp.studies import require_study
+from webapp.researcher.studies import require_study
 
 MODEL_KIND = "model"
 
@@ -32,14 +32,14 @@ class ModelRunError(ValueError):
     """A run request that cannot be served (unknown set or study, no stimuli)."""
 
 
-def resolve_set(stimulus_set: str | None, study: str | None) -> str:
+def resolve_set(stimulus_set: str | None, slug: str | None) -> str:
     """The stimulus set of ``study``, or ``stimulus_set`` itself (checked to exist)."""
-    if study:
-        experiment = require_study(study)
-        if stimulus_set and stimulus_set != experiment.stimulus_set:
-            raise ModelRunError(f"study {study!r} uses set {experiment.stimulus_set!r}, "
+    if slug:
+        study = require_study(slug)
+        if stimulus_set and stimulus_set != study.stimulus_set:
+            raise ModelRunError(f"study {slug!r} uses set {study.stimulus_set!r}, "
                                 f"not {stimulus_set!r}")
-        return experiment.stimulus_set
+        return study.stimulus_set
     if not stimulus_set:
         raise ModelRunError("give --study or --set")
     if stimulus_set not in catalog.stimulus_sets():
@@ -89,19 +89,19 @@ def sweep_clips(stimulus_set: str) -> list[SweepClip]:
                       **sweep_labels(clip.params or {})) for clip, stimulus in rows]
 
 
-def model_subject(experiment_id: int, model_id: str) -> Subject:
+def model_subject(study_id: int, model_id: str) -> Subject:
     subject = db.session.scalar(select(Subject).where(
-        Subject.experiment_id == experiment_id, Subject.kind == MODEL_KIND,
+        Subject.study_id == study_id, Subject.kind == MODEL_KIND,
         Subject.external_id == model_id))
     if subject is None:
-        subject = Subject(experiment_id=experiment_id, kind=MODEL_KIND, external_id=model_id,
+        subject = Subject(study_id=study_id, kind=MODEL_KIND, external_id=model_id,
                           recruitment={"source": "run-models"})
         db.session.add(subject)
         db.session.flush()
     return subject
 
 
-def store_run(study: str, model_id: str, rows: list[dict], seed: int, provenance: dict,
+def store_run(slug: str, model_id: str, rows: list[dict], seed: int, provenance: dict,
               item_keys: list[str], run_key: str) -> tuple[Session, int]:
     """Store a run's rows in the model's session for ``run_key``; returns (session, added).
 
@@ -109,9 +109,9 @@ def store_run(study: str, model_id: str, rows: list[dict], seed: int, provenance
     are skipped; the session's schedule is every item key ever asked of it, so it is
     ``completed`` once each has a trial and ``incomplete`` (with ``failures``) until then.
     """
-    experiment = require_study(study)
+    study = require_study(slug)
     try:
-        subject = model_subject(experiment.id, model_id)
+        subject = model_subject(study.id, model_id)
         session = _run_session(subject, run_key, seed)
         schedule = list(session.schedule or [])
         position = {key: index for index, key in enumerate(schedule)}

@@ -4,7 +4,7 @@ from sqlalchemy import Select, select
 
 from analysis.columns import TRIAL_COLUMNS
 from webapp.extensions import db
-from webapp.models import Experiment, Session, SourceClip, Stimulus, Subject, Trial
+from webapp.models import Study, Session, SourceClip, Stimulus, Subject, Trial
 
 CANONICAL_COLUMNS = list(TRIAL_COLUMNS)
 
@@ -17,7 +17,7 @@ def canonical_query(experiment_slug: str | None = None) -> Select:
             Subject.kind.label("subject_kind"),
             Session.id.label("session_id"),
             Session.status.label("session_status"),
-            Experiment.slug.label("experiment"),
+            Study.slug.label("experiment"),
             Trial.trial_index, Trial.trial_type, Trial.block,
             Stimulus.public_id.label("stimulus_id"),
             SourceClip.clip_key.label("source_clip_id"),
@@ -28,17 +28,17 @@ def canonical_query(experiment_slug: str | None = None) -> Select:
             Session.excluded.label("session_excluded"),
             Session.exclusion_reasons.label("session_exclusion_reasons"),
         )
-        .join(Trial.session).join(Session.subject).join(Subject.experiment)
+        .join(Trial.session).join(Session.subject).join(Subject.study)
         .outerjoin(Trial.stimulus).outerjoin(Stimulus.source_clip)
-        .order_by(Experiment.slug, Subject.kind, Subject.external_id, Session.id, Trial.trial_index)
+        .order_by(Study.slug, Subject.kind, Subject.external_id, Session.id, Trial.trial_index)
     )
     if experiment_slug is not None:
-        query = query.where(Experiment.slug == experiment_slug)
+        query = query.where(Study.slug == experiment_slug)
     return query
 
 
 def trials_frame(experiment_slug: str | None = None) -> pd.DataFrame:
-    """The canonical trial table of one experiment (or all), with exclusions merged.
+    """The canonical trial table of one study (or all), with exclusions merged.
 
     A trial is excluded when its own rules or its session's participant-level rules say so;
     ``exclusion_reasons`` lists both, trial reasons first.

@@ -16,9 +16,9 @@ import pandas as pd
 
 from analysis import columns as C
 from analysis.csv_cells import escape_cells
-from analysis.models.cache import ResultCache
-from analysis.models.manifest import run_folder
-from analysis.models.provenance import library_versions, stable_hash, weights_fingerprint
+from analysis.vlm.cache import ResultCache
+from analysis.vlm.run import run_folder
+from analysis.vlm.provenance import library_versions, stable_hash, weights_fingerprint
 from analysis.probes.tra import (CONTEXT_LENGTHS, STRIDE, WINDOW, clip_tra_rows, load_probe,
                                  tra)
 

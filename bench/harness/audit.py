@@ -15,7 +15,7 @@ from bench.harness.participants import Outcome
 
 ROWS = sa.text("""SELECT s.token, t.trial_index, t.client_uuid
                   FROM trial t JOIN session s ON s.id = t.session_id
-                  JOIN subject u ON u.id = s.subject_id JOIN experiment e ON e.id = u.experiment_id
+                  JOIN subject u ON u.id = s.subject_id JOIN study e ON e.id = u.study_id
                   WHERE e.slug = :slug""")
 
 

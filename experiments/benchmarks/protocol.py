@@ -1,7 +1,7 @@
 """AoT-PsyPhyBENCH's evaluation protocol as data: settings, test items, demonstrations,
 frame rates and decoding parameters per model family (Matta et al., sec. 4).
 
-The prompt texts themselves live with the model runner (``analysis.models.prompts``); this
+The prompt texts themselves live with the model runner (``analysis.vlm.prompts``); this
 module says *which* items and demonstrations a setting uses and how each model family is
 sampled, so the runner and the report agree on one definition.
 """

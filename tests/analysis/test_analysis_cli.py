@@ -41,12 +41,12 @@ def _store_study(app, slug, n_subjects=6, n_trials=30, statuses=None, p_correct=
     the data model. Sessions are completed unless ``statuses`` (one per subject) says
     otherwise; answers lean to "F" unless ``p_correct`` fixes the chance of a right one."""
     from webapp.extensions import db
-    from webapp.models import Experiment, Session, SourceClip, Stimulus, Subject, Trial
+    from webapp.models import Study, Session, SourceClip, Stimulus, Subject, Trial
 
     rng = np.random.default_rng(0)
     statuses = statuses or ["completed"] * n_subjects
     with app.app_context():
-        exp = Experiment(slug=slug, title="t", design="aot", stimulus_set=slug)
+        exp = Study(slug=slug, title="t", design="aot", stimulus_set=slug)
         db.session.add(exp)
         stimuli = {}
         for c, category in enumerate(["Fall", "Proceed", "Diffusion", "Put", "Division"] * 2):
@@ -58,7 +58,7 @@ def _store_study(app, slug, n_subjects=6, n_trials=30, statuses=None, p_correct=
                     direction=direction, path=f"{c}/{direction}.mp4", sha256="0" * 64)
         db.session.add_all(stimuli.values())
         for s, status in enumerate(statuses):
-            subject = Subject(experiment=exp, kind="human", external_id=f"p{s}")
+            subject = Subject(study=exp, kind="human", external_id=f"p{s}")
             session = Session(subject=subject, token=f"{slug}-tok{s}", seed=s, status=status)
             db.session.add_all([subject, session])
             for i in range(n_trials):

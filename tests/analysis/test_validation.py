@@ -160,7 +160,7 @@ def test_frame_orders_are_checked_as_frame_lists(canonical):
 
 
 def test_every_trial_column_has_a_rule_and_the_codebook_lists_its_values():
-    from webapp.codebook import TRIAL_CODEBOOK
+    from webapp.researcher.codebook import TRIAL_CODEBOOK
 
     assert set(C.TRIAL_COLUMNS) <= set(C.COLUMN_RULES)
     described = {column: text for column, _, text in TRIAL_CODEBOOK}

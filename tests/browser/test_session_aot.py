@@ -3,7 +3,7 @@ import pytest
 
 from tests.browser.participant import (assert_every_trial_once, enter, run_by_hand, stored,
                                        wait_done)
-from webapp import participants
+from webapp.participant import sessions
 
 pytestmark = pytest.mark.browser
 
@@ -67,7 +67,7 @@ def test_declining_consent_ends_with_its_own_code(page, site):
     assert stored(site.app, token)["status"] == "no_consent"
     assert page.evaluate("document.body.dataset.status") == "no_consent"
     with site.app.app_context():
-        codes = participants.completion_codes(site.slugs["aot"])
+        codes = sessions.completion_codes(site.slugs["aot"])
     assert code == codes["no_consent"] != codes["completed"]
 
 

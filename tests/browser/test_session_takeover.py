@@ -5,9 +5,10 @@ import pytest
 from tests.browser.participant import (assert_every_trial_once, enter, run_by_hand, stored,
                                        wait_done)
 from tests.conftest import VIEWPORT
-from webapp import participants, studies
+from webapp.participant import sessions
+from webapp.researcher import studies
 from webapp.extensions import db
-from webapp.models import Experiment
+from webapp.models import Study
 
 pytestmark = pytest.mark.browser
 
@@ -60,7 +61,7 @@ def test_a_study_stopped_mid_session_ends_it_on_screen_with_the_stopped_code(pag
     token = enter(page, site, "aot", "stopped-mid-session")
     run_by_hand(page, until="clip", site=site, token=token)
     with site.app.app_context():
-        codes = participants.completion_codes(site.slugs["aot"])
+        codes = sessions.completion_codes(site.slugs["aot"])
         studies.transition(site.slugs["aot"], "stop")
     try:
         page.wait_for_selector("body[data-onset]")
@@ -72,7 +73,7 @@ def test_a_study_stopped_mid_session_ends_it_on_screen_with_the_stopped_code(pag
     finally:
         with site.app.app_context():  # the other browser tests share this study
             study = studies.get_study(site.slugs["aot"])
-            db.session.execute(db.update(Experiment).where(Experiment.id == study.id)
+            db.session.execute(db.update(Study).where(Study.id == study.id)
                                .values(status="open", close_mode=None))
             db.session.commit()
     assert stored(site.app, token)["status"] == "stopped"

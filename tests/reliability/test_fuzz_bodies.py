@@ -7,7 +7,7 @@ from hypothesis import strategies as st
 
 from experiments.trial_types import TRIAL_TYPES
 from tests.reliability.bodies import cases
-from webapp.views.api import CONSENT_FIELDS, DEVICE_FIELDS
+from webapp.participant.api import CONSENT_FIELDS, DEVICE_FIELDS
 
 BODIES = int(__import__("os").environ.get("FUZZ_BODIES", 3000))
 SETTINGS = settings(max_examples=BODIES, deadline=None, database=None, derandomize=True,

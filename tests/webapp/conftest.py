@@ -11,7 +11,7 @@ import pytest
 
 from webapp import auth
 from webapp.extensions import db
-from webapp.models import Experiment, Session, SourceClip, Stimulus, Subject, Trial, access
+from webapp.models import Study, Session, SourceClip, Stimulus, Subject, Trial, access
 
 RESEARCHER = "ada"
 RESEARCHER_PASSWORD = "correct horse battery"
@@ -29,7 +29,7 @@ class Factory:
         self.app = app
         self._n = itertools.count(1)
 
-    def experiment(self, owner: str | None = RESEARCHER, **overrides) -> Experiment:
+    def study(self, owner: str | None = RESEARCHER, **overrides) -> Study:
         """A study owned by the researcher ``owner`` if that account exists: by default the
         ``researcher`` fixture's, so ask for ``logged_in`` before a fixture that makes studies."""
         from experiments.designs import DESIGNS
@@ -39,19 +39,19 @@ class Factory:
                   "design_snapshot": DESIGNS[design].to_dict(), "stimulus_set": "synthetic",
                   "status": "open",
                   "exclusion_rules_version": DESIGNS[design].exclusions.version, **overrides}
-        experiment = self._add(Experiment(**values))
+        study = self._add(Study(**values))
         with self.app.app_context():
             if owner is not None and auth.find_researcher(owner) is not None:
-                access.share(db.session.get(Experiment, experiment.id), owner, "owner")
-        return experiment
+                access.share(db.session.get(Study, study.id), owner, "owner")
+        return study
 
     def researcher(self, username: str, role_in: dict | None = None, **overrides):
         """An account with the fixture password; ``role_in`` maps study slugs to its roles."""
         with self.app.app_context():
             researcher = auth.create_researcher(username, RESEARCHER_PASSWORD, **overrides)
             for slug, role in (role_in or {}).items():
-                experiment = db.session.scalar(db.select(Experiment).filter_by(slug=slug))
-                access.share(experiment, username, role)
+                study = db.session.scalar(db.select(Study).filter_by(slug=slug))
+                access.share(study, username, role)
             return researcher.id
 
     def stimulus_set(self, name: str = "synthetic", per_category: int = 1) -> str:
@@ -78,13 +78,13 @@ class Factory:
                   "sha256": uuid.uuid4().hex * 2, **overrides}
         return self._add(Stimulus(**values))
 
-    def session(self, experiment: Experiment | None = None, **overrides) -> Session:
+    def session(self, study: Study | None = None, **overrides) -> Session:
         """A session of a new human subject (``subject_id`` names the subject)."""
-        experiment = experiment or self.experiment()
+        study = study or self.study()
         external_id = overrides.pop("subject_id", f"P{next(self._n):04d}")
         kind = overrides.pop("kind", "human")
         subject = overrides.pop("subject", None) or self._add(
-            Subject(experiment=experiment, kind=kind, external_id=external_id,
+            Subject(study=study, kind=kind, external_id=external_id,
                     recruitment={"PROLIFIC_PID": external_id}))
         values = {"subject": subject, "token": uuid.uuid4().hex, "seed": next(self._n),
                   "status": "in_progress", "schedule": [{"trial_index": i} for i in range(8)],

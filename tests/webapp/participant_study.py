@@ -9,7 +9,7 @@ from pathlib import Path
 from experiments.categories import CATEGORIES
 from experiments.designs import DESIGNS
 from webapp.extensions import db
-from webapp.models import Experiment, SourceClip, Stimulus
+from webapp.models import Study, SourceClip, Stimulus
 
 FRAME_SETS = ((2, "medium"), (4, "medium"), (8, "medium"), (4, "short"), (4, "long"))
 
@@ -67,17 +67,17 @@ def add_catch_set(root: Path | None = None) -> list[SourceClip]:
 
 
 def open_study(design="arrow-of-time", slug="study", stimulus_set="tiny", status="open",
-               **changes) -> Experiment:
+               **changes) -> Study:
     snapshot = DESIGNS[design].with_changes(**changes).to_dict()
-    experiment = Experiment(slug=slug, title="Test study", design=design, design_snapshot=snapshot,
+    study = Study(slug=slug, title="Test study", design=design, design_snapshot=snapshot,
                             stimulus_set=stimulus_set, status=status,
                             exclusion_rules_version=snapshot["exclusions"]["version"])
-    db.session.add(experiment)
+    db.session.add(study)
     db.session.commit()
-    return experiment
+    return study
 
 
-def add_aot_study(root: Path | None = None) -> Experiment:
+def add_aot_study(root: Path | None = None) -> Study:
     """The usual participant-side set-up: the stimulus and catch sets and an open
     arrow-of-time study ``study`` with two main blocks."""
     add_stimulus_set(root=root)

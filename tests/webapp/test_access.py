@@ -7,9 +7,9 @@ is tried with every method, so a route added later is covered without a new test
 import pytest
 
 from tests.webapp.conftest import RESEARCHER_PASSWORD
-from webapp import studies
+from webapp.researcher import studies
 from webapp.extensions import db
-from webapp.models import Experiment, access
+from webapp.models import Study, access
 
 # Values for the other URL variables of study routes; a route with a variable missing here
 # fails test_every_study_route_is_covered until it gets one.
@@ -43,16 +43,16 @@ def sign_in(app, username):
 def snapshot(app, slug="pilot"):
     """What a refused request must leave untouched: the study's state and its members."""
     with app.app_context():
-        experiment = db.session.scalar(db.select(Experiment).filter_by(slug=slug))
-        return (experiment.status, experiment.close_mode,
-                sorted((m.researcher.username, m.role) for m in access.members(experiment)))
+        study = db.session.scalar(db.select(Study).filter_by(slug=slug))
+        return (study.status, study.close_mode,
+                sorted((m.researcher.username, m.role) for m in access.members(study)))
 
 
 @pytest.fixture
 def team(researcher, factory):
     """ada owns "pilot"; vic views it, eddie edits it; bob is a member of nothing."""
     factory.stimulus_set()
-    factory.experiment(slug="pilot", title=SECRET)
+    factory.study(slug="pilot", title=SECRET)
     factory.researcher("vic", role_in={"pilot": "viewer"})
     factory.researcher("eddie", role_in={"pilot": "editor"})
     factory.researcher("bob")
@@ -154,8 +154,8 @@ def test_the_last_owner_cannot_be_removed(app, team):
 
 
 def test_the_study_list_shows_only_the_researchers_studies(app, team, factory):
-    factory.experiment(slug="bobs-own", title="Bob's own study", owner="bob")
-    factory.experiment(slug="orphan", title="Nobody's study", owner=None)
+    factory.study(slug="bobs-own", title="Bob's own study", owner="bob")
+    factory.study(slug="orphan", title="Nobody's study", owner=None)
     pages = {name: sign_in(app, name).get("/researcher/").get_data(as_text=True)
              for name in ("ada", "vic", "bob")}
     assert SECRET in pages["ada"] and SECRET in pages["vic"] and SECRET not in pages["bob"]
@@ -165,7 +165,7 @@ def test_the_study_list_shows_only_the_researchers_studies(app, team, factory):
 
 
 def test_an_admin_sees_and_does_everything(app, team, factory):
-    factory.experiment(slug="orphan", title="Nobody's study", owner=None)
+    factory.study(slug="orphan", title="Nobody's study", owner=None)
     factory.researcher("root", is_admin=True)
     root = sign_in(app, "root")
     page = root.get("/researcher/").get_data(as_text=True)
@@ -193,5 +193,5 @@ def test_membership_is_checked_on_every_request(app, team):
     vic = sign_in(app, "vic")
     assert vic.get("/researcher/studies/pilot/panel").status_code == 200
     with app.app_context():
-        access.unshare(db.session.scalar(db.select(Experiment).filter_by(slug="pilot")), "vic")
+        access.unshare(db.session.scalar(db.select(Study).filter_by(slug="pilot")), "vic")
     assert vic.get("/researcher/studies/pilot/panel").status_code == 404

@@ -372,7 +372,7 @@ def _string_fields(fields, path=()):
 
 def _surrogate_cases():
     from experiments.trial_types import TRIAL_TYPES
-    from webapp.views.api import DEVICE_FIELDS
+    from webapp.participant.api import DEVICE_FIELDS
 
     targets = [("study", "trials", TRIAL_TYPES["aot"].FIELDS),
                ("order", "trials", TRIAL_TYPES["frame_order"].FIELDS),
@@ -414,7 +414,7 @@ def _every_declared_string_field():
     """Every string field the participant API declares (trial types and the api module's
     field tuples, nested fields included), so a field added later is covered too."""
     from experiments.trial_types import TRIAL_TYPES, Field
-    from webapp.views import api
+    from webapp.participant import api
 
     declared = [spec for module in TRIAL_TYPES.values() for spec in module.FIELDS]
     for value in vars(api).values():
@@ -543,14 +543,14 @@ def test_fuzzed_trials_never_500(app, client, study, body, from_valid):
 
 def test_trial_flags_follow_a_rule_changed_mid_study(app, client, study):
     """/complete and the CLI recompute both rewrite stored trial flags; no row is deleted."""
-    from webapp.models import Experiment
+    from webapp.models import Study
 
     def set_min_rt(ms):
         with app.app_context():
-            experiment = db.session.scalar(select(Experiment).where(Experiment.slug == "study"))
-            snapshot = dict(experiment.design_snapshot)
+            row = db.session.scalar(select(Study).where(Study.slug == "study"))
+            snapshot = dict(row.design_snapshot)
             snapshot["exclusions"] = {**snapshot["exclusions"], "min_rt_ms": ms}
-            experiment.design_snapshot = snapshot
+            row.design_snapshot = snapshot
             db.session.commit()
 
     def flags():
@@ -570,16 +570,16 @@ def test_trial_flags_follow_a_rule_changed_mid_study(app, client, study):
 
 
 def test_exclusions_recomputed_by_cli_flags_only(app, client, study):
-    from webapp.models import Experiment
+    from webapp.models import Study
 
     api = start(client)
     run_all(client, app, api)
     assert client.post(f"{api}/complete").json["status"] == "completed"
     with app.app_context():
-        experiment = db.session.scalar(select(Experiment).where(Experiment.slug == "study"))
-        snapshot = dict(experiment.design_snapshot)
+        row = db.session.scalar(select(Study).where(Study.slug == "study"))
+        snapshot = dict(row.design_snapshot)
         snapshot["exclusions"] = {**snapshot["exclusions"], "min_mean_trial_ms": 5000.0}
-        experiment.design_snapshot = snapshot
+        row.design_snapshot = snapshot
         db.session.commit()
     result = app.test_cli_runner().invoke(args=["exclusions", "recompute", "study"])
     assert result.exit_code == 0 and "1 excluded" in result.output

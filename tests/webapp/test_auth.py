@@ -37,7 +37,7 @@ def test_the_researcher_blueprint_holds_the_dashboard_and_export_routes(app):
 
 
 def test_every_researcher_route_is_refused_without_login(app, client, factory):
-    factory.experiment(slug="some-study", title="Secret pilot")  # a real study leaks nothing
+    factory.study(slug="some-study", title="Secret pilot")  # a real study leaks nothing
     routes = _researcher_routes(app)
     for method, url in routes:
         response = client.open(url, method=method)

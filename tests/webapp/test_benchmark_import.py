@@ -7,7 +7,7 @@ from sqlalchemy import func, select
 
 from experiments.benchmarks import aot_psyphybench as bench
 from tests.experiments.benchmark_videos import write_benchmark_videos
-from webapp.benchmarks import STIMULUS_SET, import_benchmark
+from webapp.stimuli.benchmarks import STIMULUS_SET, import_benchmark
 from webapp.extensions import db
 from webapp.models import SourceClip, Stimulus
 

@@ -7,7 +7,7 @@ import pytest
 from tests.webapp.conftest import RESEARCHER_PASSWORD
 from webapp import auth
 from webapp.extensions import db
-from webapp.models import Experiment, access
+from webapp.models import Study, access
 
 NEW_PASSWORD = "a brand new passphrase"
 
@@ -76,7 +76,7 @@ def _forms(slug):
 
 def test_researcher_forms_refuse_requests_without_a_valid_token(csrf_app, researcher, factory):
     factory.stimulus_set()
-    study = factory.experiment(status="draft")
+    study = factory.study(status="draft")
     factory.researcher("grace", role_in={study.slug: "editor"})
     client = _login(csrf_app.test_client())
     for url, data in _forms(study.slug):
@@ -85,17 +85,17 @@ def test_researcher_forms_refuse_requests_without_a_valid_token(csrf_app, resear
             response = client.post(url, data=body)
             assert response.status_code == 400, (url, token)
     with csrf_app.app_context():
-        experiment = db.session.get(Experiment, study.id)
-        assert experiment.status == "draft"
-        assert access.role_of(auth.find_researcher("grace"), experiment) == "editor"
-        assert db.session.query(Experiment).count() == 1
+        row = db.session.get(Study, study.id)
+        assert row.status == "draft"
+        assert access.role_of(auth.find_researcher("grace"), row) == "editor"
+        assert db.session.query(Study).count() == 1
         assert auth.authenticate("ada", RESEARCHER_PASSWORD) is not None
     assert client.get("/researcher/").status_code == 200  # the logout was refused too
 
 
 def test_researcher_forms_work_with_the_page_token(csrf_app, researcher, factory):
     factory.stimulus_set()
-    study = factory.experiment(status="draft")
+    study = factory.study(status="draft")
     factory.researcher("grace")
     client = _login(csrf_app.test_client())
     token = _token(client, f"/researcher/studies/{study.slug}")
@@ -104,10 +104,10 @@ def test_researcher_forms_work_with_the_page_token(csrf_app, researcher, factory
         assert response.status_code in (302, 303), (url, response.status_code)
         assert "flash-error" not in client.get(response.headers["Location"]).get_data(as_text=True)
     with csrf_app.app_context():
-        experiment = db.session.get(Experiment, study.id)
-        assert experiment.status == "open"
-        assert access.role_of(auth.find_researcher("grace"), experiment) is None  # added, removed
-        assert db.session.query(Experiment).count() == 2
+        row = db.session.get(Study, study.id)
+        assert row.status == "open"
+        assert access.role_of(auth.find_researcher("grace"), row) is None  # added, removed
+        assert db.session.query(Study).count() == 2
         assert auth.authenticate("ada", NEW_PASSWORD) is not None
     assert client.get("/researcher/").status_code == 302  # signed out
 

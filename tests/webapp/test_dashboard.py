@@ -5,29 +5,29 @@ import plotly.graph_objects as go
 import pytest
 
 from tests.webapp.conftest import minutes_ago
-from webapp import dashboard
+from webapp.researcher import dashboard
 
 
 @pytest.fixture
 def study(factory):
     """Participants in every status; clip A answered well forward, half right backward."""
-    experiment = factory.experiment(slug="pilot", title="Pilot study")
+    study = factory.study(slug="pilot", title="Pilot study")
     clip_a = factory.clip(clip_key="fall-a", categories=["Fall", "Diffusion"])
     clip_b = factory.clip(clip_key="put-b", categories=["Put"])
     a_fwd, a_bwd = (factory.stimulus(clip_a, direction=d) for d in ("forward", "backward"))
     b_fwd = factory.stimulus(clip_b, direction="forward")
     s = {}
-    s["started"] = factory.session(experiment, subject_id="P-started", status="started")
-    s["progress"] = factory.session(experiment, subject_id="P-progress", status="in_progress")
-    s["done"] = factory.session(experiment, subject_id="P-done", status="completed",
+    s["started"] = factory.session(study, subject_id="P-started", status="started")
+    s["progress"] = factory.session(study, subject_id="P-progress", status="in_progress")
+    s["done"] = factory.session(study, subject_id="P-done", status="completed",
                                 completed_at=minutes_ago(1))
-    s["gone"] = factory.session(experiment, subject_id="P-gone", status="in_progress",
+    s["gone"] = factory.session(study, subject_id="P-gone", status="in_progress",
                                 last_seen_at=minutes_ago(60))
-    s["catch"] = factory.session(experiment, subject_id="P-catch", status="failed_attention",
+    s["catch"] = factory.session(study, subject_id="P-catch", status="failed_attention",
                                  excluded=True, exclusion_reasons=["catch_failed"])
-    s["practice"] = factory.session(experiment, subject_id="P-practice", status="failed_practice",
+    s["practice"] = factory.session(study, subject_id="P-practice", status="failed_practice",
                                     excluded=True, exclusion_reasons=["practice_gate"])
-    factory.session(experiment, subject_id="gpt-x", kind="model", status="completed")
+    factory.session(study, subject_id="gpt-x", kind="model", status="completed")
     for stimulus in (a_fwd, a_fwd, b_fwd):
         factory.trial(s["progress"], stimulus)
     factory.trial(s["done"], a_bwd)
@@ -35,7 +35,7 @@ def study(factory):
     factory.trial(s["done"], b_fwd, block="practice", response="B", correct=False)  # practice: not counted
     factory.trial(s["done"], b_fwd, trial_type="catch", response="B", correct=False)  # catch: not counted
     factory.trial(s["catch"], b_fwd, response="B", correct=False)  # excluded participant: not counted
-    return experiment
+    return study
 
 
 def test_the_participants_table_shows_status_progress_and_last_seen(logged_in, study):
@@ -107,7 +107,7 @@ def test_the_page_embeds_the_figures_and_local_plotly(logged_in, study):
 
 
 def test_a_study_without_trials_shows_no_empty_figures(logged_in, factory):
-    factory.experiment(slug="fresh")
+    factory.study(slug="fresh")
     page = logged_in.get("/researcher/studies/fresh").get_data(as_text=True)
     assert "No participants yet" in page and 'class="plotly-figure"' not in page
 
@@ -121,8 +121,8 @@ def test_the_live_panel_is_a_fragment(logged_in, study):
 
 
 def test_participant_ids_are_escaped(logged_in, factory):
-    experiment = factory.experiment(slug="xss")
-    factory.session(experiment, subject_id="<script>alert(1)</script>")
+    study = factory.study(slug="xss")
+    factory.session(study, subject_id="<script>alert(1)</script>")
     page = logged_in.get("/researcher/studies/xss").get_data(as_text=True)
     assert "<script>alert(1)</script>" not in page
     assert "&lt;script&gt;alert(1)&lt;/script&gt;" in page

@@ -8,12 +8,12 @@ from sqlalchemy import func, insert, select
 
 from webapp.database import write_transaction
 from webapp.extensions import db
-from webapp.models import Experiment
+from webapp.models import Study
 
 
 def _add_experiment(slug, fail=False):
     with db.engine.connect() as connection, write_transaction(connection):
-        connection.execute(insert(Experiment.__table__).values(
+        connection.execute(insert(Study.__table__).values(
             slug=slug, title=slug, design="arrow-of-time", stimulus_set="s"))
         if fail:
             raise RuntimeError
@@ -24,18 +24,18 @@ def test_write_transaction_commits_and_rolls_back(any_db_app):
         _add_experiment("kept")
         with pytest.raises(RuntimeError):
             _add_experiment("lost", fail=True)
-        assert [e.slug for e in db.session.query(Experiment)] == ["kept"]
+        assert [e.slug for e in db.session.query(Study)] == ["kept"]
 
 
 def test_write_transaction_ends_the_read_transaction_first(any_db_app):
     """A participant call reads, then writes on the same connection; after the write the
     connection is back to plain (deferred) reads."""
     with any_db_app.app_context(), db.engine.connect() as connection:
-        assert connection.scalar(select(func.count()).select_from(Experiment)) == 0
+        assert connection.scalar(select(func.count()).select_from(Study)) == 0
         with write_transaction(connection):
-            connection.execute(insert(Experiment.__table__).values(
+            connection.execute(insert(Study.__table__).values(
                 slug="read-then-write", title="x", design="d", stimulus_set="s"))
-        assert connection.scalar(select(func.count()).select_from(Experiment)) == 1
+        assert connection.scalar(select(func.count()).select_from(Study)) == 1
         assert connection.get_execution_options().get("sqlite_begin", "DEFERRED") == "DEFERRED"
 
 
@@ -48,7 +48,7 @@ def test_sqlite_writes_begin_immediate(app, tmp_path):
     released.start()
     with app.app_context():
         _add_experiment("after-wait")  # waits for the lock instead of failing at once
-        assert db.session.query(Experiment).count() == 1
+        assert db.session.query(Study).count() == 1
     released.join()
     locker.close()
 

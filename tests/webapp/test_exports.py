@@ -14,8 +14,9 @@ import pytest
 import sqlalchemy as sa
 
 from analysis.loading import read_trials
-from webapp import dashboard, exports
-from webapp.codebook import CODEBOOK
+from webapp.researcher import dashboard
+from webapp.researcher import exports
+from webapp.researcher.codebook import CODEBOOK
 from webapp.extensions import db
 from webapp.models import Trial
 from webapp.trials import CANONICAL_COLUMNS
@@ -24,14 +25,14 @@ from webapp.trials import CANONICAL_COLUMNS
 @pytest.fixture
 def study(factory):
     """Two participants (one excluded), AoT trials with awkward values, one frame-order trial."""
-    experiment = factory.experiment(slug="pilot")
-    other = factory.experiment(slug="other-study")
+    study = factory.study(slug="pilot")
+    other = factory.study(slug="other-study")
     fall = factory.clip(clip_key="fall-0", categories=["Fall", "Diffusion"])
     forward = factory.stimulus(fall, direction="forward")
     backward = factory.stimulus(fall, direction="backward")
     frames = factory.stimulus(fall, kind="frame_set", direction=None, frame_indices=[0, 30, 60, 89])
-    kept = factory.session(experiment, subject_id="P-kept", status="completed")
-    dropped = factory.session(experiment, subject_id="P-dropped", status="failed_attention",
+    kept = factory.session(study, subject_id="P-kept", status="completed")
+    dropped = factory.session(study, subject_id="P-dropped", status="failed_attention",
                               excluded=True, exclusion_reasons=["catch_failed"])
     factory.trial(kept, forward, rt_ms=512.3456789012345, extra={"key": "f", "nested": {"a": [1, 2]}})
     factory.trial(kept, backward, response=None, correct=False, rt_ms=None,
@@ -42,16 +43,16 @@ def study(factory):
                   rt_ms=10234.5, extra={"moves": [{"t_ms": 1.5, "from": 0, "to": 2, "via": "mouse"}]})
     factory.trial(dropped, forward, trial_type="catch", block="main-2", extra={"note": 'comma, "quote"\nnewline'})
     factory.trial(factory.session(other), forward)  # another study's trial stays out
-    return experiment
+    return study
 
 
 def _stored(app, slug="pilot"):
-    from webapp.models import Experiment, Session, Subject
+    from webapp.models import Study, Session, Subject
 
     with app.app_context():
         return db.session.execute(
-            sa.select(Trial).join(Trial.session).join(Session.subject).join(Subject.experiment)
-            .where(Experiment.slug == slug)).scalars().all()
+            sa.select(Trial).join(Trial.session).join(Session.subject).join(Subject.study)
+            .where(Study.slug == slug)).scalars().all()
 
 
 def test_the_trial_csv_reads_back_every_stored_trial_exactly_once(app, study, tmp_path):
@@ -152,7 +153,7 @@ def test_metadata(app, study, factory):
 
 
 def test_an_empty_study_exports_headers_only(app, factory):
-    factory.experiment(slug="empty")
+    factory.study(slug="empty")
     with app.app_context():
         files = exports.build_export("empty")
     assert files["trials.csv"].decode().strip() == ",".join(CANONICAL_COLUMNS)
@@ -180,13 +181,13 @@ NUMBER = __import__("re").compile(r"[+-]?([0-9]+\.?[0-9]*|\.[0-9]+)([eE][+-]?[0-
 def hostile(factory):
     """A study whose participants typed formulas: into onset_method (free text of the API)
     and into their recruitment id ("-" and "@" may start one, as Prolific-style ids allow)."""
-    experiment = factory.experiment(slug="hostile")
+    study = factory.study(slug="hostile")
     stimulus = factory.stimulus(factory.clip())
     for n, subject_id in enumerate(("@evil", "-A1", "'quote-id", "P-plain")):
-        session = factory.session(experiment, subject_id=subject_id)
+        session = factory.session(study, subject_id=subject_id)
         for text in list(FORMULAS)[n::4]:
             factory.trial(session, stimulus, onset_method=text, rt_ms=-0.5)
-    return experiment
+    return study
 
 
 def _cells(data: bytes) -> list[list[str]]:
@@ -195,7 +196,7 @@ def _cells(data: bytes) -> list[list[str]]:
 
 def test_recruitment_ids_may_start_like_formulas():
     """Why subject ids are escaped too: the entry link accepts ids that begin with - or @."""
-    from webapp.participants import recruitment_from
+    from webapp.participant.sessions import recruitment_from
 
     for text in ("@evil", "-A1", "-2"):
         assert recruitment_from({"participant": text})[0] == text
@@ -232,7 +233,7 @@ def test_the_trials_csv_reads_back_the_original_text(app, hostile, tmp_path):
 
 
 def test_the_codebook_says_how_text_cells_are_quoted():
-    from webapp.codebook import codebook_markdown
+    from webapp.researcher.codebook import codebook_markdown
 
     assert "single quote" in codebook_markdown().decode()
 
@@ -244,7 +245,7 @@ def test_a_snapshot_does_not_see_commits_made_during_it(any_db_app):
     from tests.webapp.conftest import Factory
 
     factory = Factory(app)
-    session = factory.session(factory.experiment(slug="live"))
+    session = factory.session(factory.study(slug="live"))
     stimulus = factory.stimulus()
     factory.trial(session, stimulus)
     writer = sa.create_engine(app.config["SQLALCHEMY_DATABASE_URI"])
@@ -263,8 +264,8 @@ def test_a_snapshot_does_not_see_commits_made_during_it(any_db_app):
 
 def test_exports_taken_while_trials_arrive_agree_with_themselves(app, factory):
     """participants.csv counts and trials.csv rows come from one snapshot, under a writer."""
-    experiment = factory.experiment(slug="live")
-    sessions = [factory.session(experiment) for _ in range(3)]
+    study = factory.study(slug="live")
+    sessions = [factory.session(study) for _ in range(3)]
     stimulus = factory.stimulus()
     stop = threading.Event()
 

@@ -25,7 +25,7 @@ def _directives(policy: str) -> dict:
 def site(app, logged_in, factory):
     """A signed-in researcher's study with a stored trial, and an open participant study
     with its media files: (client, run page, first stimulus URL)."""
-    session = factory.session(factory.experiment(slug="pilot"))
+    session = factory.session(factory.study(slug="pilot"))
     factory.trial(session)
     with app.app_context():
         add_stimulus_set(root=Path(app.config["STIMULUS_ROOT"]))

@@ -200,7 +200,7 @@ def test_catch_videos_cannot_be_told_apart_by_size_or_length(app, tmp_path):
     # bytes in every session) and spotted catch trials by their 2 s length.
     from experiments import media
     from experiments.catch import catch_specs
-    from webapp import catalog
+    from webapp.stimuli import catalog
 
     root = Path(app.config["STIMULUS_ROOT"])
     with app.app_context():

@@ -8,18 +8,18 @@ from flask_migrate import upgrade
 from sqlalchemy.exc import IntegrityError
 
 from webapp.extensions import db
-from webapp.models import Experiment, Session, SourceClip, Stimulus, Subject, Trial
+from webapp.models import Study, Session, SourceClip, Stimulus, Subject, Trial
 
 
 def _session_with_stimulus():
-    experiment = Experiment(slug="aot-1", title="AoT", design="arrow-of-time", stimulus_set="synthetic")
+    study = Study(slug="aot-1", title="AoT", design="arrow-of-time", stimulus_set="synthetic")
     clip = SourceClip(stimulus_set="synthetic", clip_key="fall-00", categories=["Fall", "Diffusion"],
                       duration_s=3.0, fps=30.0, frame_count=90, width=320, height=240)
     stimulus = Stimulus(public_id="opaque1", source_clip=clip, kind="clip", direction="backward",
                         path="synthetic/fall-00/backward.mp4", sha256="0" * 64)
-    subject = Subject(experiment=experiment, kind="human", external_id="P1")
+    subject = Subject(study=study, kind="human", external_id="P1")
     session = Session(subject=subject, token="t" * 40, seed=7)
-    db.session.add_all([experiment, clip, stimulus, subject, session])
+    db.session.add_all([study, clip, stimulus, subject, session])
     db.session.commit()
     return session, stimulus
 
@@ -92,10 +92,10 @@ def test_the_security_migration_keeps_every_researcher_on_the_studies_they_had(a
         upgrade()
         with db.engine.connect() as connection:
             members = connection.exec_driver_sql(
-                "SELECT e.slug, r.username, m.role FROM study_member m JOIN experiment e ON "
-                "e.id = m.experiment_id JOIN researcher r ON r.id = m.researcher_id "
+                "SELECT e.slug, r.username, m.role FROM study_member m JOIN study e ON "
+                "e.id = m.study_id JOIN researcher r ON r.id = m.researcher_id "
                 "ORDER BY 1, 2").all()
-            modes = dict(connection.exec_driver_sql("SELECT slug, close_mode FROM experiment").all())
+            modes = dict(connection.exec_driver_sql("SELECT slug, close_mode FROM study").all())
             admins = connection.exec_driver_sql("SELECT count(*) FROM researcher WHERE is_admin")
             assert admins.scalar() == 0
     assert [tuple(m) for m in members] == [("a", "ada", "owner"), ("a", "bob", "owner"),

@@ -6,7 +6,7 @@ from sqlalchemy import func, select
 
 from webapp.extensions import db
 from webapp.models import Session, Subject
-from webapp.participants import now
+from webapp.participant.sessions import now
 from tests.webapp.participant_study import add_aot_study, add_catch_set, add_stimulus_set, open_study
 
 
@@ -134,10 +134,10 @@ def _entered(app, n):
 
 
 def _cell_counts():
-    from webapp.models import Experiment
-    from webapp.participants import condition_counts
+    from webapp.models import Study
+    from webapp.participant.sessions import condition_counts
 
-    study = db.session.scalars(select(Experiment)).one()
+    study = db.session.scalars(select(Study)).one()
     return condition_counts(db.session.connection(), study.id)
 
 
@@ -180,11 +180,11 @@ def test_cell_count_migration_counts_the_stored_sessions(tmp_path):
 
 
 def test_paused_study_lets_those_inside_finish(app, client, study):
-    from webapp.models import Experiment
+    from webapp.models import Study
 
     token = token_of(enter(client, participant="inside"))
     with app.app_context():
-        db.session.scalars(select(Experiment)).one().status = "paused"
+        db.session.scalars(select(Study)).one().status = "paused"
         db.session.commit()
     assert token_of(enter(client, participant="inside")) == token
     assert enter(client, participant="newcomer").status_code == 404
@@ -223,7 +223,7 @@ def test_unschedulable_study_stores_nothing_until_its_stimuli_arrive(app, client
 
 def test_catalog_is_cached_until_the_set_changes(app, study):
     from webapp.models import SourceClip
-    from webapp.participants import load_catalog
+    from webapp.participant.sessions import load_catalog
     from tests.webapp.participant_study import _stimulus
 
     with app.app_context():

@@ -8,9 +8,11 @@ from sqlalchemy import func, select
 
 from experiments.trial_types import presented_type
 from tests.webapp.participant_study import add_aot_study, add_catch_set, add_stimulus_set
-from webapp import create_app, participants, studies
+from webapp import create_app
+from webapp.participant import sessions
+from webapp.researcher import studies
 from webapp.extensions import db
-from webapp.models import CellCount, Experiment, Session, Subject, Trial
+from webapp.models import CellCount, Study, Session, Subject, Trial
 
 
 @pytest.fixture
@@ -65,7 +67,7 @@ def test_close_lets_current_participants_finish_but_admits_nobody_new(app, clien
     refused = enter(client, "p-new")
     assert refused.status_code == 404 and b"not open" in refused.data
     with app.app_context():
-        assert db.session.scalar(select(Experiment.close_mode)) == "finish"
+        assert db.session.scalar(select(Study.close_mode)) == "finish"
 
 
 def test_stop_ends_sessions_in_progress_and_keeps_what_they_stored(app, client, study):
@@ -104,7 +106,7 @@ def test_a_closed_study_can_still_be_stopped_but_not_reopened(app, client, study
 
 def test_a_cap_of_places_refuses_new_participants_never_returning_ones(app, client, study):
     with app.app_context():
-        db.session.execute(db.update(Experiment).values(max_participants=2))
+        db.session.execute(db.update(Study).values(max_participants=2))
         db.session.commit()
     first = start(client, "p-1")
     start(client, "p-2")
@@ -117,7 +119,7 @@ def test_a_cap_of_places_refuses_new_participants_never_returning_ones(app, clie
 
 def test_a_participant_who_refuses_consent_frees_their_place(app, client, study):
     with app.app_context():
-        db.session.execute(db.update(Experiment).values(max_participants=1))
+        db.session.execute(db.update(Study).values(max_participants=1))
         db.session.commit()
     api = "/api/session/" + enter(client, "p-1").headers["Location"].rsplit("/", 1)[-1]
     client.post(f"{api}/consent", json={"consent": False})
@@ -205,7 +207,7 @@ def test_simulate_on_a_production_link_is_ignored(tmp_path):
 
 def test_simulated_sessions_are_marked_excluded_and_take_no_place(app, client, study):
     with app.app_context():
-        db.session.execute(db.update(Experiment).values(max_participants=1))
+        db.session.execute(db.update(Study).values(max_participants=1))
         db.session.commit()
     api = start(client, "robot", simulate="1")
     assert client.get(api).json["simulated"] is True
@@ -218,7 +220,7 @@ def test_simulated_sessions_are_marked_excluded_and_take_no_place(app, client, s
     assert start(client, "a-person")  # the simulated session took no place
     with app.app_context():
         studies.transition("study", "pause")
-        from webapp.participant_trials import recompute_study
+        from webapp.participant.progress import recompute_study
 
         recompute_study(studies.get_study("study"))
     assert "simulated" in session_row(app, api).exclusion_reasons
@@ -237,7 +239,7 @@ def test_a_researcher_previews_a_draft_as_the_simulated_participant(app, factory
     with app.app_context():
         add_stimulus_set()
         add_catch_set()
-    study = factory.experiment(status="draft", stimulus_set="tiny", owner="ada")
+    study = factory.study(status="draft", stimulus_set="tiny", owner="ada")
     client = logged_in
     page = client.get(f"/researcher/studies/{study.slug}").get_data(as_text=True)
     assert 'id="preview"' in page
@@ -257,7 +259,7 @@ def test_participants_already_in_go_on_to_their_next_session(app, client, study,
     api = start(client, "two-days")
     with app.app_context():
         row = db.session.scalar(select(Session).where(Session.token == api.rsplit("/", 1)[-1]))
-        row.status, row.completed_at = "completed", participants.now() - timedelta(days=2)
+        row.status, row.completed_at = "completed", sessions.now() - timedelta(days=2)
         db.session.commit()
     act(app, action)
     again = enter(client, "two-days")
@@ -295,7 +297,7 @@ def test_a_stopped_session_takes_no_consent_device_or_claim(app, client, study):
 def test_entries_that_never_consent_take_no_place(app, client, study):
     # The red team filled a capped study with HEAD requests and made-up ids.
     with app.app_context():
-        db.session.execute(db.update(Experiment).values(max_participants=2))
+        db.session.execute(db.update(Study).values(max_participants=2))
         db.session.commit()
     client.head("/p/study", query_string={"participant": "unfurler"})
     idle = [enter(client, f"idle-{n}").headers["Location"].rsplit("/", 1)[-1] for n in range(4)]
@@ -312,7 +314,7 @@ def test_consenting_again_never_loses_a_place(app, client, study):
     # The recheck: a participant holding the last place who sent consent twice (a retry after
     # a lost answer) was told the study was full.
     with app.app_context():
-        db.session.execute(db.update(Experiment).values(max_participants=1))
+        db.session.execute(db.update(Study).values(max_participants=1))
         db.session.commit()
     api = start(client, "only")
     again = client.post(f"{api}/consent", json={"consent": True})

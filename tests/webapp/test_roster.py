@@ -2,7 +2,7 @@
 import pandas as pd
 import pytest
 
-from webapp.roster import participant_flow
+from webapp.researcher.roster import participant_flow
 
 
 def _participants(*rows):
@@ -58,19 +58,19 @@ def test_a_missing_column_is_a_value_error():
 def test_the_docstring_example_runs():
     import doctest
 
-    import webapp.roster
+    import webapp.researcher.roster
 
-    assert doctest.testmod(webapp.roster).failed == 0
+    assert doctest.testmod(webapp.researcher.roster).failed == 0
 
 
 def test_a_two_session_subject_is_one_participant_with_every_reason(app, factory):
     from tests.webapp.conftest import minutes_ago
-    from webapp.roster import roster_frame, subject_summary
+    from webapp.researcher.roster import roster_frame, subject_summary
 
-    experiment = factory.experiment(slug="two-days")
-    first = factory.session(experiment, subject_id="P1", status="completed",
+    study = factory.study(slug="two-days")
+    first = factory.session(study, subject_id="P1", status="completed",
                             excluded=True, exclusion_reasons=["too_many_timeouts"])
-    factory.session(experiment, subject=first.subject, session_number=2, status="in_progress",
+    factory.session(study, subject=first.subject, session_number=2, status="in_progress",
                     last_seen_at=minutes_ago(30), excluded=True, exclusion_reasons=["catch_failed"])
     with app.app_context():
         roster = roster_frame("two-days")

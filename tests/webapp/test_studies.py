@@ -2,9 +2,10 @@
 import pytest
 
 from experiments.designs import DESIGNS, Design
-from webapp import participants, studies
+from webapp.participant import sessions
+from webapp.researcher import studies
 from webapp.extensions import db
-from webapp.models import Experiment, access
+from webapp.models import Study, access
 
 PATHS = [  # action sequence -> final status
     (["open"], "open"),
@@ -49,7 +50,7 @@ def test_a_study_is_created_as_a_draft_with_its_design_snapshot(ctx, design):
 def test_bad_studies_are_refused(ctx, slug, design, stimulus_set, message):
     with pytest.raises(studies.StudyError, match=message):
         studies.create_study(slug, design, stimulus_set)
-    assert db.session.query(Experiment).count() == 0
+    assert db.session.query(Study).count() == 0
 
 
 @pytest.mark.parametrize("title", ["A\x00title", "line\nbreak", "bell\x07"])
@@ -57,7 +58,7 @@ def test_titles_with_control_characters_are_refused(ctx, title):
     # A NUL byte reached PostgreSQL (a 500) in the red team's run.
     with pytest.raises(studies.StudyError, match="control characters"):
         studies.create_study("ok", "arrow-of-time", "synthetic", title=title)
-    assert db.session.query(Experiment).count() == 0
+    assert db.session.query(Study).count() == 0
 
 
 def test_a_stimulus_set_the_design_cannot_schedule_is_refused(app, factory):
@@ -137,7 +138,7 @@ def test_cli_lifecycle(app, runner, factory):
     assert "now open" in result.output and "/p/pilot" in result.output
     assert "PROLIFIC_PID={{%PROLIFIC_PID%}}" in result.output
     with app.app_context():
-        codes = participants.completion_codes("pilot")
+        codes = sessions.completion_codes("pilot")
     assert f"completed={codes['completed']}, failed_attention={codes['failed_attention']}" in result.output
     for action, status in (("pause", "paused"), ("close", "closed")):
         result = runner.invoke(args=["study", action, "pilot"])
@@ -153,7 +154,7 @@ def test_cli_demo_opens_one_study_per_design_once(app, runner, factory):
         assert result.exit_code == 0, result.output
         assert result.output.count("/p/demo-") == len(DESIGNS)
     with app.app_context():
-        demos = db.session.query(Experiment).filter(Experiment.slug.like("demo-%")).all()
+        demos = db.session.query(Study).filter(Study.slug.like("demo-%")).all()
         assert sorted(e.design for e in demos) == sorted(DESIGNS)
         assert {e.status for e in demos} == {"open"}
 
@@ -172,7 +173,7 @@ def test_cli_errors_are_usage_errors(runner, factory, args, message):
 
 def test_cli_refuses_an_invalid_transition(runner, factory):
     factory.stimulus_set()
-    factory.experiment(slug="done", status="closed")
+    factory.study(slug="done", status="closed")
     result = runner.invoke(args=["study", "open", "done"])
     assert result.exit_code == 2
     assert "cannot open study 'done': it is closed" in result.output
@@ -221,7 +222,7 @@ def test_cli_creates_a_study_without_owner_for_admins_only(app, runner, factory)
 ])
 def test_cli_sharing_errors_are_usage_errors(app, runner, researcher, factory, args, message):
     factory.stimulus_set()
-    factory.experiment(slug="pilot")
+    factory.study(slug="pilot")
     factory.researcher("grace")
     result = runner.invoke(args=args)
     assert result.exit_code == 2, result.output
@@ -249,7 +250,7 @@ def test_dashboard_creates_and_moves_a_study(app, logged_in, factory):
     page = logged_in.get("/researcher/studies/web-pilot").get_data(as_text=True)
     assert "http://localhost/p/web-pilot" in page and 'id="action-open"' in page
     with app.app_context():
-        codes = participants.completion_codes("web-pilot")
+        codes = sessions.completion_codes("web-pilot")
     for outcome, code in codes.items():  # what Prolific must be told, as participants get them
         assert f'<code id="code-{outcome}">{code}</code>' in page
     response = logged_in.post("/researcher/studies/web-pilot/open", follow_redirects=True)
@@ -273,7 +274,7 @@ def test_dashboard_explains_a_refused_study(logged_in, factory, data, message):
 
 
 def test_dashboard_404s_for_unknown_studies_and_actions(logged_in, factory):
-    factory.experiment(slug="s")
+    factory.study(slug="s")
     assert logged_in.get("/researcher/studies/nope").status_code == 404
     assert logged_in.post("/researcher/studies/nope/open").status_code == 404
     assert logged_in.post("/researcher/studies/s/delete").status_code == 404
@@ -289,13 +290,13 @@ def test_cli_warns_about_response_keys_a_browser_keeps(runner, factory):
     result = runner.invoke(args=["study", "open", "keys"])
     assert "Warning: Response key 'f'" in result.output
     safe = DESIGNS["arrow-of-time"].with_changes(response_keys=("j", "k")).to_dict()
-    factory.experiment(slug="safe", status="draft", design_snapshot=safe)
+    factory.study(slug="safe", status="draft", design_snapshot=safe)
     result = runner.invoke(args=["study", "open", "safe"])
     assert result.exit_code == 0 and "now open" in result.output
     assert "Warning" not in result.output
 
 
 def test_study_page_warns_about_response_keys_a_browser_reserves(logged_in, factory):
-    factory.experiment(slug="keys-page")
+    factory.study(slug="keys-page")
     page = logged_in.get("/researcher/studies/keys-page").get_data(as_text=True)
     assert 'id="key-warnings"' in page and "Response key &#39;f&#39;" in page

@@ -97,7 +97,7 @@ def analyze(trials_file, out_dir, models, n_boot, seed, sessions, tra_file):
 @with_appcontext
 def report(study, out_dir, models, n_boot, seed, sessions, tra_file):
     """Full report of STUDY (people and models) from the database."""
-    from webapp import studies
+    from webapp.researcher import studies
     from webapp.trials import trials_frame
 
     def load():

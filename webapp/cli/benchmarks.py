@@ -19,7 +19,7 @@ from experiments.benchmarks import BENCHMARKS
 def import_benchmark(benchmark, videos, metadata):
     """Import BENCHMARK's videos; missing ones are reported by id, the rest imported."""
     # Video tooling is imported only by the commands that prepare stimuli.
-    from webapp.benchmarks import import_benchmark as run_import
+    from webapp.stimuli.benchmarks import import_benchmark as run_import
 
     try:
         result = run_import(benchmark, videos, Path(current_app.config["STIMULUS_ROOT"]),

@@ -1,7 +1,7 @@
 import click
 from flask.cli import AppGroup
 
-from webapp.participant_trials import recompute_study
+from webapp.participant.progress import recompute_study
 
 
 @click.group(cls=AppGroup)
@@ -13,12 +13,12 @@ def exclusions():
 @click.argument("slug")
 def recompute(slug):
     """Re-apply study SLUG's exclusion rules to its finished sessions."""
-    from webapp.studies import StudyError, require_study
+    from webapp.researcher.studies import StudyError, require_study
 
     try:
-        experiment = require_study(slug)
+        study = require_study(slug)
     except StudyError as error:
         raise click.ClickException(str(error)) from error
-    counts = recompute_study(experiment)
+    counts = recompute_study(study)
     click.echo(f"Rechecked {counts['sessions']} finished session(s) of {slug!r}; "
                f"{counts['excluded']} excluded.")

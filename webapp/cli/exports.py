@@ -4,7 +4,7 @@ from pathlib import Path
 import click
 from flask.cli import with_appcontext
 
-from webapp import exports
+from webapp.researcher import exports
 
 
 @click.command("export")

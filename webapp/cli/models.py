@@ -14,16 +14,17 @@ from flask import current_app
 from flask.cli import with_appcontext
 from sqlalchemy.exc import OperationalError
 
-from analysis.models.backends import BACKENDS
-from analysis.models.backends.base import BackendError, GenerationParams
-from analysis.models.backends.openai_http import model_family
-from analysis.models.manifest import RunConfig, execute_run
-from analysis.models.prompts import AOT_SETTINGS
-from analysis.models.runner import SCORING_MODES
-from analysis.models.sampling import METADATA_FPS_MODES
-from analysis.models.tasks import HINT_CONFIGS, TASKS, TaskSpec
+from analysis.vlm.backends import BACKENDS
+from analysis.vlm.backends.base import BackendError, GenerationParams
+from analysis.vlm.backends.openai_http import model_family
+from analysis.vlm.run import RunConfig, execute_run
+from analysis.vlm.prompts import AOT_SETTINGS
+from analysis.vlm.runner import SCORING_MODES
+from analysis.vlm.sampling import METADATA_FPS_MODES
+from analysis.vlm.tasks import HINT_CONFIGS, TASKS, TaskSpec
 from experiments.benchmarks import protocol
-from webapp import benchmarks, model_runs
+from webapp import model_runs
+from webapp.stimuli import benchmarks
 
 
 @click.command("run-models")

@@ -24,7 +24,7 @@ def generate(seed, clips_per_category, stimulus_set):
     """Render the built-in synthetic stimulus set (skipped when it is already stored)."""
     from experiments.catch import CATCH_SET, catch_specs
     from experiments.synthetic import synthetic_specs
-    from webapp import catalog
+    from webapp.stimuli import catalog
 
     if CATCH_SET not in catalog.stimulus_sets():  # the attention-check videos every design uses
         with tempfile.TemporaryDirectory() as sources:
@@ -74,7 +74,7 @@ def list_clips(stimulus_set):
 
 def _import(specs, stimulus_set):
     # Video tooling is imported only by the commands that prepare stimuli.
-    from webapp import catalog
+    from webapp.stimuli import catalog
 
     root = Path(current_app.config["STIMULUS_ROOT"])
     try:

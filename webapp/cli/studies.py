@@ -3,7 +3,8 @@ import click
 from flask.cli import with_appcontext
 
 from experiments.response_keys import reserved_key_warnings
-from webapp import participants, studies
+from webapp.participant import sessions
+from webapp.researcher import studies
 from webapp.models import access
 
 
@@ -25,21 +26,21 @@ def study():
 def create(slug, design, stimulus_set, title, owner, max_participants):
     """Create study SLUG (as a draft) from a design and a stimulus set."""
     try:
-        experiment = studies.create_study(slug, design, stimulus_set, title, owner=owner,
+        study = studies.create_study(slug, design, stimulus_set, title, owner=owner,
                                           max_participants=max_participants)
     except studies.StudyError as error:
         raise click.UsageError(str(error)) from error
-    click.echo(f"Created study {experiment.slug!r} ({experiment.design} on "
-               f"{experiment.stimulus_set}); it is a draft: `manage.py study open {slug}`.")
+    click.echo(f"Created study {study.slug!r} ({study.design} on "
+               f"{study.stimulus_set}); it is a draft: `manage.py study open {slug}`.")
     if owner is None:
         click.echo(f"It has no owner, so only admins see it: `manage.py study share {slug} "
                    "USERNAME --role owner`.")
-    _echo_key_warnings(experiment)
+    _echo_key_warnings(study)
 
 
-def _echo_key_warnings(experiment) -> None:
+def _echo_key_warnings(study) -> None:
     """Response keys that some browser keeps from the page (lost answers, timed-out trials)."""
-    design = participants.experiment_design(experiment)
+    design = sessions.study_design(study)
     for warning in reserved_key_warnings(design.response_keys):
         click.echo(f"Warning: {warning}")
 
@@ -49,16 +50,16 @@ def _transition_command(action: str, help_text: str):
     @with_appcontext
     def command(slug):
         try:
-            experiment = studies.transition(slug, action)
+            study = studies.transition(slug, action)
         except studies.StudyError as error:
             raise click.UsageError(str(error)) from error
-        click.echo(f"Study {slug!r} is now {studies.state_name(experiment)}.")
-        if experiment.status == "open":
+        click.echo(f"Study {slug!r} is now {studies.state_name(study)}.")
+        if study.status == "open":
             click.echo(f"Participant link: {studies.participant_link(slug)}")
             click.echo(f"Prolific link:    {studies.participant_link(slug, prolific=True)}")
-            codes = participants.completion_codes(slug)
+            codes = sessions.completion_codes(slug)
             click.echo("Completion codes: " + ", ".join(f"{k}={v}" for k, v in codes.items()))
-            _echo_key_warnings(experiment)
+            _echo_key_warnings(study)
 
     command.__doc__ = help_text
     return study.command(action)(command)
@@ -110,12 +111,12 @@ def list_():
         return
     counts = studies.status_counts()
     click.echo(f"{'slug':<24} {'status':<18} {'design':<18} {'stimuli':<14} {'sessions':>8}  link")
-    for experiment in rows:
-        n = sum(counts.get(experiment.id, {}).values())
-        link = studies.participant_link(experiment.slug)
-        click.echo(f"{experiment.slug:<24} {studies.state_name(experiment):<18} "
-                   f"{experiment.design:<18} "
-                   f"{experiment.stimulus_set:<14} {n:>8}  {link}")
+    for study in rows:
+        n = sum(counts.get(study.id, {}).values())
+        link = studies.participant_link(study.slug)
+        click.echo(f"{study.slug:<24} {studies.state_name(study):<18} "
+                   f"{study.design:<18} "
+                   f"{study.stimulus_set:<14} {n:>8}  {link}")
 
 
 DEMO_STUDIES = {"demo-arrow-of-time": "arrow-of-time", "demo-frame-ordering": "frame-ordering"}

@@ -2,7 +2,7 @@
 from webapp.models.access import StudyMember
 from webapp.models.researcher import Researcher
 from webapp.models.stimuli import SourceClip, Stimulus
-from webapp.models.study import CellCount, Experiment, Session, Subject, Trial
+from webapp.models.study import CellCount, Study, Session, Subject, Trial
 
 __all__ = ["CellCount", "Experiment", "Researcher", "Session", "SourceClip", "Stimulus",
            "StudyMember", "Subject", "Trial"]

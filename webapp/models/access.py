@@ -11,7 +11,7 @@ from sqlalchemy.orm import Mapped, mapped_column, relationship
 from webapp.extensions import db
 from webapp.models._types import UTCDateTime, utcnow
 from webapp.models.researcher import Researcher
-from webapp.models.study import Experiment
+from webapp.models.study import Study
 
 ROLE_PERMISSIONS = {
     "viewer": frozenset({"view"}),
@@ -26,7 +26,7 @@ ACTION_PERMISSIONS = {"open": "run", "pause": "run"}
 
 
 class StudyMember(db.Model):
-    experiment_id: Mapped[int] = mapped_column(ForeignKey("experiment.id"), primary_key=True)
+    study_id: Mapped[int] = mapped_column(ForeignKey("study.id"), primary_key=True)
     researcher_id: Mapped[int] = mapped_column(ForeignKey("researcher.id"), primary_key=True,
                                                index=True)
     role: Mapped[str] = mapped_column(String(10))  # a key of ROLE_PERMISSIONS
@@ -43,26 +43,26 @@ def action_permission(action: str) -> str:
     return ACTION_PERMISSIONS.get(action, "close")
 
 
-def role_of(researcher: Researcher, experiment: Experiment) -> str | None:
+def role_of(researcher: Researcher, study: Study) -> str | None:
     return db.session.scalar(select(StudyMember.role).where(
-        StudyMember.experiment_id == experiment.id, StudyMember.researcher_id == researcher.id))
+        StudyMember.study_id == study.id, StudyMember.researcher_id == researcher.id))
 
 
-def permissions_of(researcher: Researcher, experiment: Experiment) -> frozenset[str]:
-    """What ``researcher`` may do with ``experiment``: nothing at all for a non-member."""
+def permissions_of(researcher: Researcher, study: Study) -> frozenset[str]:
+    """What ``researcher`` may do with ``study``: nothing at all for a non-member."""
     if researcher.is_admin:
         return ALL_PERMISSIONS
-    return ROLE_PERMISSIONS.get(role_of(researcher, experiment), frozenset())
+    return ROLE_PERMISSIONS.get(role_of(researcher, study), frozenset())
 
 
-def members(experiment: Experiment) -> list[StudyMember]:
+def members(study: Study) -> list[StudyMember]:
     return list(db.session.scalars(
         select(StudyMember).join(StudyMember.researcher)
-        .where(StudyMember.experiment_id == experiment.id).order_by(Researcher.username)))
+        .where(StudyMember.study_id == study.id).order_by(Researcher.username)))
 
 
-def share(experiment: Experiment, username: str, role: str) -> StudyMember:
-    """Make ``username`` a member of ``experiment`` with ``role`` (changing the role of a member).
+def share(study: Study, username: str, role: str) -> StudyMember:
+    """Make ``username`` a member of ``study`` with ``role`` (changing the role of a member).
 
     Raises
     ------
@@ -72,30 +72,30 @@ def share(experiment: Experiment, username: str, role: str) -> StudyMember:
     """
     if role not in ROLE_PERMISSIONS:
         raise MembershipError(f"unknown role {role!r}; expected one of {', '.join(ROLES)}")
-    member = _member(experiment, username)
+    member = _member(study, username)
     if member is None:
-        member = StudyMember(experiment_id=experiment.id, researcher_id=_researcher(username).id)
+        member = StudyMember(study_id=study.id, researcher_id=_researcher(username).id)
         db.session.add(member)
     elif member.role == "owner" and role != "owner":
-        _keep_an_owner(experiment)
+        _keep_an_owner(study)
     member.role = role
     db.session.commit()
     return member
 
 
-def unshare(experiment: Experiment, username: str) -> None:
-    """Remove ``username`` from ``experiment``'s members (never its last owner).
+def unshare(study: Study, username: str) -> None:
+    """Remove ``username`` from ``study``'s members (never its last owner).
 
     Raises
     ------
     MembershipError
         For an unknown researcher or one who is not a member, or the last owner.
     """
-    member = _member(experiment, username)
+    member = _member(study, username)
     if member is None:
-        raise MembershipError(f"{username} is not a member of {experiment.slug!r}")
+        raise MembershipError(f"{username} is not a member of {study.slug!r}")
     if member.role == "owner":
-        _keep_an_owner(experiment)
+        _keep_an_owner(study)
     db.session.delete(member)
     db.session.commit()
 
@@ -107,13 +107,13 @@ def _researcher(username: str) -> Researcher:
     return researcher
 
 
-def _member(experiment: Experiment, username: str) -> StudyMember | None:
-    return db.session.get(StudyMember, (experiment.id, _researcher(username).id))
+def _member(study: Study, username: str) -> StudyMember | None:
+    return db.session.get(StudyMember, (study.id, _researcher(username).id))
 
 
-def _keep_an_owner(experiment: Experiment) -> None:
+def _keep_an_owner(study: Study) -> None:
     owners = db.session.scalars(select(StudyMember.researcher_id).where(
-        StudyMember.experiment_id == experiment.id, StudyMember.role == "owner")).all()
+        StudyMember.study_id == study.id, StudyMember.role == "owner")).all()
     if len(owners) <= 1:
-        raise MembershipError(f"{experiment.slug!r} must keep at least one owner; "
+        raise MembershipError(f"{study.slug!r} must keep at least one owner; "
                               "make someone else owner first")

@@ -8,7 +8,7 @@ from webapp.extensions import db
 from webapp.models._types import JSONType, UTCDateTime, utcnow
 
 
-class Experiment(db.Model):
+class Study(db.Model):
     """A study: one design run on one stimulus set, with a lifecycle."""
 
     id: Mapped[int] = mapped_column(primary_key=True)
@@ -26,7 +26,7 @@ class Experiment(db.Model):
     exclusion_rules_version: Mapped[str | None] = mapped_column(String(40))
     created_at: Mapped[datetime] = mapped_column(UTCDateTime, default=utcnow)
 
-    subjects: Mapped[list["Subject"]] = relationship(back_populates="experiment")
+    subjects: Mapped[list["Subject"]] = relationship(back_populates="study")
 
 
 class CellCount(db.Model):
@@ -34,24 +34,24 @@ class CellCount(db.Model):
     at consent.  Entry and consent keep it in their write transactions, so assigning the
     least-filled cell reads a few rows instead of every session of the study."""
 
-    experiment_id: Mapped[int] = mapped_column(ForeignKey("experiment.id"), primary_key=True)
+    study_id: Mapped[int] = mapped_column(ForeignKey("study.id"), primary_key=True)
     cell: Mapped[str] = mapped_column(String(80), primary_key=True)
     participants: Mapped[int] = mapped_column(Integer, default=0)
 
 
 class Subject(db.Model):
-    """A participant (recruitment id) or a model (model id) within one experiment."""
+    """A participant (recruitment id) or a model (model id) within one study."""
 
-    __table_args__ = (UniqueConstraint("experiment_id", "kind", "external_id"),)
+    __table_args__ = (UniqueConstraint("study_id", "kind", "external_id"),)
 
     id: Mapped[int] = mapped_column(primary_key=True)
-    experiment_id: Mapped[int] = mapped_column(ForeignKey("experiment.id"), index=True)
+    study_id: Mapped[int] = mapped_column(ForeignKey("study.id"), index=True)
     kind: Mapped[str] = mapped_column(String(10))  # "human" | "model"
     external_id: Mapped[str] = mapped_column(String(200))
     recruitment: Mapped[dict] = mapped_column(JSONType, default=dict)
     created_at: Mapped[datetime] = mapped_column(UTCDateTime, default=utcnow)
 
-    experiment: Mapped[Experiment] = relationship(back_populates="subjects")
+    study: Mapped[Study] = relationship(back_populates="subjects")
     sessions: Mapped[list["Session"]] = relationship(back_populates="subject")
 
 

@@ -9,11 +9,12 @@ import pytest
 
 from analysis import columns as C
 from analysis import loading, simulate
-from analysis.models.cache import ResultCache
+from analysis.vlm.cache import ResultCache
 from experiments.media import encode_browser_mp4
 from experiments.stimuli import ClipSpec
-from tests.analysis.models.helpers import moving_square
-from webapp import catalog, studies
+from tests.analysis.vlm.helpers import moving_square
+from webapp.stimuli import catalog
+from webapp.researcher import studies
 
 
 @pytest.fixture

@@ -4,7 +4,7 @@ import pytest
 
 from analysis.columns import TRA_COLUMNS
 from analysis.probes.tra import (VideoMAEProbe, VJEPA2Probe, clip_tra_rows, tra, window_starts)
-from tests.analysis.models.helpers import moving_square
+from tests.analysis.vlm.helpers import moving_square
 
 
 @pytest.fixture(scope="module")

@@ -1,0 +1,375 @@
+"""Any OpenAI-compatible chat-completions server: proprietary APIs or a ``vllm serve`` cluster.
+
+Videos go out either as a sequence of images (``video_mode="frames"``, how AoT-PsyPhyBENCH
+sent sampled frames to proprietary APIs) or as one ``video_url`` of base64 frames with the
+declared fps in ``mm_processor_kwargs`` (``video_mode="video_url"``, vLLM's format).  Frames
+are PNG (lossless) by default.
+
+Requests run with bounded concurrency.  Each is retried (tenacity) on dropped connections,
+timeouts, 408, 429 and 5xx, never on any other 4xx, after the wait the server's
+``Retry-After`` asks for, else a random share of an exponentially growing window (full
+jitter).  A request that still fails becomes that request's outcome, so the others are kept.
+Only what the run sets is sent, under the names the model's family expects (``FAMILIES``),
+and a parameter the family refuses is an error before any item runs.  The API key is read
+from the environment variable named by ``api_key_env`` at construction.
+"""
+from __future__ import annotations
+
+import base64
+import email.utils
+import io
+import json
+import math
+import os
+import random
+import re
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass, field
+from datetime import datetime, timezone
+from importlib import metadata
+
+import httpx
+import tenacity
+
+from analysis.vlm.backends.base import (SURFACE_FORMS, Backend, BackendError, Generation,
+                                           GenerationParams, LabelScores, Request)
+
+RETRY_STATUS = frozenset({408, 429})  # and every 5xx
+VIDEO_MODES = ("frames", "video_url")
+# The fields of a /models entry that say what the model computes.  The rest is volatile:
+# vLLM answers with a fresh "created" time and a random permission id on every call.
+SERVED_IDENTITY = ("id", "root", "parent", "max_model_len")
+
+
+@dataclass(frozen=True)
+class Family:
+    """What a family of served models accepts in a chat-completions request."""
+
+    name: str
+    pattern: str  # regex on the lower-cased model id, provider prefix ("openai/") removed
+    token_limit: str = "max_tokens"
+    fixed: dict = field(default_factory=dict)  # accepted only at this value: never sent
+    unsent: tuple[str, ...] = ()  # set by every run, but not sent to this family
+    refused: tuple[str, ...] = ()  # "logprobs", "repetition_penalty"
+
+
+# OpenAI's reasoning-models guide (platform.openai.com/docs/guides/reasoning) and the API's
+# 400s ("Unsupported parameter: 'max_tokens' ... Use 'max_completion_tokens' instead";
+# "'temperature' does not support 0 with this model. Only the default (1) value is
+# supported"): reasoning models take max_completion_tokens, which also bounds their hidden
+# reasoning tokens, and refuse temperature and top_p other than 1, seed, logprobs and the
+# penalties.  OpenAI's API refuses fields it does not know, such as vLLM's repetition_penalty.
+FAMILIES = (
+    Family("OpenAI reasoning models (o1, o3, o4, GPT-5)", r"^(o1|o3|o4|gpt-5)\b",
+           token_limit="max_completion_tokens", fixed={"temperature": 1.0, "top_p": 1.0},
+           unsent=("seed",), refused=("logprobs", "repetition_penalty")),
+    Family("OpenAI chat models (GPT-4o, GPT-4.1, GPT-4, GPT-3.5)", r"^(gpt-4|gpt-3\.5|chatgpt)",
+           refused=("repetition_penalty",)),
+)
+OTHER = Family("OpenAI-compatible server", "")
+
+
+def model_family(model: str) -> Family:
+    """The family of a served model id (``OTHER`` when none matches: everything is sent)."""
+    base = model.strip().rsplit("/", 1)[-1].lower()
+    return next((f for f in FAMILIES if re.search(f.pattern, base)), OTHER)
+
+
+class OpenAIBackend(Backend):
+    name = "openai"
+
+    def __init__(self, model: str, *, base_url: str, api_key_env: str = "OPENAI_API_KEY",
+                 video_mode: str = "frames", frame_format: str = "png", concurrency: int = 8,
+                 max_retries: int = 5, timeout_s: float = 120.0, top_logprobs: int = 20,
+                 backoff_s: float = 1.0, max_wait_s: float = 120.0, revision: str | None = None):
+        if video_mode not in VIDEO_MODES:
+            raise ValueError(f"video_mode must be one of {VIDEO_MODES}")
+        if frame_format not in ("png", "jpeg"):
+            raise ValueError("frame_format must be png or jpeg")
+        if concurrency < 1 or max_retries < 0 or timeout_s <= 0:
+            raise ValueError("concurrency must be >= 1, max_retries >= 0 and timeout > 0")
+        self.model_id, self.base_url = model, base_url.rstrip("/")
+        self.family, self.revision = model_family(model), revision
+        self.video_mode, self.frame_format = video_mode, frame_format
+        self.concurrency, self.max_retries, self.timeout_s = concurrency, max_retries, timeout_s
+        self.top_logprobs, self.backoff_s, self.max_wait_s = top_logprobs, backoff_s, max_wait_s
+        self.api_key_env = api_key_env
+        key = os.environ.get(api_key_env, "")
+        headers = {"Authorization": f"Bearer {key}"} if key else {}
+        self.client = httpx.Client(base_url=self.base_url, headers=headers, timeout=timeout_s)
+        self._backoff = tenacity.wait_random_exponential(multiplier=backoff_s, max=max_wait_s)
+        self._vllm = False
+        self._description = None
+
+    def describe(self) -> dict:
+        """The served model's stable identity (see ``SERVED_IDENTITY``) and our settings.
+
+        A served name alone does not pin weights: ``revision`` is the researcher's word for
+        them (a dated API model id pins them too)."""
+        if self._description is None:
+            reply = self._request("GET", "/models")
+            served = reply.get("data") if isinstance(reply, dict) else None
+            if not isinstance(served, list) or not all(isinstance(m, dict) for m in served):
+                raise ValueError(f"{self.base_url}/models did not answer an OpenAI model list "
+                                 f"({{\"data\": [{{\"id\": ...}}]}}); got {str(reply)[:200]}")
+            entry = next((m for m in served if m.get("id") == self.model_id), None)
+            if entry is None:
+                ids = [m.get("id") for m in served][:10]
+                raise ValueError(f"{self.base_url} does not serve model {self.model_id!r} "
+                                 f"(it serves {ids}); check --model")
+            self._vllm = entry.get("owned_by") == "vllm"
+            self._description = {
+                "backend": self.name, "model": self.model_id, "base_url": self.base_url,
+                "served_model": {k: entry[k] for k in SERVED_IDENTITY if k in entry},
+                "revision": self.revision, "weights_sha256": None,
+                "video_mode": self.video_mode, "frame_format": self.frame_format,
+                "top_logprobs": self.top_logprobs,
+                # The server computes the answer; here only the frame encoder can change it.
+                "libraries": {"pillow": metadata.version("pillow")}}
+        return self._description
+
+    def check(self, params: GenerationParams, kinds: set[str]) -> None:
+        family, refused = self.family, []
+        for name in ("temperature", "top_p"):
+            value, allowed = getattr(params, name), family.fixed.get(name)
+            if allowed is not None and value != allowed:
+                refused.append(f"{name} {value:g} (only its default {allowed:g}: "
+                               "--sampling api-default)")
+        if "repetition_penalty" in family.refused and params.repetition_penalty != 1.0:
+            refused.append(f"repetition_penalty {params.repetition_penalty:g}")
+        if "logprobs" in family.refused and "score" in kinds:
+            refused.append("logprobs, which logit scoring needs (--scoring generate)")
+        if refused:
+            raise ValueError(f"{self.model_id} is one of the {family.name}, which refuse "
+                             + "; ".join(refused))
+
+    # -- payloads -----------------------------------------------------------------------------
+    def _parts(self, part: dict, request: Request) -> list[dict]:
+        """One backend-neutral part as OpenAI content parts (a video may become several)."""
+        if part["type"] == "text":
+            return [{"type": "text", "text": part["text"]}]
+        visual = request.visuals[part["visual"]]
+        if part["type"] == "image" or self.video_mode == "frames":
+            return [{"type": "image_url", "image_url": {"url": _data_url(f, self.frame_format)}}
+                    for f in visual.frames]
+        encoded = ",".join(_b64(f, self.frame_format) for f in visual.frames)
+        return [{"type": "video_url",
+                 "video_url": {"url": f"data:video/{self.frame_format};base64,{encoded}"}}]
+
+    def body(self, request: Request) -> dict:
+        """The chat-completions request body, without decoding parameters."""
+        messages = [{"role": m["role"],
+                     "content": [out for p in m["content"] for out in self._parts(p, request)]}
+                    for m in request.messages]
+        body = {"model": self.model_id, "messages": messages}
+        videos = [v for v in request.visuals if v.kind == "video"]
+        if self.video_mode == "video_url" and videos:
+            body["mm_processor_kwargs"] = {"fps": videos[-1].metadata_fps}
+        return body
+
+    def decoding(self, params: GenerationParams) -> dict:
+        """The decoding fields of a generation request: what the run sets, named for the
+        family, leaving out what the family only accepts at its default."""
+        family = self.family
+        out = {family.token_limit: params.max_new_tokens}
+        for name in ("temperature", "top_p", "seed"):
+            if name not in family.fixed and name not in family.unsent:
+                out[name] = getattr(params, name)
+        # vLLM fills unset fields from the model's generation_config.json (Qwen2.5-VL:
+        # repetition_penalty 1.05), so there the run's own value goes out even at 1.
+        if params.repetition_penalty != 1.0 or self._vllm:
+            out["repetition_penalty"] = params.repetition_penalty  # a vLLM extension
+        return out
+
+    def render(self, request: Request) -> str:
+        """The request with pixels elided (they are keyed separately by the visuals)."""
+        return json.dumps([{"role": m["role"], "content": [
+            p if p["type"] == "text" else {"type": p["type"], "visual": p["visual"]}
+            for p in m["content"]]} for m in request.messages], sort_keys=True)
+
+    # -- calls ---------------------------------------------------------------------------------
+    def _send(self, method: str, path: str, body: dict | None) -> httpx.Response:
+        response = self.client.request(method, path, json=body)
+        response.raise_for_status()
+        return response
+
+    def _wait(self, state: tenacity.RetryCallState) -> float:
+        """Seconds before the next attempt: what the server asked for, plus jitter so that
+        concurrent requests do not return together, else full-jitter exponential backoff."""
+        error = state.outcome.exception()
+        after = (retry_after_s(error.response.headers)
+                 if isinstance(error, httpx.HTTPStatusError) else None)
+        if after is None:
+            return self._backoff(state)
+        return min(after, self.max_wait_s) + random.uniform(0, self.backoff_s)
+
+    def _request(self, method: str, path: str, body: dict | None = None) -> dict:
+        retrying = tenacity.Retrying(stop=tenacity.stop_after_attempt(self.max_retries + 1),
+                                     wait=self._wait, retry=tenacity.retry_if_exception(transient),
+                                     reraise=True)
+        try:
+            response = retrying(self._send, method, path, body)
+        except httpx.HTTPError as error:
+            attempts = retrying.statistics.get("attempt_number", 1)
+            raise self._failure(f"{method} {self.base_url}{path}", error, attempts) from error
+        try:
+            return response.json()
+        except ValueError as error:
+            raise BackendError(f"{method} {self.base_url}{path} answered with something that "
+                               f"is not JSON: {response.text[:120]!r}", transient=False) from error
+
+    def _failure(self, where: str, error: httpx.HTTPError, attempts: int) -> BackendError:
+        """The error as one line: what failed, why, what to do."""
+        tries = f" (after {attempts} attempts)" if attempts > 1 else ""
+        if isinstance(error, httpx.HTTPStatusError):
+            status = error.response.status_code
+            hint = _status_hint(status, self.api_key_env)
+            return BackendError(f"{where}: HTTP {status}{tries}: "
+                                f"{_server_message(error.response)}{hint}",
+                                transient=transient(error))
+        if isinstance(error, httpx.TimeoutException):
+            return BackendError(f"{where}: no answer within {self.timeout_s:g} s{tries}; "
+                                "raise --timeout or rerun later", transient=True)
+        if isinstance(error, httpx.ConnectError):
+            return BackendError(f"cannot reach {self.base_url}{tries}: {error}; is the server "
+                                "running, and is --base-url right?", transient=True)
+        return BackendError(f"{where}: {type(error).__name__}: {error}{tries}",
+                            transient=transient(error))
+
+    def _map(self, fn, requests: list[Request]) -> list:
+        """``fn`` over the requests, concurrently: each one's result or the error it raised."""
+        with ThreadPoolExecutor(max_workers=self.concurrency) as pool:
+            futures = [pool.submit(fn, request) for request in requests]
+        return [future.exception() or future.result() for future in futures]
+
+    def generate(self, requests: list[Request], params: GenerationParams
+                 ) -> list[Generation | Exception]:
+        self.check(params, {"generate"})
+        decoding = self.decoding(params)
+
+        def one(request: Request) -> Generation:
+            reply = self._request("POST", "/chat/completions", {**self.body(request), **decoding})
+            usage = reply.get("usage") or {}
+            text = reply["choices"][0]["message"].get("content") or ""
+            return Generation(text, usage.get("prompt_tokens", 0),
+                              usage.get("completion_tokens", 0),
+                              {"system_fingerprint": reply.get("system_fingerprint")})
+        return self._map(one, requests)
+
+    def score(self, requests: list[Request], labels: tuple[str, ...]
+              ) -> list[LabelScores | Exception]:
+        if "logprobs" in self.family.refused:
+            raise ValueError(f"{self.model_id} is one of the {self.family.name}, which "
+                             "return no logprobs")
+        forms = {label: SURFACE_FORMS.get(label, (label, " " + label)) for label in labels}
+        fields = {self.family.token_limit: 1, "temperature": 0, "logprobs": True,
+                  "top_logprobs": self.top_logprobs}
+
+        def one(request: Request) -> LabelScores:
+            reply = self._request("POST", "/chat/completions", {**self.body(request), **fields})
+            top = _top_logprobs(reply)
+            if top is None:  # the call worked; the server just gives no logprobs
+                return LabelScores({label: -math.inf for label in labels},
+                                   {label: [] for label in labels},
+                                   {"top_logprobs": 0,
+                                    "score_missing": "the server returned no logprobs"})
+            found = {entry["token"]: entry["logprob"] for entry in top}
+            scores = {label: _logsumexp([found[f] for f in fs if f in found])
+                      for label, fs in forms.items()}
+            seen = {label: [f for f in fs if f in found] for label, fs in forms.items()}
+            info = {"top_logprobs": len(top)}
+            if not any(seen.values()):
+                info["score_missing"] = f"no label among the server's top {len(top)} logprobs"
+            return LabelScores(scores, seen, info)
+        return self._map(one, requests)
+
+    def close(self) -> None:
+        self.client.close()
+
+
+def _top_logprobs(reply: dict) -> list | None:
+    """The first answer token's top logprobs, or None where the reply carries none (servers
+    that do not implement logprobs answer ``null`` or an empty list)."""
+    try:
+        top = reply["choices"][0]["logprobs"]["content"][0]["top_logprobs"]
+    except (KeyError, IndexError, TypeError):
+        return None
+    return top if isinstance(top, list) else None
+
+
+def transient(error: BaseException) -> bool:
+    """Whether a failed request may succeed if sent again."""
+    if isinstance(error, httpx.HTTPStatusError):
+        status = error.response.status_code
+        return status in RETRY_STATUS or status >= 500
+    return isinstance(error, (httpx.TimeoutException, httpx.NetworkError,
+                              httpx.RemoteProtocolError))
+
+
+def retry_after_s(headers, now: datetime | None = None) -> float | None:
+    """Seconds a server asked us to wait: ``retry-after-ms`` (OpenAI), or ``Retry-After`` as
+    seconds or as an HTTP-date (RFC 9110 sec. 10.2.3); None when it asked nothing readable."""
+    try:
+        return max(0.0, float(headers["retry-after-ms"]) / 1000)
+    except (KeyError, ValueError):
+        pass
+    value = headers.get("retry-after")
+    if not value:
+        return None
+    try:
+        return max(0.0, float(value))
+    except ValueError:
+        pass
+    try:
+        when = email.utils.parsedate_to_datetime(value)
+    except (TypeError, ValueError):
+        return None
+    if when.tzinfo is None:
+        when = when.replace(tzinfo=timezone.utc)
+    return max(0.0, (when - (now or datetime.now(timezone.utc))).total_seconds())
+
+
+def _status_hint(status: int, key_env: str) -> str:
+    if status in (401, 403):
+        if not os.environ.get(key_env):
+            return f" (${key_env} is not set: put the API key there)"
+        return f" (check the API key in ${key_env} and its access to this model)"
+    if status == 404:
+        return " (check --base-url, usually ending in /v1, and --model)"
+    if status == 413:
+        return " (the request is too large: fewer frames, with --fps or --n-frames)"
+    if status == 429:
+        return " (rate limited: lower --concurrency, or rerun later)"
+    return ""
+
+
+def _server_message(response: httpx.Response) -> str:
+    """The server's own words: OpenAI's {"error": {"message"}}, vLLM's {"message"}, or text."""
+    try:
+        payload = response.json()
+    except ValueError:
+        return " ".join(response.text.split())[:300] or response.reason_phrase
+    error = payload.get("error", payload) if isinstance(payload, dict) else payload
+    if isinstance(error, dict):
+        error = error.get("message") or error.get("detail") or error
+    return " ".join(str(error).split())[:300]
+
+
+def _logsumexp(values: list[float]) -> float:
+    if not values:
+        return -math.inf  # not among the top logprobs the server returned
+    top = max(values)
+    return top + math.log(sum(math.exp(v - top) for v in values))
+
+
+def _b64(frame, fmt: str) -> str:
+    from PIL import Image
+
+    buffer = io.BytesIO()
+    options = {"quality": 95} if fmt == "jpeg" else {}
+    Image.fromarray(frame).save(buffer, format=fmt.upper(), **options)
+    return base64.b64encode(buffer.getvalue()).decode()
+
+
+def _data_url(frame, fmt: str) -> str:
+    return f"data:image/{fmt};base64,{_b64(frame, fmt)}"

@@ -1,0 +1,92 @@
+"""Result cache: one SQLite file, one row per successful model call.
+
+The key is a hash of everything that can change an answer (see :func:`cache_key`); the
+runner builds it.  Each ``put`` is its own transaction in WAL mode, so a process killed
+with SIGKILL mid-run leaves every finished item stored and no half-written row: the next
+run resumes from there.  Errors are never stored.
+"""
+from __future__ import annotations
+
+import json
+import sqlite3
+import time
+from pathlib import Path
+
+from analysis.vlm.provenance import stable_hash
+
+SCHEMA = """
+CREATE TABLE IF NOT EXISTS results (
+    key TEXT PRIMARY KEY,
+    kind TEXT NOT NULL,
+    value TEXT NOT NULL,
+    created_at REAL NOT NULL
+)
+"""
+# Fields of a cache key; a test changes each one and expects a miss.
+KEY_FIELDS = ("kind", "model", "weights_sha256", "dtype", "libraries", "processor_sha256",
+              "prompt", "visuals", "params", "labels")
+
+
+def cache_key(*, kind: str, backend: dict, prompt: str, visuals: list[dict],
+              params: dict | None = None, labels: tuple[str, ...] = ()) -> str:
+    """Hash of everything that can change an answer.
+
+    Parameters
+    ----------
+    kind : {"generate", "score"}
+    backend : dict
+        ``Backend.describe()``: model id, weights hash, dtype, library versions,
+        processor + chat-template hash (and any backend-specific settings).
+    prompt : str
+        The rendered prompt (chat template applied).
+    visuals : list of dict
+        ``Visual.key()`` of each input: file hash, decoded-pixel hash, frame indices,
+        declared indices and metadata fps.
+    params : dict, optional
+        Decoding parameters and seed (generation only).
+    labels : tuple of str
+        Scored labels (scoring only).
+    """
+    return stable_hash({"kind": kind, "backend": backend, "prompt": prompt, "visuals": visuals,
+                        "params": params or {}, "labels": list(labels)})
+
+
+class ResultCache:
+    """A persistent ``key -> JSON value`` map backed by SQLite (WAL)."""
+
+    def __init__(self, path: str | Path):
+        self.path = Path(path)
+        self.path.parent.mkdir(parents=True, exist_ok=True)
+        self._db = sqlite3.connect(str(self.path), timeout=30, isolation_level=None)
+        self._db.execute("PRAGMA journal_mode=WAL")
+        # FULL: a row acknowledged by commit survives a power cut, not just a killed process.
+        self._db.execute("PRAGMA synchronous=FULL")
+        self._db.execute(SCHEMA)
+
+    def get(self, key: str) -> dict | None:
+        row = self._db.execute("SELECT value FROM results WHERE key = ?", (key,)).fetchone()
+        return None if row is None else json.loads(row[0])
+
+    def put(self, key: str, kind: str, value: dict) -> None:
+        """Store a successful result (never call this for an error)."""
+        if "error" in value:
+            raise ValueError("errors are never cached")
+        self._db.execute(
+            "INSERT OR REPLACE INTO results (key, kind, value, created_at) VALUES (?, ?, ?, ?)",
+            (key, kind, json.dumps(value, sort_keys=True), time.time()))
+
+    def __contains__(self, key: str) -> bool:
+        row = self._db.execute("SELECT 1 FROM results WHERE key = ?", (key,)).fetchone()
+        return row is not None
+
+    def __len__(self) -> int:
+        return self._db.execute("SELECT COUNT(*) FROM results").fetchone()[0]
+
+    def close(self) -> None:
+        self._db.close()
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc):
+        self.close()

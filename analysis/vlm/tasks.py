@@ -1,0 +1,305 @@
+"""Turn stimuli into model items: arrow of time (with TOMATO diagnostics), frame ordering,
+ordered pairs.  Every random choice (frame shuffles, pair presentation) comes from
+``numpy.random.default_rng([seed, stimulus_id, ...])``, so the same seed gives every model
+exactly the same presentations (EGO-FLIGHT sec. 3.3).
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from itertools import combinations
+from pathlib import Path
+
+import numpy as np
+
+from analysis import columns as C
+from analysis.vlm import prompts, prompts_order
+from analysis.vlm.backends.base import Request
+from analysis.vlm.parsers import parse_arrow_of_time, parse_choice, parse_frame_order
+from analysis.vlm.sampling import Visual, images, load_video, subset
+
+TASKS = ("aot", "frame_order", "pair_order")
+HINT_CONFIGS = {"none": (), "1&3": (1, 3), "2&4": (2, 4)}
+PAIR_PRESENTATIONS = ("both", "random")
+
+
+@dataclass(frozen=True)
+class StimulusRecord:
+    """What a task needs to know about one stored stimulus (built by the DB layer)."""
+
+    stimulus_id: int
+    source_clip_id: int
+    kind: str  # "clip" | "frame_set"
+    direction: str | None
+    path: str  # absolute path: a clip file, or a frame set's folder of PNGs
+    sha256: str
+    fps: float = 0.0  # of the source clip
+    frame_count: int = 0  # of the source clip
+    categories: tuple[str, ...] = ()
+    item_id: str | None = None
+    frame_indices: tuple[int, ...] | None = None
+    annotations: dict = field(default_factory=dict)  # {"brief": ..., "comprehensive": ...}
+    span: str | None = None  # frame sets: the part of the clip they cover (EGO-FLIGHT length)
+
+
+@dataclass(frozen=True)
+class TaskSpec:
+    """Everything about a run's items that is not the model."""
+
+    task: str = "aot"
+    setting: str = "zero-shot"
+    fps: float | None = 2.0
+    n_frames: int | None = None
+    metadata_fps: str = "sampled"
+    label_orders: tuple[str, ...] = ("FB",)
+    task_variant: str = "full"
+    annotation: str = "brief"
+    hints: str = "none"
+    prompt_style: str = "open"
+    pair_presentation: str = "both"
+    image_size: int | None = 224
+    span: str = "medium"
+    seed: int = 0
+
+    def __post_init__(self):
+        checks = [(self.task, TASKS), (self.setting, prompts.AOT_SETTINGS),
+                  (self.task_variant, C.TASK_VARIANTS[:3]),
+                  (self.annotation, prompts_order.ANNOTATION_LEVELS),
+                  (self.hints, tuple(HINT_CONFIGS)), (self.pair_presentation, PAIR_PRESENTATIONS)]
+        for value, allowed in checks:
+            if value not in allowed:
+                raise ValueError(f"{value!r} is not one of {allowed}")
+        if not set(self.label_orders) <= set(C.LABEL_ORDERS) or not self.label_orders:
+            raise ValueError(f"label orders must be from {C.LABEL_ORDERS}")
+
+    def sampling(self) -> dict:
+        return {"fps": self.fps, "n_frames": self.n_frames, "metadata_fps": self.metadata_fps}
+
+
+@dataclass
+class Item:
+    """One model trial: a request, how to parse and score it, and its canonical fields."""
+
+    key: str
+    trial_type: str
+    stimulus: StimulusRecord
+    request: Request
+    labels: tuple[str, ...]
+    correct_response: object
+    extra: dict
+    n_frames_order: int = 0  # frame-ordering items: number of frames to parse
+
+    def parse(self, text: str | None):
+        if self.trial_type == C.FRAME_ORDER:
+            return parse_frame_order(text, self.n_frames_order)
+        if self.labels == ("F", "B"):
+            return parse_arrow_of_time(text)
+        return parse_choice(text, self.labels)
+
+    @property
+    def scorable(self) -> bool:
+        """Logit scoring applies where the answer is the first generated token: not to frame
+        orders, and not to chain-of-thought settings, whose answer follows the reasoning."""
+        chain_of_thought = self.extra.get(C.EXTRA_SETTING) in prompts.COT_SETTINGS
+        return self.trial_type != C.FRAME_ORDER and not chain_of_thought
+
+
+def _rng(spec: TaskSpec, *parts: int) -> np.random.Generator:
+    return np.random.default_rng([spec.seed, *parts])
+
+
+def _video(stimulus: StimulusRecord, spec: TaskSpec) -> Visual:
+    if stimulus.kind == "frame_set":
+        raise ValueError("frame sets are shown as images, not videos")
+    return load_video(stimulus.path, fps=spec.fps, n_frames=spec.n_frames,
+                      mirrored=stimulus.direction == C.BACKWARD,
+                      metadata_fps=spec.metadata_fps, sha256=stimulus.sha256)
+
+
+def _variant(video: Visual, spec: TaskSpec, stimulus: StimulusRecord) -> Visual:
+    """TOMATO conditions: the full clip, its frames shuffled, or one random frame."""
+    n = len(video.frame_indices)
+    rng = _rng(spec, stimulus.stimulus_id, 1)
+    if spec.task_variant == "shuffled":
+        return subset(video, [int(i) for i in rng.permutation(n)])
+    if spec.task_variant == "single_frame":
+        return subset(video, [int(rng.integers(n))])
+    return video
+
+
+def aot_items(stimuli: list[StimulusRecord], spec: TaskSpec,
+              demos: dict[str, StimulusRecord] | None = None,
+              limit: int | None = None) -> list[Item]:
+    """Arrow-of-time items: one per clip stimulus and label order; demo clips left out.
+
+    ``demos`` maps benchmark item ids to stimuli; few-shot and CoT settings need theirs
+    (AoT-PsyPhyBENCH sec. 4.2: demonstrations are excluded from the test set).
+    """
+    demo_ids = [item_id for item_id, _ in prompts.demonstrations(spec.setting)]
+    missing = [d for d in demo_ids if d not in (demos or {})]
+    if missing:
+        raise ValueError(f"setting {spec.setting!r} needs demonstration clips {missing}, "
+                         "which are not in this stimulus set")
+    demo_visuals = [_video(demos[d], spec) for d in demo_ids]
+    tests = [s for s in stimuli if s.kind == "clip" and s.item_id not in demo_ids]
+    if limit is not None:  # decode only the clips the first ``limit`` items show
+        tests = tests[:-(-limit // len(spec.label_orders))]
+    videos = {s.stimulus_id: _video(s, spec) for s in tests}
+    checks = reversal_checks(tests, videos)
+    items = []
+    for stimulus in tests:
+        test = _variant(videos[stimulus.stimulus_id], spec, stimulus)
+        for order in spec.label_orders:
+            request = Request(prompts.aot_messages(spec.setting, order), [*demo_visuals, test])
+            extra = {C.EXTRA_SETTING: spec.setting, C.EXTRA_LABEL_ORDER: order,
+                     C.EXTRA_TASK_VARIANT: spec.task_variant, "demo_item_ids": demo_ids}
+            if stimulus.source_clip_id in checks:
+                extra["reversal_mad"] = checks[stimulus.source_clip_id]
+            items.append(Item(f"aot:{stimulus.stimulus_id}:{order}", C.AOT, stimulus, request,
+                              ("F", "B"), "F" if stimulus.direction == C.FORWARD else "B", extra))
+    return items
+
+
+def reversal_checks(stimuli: list[StimulusRecord], videos: dict[int, Visual]) -> dict[int, float]:
+    """Check each backward sample against the flipped forward sample of its source clip.
+
+    Raises ``ValueError`` (via ``experiments.reversal.check_alignment``) when a stored
+    reversed clip is not the frame-exact reverse; returns the mean absolute difference
+    (codec noise, grey levels) per source clip.
+    """
+    from experiments.reversal import check_alignment
+
+    by_clip: dict[int, dict[str, Visual]] = {}
+    for s in stimuli:
+        by_clip.setdefault(s.source_clip_id, {})[s.direction] = videos[s.stimulus_id]
+    out = {}
+    for clip_id, pair in by_clip.items():
+        if C.FORWARD in pair and C.BACKWARD in pair:
+            forward, backward = pair[C.FORWARD].frames, pair[C.BACKWARD].frames
+            try:
+                stats = check_alignment(forward[::-1], backward)
+            except ValueError as error:
+                raise ValueError(f"source clip {clip_id}: stored reversed clip is not the "
+                                 f"reverse of the forward clip: {error}") from error
+            out[clip_id] = round(stats["mad_mean"], 4)
+    return out
+
+
+def _frames_for_order(stimulus: StimulusRecord, spec: TaskSpec) -> Visual:
+    """The frames to order, in true temporal order (a frame set's own indices if it has them)."""
+    if stimulus.kind == "frame_set":
+        from PIL import Image
+
+        files = sorted(Path(stimulus.path).glob("frame_*.png"))
+        if len(files) != len(stimulus.frame_indices or ()):
+            raise ValueError(f"frame set {stimulus.stimulus_id}: {len(files)} files for "
+                             f"{len(stimulus.frame_indices or ())} indices")
+        frames = np.stack([np.array(Image.open(f).convert("RGB")) for f in files])
+        indices = list(stimulus.frame_indices)
+        return Visual("video", frames, indices, stimulus.fps, stimulus.frame_count,
+                      stimulus.fps, stimulus.sha256)
+    if spec.n_frames is None:
+        raise ValueError("frame ordering from clips needs n_frames")
+    return load_video(stimulus.path, n_frames=spec.n_frames, sha256=stimulus.sha256)
+
+
+def _resize(visuals: list[Visual], size: int | None) -> list[Visual]:
+    """EGO-FLIGHT shows 224x224 frames; resizing happens before hashing, so it is keyed."""
+    if size is None:
+        return visuals
+    from PIL import Image
+
+    for visual in visuals:
+        frame = Image.fromarray(visual.frames[0]).resize((size, size), Image.BICUBIC)
+        visual.frames = np.array(frame)[None]
+        visual.meta["resized_to"] = size
+    return visuals
+
+
+def _context(stimulus: StimulusRecord, level: str) -> str | None:
+    if level == "none":
+        return None
+    text = stimulus.annotations.get(level)
+    if not text:
+        raise ValueError(f"stimulus {stimulus.stimulus_id} has no {level} annotation")
+    return text
+
+
+def frame_order_items(stimuli: list[StimulusRecord], spec: TaskSpec,
+                      limit: int | None = None) -> list[Item]:
+    """EGO-FLIGHT frame ordering: seeded shuffles, annotation level, optional hints."""
+    items = []
+    for stimulus in order_sources(stimuli, spec.n_frames, spec.span)[:limit]:
+        frames = _frames_for_order(stimulus, spec)
+        n = len(frames.frame_indices)
+        shown = [int(i) for i in _rng(spec, stimulus.stimulus_id, 2).permutation(n)]
+        correct = [shown.index(t) + 1 for t in range(n)]  # labels in chronological order
+        hints = {correct[pos - 1]: pos for pos in HINT_CONFIGS[spec.hints]}
+        text = prompts_order.frame_order_text(n, _context(stimulus, spec.annotation),
+                                              hints or None, spec.prompt_style)
+        request = Request(prompts_order.frame_order_messages(n, text),
+                          _resize(images(frames, shown), spec.image_size))
+        extra = {C.EXTRA_CONDITION: _condition(n, spec), C.EXTRA_HINT_FRAMES: sorted(hints),
+                 "span": stimulus.span,
+                 "presented_frame_indices": [frames.frame_indices[i] for i in shown],
+                 "annotation": spec.annotation, "prompt_style": spec.prompt_style}
+        items.append(Item(f"order:{stimulus.stimulus_id}", C.FRAME_ORDER, stimulus, request,
+                          (), correct, extra, n_frames_order=n))
+    return items
+
+
+def order_sources(stimuli: list[StimulusRecord], n_frames: int | None,
+                  span: str | None = "medium") -> list[StimulusRecord]:
+    """The stored frame sets of ``n_frames`` frames over ``span`` (else over the whole clip),
+    else the forward clips to sample from."""
+    sets = [s for s in stimuli if s.kind == "frame_set"
+            and (n_frames is None or len(s.frame_indices or ()) == n_frames)]
+    for wanted in (span, None):
+        chosen = [s for s in sets if s.span == wanted]
+        if chosen:
+            return chosen
+    return [s for s in stimuli if s.kind == "clip" and s.direction == C.FORWARD]
+
+
+def _condition(n: int, spec: TaskSpec) -> str:
+    hint = "" if spec.hints == "none" else f", hint {spec.hints}"
+    return f"{n} frames, {spec.annotation} annotation{hint}"
+
+
+def pair_order_items(stimuli: list[StimulusRecord], spec: TaskSpec,
+                     limit: int | None = None) -> list[Item]:
+    """Ordered pairs of frames: all C(n, 2) pairs, shown in both orders or one seeded order."""
+    items = []
+    for stimulus in order_sources(stimuli, spec.n_frames, spec.span):
+        if limit is not None and len(items) >= limit:
+            break
+        frames = _frames_for_order(stimulus, spec)
+        context = _context(stimulus, spec.annotation)
+        rng = _rng(spec, stimulus.stimulus_id, 3)
+        for early, late in combinations(range(len(frames.frame_indices)), 2):
+            orders = (("AB", "BA") if spec.pair_presentation == "both"
+                      else (str(rng.choice(["AB", "BA"])),))
+            for order in orders:
+                shown = [early, late] if order == "AB" else [late, early]
+                request = Request(prompts_order.pairwise_messages(context),
+                                  _resize(images(frames, shown), spec.image_size))
+                pair_id = f"{stimulus.stimulus_id}:{early}-{late}"
+                extra = {C.EXTRA_PAIR_ORDER: str(order), C.EXTRA_PAIR_ID: pair_id,
+                         "presented_frame_indices": [frames.frame_indices[i] for i in shown]}
+                items.append(Item(f"pair:{pair_id}:{order}", C.PAIR_ORDER, stimulus, request,
+                                  ("A", "B"), "A" if order == "AB" else "B", extra))
+    return items
+
+
+def build_items(stimuli: list[StimulusRecord], spec: TaskSpec,
+                demos: dict[str, StimulusRecord] | None = None,
+                limit: int | None = None) -> list[Item]:
+    """The items of a run, in a deterministic order: all, or the first ``limit`` (only the
+    stimuli those show are decoded)."""
+    stimuli = sorted(stimuli, key=lambda s: s.stimulus_id)
+    if spec.task == "aot":
+        items = aot_items(stimuli, spec, demos, limit)
+    elif spec.task == "frame_order":
+        items = frame_order_items(stimuli, spec, limit)
+    else:
+        items = pair_order_items(stimuli, spec, limit)
+    return items[:limit]

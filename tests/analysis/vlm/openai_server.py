@@ -1,0 +1,200 @@
+"""A tiny OpenAI-compatible chat-completions server over the transformers backend (tests only).
+
+It accepts what ``vllm serve`` accepts from our HTTP backend: text and ``image_url`` parts,
+``video_url`` parts holding comma-separated base64 frames, ``mm_processor_kwargs.fps``,
+``logprobs``/``top_logprobs``.  Scripted faults, to exercise the client:
+
+- ``fail_first``: answer ``fail_status`` (429) with ``fail_headers`` to that many requests;
+- ``script(method, path, body)``: return ``(status, payload, headers)`` to answer a request
+  so (a 401, a 409, one item's request failing for good), or None to serve it;
+- ``vllm_like``: ``/models`` answers as ``vllm serve`` does, with a fresh ``created`` time and
+  a random permission id on every call;
+- ``hide_tokens``: leave these tokens out of the top logprobs (labels the server never ranks).
+
+Every request is logged (``log``: arrival time, method, path, ``fingerprint`` of its body, the
+status sent), so tests count exactly what reached the server.
+"""
+import base64
+import hashlib
+import io
+import itertools
+import json
+import threading
+import time
+import uuid
+from collections import Counter
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+
+import numpy as np
+from PIL import Image
+
+from analysis.vlm.backends.base import GenerationParams, Request
+from analysis.vlm.sampling import Visual
+
+
+def _frame(b64: str) -> np.ndarray:
+    # np.array, not asarray: a PIL image gives a read-only view, which torch warns about.
+    return np.array(Image.open(io.BytesIO(base64.b64decode(b64))).convert("RGB"))
+
+
+def _translate(body: dict) -> Request:
+    """OpenAI messages -> backend-neutral messages and visuals."""
+    fps = float((body.get("mm_processor_kwargs") or {}).get("fps", 2.0))
+    messages, visuals = [], []
+    for message in body["messages"]:
+        content = message["content"]
+        if isinstance(content, str):
+            content = [{"type": "text", "text": content}]
+        parts = []
+        for part in content:
+            if part["type"] == "text":
+                parts.append({"type": "text", "text": part["text"]})
+                continue
+            if part["type"] == "image_url":
+                frames = _frame(part["image_url"]["url"].split(",", 1)[1])[None]
+                visuals.append(Visual("image", frames, [0], fps, 1, fps))
+                parts.append({"type": "image", "visual": len(visuals) - 1})
+            else:  # video_url: data:video/png;base64,<frame>,<frame>,...
+                encoded = part["video_url"]["url"].split(",")[1:]
+                frames = np.stack([_frame(b) for b in encoded])
+                n = len(frames)
+                visuals.append(Visual("video", frames, list(range(n)), fps, n, fps))
+                parts.append({"type": "video", "visual": len(visuals) - 1})
+        messages.append({"role": message["role"], "content": parts})
+    return Request(messages, visuals)
+
+
+def fingerprint(body: dict | None) -> str | None:
+    """Which call a chat request is: its messages, and whether it asks for logprobs."""
+    if body is None:
+        return None
+    kind = "score" if body.get("logprobs") else "generate"
+    digest = hashlib.sha256(json.dumps(body["messages"], sort_keys=True).encode()).hexdigest()
+    return f"{digest[:16]}/{kind}"
+
+
+class TinyOpenAIServer:
+    def __init__(self, backend, model_name: str, fail_first: int = 0, fail_status: int = 429,
+                 fail_headers: dict | None = None, script=None, vllm_like: bool = False,
+                 hide_tokens=()):
+        self.backend, self.model_name = backend, model_name
+        self.fail_first, self.requests_seen = fail_first, 0
+        self.fail_status, self.fail_headers = fail_status, dict(fail_headers or {})
+        self.script, self.vllm_like, self.hide_tokens = script, vllm_like, set(hide_tokens)
+        self.log: list[dict] = []
+        self._ticks = itertools.count()
+        self.lock = threading.Lock()  # one model call at a time, as on one GPU
+        self.log_lock = threading.Lock()
+        self.httpd = ThreadingHTTPServer(("127.0.0.1", 0), self._handler())
+        self.thread = threading.Thread(target=self.httpd.serve_forever, daemon=True)
+
+    @property
+    def base_url(self) -> str:
+        return f"http://127.0.0.1:{self.httpd.server_address[1]}/v1"
+
+    def __enter__(self):
+        self.thread.start()
+        return self
+
+    def __exit__(self, *exc):
+        self.httpd.shutdown()
+        self.httpd.server_close()
+
+    def calls(self, status: int | None = None) -> Counter:
+        """How many chat requests reached the server, by fingerprint (those answered
+        ``status`` only, if given)."""
+        return Counter(e["fingerprint"] for e in self.log if e["path"] == "/v1/chat/completions"
+                       and (status is None or e["status"] == status))
+
+    def models(self) -> dict:
+        entry = {"id": self.model_name, "object": "model", "owned_by": "tests"}
+        if self.vllm_like:  # vllm/entrypoints/openai/protocol.py ModelCard
+            created = int(time.time()) + next(self._ticks)  # never the same twice
+            entry.update(created=created, owned_by="vllm", root=f"/models/{self.model_name}",
+                         parent=None, max_model_len=32768,
+                         permission=[{"id": f"modelperm-{uuid.uuid4().hex}",
+                                      "object": "model_permission", "created": created,
+                                      "allow_sampling": True, "allow_logprobs": True}])
+        return {"object": "list", "data": [entry]}
+
+    def complete(self, body: dict) -> dict:
+        request = _translate(body)
+        with self.lock:
+            if body.get("logprobs"):
+                return self._logprobs(request, int(body.get("top_logprobs", 20)))
+            limit = body.get("max_tokens", body.get("max_completion_tokens", 16))
+            params = GenerationParams(max_new_tokens=limit,
+                                      temperature=body.get("temperature", 0.0),
+                                      top_p=body.get("top_p", 1.0), seed=body.get("seed", 0))
+            out = self.backend.generate([request], params)[0]
+        return {"id": "cmpl-tiny", "object": "chat.completion", "created": int(time.time()),
+                "model": self.model_name,
+                "choices": [{"index": 0, "message": {"role": "assistant", "content": out.text},
+                             "finish_reason": "stop"}],
+                "usage": {"prompt_tokens": out.n_prompt_tokens,
+                          "completion_tokens": out.n_new_tokens}}
+
+    def _logprobs(self, request: Request, k: int) -> dict:
+        import torch
+
+        inputs = self.backend.encode([request])
+        with torch.no_grad():
+            logits = self.backend.model(**inputs).logits[0, -1].float()
+        logp = torch.log_softmax(logits, -1)
+        values, ids = logp.topk(min(k + len(self.hide_tokens), logp.numel()))
+        decode = self.backend.processor.tokenizer.decode
+        top = [{"token": decode([i]), "logprob": float(v)} for v, i in zip(values.tolist(), ids.tolist())]
+        top = [entry for entry in top if entry["token"] not in self.hide_tokens][:k]
+        return {"choices": [{"index": 0, "message": {"role": "assistant", "content": top[0]["token"]},
+                             "logprobs": {"content": [{**top[0], "top_logprobs": top}]}}],
+                "model": self.model_name}
+
+    def _handler(self):
+        server = self
+
+        class Handler(BaseHTTPRequestHandler):
+            def log_message(self, *args):
+                pass
+
+            def _send(self, status: int, payload: dict, headers: dict | None = None,
+                      body: dict | None = None):
+                data = json.dumps(payload).encode()
+                with server.log_lock:
+                    server.log.append({"time": time.monotonic(), "method": self.command,
+                                       "path": self.path, "fingerprint": fingerprint(body),
+                                       "fields": sorted(body or ()), "status": status})
+                self.send_response(status)
+                self.send_header("Content-Type", "application/json")
+                self.send_header("Content-Length", str(len(data)))
+                for name, value in (headers or {}).items():
+                    self.send_header(name, value)
+                self.end_headers()
+                self.wfile.write(data)
+
+            def _scripted(self, body: dict | None) -> bool:
+                answer = server.script and server.script(self.command, self.path, body)
+                if answer:
+                    status, payload, headers = answer
+                    self._send(status, payload, headers, body)
+                return bool(answer)
+
+            def do_GET(self):
+                if self._scripted(None):
+                    return
+                if self.path != "/v1/models":
+                    return self._send(404, {"error": "not found"})
+                self._send(200, server.models())
+
+            def do_POST(self):
+                body = json.loads(self.rfile.read(int(self.headers["Content-Length"])))
+                with server.lock:
+                    server.requests_seen += 1
+                    fail = server.requests_seen <= server.fail_first
+                if fail:
+                    return self._send(server.fail_status, {"error": "rate limited"},
+                                      server.fail_headers, body)
+                if self._scripted(body):
+                    return
+                self._send(200, server.complete(body), body=body)
+
+        return Handler

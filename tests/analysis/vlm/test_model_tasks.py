@@ -1,0 +1,154 @@
+"""Items for each task: seeded presentations shared across models, canonical answers."""
+import dataclasses
+
+import pytest
+
+from analysis.vlm import prompts
+from analysis.vlm.tasks import StimulusRecord, TaskSpec, build_items
+
+
+def test_frame_order_items_are_seeded_and_answers_are_presented_labels(clips):
+    spec = TaskSpec(task="frame_order", fps=None, n_frames=4, seed=11)
+    items = build_items(clips, spec)
+    assert len(items) == 2  # forward clips only
+    again = build_items(clips, spec)
+    for item, same in zip(items, again):
+        assert item.extra["presented_frame_indices"] == same.extra["presented_frame_indices"]
+        shown = item.extra["presented_frame_indices"]
+        # correct_response lists presented labels (1-based) in true chronological order
+        assert [shown[label - 1] for label in item.correct_response] == sorted(shown)
+        assert len(item.request.visuals) == 4 and item.request.visuals[0].frames.shape == (1, 224, 224, 3)
+    other = build_items(clips, dataclasses.replace(spec, seed=12))
+    assert [i.extra["presented_frame_indices"] for i in other] != \
+           [i.extra["presented_frame_indices"] for i in items]
+
+
+def test_hints_name_the_true_frames(clips):
+    item = build_items(clips, TaskSpec(task="frame_order", fps=None, n_frames=4, hints="2&4"))[0]
+    correct = item.correct_response
+    assert item.extra["hint_frames"] == sorted([correct[1], correct[3]])
+    text = item.request.messages[0]["content"][-1]["text"]
+    assert f"Frame {correct[1]} should be in temporal position 2" in text
+
+
+def test_annotation_levels(clips):
+    none = build_items(clips, TaskSpec(task="frame_order", fps=None, n_frames=4, annotation="none"))
+    assert "The video shows" not in none[0].request.messages[0]["content"][-1]["text"]
+    with pytest.raises(ValueError, match="comprehensive annotation"):
+        build_items(clips, TaskSpec(task="frame_order", fps=None, n_frames=4,
+                                    annotation="comprehensive"))
+
+
+def test_pair_order_both_presentations(clips):
+    items = build_items(clips[:1], TaskSpec(task="pair_order", fps=None, n_frames=3))
+    assert len(items) == 3 * 2  # C(3, 2) pairs x both orders
+    by_pair = {}
+    for item in items:
+        by_pair.setdefault(item.extra["pair_id"], []).append(item)
+    for pair in by_pair.values():
+        assert {i.extra["pair_order"] for i in pair} == {"AB", "BA"}
+        for item in pair:
+            assert item.correct_response == ("A" if item.extra["pair_order"] == "AB" else "B")
+            shown = item.extra["presented_frame_indices"]
+            assert (shown[0] < shown[1]) == (item.correct_response == "A")
+
+
+@pytest.mark.parametrize("variant, n_frames", [("full", 8), ("shuffled", 8), ("single_frame", 1)])
+def test_tomato_variants(clips, variant, n_frames):
+    item = build_items(clips[:1], TaskSpec(fps=4, task_variant=variant))[0]
+    video = item.request.visuals[-1]
+    assert len(video.frame_indices) == n_frames
+    if variant == "shuffled":
+        assert video.frame_indices != sorted(video.frame_indices)
+        assert video.metadata_indices == sorted(video.frame_indices)
+
+
+def test_few_shot_needs_and_excludes_its_demonstrations(clips):
+    with pytest.raises(ValueError, match="00058"):
+        build_items(clips, TaskSpec(fps=4, setting="few-shot-4"))
+    demo_ids = ["00058", "00012_rev", "00186", "00271_rev"]
+    demos = {d: dataclasses.replace(clips[i % 4], item_id=d) for i, d in enumerate(demo_ids)}
+    test_clips = [dataclasses.replace(c, item_id="00058") if c.stimulus_id == 10 else c for c in clips]
+    items = build_items(test_clips, TaskSpec(fps=4, setting="few-shot-4"), demos)
+    assert len(items) == 3  # the clip that is a demonstration left the test set
+    assert len(items[0].request.visuals) == 5
+    assert items[0].extra["demo_item_ids"] == demo_ids
+
+
+def test_bad_specs_are_errors():
+    for bad in ({"task": "tomato"}, {"setting": "zero_shot"}, {"label_orders": ()},
+                {"hints": "1&2"}, {"task_variant": "handpicked_frame"}):
+        with pytest.raises(ValueError):
+            TaskSpec(**bad)
+
+
+def test_frame_sets_are_read_from_their_pngs(tmp_path, clips):
+    from experiments.media import write_frame_set
+
+    indices = write_frame_set(clips[0].path, tmp_path / "frames_4", 4)
+    record = StimulusRecord(7, 1, "frame_set", None, str(tmp_path / "frames_4"), "h", 12.0, 24,
+                            frame_indices=tuple(indices), annotations={"brief": "x"})
+    items = build_items([record, *clips], TaskSpec(task="frame_order", fps=None, n_frames=4))
+    assert [i.stimulus.stimulus_id for i in items] == [7]
+    assert sorted(items[0].extra["presented_frame_indices"]) == indices
+
+
+@pytest.mark.parametrize("setting", ["simple-cot", "multi-step-cot"])
+def test_chain_of_thought_settings_are_scored_from_their_reasoning_only(hf_backend, clips,
+                                                                        tmp_path, setting):
+    from analysis.vlm.backends.base import GenerationParams
+    from analysis.vlm.cache import ResultCache
+    from analysis.vlm.run import RunConfig
+    from analysis.vlm.runner import Runner
+
+    demos = {d: dataclasses.replace(clips[i], item_id=d)
+             for i, (d, _) in enumerate(prompts.demonstrations(setting))}
+    items = build_items(clips, TaskSpec(fps=4, setting=setting), demos)
+    assert items and not any(item.scorable for item in items)
+    with ResultCache(tmp_path / "c.sqlite3") as cache:
+        runner = Runner(hf_backend, cache, GenerationParams(max_new_tokens=4), scoring="both",
+                        progress=False)
+        rows = runner.run(items[:2])
+    # One forward pass for an answer would skip the reasoning: only generations are made.
+    assert all(call.endswith("/generate") for call in runner.stats.computed_calls)
+    assert rows and not any("label_logprobs" in row["extra"] or "p_label" in row["extra"]
+                            for row in rows)
+    with pytest.raises(ValueError, match="generated reasoning"):
+        RunConfig("hf", "m", TaskSpec(fps=4, setting=setting), GenerationParams(),
+                  scoring="logits")
+    # Zero-shot and few-shot answers are the first token: they keep their logit score.
+    assert all(item.scorable for item in build_items(clips, TaskSpec(fps=4)))
+
+
+@pytest.mark.parametrize("spec, limit, decoded", [
+    (TaskSpec(fps=4, label_orders=("FB", "BF")), 2, 1),
+    (TaskSpec(fps=4, label_orders=("FB", "BF")), 3, 2),
+    (TaskSpec(fps=4), 1, 1),
+    (TaskSpec(task="frame_order", fps=None, n_frames=4), 1, 1),
+    (TaskSpec(task="pair_order", fps=None, n_frames=3), 2, 1),
+])
+def test_a_limit_decodes_only_the_clips_its_items_show(clips, monkeypatch, spec, limit, decoded):
+    from analysis.vlm import tasks
+
+    everything = build_items(clips, spec)
+    calls = []
+    load = tasks.load_video
+    monkeypatch.setattr(tasks, "load_video", lambda *a, **k: calls.append(a) or load(*a, **k))
+    first = build_items(clips, spec, limit=limit)
+    assert [i.key for i in first] == [i.key for i in everything[:limit]]
+    assert len(calls) == decoded
+
+
+def test_a_run_whose_model_cannot_load_is_marked_failed(clips, tmp_path):
+    import json
+
+    from analysis.vlm.backends.base import GenerationParams
+    from analysis.vlm.run import RunConfig, execute_run
+
+    config = RunConfig("hf", str(tmp_path / "no-such-model"), TaskSpec(fps=4),
+                       GenerationParams(max_new_tokens=2), backend_options={"device": "cpu"})
+    with pytest.raises(Exception):
+        execute_run(config, clips, {}, tmp_path / "cache.sqlite3", tmp_path / "runs",
+                    progress=False)
+    [manifest] = [json.loads(p.read_text()) for p in (tmp_path / "runs").glob("*/manifest.json")]
+    assert manifest["status"] == "failed" and "no-such-model" in manifest["error"]

@@ -1,0 +1,188 @@
+"""``manage.py run-models`` end to end: stimuli from the database, trials back into it."""
+import json
+from pathlib import Path
+
+import pytest
+from sqlalchemy import select
+
+from webapp.researcher import studies
+from webapp.extensions import db
+from webapp.models import Session, Subject, Trial
+
+
+@pytest.fixture
+def study(app, stimulus_set):
+    with app.app_context():
+        studies.create_study("tiny-study", "arrow-of-time", stimulus_set)
+    return "tiny-study"
+
+
+def _run(runner, model, *args):
+    return runner.invoke(args=["run-models", "--model", model, "--no-progress",
+                               "--max-new-tokens", "4", "--fps", "4", *args])
+
+
+def test_run_models_stores_model_trials_and_resumes_from_cache(app, runner, study, tiny_model):
+    model = tiny_model("qwen2_5_vl")
+    result = _run(runner, model, "--study", study, "--label-orders", "FB,BF", "--seed", "5")
+    assert result.exit_code == 0, result.output
+    assert "8 trials (0 cached, 8 computed, 0 errors" in result.output
+    with app.app_context():
+        subject = db.session.scalar(select(Subject).where(Subject.kind == "model"))
+        assert subject.external_id == model
+        session = db.session.scalar(select(Session).where(Session.subject_id == subject.id))
+        assert session.seed == 5 and session.status == "completed"
+        assert session.device_info["backend"]["weights_sha256"]
+        assert session.device_info["counts"]["computed"] == 8
+        trials = db.session.scalars(select(Trial).where(Trial.session_id == session.id)).all()
+        assert len(trials) == 8 and {t.trial_type for t in trials} == {"aot"}
+        assert {t.extra["label_order"] for t in trials} == {"FB", "BF"}
+        for trial in trials:
+            assert trial.correct_response == ("F" if trial.direction == "forward" else "B")
+            assert 0 <= trial.extra["p_forward"] <= 1 and "raw_text" in trial.extra
+            assert trial.extra["parse_status"] in ("ok", "unparseable")
+            assert (trial.response is None) == (trial.extra["parse_status"] == "unparseable")
+    again = _run(runner, model, "--study", study, "--label-orders", "FB,BF", "--seed", "5")
+    assert "8 trials (8 cached, 0 computed" in again.output
+    assert "Stored 0 new trials" in again.output
+    with app.app_context():  # the same run again adds nothing
+        assert len(db.session.scalars(select(Session)).all()) == 1
+        assert len(db.session.scalars(select(Trial)).all()) == 8
+    other = _run(runner, model, "--study", study, "--label-orders", "FB,BF", "--seed", "6")
+    assert other.exit_code == 0, other.output
+    with app.app_context():  # another seed is another run
+        assert len(db.session.scalars(select(Session)).all()) == 2
+
+
+def test_a_rerun_completes_a_partly_failed_run_and_never_duplicates_it(
+        app, runner, study, tiny_model, monkeypatch):
+    from analysis.vlm.runner import Runner
+
+    model = tiny_model("qwen2_5_vl")
+    call = Runner._call
+    broken = {"on": True}
+
+    def failing_for_one_item(self, kind, items):
+        if broken["on"] and any(i.stimulus.direction == "backward" and i.stimulus.source_clip_id
+                                == min(r.stimulus.source_clip_id for r in items) for i in items):
+            raise RuntimeError("CUDA out of memory (scripted)")
+        return call(self, kind, items)
+
+    monkeypatch.setattr(Runner, "_call", failing_for_one_item)
+    first = _run(runner, model, "--study", study)
+    assert first.exit_code == 1 and "items failed" in first.output
+    with app.app_context():
+        session = db.session.scalar(select(Session))
+        assert session.status == "incomplete" and session.completed_at is None
+        stored = db.session.scalars(select(Trial).where(Trial.session_id == session.id)).all()
+        assert 0 < len(stored) < 4 and len(session.schedule) == 4
+        assert session.device_info["failures"]
+        assert all("out of memory" in f["error"] for f in session.device_info["failures"])
+    broken["on"] = False
+    second = _run(runner, model, "--study", study)
+    assert second.exit_code == 0, second.output
+    with app.app_context():
+        sessions = db.session.scalars(select(Session)).all()
+        assert len(sessions) == 1 and sessions[0].status == "completed"
+        assert sessions[0].device_info["failures"] == []
+        trials = db.session.scalars(select(Trial)).all()
+        assert len(trials) == 4 and len({t.stimulus_id for t in trials}) == 4
+        assert sorted(t.trial_index for t in trials) == [0, 1, 2, 3]
+    third = _run(runner, model, "--study", study)
+    assert third.exit_code == 0 and "Stored 0 new trials" in third.output
+    with app.app_context():
+        assert len(db.session.scalars(select(Trial)).all()) == 4
+
+
+def test_run_models_writes_manifest_and_frame_order_rows(app, runner, study, tiny_model):
+    result = runner.invoke(args=[
+        "run-models", "--model", tiny_model("qwen2_5_vl"), "--no-progress", "--set", "tiny",
+        "--task", "frame_order", "--n-frames", "4", "--max-new-tokens", "4"])
+    assert result.exit_code == 0, result.output
+    folder = Path(result.output.strip().split("run folder ")[1].split()[0])
+    manifest = json.loads((folder / "manifest.json").read_text())
+    assert manifest["status"] == "finished" and manifest["counts"]["total"] == 2
+    assert manifest["config"]["spec"]["task"] == "frame_order"
+    rows = [json.loads(line) for line in (folder / "trials.jsonl").read_text().splitlines()]
+    assert [r["trial_type"] for r in rows] == ["frame_order", "frame_order"]
+    for row in rows:
+        assert sorted(row["correct_response"]) == [1, 2, 3, 4]
+        assert row["extra"]["condition"] == "4 frames, brief annotation"
+
+
+@pytest.mark.parametrize("args, message", [
+    (["--study", "tiny-study", "--setting", "three-shot"], "'three-shot' is not one of 'zero-shot'"),
+    (["--set", "nope"], "unknown stimulus set"),
+    (["--study", "tiny-study", "--label-orders", "FX"], "label orders"),
+    ([], "give --study or --set"),
+    (["--set", "tiny", "--backend", "openai"], "--base-url"),
+])
+def test_bad_requests_are_usage_errors(runner, study, tiny_model, args, message):
+    result = _run(runner, tiny_model("qwen2_5_vl"), *args)
+    assert result.exit_code == 2 and message in result.output
+    assert "Traceback" not in result.output
+
+
+def test_few_shot_without_demonstration_clips_is_a_clear_error(runner, study, tiny_model):
+    result = _run(runner, tiny_model("qwen2_5_vl"), "--study", "tiny-study", "--setting", "few-shot-4")
+    assert result.exit_code == 1 and "needs demonstration clips" in result.output
+
+
+def test_every_option_has_help_text():
+    from webapp.cli.models import run_models
+
+    missing = [p.name for p in run_models.params if not getattr(p, "help", None)]
+    assert missing == []
+
+
+def test_a_model_outside_the_papers_families_gets_the_documented_default_fps(
+        app, runner, study, tiny_model):
+    # The tiny model's folder names no family: 2 fps, as --help says, instead of an error.
+    result = runner.invoke(args=["run-models", "--model", tiny_model("qwen2_5_vl"),
+                                 "--no-progress", "--max-new-tokens", "2", "--set", "tiny",
+                                 "--limit", "1"])
+    assert result.exit_code == 0, result.output
+    folder = Path(result.output.strip().split("run folder ")[1].split()[0])
+    assert json.loads((folder / "manifest.json").read_text())["config"]["spec"]["fps"] == 2.0
+
+
+def test_stored_model_trials_carry_the_weights_revision(app, runner, study, tiny_model):
+    from analysis.vlm.provenance import weights_fingerprint
+
+    model = tiny_model("qwen2_5_vl")
+    result = _run(runner, model, "--study", study, "--limit", "2", "--scoring", "logits")
+    assert result.exit_code == 0, result.output
+    with app.app_context():
+        revisions = {t.extra["revision"] for t in db.session.scalars(select(Trial))}
+    assert revisions == {weights_fingerprint(model)[:12]}
+
+
+def test_a_run_in_another_precision_is_another_run(app, runner, study, tiny_model):
+    model = tiny_model("qwen2_5_vl")
+    first = _run(runner, model, "--study", study, "--limit", "2", "--dtype", "float32")
+    assert first.exit_code == 0, first.output
+    second = _run(runner, model, "--study", study, "--dtype", "bfloat16")
+    assert second.exit_code == 0, second.output
+    with app.app_context():
+        sessions = db.session.scalars(select(Session).order_by(Session.id)).all()
+        # Never one session mixing float32 and bfloat16 answers under one provenance.
+        assert [s.device_info["backend"]["dtype"] for s in sessions] == ["float32", "bfloat16"]
+        assert [len(s.schedule) for s in sessions] == [2, 4]
+
+
+def test_a_scoring_that_changes_nothing_is_the_same_run(app, runner, study, tiny_model):
+    model = tiny_model("qwen2_5_vl")
+    for scoring in ("both", "generate"):  # frame orders are never logit-scored
+        result = runner.invoke(args=[
+            "run-models", "--model", model, "--no-progress", "--study", study, "--task",
+            "frame_order", "--n-frames", "4", "--max-new-tokens", "4", "--scoring", scoring])
+        assert result.exit_code == 0, result.output
+    assert "Stored 0 new trials" in result.output
+    with app.app_context():
+        assert len(db.session.scalars(select(Session)).all()) == 1
+
+
+@pytest.mark.parametrize("value", ["gpu", "CPU", "cuda:x"])
+def test_a_mistyped_device_is_a_usage_error(runner, study, tiny_model, value):
+    result = _run(runner, tiny_model("qwen2_5_vl"), "--study", study, "--device", value)
+    assert result.exit_code == 2 and "use auto, cpu, cuda or cuda:N" in result.output

@@ -1,0 +1,1 @@
+"""What participants use: entry and sessions, trials, the JSON API and pages."""

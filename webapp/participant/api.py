@@ -1,0 +1,176 @@
+"""The participant JSON API (``/api/session/<token>``); the token is the credential.
+
+CSRF-exempt by design (the researcher side exempts blueprint ``api``): it authenticates by
+the unguessable token in the URL, never by a cookie.  Every error is a 4xx JSON answer
+``{"error": code, "message": text}``.
+"""
+import json
+
+from flask import Blueprint, jsonify, request
+from werkzeug.exceptions import HTTPException, RequestEntityTooLarge
+
+from experiments.trial_types.base import Field, PayloadError, check_fields
+from webapp.extensions import db
+from webapp.participant import progress, sessions
+from webapp.participant.progress import ApiError
+
+bp = Blueprint("api", __name__, url_prefix="/api/session/<token>")
+
+ACCEPTED_TYPES = ("application/json", "text/plain", "")
+DEVICE_FIELDS = (
+    Field("user_agent", "str", required=True, max_length=1000),
+    *(Field(name, "int", required=True, minimum=0, maximum=100_000)
+      for name in ("screen_w", "screen_h", "window_w", "window_h")),
+    Field("refresh_hz", "number", required=True, nullable=True, minimum=0.0, maximum=1000.0),
+    Field("device_pixel_ratio", "number", required=True, minimum=0.0, maximum=16.0),
+    Field("touch", "bool", required=True),
+    Field("video_check_ok", "bool", required=True),
+)
+CONSENT_FIELDS = (Field("consent", "bool", required=True),)
+
+
+def _reject_constant(name: str):
+    raise PayloadError("non_finite", f"{name} is not a JSON number")
+
+
+def read_body() -> dict:
+    """The request body as a JSON object (``application/json`` or sendBeacon's text/plain)."""
+    if request.mimetype not in ACCEPTED_TYPES:
+        raise ApiError(415, "unsupported_media_type", "send JSON (application/json or text/plain)")
+    raw = request.get_data(cache=False)
+    if not raw.strip():
+        raise PayloadError("empty_body", "the body must be a JSON object")
+    try:
+        body = json.loads(raw, parse_constant=_reject_constant)
+    except (ValueError, RecursionError) as error:
+        if isinstance(error, PayloadError):
+            raise
+        raise PayloadError("invalid_json", f"the body is not valid JSON ({error})") from None
+    if not isinstance(body, dict):
+        raise PayloadError("wrong_type", "the body must be a JSON object")
+    return body
+
+
+# A random id each runner page makes for itself (api.js).
+CLIENT_FIELD = Field("client", "str", max_length=64)
+CLAIM_FIELDS = (Field("client", "str", required=True, max_length=64),)
+
+
+def _found_session(connection, token: str):
+    """The session row with ``token``, or 404."""
+    session = sessions.session_by_token(connection, token)
+    if session is None:
+        raise ApiError(404, "unknown_session", "no session with this token")
+    return session
+
+
+def _session(connection, token: str):
+    """The session row; refused (409 ``other_tab``) when the request names a browser tab
+    (``?client=``) other than the one that holds the session: one tab runs it at a time."""
+    session = _found_session(connection, token)
+    client = check_fields(dict(request.args), (CLIENT_FIELD,))["client"]
+    # Once a tab holds the session, a write must name it (no client is no exception); reading
+    # the state is for any tab (the one about to claim the session reads it first).
+    if request.method == "POST" and session.active_client and client != session.active_client:
+        raise ApiError(409, "other_tab", "This study is running in another tab or window. "
+                                         "Continue there, or choose to continue here.")
+    return session
+
+
+def _refuse_ended(session):
+    """409 ``not_in_progress``, with the ending to show, for a session that has ended: e.g.
+    stopped by the researchers, it takes no consent, device, claim or heartbeat."""
+    if session.status in sessions.ENDED:
+        raise ApiError(409, "not_in_progress", f"this session is {session.status!r}",
+                       **sessions.ending(session, session.status))
+    return session
+
+
+@bp.errorhandler(ApiError)
+def _api_error(error: ApiError):
+    return jsonify(error=error.code, message=error.message, **error.extra), error.status
+
+
+@bp.errorhandler(PayloadError)
+def _payload_error(error: PayloadError):
+    return jsonify(error=error.code, message=error.message), 400
+
+
+@bp.errorhandler(RequestEntityTooLarge)
+def _too_large(error):
+    return jsonify(error="too_large", message="the request body is too large"), 413
+
+
+@bp.errorhandler(HTTPException)
+def _http_error(error: HTTPException):
+    return jsonify(error=error.name.lower().replace(" ", "_"), message=error.description), error.code
+
+
+@bp.after_request
+def _private(response):
+    response.headers["Cache-Control"] = "no-store"
+    response.headers["Referrer-Policy"] = "no-referrer"
+    return response
+
+
+# Each call runs on one Core connection of its own (see webapp.participant.sessions).
+@bp.get("")
+def state(token):
+    with db.engine.connect() as connection:
+        return jsonify(progress.session_state(connection, _session(connection, token)))
+
+
+@bp.post("/consent")
+def consent(token):
+    with db.engine.connect() as connection:
+        session = _session(connection, token)
+        fields = check_fields(read_body(), CONSENT_FIELDS)  # a bad body is a 400 in any state
+        try:
+            return jsonify(sessions.record_consent(connection, _refuse_ended(session),
+                                                       fields["consent"]))
+        except sessions.ConsentRefused as error:
+            raise ApiError(409, error.code, str(error)) from None
+
+
+@bp.post("/device")
+def device(token):
+    with db.engine.connect() as connection:
+        session = _session(connection, token)
+        fields = check_fields(read_body(), DEVICE_FIELDS)
+        sessions.record_device(connection, _refuse_ended(session), fields)
+    return "", 204
+
+
+@bp.post("/trials")
+def trials(token):
+    with db.engine.connect() as connection:
+        status, answer = progress.store_trial(connection, _session(connection, token),
+                                                        read_body())
+    return jsonify(answer), status
+
+
+@bp.post("/claim")
+def claim(token):
+    """This tab takes the session over; any other tab is refused from its next request on."""
+    with db.engine.connect() as connection:
+        session = _found_session(connection, token)  # any tab may claim: no tab check
+        client = check_fields(read_body(), CLAIM_FIELDS)["client"]
+        sessions.claim(connection, _refuse_ended(session), client)
+    return "", 204
+
+
+@bp.post("/heartbeat")
+def heartbeat(token):
+    with db.engine.connect() as connection:
+        session = _session(connection, token)
+        check_fields(read_body() if request.content_length else {}, ())
+        sessions.heartbeat(connection, _refuse_ended(session))
+    return "", 204
+
+
+@bp.post("/complete")
+def complete(token):
+    with db.engine.connect() as connection:
+        session = _session(connection, token)
+        check_fields(read_body() if request.content_length else {}, ())
+        return jsonify(progress.complete(connection, session))

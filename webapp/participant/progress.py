@@ -1,0 +1,323 @@
+"""Storing a participant's trials at most once, the practice gate, and completion.
+
+Every trial insert is one short transaction guarded by the unique keys: an IntegrityError on
+``(session_id, client_uuid)`` is a replay (200), on ``(session_id, trial_index)`` with another
+uuid a conflict (409).  Correct answers come from the stored schedule, never the browser.
+
+Like every participant call (see :mod:`webapp.participant.sessions`), a trial POST runs on one Core
+connection: a SELECT of the session row with its study's design, and one short write
+transaction that runs an INSERT and an UPDATE of ``last_seen_at``.  The replay lookup runs
+only when the database refuses the insert.  Anything that changes a session (the practice
+gate, completion) re-reads its row inside the write transaction.
+"""
+from __future__ import annotations
+
+import json
+
+from sqlalchemy import Connection, Row, bindparam, insert, select, update
+from sqlalchemy.exc import IntegrityError
+
+from experiments import exclusions
+from experiments import schedule as scheduling
+from experiments.trial_types import PayloadError, is_technical, validate
+from webapp.participant import sessions
+from webapp.database import write_transaction
+from webapp.extensions import db
+from webapp.models import Session, Subject, Trial
+from webapp.stimuli.files import media_url_maker
+
+VIDEO_EXTRA = ("key", "onset_callbacks", "onset_time_ms", "key_time_ms", "total_frames",
+               "stalls", "stall_ms", "frames_total", "frames_shown", "frames_late",
+               "frames_dropped", "frame0_hold_refreshes", "refresh_ms")
+FLAGS = ("timed_out", "focus_lost", "fullscreen_exited")
+
+
+class ApiError(Exception):
+    """An answer other than success: HTTP ``status`` with a JSON ``code`` and ``message``."""
+
+    def __init__(self, http_status: int, code: str, message: str, **extra):
+        super().__init__(message)
+        self.status, self.code, self.message, self.extra = http_status, code, message, extra
+
+
+# What the exclusion rules, the practice gate and the flag writes read of a stored trial.
+_TRIAL_ROWS = (select(Trial.id, Trial.trial_index, Trial.trial_type, Trial.block, Trial.response,
+                      Trial.correct, Trial.rt_ms, Trial.dropped_frames, Trial.extra,
+                      Trial.excluded, Trial.exclusion_reasons)
+               .where(Trial.session_id == bindparam("session_id")).order_by(Trial.trial_index))
+
+
+def stored_trials(connection: Connection, session_id: int) -> list[Row]:
+    return list(connection.execute(_TRIAL_ROWS, {"session_id": session_id}))
+
+
+_PRACTICE_ROWS = select(Trial.trial_index, Trial.correct,
+                        Trial.extra["technical"].as_boolean()).where(
+    Trial.session_id == bindparam("session_id"), Trial.block == scheduling.PRACTICE)
+
+
+def practice_records(connection: Connection, session_id: int) -> list[dict]:
+    """Index, correctness and technical flag of the stored practice trials: all the practice
+    gate reads.
+
+    Main trials check the gate on every POST, so this reads a few narrow rows, not every trial.
+    """
+    rows = connection.execute(_PRACTICE_ROWS, {"session_id": session_id})
+    return [{"trial_index": index, "correct": correct, "extra": {"technical": bool(technical)}}
+            for index, correct, technical in rows]
+
+
+RECORD_FIELDS = ("trial_index", "trial_type", "block", "response", "correct", "rt_ms",
+                 "dropped_frames", "extra")
+
+
+def _record(trial: Row) -> dict:
+    """What the exclusion rules and the practice gate read of a stored trial."""
+    return {name: getattr(trial, name) for name in RECORD_FIELDS} | {"extra": trial.extra or {}}
+
+
+def practice_passed(status: str, schedule: list[dict], records: list[dict], design) -> bool | None:
+    """True / False once decided, None while practice is under way (or has no trials)."""
+    if status == "failed_practice":
+        return False
+    scheduled = [t for t in schedule if t["block"] == scheduling.PRACTICE]
+    if not scheduled:
+        return True
+    last = max(t.get("practice_attempt", 1) for t in scheduled)
+    wanted = {t["trial_index"] for t in scheduled if t.get("practice_attempt", 1) == last}
+    done = [r for r in records if r["trial_index"] in wanted]
+    if len(done) < len(wanted):
+        return None
+    return exclusions.practice_passes(done, design.practice.min_accuracy)
+
+
+def session_state(connection: Connection, session: Row) -> dict:
+    """The GET answer: the browser's view of the session (no main-trial answers)."""
+    records = [_record(t) for t in stored_trials(connection, session.id)]
+    stored = [r["trial_index"] for r in records]
+    design = sessions.study_design(session)
+    media_url = media_url_maker(session.token)
+    done = set(stored)
+    pending = [t["trial_index"] for t in session.schedule if t["trial_index"] not in done]
+    state = {
+        "status": session.status, "session_number": session.session_number,
+        "sessions": design.sessions, "consent": sessions.consent_state(session.status),
+        "key_mapping": session.condition.get("key_mapping"),
+        "response_keys": list(design.response_keys),
+        "trials": [scheduling.public_trial(t, media_url) for t in session.schedule],
+        "next_trial_index": pending[0] if pending else len(session.schedule),
+        "stored_indices": stored,
+        "response_window_ms_after_clip": design.response_window_ms_after_clip,
+        "practice": {"min_accuracy": design.practice.min_accuracy,
+                     "max_attempts": design.practice.max_attempts},
+        "practice_passed": practice_passed(session.status, session.schedule, records, design),
+        "blocks": scheduling.blocks_summary(session.schedule),
+        # Whether some trials check attention (the instructions say so), never which ones.
+        "attention_checks": any(t["trial_type"] == "catch" for t in session.schedule),
+        "simulated": session.simulated,
+    }
+    if session.status in sessions.ENDED:
+        state.update(sessions.ending(session, session.status))
+    return state
+
+
+def _row(session_id: int, scheduled: dict, fields: dict, rules) -> dict:
+    """The trial table row to insert (column values)."""
+    extra = {flag: fields[flag] for flag in FLAGS}
+    # The server decides the flag from the validated events; the browser cannot send it.
+    extra.update(technical_events=fields["technical_events"], technical=is_technical(fields))
+    if scheduled["trial_type"] == "frame_order":
+        response = None if fields["timed_out"] else json.dumps([i + 1 for i in fields["final_order"]])
+        extra.update(initial_order=fields["initial_order"], final_order=fields["final_order"],
+                     moves=fields["moves"], ignored_inputs=fields["ignored_inputs"],
+                     hint_frames=scheduled["hint_labels"],
+                     condition=scheduled["condition"], n_frames=scheduled["params"]["n_frames"],
+                     span=scheduled["span"], annotation_level=scheduled["annotation_level"],
+                     presented_frames=scheduled["frames"])
+        onset_method, dropped = None, None
+    else:
+        response = fields["response"]
+        extra.update({key: fields[key] for key in VIDEO_EXTRA})
+        if scheduled["trial_type"] == "catch":
+            extra["instructed_key"] = scheduled["instructed_key"]
+        onset_method, dropped = fields["onset_method"], fields["dropped_frames"]
+    if "practice_attempt" in scheduled:
+        extra["practice_attempt"] = scheduled["practice_attempt"]
+    row = dict(session_id=session_id, client_uuid=fields["client_uuid"],
+               trial_index=fields["trial_index"], trial_type=scheduled["trial_type"],
+               block=scheduled["block"], stimulus_id=scheduled["stimulus_id"],
+               direction=scheduled["direction"], correct_response=scheduled["correct_response"],
+               response=response,
+               correct=response is not None and response == scheduled["correct_response"],
+               rt_ms=fields["rt_ms"], onset_method=onset_method, dropped_frames=dropped,
+               extra=extra)
+    reasons = exclusions.trial_reasons({name: row[name] for name in RECORD_FIELDS}, rules)
+    return row | {"excluded": bool(reasons), "exclusion_reasons": reasons}
+
+
+# Built once: parameters go to execute(), so no statement is rebuilt per request.
+_INSERT_TRIAL = insert(Trial.__table__)
+_STORED_INDEX = select(Trial.trial_index).where(Trial.session_id == bindparam("session_id"),
+                                                Trial.client_uuid == bindparam("client_uuid"))
+
+
+def _existing(connection: Connection, session_id: int, fields: dict,
+              unmatched: ApiError) -> dict:
+    """Answer for a trial that was not stored: a replay of a stored one, a clash, or ``unmatched``."""
+    stored_index = connection.scalar(_STORED_INDEX, {
+        "session_id": session_id, "client_uuid": fields["client_uuid"]})
+    if stored_index is None:
+        raise unmatched
+    if stored_index != fields["trial_index"]:
+        raise ApiError(409, "uuid_reused", f"client_uuid already stored for trial {stored_index}")
+    return {"stored": False, "duplicate": True, "trial_index": stored_index}
+
+
+def store_trial(connection: Connection, target: Row, payload) -> tuple[int, dict]:
+    """Validate and store one trial of session ``target``; returns (HTTP status, answer)."""
+    if not isinstance(payload, dict):
+        raise PayloadError("wrong_type", "body must be a JSON object")
+    index = payload.get("trial_index")
+    scheduled = next((t for t in target.schedule if t["trial_index"] == index), None) \
+        if isinstance(index, int) and not isinstance(index, bool) else None
+    fields = validate(payload, scheduled)
+    if scheduled is None:
+        raise ApiError(400, "unknown_trial", f"trial_index {index} is not in this session's schedule")
+    if target.status != "in_progress":  # a replay may still arrive after the session ended
+        ended = sessions.ending(target, target.status) if target.status in sessions.ENDED \
+            else {}
+        return 200, _existing(connection, target.id, fields, ApiError(
+            409, "not_in_progress", f"this session is {target.status!r}", **ended))
+    design = sessions.study_design(target)
+    practice = scheduled["block"] == scheduling.PRACTICE
+    if not practice and practice_passed(target.status, target.schedule, practice_records(
+            connection, target.id), design) is not True:
+        raise ApiError(409, "practice_not_passed", "the practice block is not passed yet")
+    row = _row(target.id, scheduled, fields, design.exclusions)
+    answer = {"stored": True, "trial_index": fields["trial_index"]}
+    try:
+        # One short transaction per trial, guarded by the unique keys; the practice gate is
+        # decided inside it, so two last practice trials cannot both add an attempt.
+        with write_transaction(connection):
+            connection.execute(_INSERT_TRIAL, row)
+            sessions.touch_session(connection, target.id)
+            if practice:
+                answer.update(_practice_gate(connection, target, design))
+    except IntegrityError:
+        return 200, _existing(connection, target.id, fields, ApiError(
+            409, "trial_index_taken",
+            f"trial {fields['trial_index']} is already stored with another client_uuid"))
+    return 201, answer
+
+
+def _practice_gate(connection: Connection, target: Row, design) -> dict:
+    """Decide the gate once a practice attempt is complete (inside the trial's transaction)."""
+    current = sessions.locked_session(connection, target.id)
+    passed = practice_passed(current.status, current.schedule,
+                             practice_records(connection, target.id), design)
+    answer = {"practice_passed": passed}
+    if passed is not False:
+        return answer
+    attempts = max(t.get("practice_attempt", 1) for t in current.schedule)
+    if attempts < design.practice.max_attempts:
+        catalog = sessions.load_catalog(connection, target.stimulus_set, design.catch_set)
+        extra = scheduling.practice_trials(design, catalog, target.seed, target.session_number,
+                                           attempt=attempts + 1)
+        sessions.update_session(connection, target.id, schedule=scheduling.insert_practice_attempt(
+            current.schedule, extra))
+        answer.update(practice_passed=None, schedule_changed=True)
+    else:
+        sessions.update_session(connection, target.id, status="failed_practice",
+                                    completed_at=sessions.now(), excluded=True,
+                                    exclusion_reasons=["practice_gate"])
+    return answer
+
+
+def complete(connection: Connection, session: Row) -> dict:
+    """Finish a session once every scheduled trial is stored; computes exclusions.
+
+    The verdict is worked out before the write lock is taken: once every scheduled trial is
+    stored no trial can still arrive, so the write transaction only records the verdict (or
+    finds that a concurrent /complete recorded it first).
+    """
+    if session.status in sessions.ENDED:
+        return sessions.ending(session, session.status)
+    if session.status != "in_progress":
+        raise ApiError(409, "not_started", "consent first")
+    trials = stored_trials(connection, session.id)
+    stored = {t.trial_index for t in trials}
+    missing = [t["trial_index"] for t in session.schedule if t["trial_index"] not in stored]
+    if missing:
+        raise ApiError(409, "missing_trials", f"{len(missing)} trial(s) not stored yet",
+                       missing=missing)
+    per_trial, reasons = exclusion_verdict(sessions.study_design(session), trials,
+                                           len(session.schedule), session.simulated)
+    changed = _changed_flags(trials, per_trial)
+    verdict = _verdict(reasons)
+    with write_transaction(connection):
+        if not sessions.update_session(connection, session.id, if_status="in_progress",
+                                           **verdict, completed_at=sessions.now()):
+            # a concurrent /complete recorded the verdict first
+            current = sessions.locked_session(connection, session.id)
+            return sessions.ending(session, current.status)
+        _store_flags(connection, changed)
+    return sessions.ending(session, verdict["status"])
+
+
+_FLAG_TRIAL = (update(Trial.__table__).where(Trial.__table__.c.id == bindparam("id_"))
+               .values(excluded=bindparam("excluded"), exclusion_reasons=bindparam("reasons")))
+
+
+def exclusion_verdict(design, trials: list[Row], expected_trials: int,
+                      simulated: bool) -> tuple[list[list[str]], list[str]]:
+    """The study's rules applied to a session's stored trials: reasons per trial, and the
+    participant's reasons (a simulated session is always excluded, as ``simulated``)."""
+    records = [_record(t) for t in trials]
+    per_trial = [exclusions.trial_reasons(record, design.exclusions) for record in records]
+    reasons = exclusions.participant_reasons(records, design.exclusions,
+                                             expected_trials=expected_trials)
+    return per_trial, [*reasons, exclusions.SIMULATED] if simulated else reasons
+
+
+def _changed_flags(trials: list[Row], per_trial: list[list[str]]) -> dict[int, list[str]]:
+    """Exclusion reasons by trial id, for the trials whose stored flags differ."""
+    return {t.id: reasons for t, reasons in zip(trials, per_trial)
+            if (t.excluded, t.exclusion_reasons) != (bool(reasons), reasons)}
+
+
+def _store_flags(connection: Connection, changed: dict[int, list[str]]) -> None:
+    """Write trials' exclusion flags (flags only: an excluded trial is never deleted)."""
+    for trial_id, reasons in changed.items():
+        connection.execute(_FLAG_TRIAL, {"id_": trial_id, "excluded": bool(reasons),
+                                         "reasons": reasons})
+
+
+def _verdict(reasons: list[str]) -> dict:
+    """The session columns that record the participant's exclusion verdict."""
+    attention = {"catch_failed", "catch_accuracy"} & set(reasons)
+    return {"status": "failed_attention" if attention else "completed",
+            "excluded": bool(reasons), "exclusion_reasons": reasons}
+
+
+def recompute_study(study) -> dict[str, int]:
+    """Re-apply the study's exclusion rules to every finished human session (flags only).
+
+    For use after a rule change; sessions still running are left to their own completion.
+    Returns the number of sessions checked and of those now excluded.
+    """
+    design = sessions.study_design(study)
+    finished = (select(Session.id, Session.schedule, Session.simulated).join(Session.subject)
+                .where(Subject.study_id == study.id, Subject.kind == "human",
+                       Session.status.in_(("completed", "failed_attention"))))
+    excluded = 0
+    with db.engine.connect() as connection:
+        finished_sessions = connection.execute(finished).all()
+        for session in finished_sessions:
+            with write_transaction(connection):
+                trials = stored_trials(connection, session.id)
+                per_trial, reasons = exclusion_verdict(design, trials, len(session.schedule),
+                                                       session.simulated)
+                _store_flags(connection, _changed_flags(trials, per_trial))
+                sessions.update_session(connection, session.id, **_verdict(reasons))
+            excluded += bool(reasons)
+    return {"sessions": len(finished_sessions), "excluded": excluded}

@@ -1,0 +1,459 @@
+"""Participant services: entry and resume, schedules, consent, device, heartbeat, codes.
+
+Views stay thin: they parse, call one function here (or in :mod:`webapp.participant.progress`)
+and render.  A recruitment id maps to one Subject per study; entering again resumes its
+unfinished session, or opens the next session of a multi-session design once it is available,
+and never creates a second subject.
+
+Participant calls are most of the server's work, so they skip the ORM Session: each call runs
+on one Core connection that its view opens (``with db.engine.connect() as connection``), reads
+plain rows, and writes in short :func:`~webapp.database.write_transaction` blocks on it.
+"""
+from __future__ import annotations
+
+import base64
+import hashlib
+import hmac
+import re
+import secrets
+from collections import Counter
+from collections.abc import Mapping
+from dataclasses import dataclass
+from datetime import datetime, timezone
+from types import MappingProxyType
+
+import numpy as np
+from flask import current_app
+from sqlalchemy import Connection, Row, bindparam, func, insert, select, update
+from sqlalchemy.dialects import postgresql, sqlite
+from limits import parse as parse_limit
+from sqlalchemy.exc import IntegrityError
+
+from experiments import schedule as scheduling
+from experiments.catalog_records import Catalog, CatchRecord, ClipRecord, StimulusRecord
+from experiments.designs import Design, design_from_snapshot
+from webapp.database import write_transaction
+from webapp.extensions import limiter
+from webapp.models import CellCount, Study, Session, SourceClip, Stimulus, Subject
+
+RECRUITMENT_KEYS = ("PROLIFIC_PID", "STUDY_ID", "SESSION_ID", "participant")
+_ID = re.compile(r"[A-Za-z0-9._:@-]{1,200}")
+ACTIVE = ("started", "in_progress")
+ENDED = ("completed", "failed_attention", "failed_practice", "no_consent", "stopped")
+PROLIFIC_COMPLETE = "https://app.prolific.com/submissions/complete?cc={code}"
+
+
+@dataclass
+class Entry:
+    """What the entry link leads to: run | done | wait | closed | full | busy | invalid |
+    unavailable."""
+
+    outcome: str
+    token: str | None = None  # the session to run
+    message: str = ""
+    opens_at: datetime | None = None
+
+
+def now() -> datetime:
+    return datetime.now(timezone.utc)
+
+
+def study_design(study) -> Design:
+    """The design of an Experiment, or of a session row with its study's design columns."""
+    return design_from_snapshot(study.design, study.design_snapshot)
+
+
+def recruitment_from(args: Mapping[str, str]) -> tuple[str, dict]:
+    """(external id, recruitment dict) from the entry link's query, or ValueError."""
+    recruitment = {k: args[k] for k in RECRUITMENT_KEYS if args.get(k)}
+    external_id = recruitment.get("PROLIFIC_PID") or recruitment.get("participant")
+    if not external_id:
+        raise ValueError("this link needs a participant id (PROLIFIC_PID or participant)")
+    bad = [k for k, v in recruitment.items() if not _ID.fullmatch(v)]
+    if bad:
+        raise ValueError(f"invalid recruitment parameter(s): {', '.join(bad)}")
+    return external_id, recruitment
+
+
+# What entry reads of the study.
+_STUDY_ROW = (select(Study.id, Study.slug, Study.status, Study.close_mode,
+                     Study.max_participants, Study.design,
+                     Study.design_snapshot, Study.stimulus_set)
+              .where(Study.slug == bindparam("slug")))
+NOT_OPEN = "This study is not open at the moment."
+STOPPED = "The researchers have stopped this study. The answers you gave are saved."
+
+
+@dataclass(frozen=True)
+class Admission:
+    """Who may open a new session: the client's address (for rate limits) and whether it is
+    run by the built-in simulated participant (development, tests and researcher previews)."""
+
+    address: str = ""
+    simulated: bool = False
+    preview: bool = False  # a researcher's preview: any status, no limits, no place taken
+
+
+def enter(connection: Connection, slug: str, args: Mapping[str, str],
+          admission: Admission = Admission()) -> Entry:
+    """Resolve an entry link to a session to run (creating subject and session as needed)."""
+    study = connection.execute(_STUDY_ROW, {"slug": slug}).one_or_none()
+    if study is None:
+        return Entry("closed", message="There is no study at this address.")
+    if study.status == "draft" and not admission.preview:
+        return Entry("closed", message=NOT_OPEN)
+    if study.close_mode == "stop":
+        return Entry("closed", message=STOPPED)
+    try:
+        external_id, recruitment = recruitment_from(args)
+    except ValueError as error:
+        return Entry("invalid", message=str(error))
+    try:
+        return _session_entry(connection, study, external_id, recruitment, admission)
+    except scheduling.ScheduleError as error:  # a study set up on an unusable stimulus set
+        current_app.logger.error("study %s cannot schedule: %s", slug, error)
+        return Entry("unavailable", message="This study cannot start at the moment.")
+
+
+# The participant's subject id with their latest session (None columns: no session yet).
+_LAST_SESSION = (select(Subject.id.label("subject_id"), Session.token, Session.session_number,
+                        Session.status, Session.seed, Session.condition, Session.completed_at,
+                        Session.simulated)
+                 .outerjoin(Session, Session.subject_id == Subject.id)
+                 .where(Subject.study_id == bindparam("study_id"),
+                        Subject.kind == "human", Subject.external_id == bindparam("external_id"))
+                 .order_by(Session.session_number.desc()).limit(1))
+_INSERT_SUBJECT = insert(Subject.__table__)
+_INSERT_SESSION = insert(Session.__table__)
+
+
+def _session_entry(connection: Connection, study: Row, external_id: str,
+                   recruitment: dict, admission: Admission) -> Entry:
+    design = study_design(study)
+    # Paused and closed ("finish") studies take no new participants; those in may finish.
+    taking = study.status == "open" or admission.preview
+    for _ in range(2):  # twice: a concurrent entry with the same id may create the rows first
+        last = connection.execute(
+            _LAST_SESSION, {"study_id": study.id, "external_id": external_id}).first()
+        if last is not None and last.token is not None:
+            if last.status in ACTIVE:
+                return Entry("run", last.token)
+            if last.status != "completed" or last.session_number >= design.sessions:
+                return Entry("done", message=_done_message(last.status))
+            # A participant already in goes on to their next session while the study is
+            # paused or closed ("finish"): only "stop" ends their participation.
+            opens_at = scheduling.session_opens_at(design, last.completed_at or now())
+            if now() < opens_at:
+                return Entry("wait", opens_at=opens_at)
+        elif not taking:
+            return Entry("closed", message=NOT_OPEN)
+        elif not admission.preview:
+            refused = admission_refusal(connection, study, admission.address)
+            if refused is not None:
+                return refused
+        token = _new_session(connection, study, design, external_id, recruitment, last,
+                             admission)
+        if token is not None:
+            return Entry("run", token)
+    raise RuntimeError(f"could not open a session for {external_id!r} in {study.slug!r}")
+
+
+def _done_message(status: str) -> str:
+    if status == "completed":
+        return "You have already completed this study. Thank you!"
+    if status == "stopped":
+        return STOPPED
+    return "You have already taken part in this study."
+
+
+FULL = "This study has all the participants it needs. Thank you for your interest."
+
+
+def admission_refusal(connection: Connection, study: Row, address: str) -> Entry | None:
+    """Why a new participant cannot start now (every place is taken, or too many new sessions
+    come from one address or into one study), or None.  Returning participants never get here.
+    """
+    if study.max_participants is not None and \
+            places_taken(connection, study.id) >= study.max_participants:
+        return Entry("full", message=FULL)
+    if not limiter.enabled:  # RATELIMIT_ENABLED = False
+        return None
+    config = current_app.config
+    for limit, scope in ((config["NEW_SESSIONS_PER_ADDRESS"], ("address", address)),
+                         (config["NEW_SESSIONS_PER_STUDY"], ("study", str(study.id)))):
+        if not limiter.limiter.hit(parse_limit(limit), "new-session", *scope):
+            return Entry("busy", message="Too many new sessions are starting right now. Please "
+                                         "try again in a few minutes.")
+    return None
+
+
+def _new_session(connection: Connection, study: Row, design: Design, external_id: str,
+                 recruitment: dict, last, admission: Admission) -> str | None:
+    """Open the participant's next session (and their subject on first entry); its token.
+
+    The schedule is built before the write lock is taken, and subject and session are
+    inserted in one transaction.  None: a concurrent entry with the same id inserted first.
+    """
+    if last is None or last.token is None:
+        number, seed = 1, secrets.randbelow(2**31 - 1)
+        condition = scheduling.choose_condition(design, condition_counts(connection, study.id),
+                                                np.random.default_rng(seed))
+    else:  # later sessions continue the participant's seed and between-subject cell
+        number, seed, condition = last.session_number + 1, last.seed, dict(last.condition)
+    catalog = load_catalog(connection, study.stimulus_set, design.catch_set)
+    condition["catch_available"] = bool(catalog.catch)
+    schedule = scheduling.build_schedule(design, catalog, seed, number, condition)
+    token = secrets.token_urlsafe(32)
+    # A simulated participant takes no place and counts in no cell, in every session.
+    simulated = admission.simulated or admission.preview or bool(last and last.simulated)
+    try:
+        with write_transaction(connection):
+            subject_id = last.subject_id if last is not None else connection.execute(
+                _INSERT_SUBJECT, {"study_id": study.id, "kind": "human",
+                                  "external_id": external_id, "recruitment": recruitment},
+            ).inserted_primary_key[0]
+            connection.execute(_INSERT_SESSION, {
+                "subject_id": subject_id, "token": token, "session_number": number,
+                "seed": seed, "status": "started", "condition": condition,
+                "schedule": schedule, "available_from": now(),
+                "simulated": simulated})
+            if number == 1 and not simulated:
+                count_cell(connection, study.id, condition["cell"], +1)
+    except IntegrityError:
+        return None
+    return token
+
+
+_CELL_COUNTS = (select(CellCount.cell, CellCount.participants)
+                .where(CellCount.study_id == bindparam("study_id")))
+
+
+def condition_counts(connection: Connection, study_id: int) -> Counter:
+    """Participants per between-subject cell (first sessions that did not end at consent)."""
+    rows = connection.execute(_CELL_COUNTS, {"study_id": study_id})
+    return Counter({cell: n for cell, n in rows})
+
+
+# A place is taken at consent, not at entry: a link unfurler, a HEAD request or an id typed in
+# and abandoned takes none.  Simulated sessions never take one.
+_PLACES_TAKEN = (select(func.count(Session.id)).join(Session.subject)
+                 .where(Subject.study_id == bindparam("study_id"),
+                        Session.session_number == 1, Session.simulated.is_(False),
+                        Session.status.not_in(("started", "no_consent"))))
+# Taken on PostgreSQL before counting, so two consents cannot both take a study's last place
+# (SQLite's BEGIN IMMEDIATE already lets one writer in at a time).
+_LOCK_STUDY = select(Study.id).where(Study.id == bindparam("study_id")) \
+    .with_for_update()
+_MAX_PARTICIPANTS = select(Study.max_participants).where(
+    Study.id == bindparam("study_id"))
+
+
+def places_taken(connection: Connection, study_id: int) -> int:
+    """Participants who consented to a study's first session."""
+    return connection.scalar(_PLACES_TAKEN, {"study_id": study_id})
+
+
+_UPSERT = {"sqlite": sqlite.insert, "postgresql": postgresql.insert}
+
+
+def count_cell(connection: Connection, study_id: int, cell: str, change: int) -> None:
+    """Add ``change`` to a cell's participant count (inside the write transaction that opens
+    or ends the session, so the count always matches the stored sessions)."""
+    table = CellCount.__table__
+    upsert = _UPSERT[connection.dialect.name](table).values(
+        study_id=study_id, cell=cell, participants=change)
+    connection.execute(upsert.on_conflict_do_update(
+        index_elements=[table.c.study_id, table.c.cell],
+        set_={"participants": table.c.participants + change}))
+
+
+_CLIP_ROWS = (select(SourceClip.id, SourceClip.clip_key, SourceClip.categories,
+                     SourceClip.duration_s, SourceClip.fps, SourceClip.split,
+                     SourceClip.annotation_brief, SourceClip.annotation_comprehensive,
+                     SourceClip.params)
+              .where(SourceClip.stimulus_set == bindparam("name")).order_by(SourceClip.clip_key))
+_STIMULUS_ROWS = (select(Stimulus.source_clip_id, Stimulus.id, Stimulus.public_id, Stimulus.kind,
+                         Stimulus.direction, Stimulus.frame_indices, Stimulus.meta)
+                  .join(SourceClip).where(SourceClip.stimulus_set == bindparam("name"))
+                  .order_by(Stimulus.id))
+
+
+def load_catalog(connection: Connection, stimulus_set: str, catch_set: str) -> Catalog:
+    """The stimulus set and the catch videos as plain records for the schedule builder."""
+    catch = []
+    for clip in _clip_records(connection, catch_set):
+        forward, key = clip.clip("forward"), clip.params.get("instructed_key")
+        if forward is not None and key:
+            catch.append(CatchRecord(forward, str(key)))
+    return Catalog(_clip_records(connection, stimulus_set), tuple(catch))
+
+
+# Stimulus rows are only ever inserted (webapp.stimuli.catalog imports a set whole; nothing updates or
+# deletes them), so the counts and highest ids of a set's rows tell whether it changed.
+_SET_VERSION = (select(func.count(SourceClip.id.distinct()), func.max(SourceClip.id),
+                       func.count(Stimulus.id), func.max(Stimulus.id))
+                .select_from(SourceClip).outerjoin(Stimulus)
+                .where(SourceClip.stimulus_set == bindparam("name")))
+
+
+def _clip_records(connection: Connection, name: str) -> tuple[ClipRecord, ...]:
+    """A stimulus set's clips as records, kept per app while the set's rows are unchanged.
+
+    Every new session needs them; the version check is one small aggregate query instead of
+    reading every row.  Records are read-only (``MappingProxyType``) because sessions share them.
+    """
+    version = tuple(connection.execute(_SET_VERSION, {"name": name}).one())
+    cache = current_app.extensions.setdefault("chronoscope_catalog", {})
+    cached = cache.get(name)
+    if cached is not None and cached[0] == version:
+        return cached[1]
+    stimuli = {}
+    for row in connection.execute(_STIMULUS_ROWS, {"name": name}):
+        stimuli.setdefault(row.source_clip_id, []).append(StimulusRecord(
+            id=row.id, public_id=row.public_id, kind=row.kind, direction=row.direction,
+            frame_indices=tuple(row.frame_indices or ()) or None,
+            meta=MappingProxyType(dict(row.meta or {}))))
+    records = tuple(ClipRecord(
+        id=c.id, clip_key=c.clip_key, categories=tuple(c.categories or ()),
+        stimuli=tuple(stimuli.get(c.id, ())), duration_s=c.duration_s, fps=c.fps, split=c.split,
+        annotation_brief=c.annotation_brief, annotation_comprehensive=c.annotation_comprehensive,
+        params=MappingProxyType(dict(c.params or {})))
+        for c in connection.execute(_CLIP_ROWS, {"name": name}))
+    cache[name] = (version, records)
+    return records
+
+
+def plausible_token(token: str) -> bool:
+    """Tokens are ``token_urlsafe(32)``; anything far from that is not looked up."""
+    return 0 < len(token) <= 64
+
+
+# What every participant API call reads: the session with its participant's recruitment and its
+# study, as one row.
+_SESSION_ROW = (select(Session.id, Session.token, Session.status, Session.session_number,
+                       Session.seed, Session.schedule, Session.condition, Session.simulated,
+                       Session.active_client, Subject.recruitment,
+                       Subject.study_id, Study.slug, Study.design,
+                       Study.design_snapshot, Study.stimulus_set,
+                       Study.status.label("study_status"))
+                .join(Session.subject).join(Subject.study)
+                .where(Session.token == bindparam("token")))
+# Read inside a write transaction before changing a session (FOR UPDATE on PostgreSQL; SQLite's
+# BEGIN IMMEDIATE already excludes other writers).
+_LOCKED_SESSION = (select(Session.status, Session.schedule, Session.device_info)
+                   .where(Session.id == bindparam("id_")).with_for_update())
+
+
+def session_by_token(connection: Connection, token: str) -> Row | None:
+    if not plausible_token(token):
+        return None
+    return connection.execute(_SESSION_ROW, {"token": token}).one_or_none()
+
+
+def locked_session(connection: Connection, session_id: int) -> Row:
+    return connection.execute(_LOCKED_SESSION, {"id_": session_id}).one()
+
+
+# Every stored trial and heartbeat marks the session alive: built once, it is the hot path.
+_TOUCH_SESSION = (update(Session.__table__).where(Session.__table__.c.id == bindparam("id_"))
+                  .values(last_seen_at=bindparam("seen")))
+
+
+def touch_session(connection: Connection, session_id: int) -> None:
+    connection.execute(_TOUCH_SESSION, {"id_": session_id, "seen": now()})
+
+
+def update_session(connection: Connection, session_id: int, *, if_status: str | None = None,
+                   **values) -> bool:
+    """Set columns of one session row (inside a write transaction); with ``if_status``, only
+    while the session still has that status.  Whether the row was changed."""
+    columns = Session.__table__.c
+    statement = update(Session.__table__).where(columns.id == session_id)
+    if if_status is not None:
+        statement = statement.where(columns.status == if_status)
+    return connection.execute(statement.values(**values)).rowcount == 1
+
+
+def completion_codes(slug: str) -> dict[str, str]:
+    """A study's completion codes by outcome, derived from the app secret and its slug
+    (stable, so they can be entered in Prolific once; shown on the study's dashboard page)."""
+    secret = current_app.config["SECRET_KEY"].encode()
+
+    def code(outcome: str) -> str:
+        digest = hmac.new(secret, f"code:{slug}:{outcome}".encode(), hashlib.sha256)
+        return base64.b32encode(digest.digest()).decode()[:8]
+
+    return {outcome: code(outcome) for outcome in ENDED}
+
+
+def ending(session: Row, status: str) -> dict:
+    """Status, completion code and redirect of a session that ended with ``status``."""
+    code = completion_codes(session.slug).get(status)
+    prolific = "PROLIFIC_PID" in (session.recruitment or {})
+    return {"status": status, "completion_code": code,
+            "redirect_url": PROLIFIC_COMPLETE.format(code=code) if prolific and code else None}
+
+
+def record_consent(connection: Connection, session: Row, consent: bool) -> dict:
+    with write_transaction(connection):
+        current = locked_session(connection, session.id)
+        status = current.status
+        # Consenting is joining: a closed study takes nobody new, and a full one nobody more.
+        if status == "started" and consent and session.study_status == "closed":
+            raise ConsentRefused("study_closed", "This study has closed. Thank you for your "
+                                                 "interest.")
+        if status == "started" and consent and session.session_number == 1 \
+                and not session.simulated and _study_full(connection, session.study_id):
+            raise ConsentRefused("study_full", FULL)
+        if status in ACTIVE:
+            status = "in_progress" if consent else "no_consent"
+            ended = {} if consent else {"completed_at": now()}
+            update_session(connection, session.id, status=status, **ended, device_info={
+                **(current.device_info or {}),
+                "consent": {"given": consent, "at": now().isoformat()}})
+            if not consent and session.session_number == 1 and not session.simulated:
+                count_cell(connection, session.study_id, session.condition["cell"], -1)
+    if status == "no_consent":
+        return ending(session, status)
+    return {"ok": True}
+
+
+class ConsentRefused(Exception):
+    """Consent that cannot be taken: the study closed or filled up since the participant
+    entered (``code``: study_closed | study_full)."""
+
+    def __init__(self, code: str, message: str):
+        super().__init__(message)
+        self.code = code
+
+
+def _study_full(connection: Connection, study_id: int) -> bool:
+    cap = connection.scalar(_MAX_PARTICIPANTS, {"study_id": study_id})
+    if cap is None:
+        return False
+    connection.execute(_LOCK_STUDY, {"study_id": study_id})
+    return places_taken(connection, study_id) >= cap
+
+
+def consent_state(status: str) -> bool | None:
+    if status == "started":
+        return None
+    return status != "no_consent"
+
+
+def record_device(connection: Connection, session: Row, fields: dict) -> None:
+    with write_transaction(connection):
+        current = locked_session(connection, session.id)
+        update_session(connection, session.id, last_seen_at=now(), device_info={
+            **(current.device_info or {}), "device": fields, "device_at": now().isoformat()})
+
+
+def claim(connection: Connection, session: Row, client: str) -> None:
+    """Make browser tab ``client`` the one that runs the session (the newest tab wins)."""
+    with write_transaction(connection):
+        update_session(connection, session.id, active_client=client, last_seen_at=now())
+
+
+def heartbeat(connection: Connection, session: Row) -> None:
+    with write_transaction(connection):
+        touch_session(connection, session.id)

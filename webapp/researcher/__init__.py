@@ -1,0 +1,1 @@
+"""What researchers use: studies, the dashboard, roster, exports and codebook."""

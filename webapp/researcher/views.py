@@ -1,0 +1,217 @@
+"""The researcher dashboard: study list and set-up, the live study page, exports, members.
+
+Every route of this blueprint requires a signed-in researcher, and every route of one study
+(a ``slug`` in its URL) a member whose role allows the request; both are enforced once, in
+``before_request``, so a route added later cannot forget them.
+"""
+import io
+import secrets
+from pathlib import Path
+
+import plotly
+from flask import (Blueprint, abort, flash, redirect, render_template, request, send_file,
+                   url_for)
+from flask_login import current_user
+from flask_wtf import FlaskForm
+from wtforms import IntegerField, SelectField, StringField
+from wtforms.validators import DataRequired, Length, NumberRange, Optional
+
+from experiments.response_keys import reserved_key_warnings
+from webapp.stimuli import catalog
+from webapp.researcher import dashboard
+from webapp.researcher import exports
+from webapp.participant import sessions
+from webapp.researcher import studies
+from webapp.extensions import db, login_manager
+from webapp.models import access
+from webapp.priority import low_priority
+
+bp = Blueprint("researcher", __name__, url_prefix="/researcher")
+
+PLOTLY_JS = Path(plotly.__file__).resolve().parent / "package_data" / "plotly.min.js"
+
+
+@bp.before_request
+def _require_login_and_access():
+    """A non-member gets 404 for a study, as for one that does not exist, so a study's existence
+    is not revealed; a member whose role lacks what the request needs gets 403."""
+    if not current_user.is_authenticated:
+        return login_manager.unauthorized()
+    slug = (request.view_args or {}).get("slug")
+    if slug is not None:
+        study = studies.get_study(slug)
+        allowed = access.permissions_of(current_user, study) if study else frozenset()
+        if not allowed:
+            abort(404, description=f"No study {slug!r}.")
+        if _permission_needed() not in allowed:
+            abort(403, description="Your role in this study does not allow this.")
+    return None
+
+
+def _permission_needed() -> str:
+    """Reads need "view", lifecycle actions what their action needs; every other write
+    (members, and any route added later) is for owners."""
+    if request.endpoint == "researcher.change_status":
+        return access.action_permission(request.view_args["action"])
+    if request.endpoint == "researcher.preview":
+        return "run"
+    return "view" if request.method in ("GET", "HEAD") else "manage"
+
+
+class StudyForm(FlaskForm):
+    slug = StringField("Slug (in the participant link)",
+                       validators=[DataRequired(), Length(max=64)])
+    title = StringField("Title", validators=[Length(max=200)])
+    design = SelectField("Design", validators=[DataRequired()])
+    stimulus_set = SelectField("Stimulus set", validators=[DataRequired()])
+    max_participants = IntegerField("Places (optional: no new participants once this many took part)",
+                                    validators=[Optional(), NumberRange(min=1, max=1_000_000)])
+
+
+class ActionForm(FlaskForm):
+    """No fields: it carries the CSRF token of a lifecycle or member-removal button."""
+
+
+class MemberForm(FlaskForm):
+    username = StringField("Researcher", validators=[DataRequired(), Length(max=80)])
+    role = SelectField("Role", choices=list(access.ROLES), default="viewer")
+
+
+def _study_form() -> StudyForm:
+    form = StudyForm()
+    form.design.choices = [(name, f"{d.title} ({name})") for name, d in studies.DESIGNS.items()]
+    form.stimulus_set.choices = [(name, name) for name in sorted(catalog.stimulus_sets())]
+    return form
+
+
+@bp.get("/", endpoint="studies")
+def studies_index():
+    return _render_list(_study_form())
+
+
+def _render_list(form: StudyForm, status: int = 200):
+    return render_template("researcher/studies.html", studies=studies.studies_for(current_user),
+                           counts=studies.status_counts(), form=form), status
+
+
+@bp.post("/studies")
+def create_study():
+    form = _study_form()
+    if not form.validate_on_submit():
+        return _render_list(form, 400)
+    try:
+        study = studies.create_study(form.slug.data, form.design.data,
+                                          form.stimulus_set.data, form.title.data,
+                                          owner=current_user.username,
+                                          max_participants=form.max_participants.data)
+    except studies.StudyError as error:
+        form.slug.errors = [*form.slug.errors, str(error)]
+        return _render_list(form, 400)
+    flash(f"Created study {study.slug!r} as a draft; open it to take participants.", "info")
+    return redirect(url_for("researcher.study", slug=study.slug), 303)
+
+
+@bp.get("/studies/<slug>")
+@low_priority
+def study(slug):
+    study = studies.get_study(slug)
+    allowed = access.permissions_of(current_user, study)
+    return render_template(
+        "researcher/study.html", study=study, panel=dashboard.study_panel(slug),
+        state=studies.state_name(study), action_labels=studies.ACTION_LABELS,
+        actions=[action for action in studies.allowed_actions(study)
+                 if access.action_permission(action) in allowed],
+        action_form=ActionForm(), role=access.role_of(current_user, study),
+        members=access.members(study),
+        member_form=MemberForm() if "manage" in allowed else None,
+        can_preview="run" in allowed and study.close_mode != "stop",
+        link=studies.participant_link(slug),
+        prolific_link=studies.participant_link(slug, prolific=True),
+        completion_codes=sessions.completion_codes(slug),
+        key_warnings=reserved_key_warnings(
+            sessions.study_design(study).response_keys))
+
+
+@bp.get("/studies/<slug>/panel")
+@low_priority
+def panel(slug):
+    """The live part of the study page, re-fetched by researcher.js every few seconds."""
+    return render_template("researcher/_panel.html", panel=dashboard.study_panel(slug))
+
+
+@bp.post("/studies/<slug>/<action>")
+def change_status(slug, action):
+    if action not in studies.TRANSITIONS:
+        abort(404)
+    if not ActionForm().validate_on_submit():
+        abort(400, description="The form expired; reload the page and try again.")
+    try:
+        study = studies.transition(slug, action)
+    except studies.StudyError as error:
+        flash(str(error), "error")
+        return redirect(url_for("researcher.study", slug=slug), 303)
+    flash(f"Study {slug!r} is now {studies.state_name(study)}.", "info")
+    return redirect(url_for("researcher.study", slug=slug), 303)
+
+
+@bp.post("/studies/<slug>/preview")
+def preview(slug):
+    """Run the study as the simulated participant, in any state but stopped: a new session
+    stored as simulated (always excluded, taking no place)."""
+    if not ActionForm().validate_on_submit():
+        abort(400, description="The form expired; reload the page and try again.")
+    with db.engine.connect() as connection:
+        result = sessions.enter(connection, slug,
+                                    {"participant": f"preview-{secrets.token_hex(6)}"},
+                                    sessions.Admission(preview=True))
+    if result.outcome != "run":
+        flash(result.message, "error")
+        return redirect(url_for("researcher.study", slug=slug), 303)
+    return redirect(url_for("participant.run", token=result.token), 303)
+
+
+@bp.get("/studies/<slug>/export.zip")
+@low_priority
+def export(slug):
+    name, data = exports.export_zip(slug)
+    return send_file(io.BytesIO(data), mimetype="application/zip", as_attachment=True,
+                     download_name=name, max_age=0)
+
+
+@bp.post("/studies/<slug>/members")
+def add_member(slug):
+    """Add a researcher by username with a role, or change a member's role."""
+    form = MemberForm()
+    if not form.validate_on_submit():
+        for field in (form.username, form.role):
+            for error in field.errors:
+                flash(f"{field.label.text}: {error}", "error")
+        return redirect(url_for("researcher.study", slug=slug), 303)
+    try:
+        access.share(studies.get_study(slug), form.username.data, form.role.data)
+    except access.MembershipError as error:
+        flash(str(error), "error")
+    else:
+        flash(f"{form.username.data} is now {form.role.data} of {slug!r}.", "info")
+    return redirect(url_for("researcher.study", slug=slug), 303)
+
+
+@bp.post("/studies/<slug>/members/<username>/remove")
+def remove_member(slug, username):
+    if not ActionForm().validate_on_submit():
+        abort(400, description="The form expired; reload the page and try again.")
+    try:
+        access.unshare(studies.get_study(slug), username)
+    except access.MembershipError as error:
+        flash(str(error), "error")
+    else:
+        flash(f"{username} no longer has access to {slug!r}.", "info")
+    return redirect(url_for("researcher.study", slug=slug), 303)
+
+
+@bp.get("/vendor/plotly.min.js")
+def plotly_js():
+    # Served from the installed plotly package, so the version always matches and no CDN is used.
+    if not PLOTLY_JS.is_file():
+        abort(404, description="plotly.min.js is missing from the plotly package.")
+    return send_file(PLOTLY_JS, mimetype="text/javascript", max_age=86400)

@@ -1,0 +1,1 @@
+"""Stimulus sets: the catalog, files on disk, imported benchmarks, the media view."""

@@ -1,0 +1,82 @@
+"""Stimulus files by session, trial and presented slot, with Range support.
+
+A response depends only on the file's bytes: no ETag or Last-Modified (Werkzeug's defaults
+hash the modification time and the file's path, and the files are written and named in time
+order and by direction), no file name, and the same lookups for every trial, so nothing but
+what the participant is meant to see can tell one answer from another (SECURITY.md).
+"""
+import os
+
+from flask import Blueprint, abort, current_app, request
+from sqlalchemy import bindparam, select
+from werkzeug.exceptions import RequestedRangeNotSatisfiable
+from werkzeug.wsgi import wrap_file
+
+from webapp.participant import sessions
+from webapp.extensions import db
+from webapp.models import Stimulus
+from webapp.stimuli.files import UnsafePath, frame_path, resolve_under
+
+bp = Blueprint("media", __name__, url_prefix="/media/<token>/<int:trial_index>")
+
+MAX_AGE_S = 3600
+_STIMULUS = select(Stimulus.kind, Stimulus.path, Stimulus.meta, Stimulus.frame_indices).where(
+    Stimulus.id == bindparam("id_"))
+
+
+def _scheduled(token: str, trial_index: int) -> tuple[dict, object]:
+    """The scheduled trial and its stimulus row, or 404."""
+    with db.engine.connect() as connection:
+        session = sessions.session_by_token(connection, token)
+        schedule = session.schedule if session is not None else []
+        trial = schedule[trial_index] if trial_index < len(schedule) else None
+        if trial is None or trial["trial_index"] != trial_index:
+            abort(404)
+        stimulus = connection.execute(_STIMULUS, {"id_": trial["stimulus_id"]}).one_or_none()
+    if stimulus is None:
+        abort(404)
+    return trial, stimulus
+
+
+def _send(path, mimetype: str):
+    try:
+        handle = open(path, "rb")
+    except OSError:
+        abort(404)
+    size = os.fstat(handle.fileno()).st_size
+    response = current_app.response_class(wrap_file(request.environ, handle), mimetype=mimetype,
+                                          direct_passthrough=True)
+    response.content_length = size
+    response.headers["Cache-Control"] = f"private, max-age={MAX_AGE_S}"
+    response.headers["Cross-Origin-Resource-Policy"] = "same-origin"
+    try:
+        return response.make_conditional(request.environ, accept_ranges=True, complete_length=size)
+    except RequestedRangeNotSatisfiable:
+        handle.close()
+        raise
+
+
+@bp.get("")
+def clip(token, trial_index):
+    trial, stimulus = _scheduled(token, trial_index)
+    if stimulus.kind != "clip":
+        abort(404)
+    try:
+        path = resolve_under(current_app.config["STIMULUS_ROOT"], stimulus.path)
+    except UnsafePath:
+        abort(404)
+    return _send(path, "video/mp4")
+
+
+@bp.get("/<int:slot>")
+def frame(token, trial_index, slot):
+    trial, stimulus = _scheduled(token, trial_index)
+    frames = trial.get("frames") or []
+    if stimulus.kind != "frame_set" or slot >= len(frames):
+        abort(404)
+    try:
+        path = frame_path(current_app.config["STIMULUS_ROOT"], stimulus.path, stimulus.meta or {},
+                          len(stimulus.frame_indices or []), frames[slot])
+    except (UnsafePath, IndexError):
+        abort(404)
+    return _send(path, "image/png")
