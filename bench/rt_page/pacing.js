@@ -8,21 +8,13 @@ import { decodeClip } from "/static/js/decode.js";
 import { concealVideo, playClip } from "/static/js/onset.js";
 import { blobOf, blobUrl, release } from "/static/js/preload.js";
 import { measureRefresh, openClip } from "/static/js/present.js";
+import "./clock.js";  // window.clockMarks
 
 const FIXATION_MS = 500;
 const AFTER_CLIP_MS = 250;  // the last frame stays this long before the stage is cleared
 const GRID = 4;  // the test clips' index pattern: 4 x 4 cells
 const stageBox = document.getElementById("stage");
 const sleep = (ms) => new Promise((resolve) => setTimeout(resolve, Math.max(0, ms)));
-
-window.clockMarks = (n) => {
-  const marks = [];
-  for (let i = 0; i < n; i += 1) {
-    const name = `clock-${performance.now()}-${i}`;
-    marks.push({ name, start: performance.mark(name).startTime });
-  }
-  return marks;
-};
 
 function once(video, name, timeoutMs) {
   return new Promise((resolve, reject) => {

@@ -1,6 +1,7 @@
-// The JSON API of one participant session (participant_contract.md), and the trial queue
-// that makes sure no trial is lost: every trial waits in localStorage until the server
-// acknowledged it, and is retried with exponential backoff and jitter.
+// The JSON API of one participant session (contract: webapp/openapi/participant.json, served
+// at /api/openapi.json), and the trial queue that makes sure no trial is lost: every trial
+// waits in localStorage until the server acknowledged it, and is retried with exponential
+// backoff and jitter.
 
 const RETRY_BASE_MS = 500;
 const RETRY_CAP_MS = 20000;

@@ -3,6 +3,7 @@
 import { deviceInfo, problems } from "./device.js";
 import { blobUrl } from "./preload.js";
 import { button, el, message, paragraphs, show, showFinal, waitForButton, waitForKey } from "./screens.js";
+import { TRIAL_TYPES } from "./trials/index.js";
 
 export async function consent() {
   show("consent",
@@ -77,29 +78,20 @@ export async function backToFullscreen() {
   await enterFullscreen();  // right after the click: it needs the user's gesture
 }
 
-function keyText(session) {
-  const words = { F: "FORWARDS", B: "BACKWARDS" };
-  return session.response_keys.map(
-    (k) => `${k.toUpperCase()} = the clip plays ${words[session.key_mapping[k]]}`);
-}
-
+// Each trial type in the session says its own part (its module's instructions); the
+// attention-check note follows the first type's part: attention checks are catch videos, shown
+// as clip trials, which come first in the registry.
 export async function instructions(session, resuming) {
-  const types = new Set(session.trials.map((t) => t.trial_type));
+  const present = new Set(session.trials.map((t) => t.trial_type));
+  const [first = [], ...rest] = Object.values(TRIAL_TYPES)
+    .filter((type) => present.has(type.name)).map((type) => type.instructions(session));
   const texts = [];
   if (resuming) texts.push("Welcome back. You continue where you left off; nothing you answered was lost.");
-  if (types.has("aot")) {
-    texts.push("Each trial starts with a cross in the middle of the screen. Then a short silent clip plays.",
-      "Decide whether the clip plays forwards (as it was filmed) or backwards (reversed), and press a key as " +
-      "soon as you know:", ...keyText(session));
-  }
+  texts.push(...first);
   if (session.attention_checks) {
     texts.push("Now and then a short video tells you which key to press: please press exactly that key.");
   }
-  if (types.has("frame_order")) {
-    texts.push("In ordering trials you see still frames from one clip, shuffled. Put them in the order in " +
-      "which they happened, earliest on the left, by dragging them or with the keyboard " +
-      "(select a frame with Space, move it with the arrow keys). Then press Done.");
-  }
+  texts.push(...rest.flat());
   texts.push("You start with a few practice trials that tell you whether you were right.");
   await message("instructions", resuming ? "Welcome back" : "Instructions", texts, "Start");
 }

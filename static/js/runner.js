@@ -1,17 +1,15 @@
 // Chronoscope trial runner: the whole participant session in the browser.
 // The page embeds {"token", "api"} in <script id="runner-config">; everything else comes
-// from GET /api/session/<token> (participant_contract.md).
+// from GET /api/session/<token> (contract: webapp/openapi/participant.json, served at
+// /api/openapi.json).
 import { Api, ApiError, TrialQueue, backoffMs, isInterruption, sleep, startHeartbeat, uuid4 }
   from "./api.js";
 import * as flow from "./flow.js";
 import { preloadTrials, release, stimulusUrls } from "./preload.js";
 import { el, setAutoAnswer, setProgress, setScreen, show } from "./screens.js";
 import { Simulation } from "./simulate.js";
-import { runAotTrial } from "./trials/aot.js";
-import { runFrameOrderTrial } from "./trials/frame_order.js";
+import { TRIAL_TYPES } from "./trials/index.js";
 
-// One entry per trial type, as on the server (experiments/trial_types/).
-const TRIAL_TYPES = { aot: runAotTrial, frame_order: runFrameOrderTrial };
 const FINISHED = new Set(["completed", "failed_attention", "failed_practice", "no_consent"]);
 const MAX_COMPLETE_ROUNDS = 5;
 // A trial that timed out while the page left fullscreen is offered again this many times.
@@ -199,13 +197,13 @@ class SessionRunner {
   // as a technical event and the trial offered again (up to MAX_REOFFERS times), once the
   // participant is back in fullscreen; after that it is stored timed out with its events.
   async runTrial(trial) {
-    const run = TRIAL_TYPES[trial.trial_type];
-    if (!run) throw new Error(`unknown trial type ${trial.trial_type}`);
+    const type = TRIAL_TYPES[trial.trial_type];
+    if (!type) throw new Error(`unknown trial type ${trial.trial_type}`);
     const events = [];
     for (;;) {
       setScreen("trial-start");  // the trial names its own screens once it is ready
       document.body.dataset.trialIndex = String(trial.trial_index);
-      const data = await run(trial, { session: this.session, simulate: this.simulate });
+      const data = await type.run(trial, { session: this.session, simulate: this.simulate });
       if (this.interrupted) return;  // answered after the session left this tab: not sent
       if (!isTechnicalTimeout(data)) return this.store(trial, { ...data, technical_events: events });
       events.push({ kind: FULLSCREEN_EXITED_TIMEOUT, presentation: events.length + 1 });

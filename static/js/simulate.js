@@ -4,21 +4,13 @@
 // link with `?simulate=1` in development and tests, or a researcher's preview), which are
 // stored as simulated and excluded.  `?sim_accuracy=0.8` on the run page, or
 // `window.CHRONOSCOPE_SIMULATE = {accuracy: 0.8}`, sets how often it is right when it knows
-// the answer (practice); main-trial answers are random (it never sees them).
-import { sleep } from "./api.js";
+// the answer (practice); main-trial answers are random (it never sees them).  How a trial is
+// answered is its type's own `simulate` (static/js/trials/); this file holds the generic parts.
+import { TRIAL_TYPES } from "./trials/index.js";
 
 function pressKey(target, key) {
   const code = key === " " ? "Space" : key.length === 1 ? `Key${key.toUpperCase()}` : key;
   target.dispatchEvent(new KeyboardEvent("keydown", { key, code, bubbles: true, cancelable: true }));
-}
-
-function shuffled(items) {
-  const out = [...items];
-  for (let i = out.length - 1; i > 0; i--) {
-    const j = Math.floor(Math.random() * (i + 1));
-    [out[i], out[j]] = [out[j], out[i]];
-  }
-  return out;
 }
 
 export class Simulation {
@@ -49,41 +41,14 @@ export class Simulation {
     setTimeout(() => pressKey(document, key), 30);
   }
 
-  answerAot(trial, session, onset) {
-    const keys = session.response_keys;
-    const expected = trial.params?.correct_response;
-    let key = keys[Math.floor(Math.random() * keys.length)];
-    if (expected) {
-      const right = keys.find((k) => session.key_mapping[k] === expected);
-      const wrong = keys.find((k) => session.key_mapping[k] !== expected);
-      key = Math.random() < this.accuracy ? right : wrong;
-    }
-    const wait = onset.onset_time_ms + this.delay() - performance.now();
-    setTimeout(() => pressKey(document, key), Math.max(0, wait));
+  // Presses `key` on `target` as a keydown event, as a keyboard does.
+  press(target, key) {
+    pressKey(target, key);
   }
 
-  // Orders the frames with the keyboard controls (selection sort by swaps), towards the
-  // known order in practice, otherwise towards a random one; then presses Done.
-  async answerFrameOrder(trial, board) {
-    const target = trial.params?.correct_response || shuffled(board.order());
-    const movable = board.order()
-      .map((p, slot) => (board.hints.has(p) ? null : slot)).filter((s) => s !== null);
-    const goal = target.filter((p) => !board.hints.has(p));
-    for (let i = 0; i < movable.length; i++) {
-      const current = board.order();
-      const from = movable.findIndex((slot) => current[slot] === goal[i]);
-      for (let k = from; k > i; k--) await this.moveLeft(board, movable[k]);
-    }
-    await sleep(this.delay());
-    document.getElementById("order-done").click();
-  }
-
-  async moveLeft(board, slot) {
-    const item = board.items()[slot];
-    item.focus();
-    pressKey(item, " ");
-    pressKey(item, "ArrowLeft");
-    pressKey(item, " ");
-    await sleep(20);
+  // A trial's answer, by the trial's own type (trials/index.js): run() calls it once the
+  // trial is on screen, with what the type's answer needs (`state`).
+  answer(trial, state) {
+    return TRIAL_TYPES[trial.trial_type].simulate(this, trial, state);
   }
 }

@@ -1,7 +1,7 @@
 // Arrow-of-time (and catch) trial: fixation, then the clip from its preloaded blob, decoded
 // during the fixation and shown frame by frame on the display's refreshes (present.js); two
 // response keys; RT = the key event's own timeStamp minus the onset of the clip's first frame
-// on screen.
+// on screen.  The module is the whole browser side of the type: see trials/index.js.
 import { openClip } from "../present.js";
 import { TrialMonitor } from "../monitor.js";
 import { sleep } from "../api.js";
@@ -82,7 +82,7 @@ async function feedback(trial, response) {
   await sleep(FEEDBACK_MS);
 }
 
-export async function runAotTrial(trial, ctx) {
+async function run(trial, ctx) {
   const fixation = el("div", { class: "fixation", "aria-hidden": "true" }, "+");
   const box = el("div", { class: "video-box" }, fixation);
   show("fixation", box, keyLegend(ctx.session));
@@ -109,7 +109,7 @@ async function presentAndRespond(trial, ctx, stage, fixation) {
   const onset = await stage.start({ onFirstFrame });
   onFirstFrame();
   document.body.dataset.onset = String(onset.onset_time_ms);
-  if (ctx.simulate) ctx.simulate.answerAot(trial, session, onset);
+  if (ctx.simulate) ctx.simulate.answer(trial, { session, onset });
 
   const press = await awaitResponse(collector, onset, responseWindowMs(session, stage));
   collector.stop();
@@ -131,3 +131,33 @@ async function presentAndRespond(trial, ctx, stage, fixation) {
     ...health,
   };
 }
+
+// The simulated participant (simulate.js): one response key, a simulated RT after the onset;
+// right with the simulation's accuracy when the answer is known (practice), otherwise random.
+function simulate(sim, trial, { session, onset }) {
+  const keys = session.response_keys;
+  const expected = trial.params?.correct_response;
+  let key = keys[Math.floor(Math.random() * keys.length)];
+  if (expected) {
+    const right = keys.find((k) => session.key_mapping[k] === expected);
+    const wrong = keys.find((k) => session.key_mapping[k] !== expected);
+    key = Math.random() < sim.accuracy ? right : wrong;
+  }
+  const wait = onset.onset_time_ms + sim.delay() - performance.now();
+  setTimeout(() => sim.press(document, key), Math.max(0, wait));
+}
+
+function keyText(session) {
+  const words = { F: "FORWARDS", B: "BACKWARDS" };
+  return session.response_keys.map(
+    (k) => `${k.toUpperCase()} = the clip plays ${words[session.key_mapping[k]]}`);
+}
+
+// This type's paragraphs of the instructions screen (flow.js).
+function instructions(session) {
+  return ["Each trial starts with a cross in the middle of the screen. Then a short silent clip plays.",
+    "Decide whether the clip plays forwards (as it was filmed) or backwards (reversed), and press a key as " +
+    "soon as you know:", ...keyText(session)];
+}
+
+export default { name: "aot", run, simulate, instructions };

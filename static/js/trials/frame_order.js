@@ -2,7 +2,7 @@
 // by drag (mouse or touch, SortableJS in swap mode) or by keyboard (select with Space/Enter,
 // move with the arrow keys).  Hint frames sit in their true slot and cannot move.
 // Every image is fully decoded before the frames appear, so the RT clock starts on a
-// complete display.
+// complete display.  The module is the whole browser side of the type: see trials/index.js.
 import { blobUrl } from "../preload.js";
 import { sleep } from "../api.js";
 import { TrialMonitor } from "../monitor.js";
@@ -135,7 +135,7 @@ function frameItem(img, position, hinted) {
   return item;
 }
 
-export async function runFrameOrderTrial(trial, ctx) {
+async function run(trial, ctx) {
   const params = trial.params || {};
   const hints = params.hint_positions || [];
   const order = initialOrder(params.presented_order, hints);
@@ -172,7 +172,7 @@ export async function runFrameOrderTrial(trial, ctx) {
   board.shownAt = await nextFrame();
   setTimeout(() => done.removeAttribute("aria-disabled"), MIN_INPUT_MS);
   const monitor = new TrialMonitor();
-  if (ctx.simulate) ctx.simulate.answerFrameOrder(trial, board);
+  if (ctx.simulate) ctx.simulate.answer(trial, { board });
   const submitted = await new Promise((resolve) => {
     // The design's time limit ends the trial with whatever order is on screen.
     const limit = Number.isFinite(params.max_response_ms)
@@ -204,3 +204,47 @@ async function orderFeedback(final, correct) {
     right ? "Correct order!" : "Not quite: the frames were not in the order they happened."));
   await sleep(1200);
 }
+
+function shuffled(items) {
+  const out = [...items];
+  for (let i = out.length - 1; i > 0; i--) {
+    const j = Math.floor(Math.random() * (i + 1));
+    [out[i], out[j]] = [out[j], out[i]];
+  }
+  return out;
+}
+
+async function moveLeft(sim, board, slot) {
+  const item = board.items()[slot];
+  item.focus();
+  sim.press(item, " ");
+  sim.press(item, "ArrowLeft");
+  sim.press(item, " ");
+  await sleep(20);
+}
+
+// The simulated participant (simulate.js): orders the frames with the keyboard controls
+// (selection sort by swaps), towards the known order in practice, otherwise towards a random
+// one; then presses Done.
+async function simulate(sim, trial, { board }) {
+  const target = trial.params?.correct_response || shuffled(board.order());
+  const movable = board.order()
+    .map((p, slot) => (board.hints.has(p) ? null : slot)).filter((s) => s !== null);
+  const goal = target.filter((p) => !board.hints.has(p));
+  for (let i = 0; i < movable.length; i++) {
+    const current = board.order();
+    const from = movable.findIndex((slot) => current[slot] === goal[i]);
+    for (let k = from; k > i; k--) await moveLeft(sim, board, movable[k]);
+  }
+  await sleep(sim.delay());
+  document.getElementById("order-done").click();
+}
+
+// This type's paragraphs of the instructions screen (flow.js).
+function instructions() {
+  return ["In ordering trials you see still frames from one clip, shuffled. Put them in the order in " +
+    "which they happened, earliest on the left, by dragging them or with the keyboard " +
+    "(select a frame with Space, move it with the arrow keys). Then press Done."];
+}
+
+export default { name: "frame_order", run, simulate, instructions };
