@@ -31,6 +31,7 @@ Conventions
 """
 from dataclasses import dataclass
 
+from experiments import trial_types
 from experiments.categories import CATEGORIES
 
 TRIAL_COLUMNS = (
@@ -49,7 +50,8 @@ AOT, CATCH, FRAME_ORDER, PAIR_ORDER = "aot", "catch", "frame_order", "pair_order
 PRACTICE_BLOCK = "practice"
 SUBJECT_KINDS = (HUMAN, MODEL)
 DIRECTIONS = (FORWARD, BACKWARD)
-TRIAL_TYPES = (AOT, CATCH, FRAME_ORDER, PAIR_ORDER)
+# People's trial types come from their registry; ordered pairs are asked of models only.
+TRIAL_TYPES = (*trial_types.TRIAL_TYPES, PAIR_ORDER)
 # Stored session statuses (webapp): people's sessions, then a model run that lacks items.
 SESSION_COMPLETED = "completed"
 SESSION_STATUSES = ("started", "in_progress", SESSION_COMPLETED, "no_consent", "failed_practice",
@@ -110,12 +112,12 @@ class ColumnRule:
 
 FRAME_LIST = "frame_list"  # a JSON list of presented frame labels 1..N, e.g. "[2, 1, 3]"
 # How each trial type codes ``response`` and ``correct_response``.
-ANSWER_CODES = {AOT: ("F", "B"), CATCH: ("F", "B"), PAIR_ORDER: ("A", "B"),
-                FRAME_ORDER: FRAME_LIST}
+ANSWER_CODES = {**{name: module.ANSWERS for name, module in trial_types.TRIAL_TYPES.items()},
+                PAIR_ORDER: ("A", "B")}
 # Arrow-of-time rows: the correct answer that goes with each direction.
 DIRECTION_ANSWERS = {FORWARD: "F", BACKWARD: "B"}
 # Trial types whose rows may leave ``direction`` empty (frame sets, image pairs).
-DIRECTIONLESS_TRIAL_TYPES = (FRAME_ORDER, PAIR_ORDER)
+DIRECTIONLESS_TRIAL_TYPES = (*trial_types.DIRECTIONLESS, PAIR_ORDER)
 
 COLUMN_RULES = {
     "subject_id": ColumnRule("text", blank=False),

@@ -1,8 +1,9 @@
 """The exclusion flow from trial rows alone: participants and trials removed per reason.
 
 It needs only the canonical trial columns, so ``manage.py analyze`` can draw it from an
-exported CSV. (:mod:`analysis.exclusion_flow` is the dashboard's participant flow, from
-the participants table with session statuses: consent, unfinished sessions.)
+exported CSV. (:func:`webapp.researcher.roster.participant_flow` is the dashboard's
+participant flow, from the participants table with session statuses: consent, unfinished
+sessions.)
 """
 from __future__ import annotations
 

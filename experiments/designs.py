@@ -29,11 +29,15 @@ from __future__ import annotations
 from collections.abc import Mapping
 from dataclasses import asdict, dataclass, field, fields, replace
 
+from experiments import trial_types
 from experiments.exclusions import ExclusionRules
+# A frame-ordering design's conditions are that trial type's parameters.
+from experiments.trial_types.frame_order import ANNOTATIONS, SPANS, OrderingCondition
 
-TASKS = ("aot", "frame_order")
-SPANS = ("short", "medium", "long")
-ANNOTATIONS = ("none", "brief", "comprehensive")
+__all__ = ["ANNOTATIONS", "DESIGNS", "SPANS", "TASKS", "Design", "OrderingCondition",
+           "PracticeSpec", "design_from_snapshot", "get_design", "required_frame_sets"]
+
+TASKS = tuple(trial_types.TASKS)  # a design's task is a trial type that builds sessions
 
 
 @dataclass(frozen=True)
@@ -43,26 +47,6 @@ class PracticeSpec:
     n_trials: int = 4
     min_accuracy: float = 0.75
     max_attempts: int = 2
-
-
-@dataclass(frozen=True)
-class OrderingCondition:
-    """One frame-ordering condition (EGO-FLIGHT Table 8)."""
-
-    name: str
-    n_frames: int = 4
-    span: str = "medium"
-    annotation: str = "brief"
-    hint_positions: tuple[int, ...] = ()
-
-    def __post_init__(self):
-        if self.span not in SPANS or self.annotation not in ANNOTATIONS:
-            raise ValueError(f"condition {self.name!r}: span must be one of {SPANS} and "
-                             f"annotation one of {ANNOTATIONS}")
-        if any(not 0 <= h < self.n_frames for h in self.hint_positions):
-            raise ValueError(f"condition {self.name!r}: hints outside 0..{self.n_frames - 1}")
-        if len(self.hint_positions) >= self.n_frames - 1:
-            raise ValueError(f"condition {self.name!r}: hints leave nothing to order")
 
 
 @dataclass(frozen=True)
@@ -98,10 +82,7 @@ class Design:
             raise ValueError(f"design {self.name!r}: task must be one of {TASKS}")
         if self.sessions < 1 or self.main_blocks < 1:
             raise ValueError(f"design {self.name!r}: needs at least one session and block")
-        if self.task == "aot" and self.sessions not in (1, 2):
-            raise ValueError("an arrow-of-time design has one session or two (one per direction)")
-        if self.task == "frame_order" and not self.conditions:
-            raise ValueError(f"design {self.name!r}: frame ordering needs conditions")
+        trial_types.TASKS[self.task].check_design(self)
         if self.max_clips is not None and self.max_clips < 1:
             raise ValueError("max_clips must be positive")
 

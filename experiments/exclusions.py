@@ -1,7 +1,6 @@
 """Versioned exclusion rules with reason codes, as pure functions over trials.
 
-Rules never delete anything: they return reason codes, and the ``apply_*`` functions return
-a copy of the canonical trial table with ``excluded`` / ``exclusion_reasons`` filled in.
+Rules never delete anything: they return reason codes, which the caller stores as flags.
 A record is a mapping with the canonical trial columns (``extra`` a dict); a DataFrame
 row works the same way.
 
@@ -26,11 +25,8 @@ import math
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import asdict, dataclass, fields
 
-import pandas as pd
-
 RULES_VERSION = "2026.11-2"
 PRACTICE_BLOCK = "practice"
-VIDEO_TRIAL_TYPES = ("aot", "catch")
 
 TRIAL_REASONS = ("anticipation", "timeout", "technical", "dropped_frames", "stall", "focus_lost",
                  "fullscreen_exited")
@@ -189,40 +185,3 @@ def practice_passes(attempt: Sequence[Mapping], min_accuracy: float) -> bool:
     attempt of technical trials only shows nothing and does not pass."""
     accuracy = _accuracy(attempt)
     return accuracy is not None and accuracy >= min_accuracy
-
-
-def _merge(existing, new: Iterable[str]) -> list[str]:
-    merged = [r for r in (existing or []) if isinstance(r, str)]
-    return merged + [r for r in new if r not in merged]
-
-
-def apply_trial_rules(trials: pd.DataFrame, rules: ExclusionRules = ExclusionRules()) -> pd.DataFrame:
-    """Copy of the canonical table with trial-level reasons added to every row.
-
-    Reasons already present are kept; ``excluded`` becomes true where any reason is listed.
-    """
-    out = trials.copy()
-    records = out.to_dict("records")
-    out["exclusion_reasons"] = [_merge(r.get("exclusion_reasons"), trial_reasons(r, rules))
-                                for r in records]
-    out["excluded"] = out["exclusion_reasons"].map(bool)
-    return out
-
-
-def apply_participant_rules(trials: pd.DataFrame, rules: ExclusionRules = ExclusionRules(),
-                            expected_trials: Mapping | None = None,
-                            by: str = "session_id") -> pd.DataFrame:
-    """Copy of the canonical table with each session's participant-level reasons on its rows.
-
-    ``expected_trials`` maps a ``by`` value to its number of scheduled trials.
-    """
-    out = trials.copy()
-    reasons_by_group = {
-        key: participant_reasons(group.to_dict("records"), rules,
-                                 None if expected_trials is None else expected_trials.get(key))
-        for key, group in out.groupby(by, sort=False)
-    }
-    out["exclusion_reasons"] = [_merge(existing, reasons_by_group.get(key, []))
-                                for existing, key in zip(out["exclusion_reasons"], out[by])]
-    out["excluded"] = out["exclusion_reasons"].map(bool)
-    return out

@@ -8,28 +8,32 @@ with ``[seed, stream]``, so one stored seed rebuilds every session of a particip
   reversed across the two sessions, never both in one session);
 * stream ``session_number``: trial order, block membership, catch-trial positions and the
   presented permutation of frame-ordering trials;
-* stream ``1000 * session_number + attempt``: practice attempt ``attempt``.
+* stream ``1000 * session_number + attempt``: practice attempt ``attempt``;
+* stream 999999: the presented permutations of :func:`design_trials`.
+
+What differs between tasks (which clips are usable, the trials of a session, how blocks are
+balanced) is asked of the design's task module in :data:`experiments.trial_types.TASKS`;
+nothing here names a trial type.
 
 A trial is a plain dict.  Server-only keys (``correct_response``, ``direction``,
 ``stimulus_id`` ...) stay on the server; :func:`public_trial` gives what the browser may see.
 """
 from __future__ import annotations
 
-import json
 from collections.abc import Callable, Mapping, Sequence
 from datetime import datetime, timedelta
 from itertools import product
 
 import numpy as np
 
-from experiments import trial_builders as build
 from experiments.catalog_records import Catalog, CatchRecord, ClipRecord
 from experiments.designs import Design
-from experiments.trial_types import presented_type
-from experiments.trial_builders import presented_frames  # noqa: F401  (re-exported)
+from experiments.trial_types import TASKS, TRIAL_TYPES, catch
+from experiments.trial_types.plan import SessionPlan
 
 PRACTICE = "practice"
 _PRACTICE_STREAM = 1000
+_DESIGN_TRIALS_STREAM = 999_999
 
 
 class ScheduleError(ValueError):
@@ -45,7 +49,7 @@ def _rng(seed: int, *stream: int) -> np.random.Generator:
 def condition_cells(design: Design) -> list[dict]:
     """Every combination of the between-subject factors, in a fixed order."""
     keys = design.response_keys if design.counterbalance_keys else design.response_keys[:1]
-    rotations = range(len(design.conditions)) if design.task == "frame_order" else [0]
+    rotations = range(TASKS[design.task].rotations(design))
     return [{"forward_key": key, "rotation": rotation} for key, rotation in product(keys, rotations)]
 
 
@@ -76,14 +80,6 @@ def session_opens_at(design: Design, previous_completed_at: datetime) -> datetim
 
 # --- clip pools --------------------------------------------------------------------------
 
-def _usable(design: Design, clip: ClipRecord) -> bool:
-    if design.task == "aot":
-        return clip.clip("forward") is not None and clip.clip("backward") is not None
-    practice = build.practice_condition(design)
-    needed = {(c.n_frames, c.span) for c in design.conditions} | {(practice.n_frames, practice.span)}
-    return all(clip.frame_set(n, span) is not None for n, span in needed)
-
-
 def _spread_pick(clips: Sequence[ClipRecord], n: int, rng: np.random.Generator) -> list[ClipRecord]:
     """``n`` clips taken round-robin over primary categories, so categories stay balanced."""
     by_category: dict[str, list[ClipRecord]] = {}
@@ -105,7 +101,8 @@ def clip_pools(design: Design, catalog: Catalog) -> tuple[list[ClipRecord], list
     Practice clips are the catalog's ``split == "practice"`` clips; without any, a fixed
     handful of main clips is set aside for practice (the same for every participant).
     """
-    usable = sorted((c for c in catalog.clips if _usable(design, c)), key=lambda c: c.clip_key)
+    usable = sorted((c for c in catalog.clips if TASKS[design.task].usable(design, c)),
+                    key=lambda c: c.clip_key)
     practice = [c for c in usable if c.split == PRACTICE]
     main = [c for c in usable if c.split not in design.excluded_splits]
     n_practice = min(design.practice.n_trials, 4)
@@ -122,20 +119,6 @@ def _participant_clips(design: Design, main: list[ClipRecord], seed: int) -> lis
     if design.max_clips is None or design.max_clips >= len(main):
         return list(main)
     return sorted(_spread_pick(main, design.max_clips, rng), key=lambda c: c.clip_key)
-
-
-def session1_directions(clips: Sequence[ClipRecord], seed: int) -> dict[int, str]:
-    """Direction of each clip in session 1: alternating within categories, so both the
-    session and every category are half forward, half backward (within one clip)."""
-    rng = _rng(seed, 0)
-    keys = rng.random(len(clips))
-    ordered = sorted(range(len(clips)), key=lambda i: (clips[i].primary_category, keys[i]))
-    first = int(rng.integers(2))
-    return {clips[i].id: ("forward", "backward")[(rank + first) % 2] for rank, i in enumerate(ordered)}
-
-
-def _flip(direction: str) -> str:
-    return "backward" if direction == "forward" else "forward"
 
 
 # --- blocks --------------------------------------------------------------------------------
@@ -161,18 +144,18 @@ def _deal_into_blocks(trials: list[dict], n_blocks: int, factors: Callable,
     return [[block[i] for i in rng.permutation(len(block))] for block in blocks]
 
 
-def _add_catch(blocks: list[list[dict]], design: Design, catch: Sequence[CatchRecord],
+def _add_catch(blocks: list[list[dict]], design: Design, records: Sequence[CatchRecord],
                key_mapping: Mapping, rng: np.random.Generator) -> None:
-    if not catch or design.catch_per_block < 1:
+    if not records or design.catch_per_block < 1:
         return
-    order = [catch[i] for i in rng.permutation(len(catch))]
+    order = [records[i] for i in rng.permutation(len(records))]
     count = 0
     for block in blocks:
         for _ in range(design.catch_per_block):
             record = order[count % len(order)]  # cycling keeps instructed keys balanced
             count += 1
             # Never first in a block: a catch trial checks attention during the task.
-            trial = build.catch_trial(design, record, key_mapping)
+            trial = catch.build_trial(design, record, key_mapping)
             block.insert(int(rng.integers(1, len(block) + 1)), trial)
 
 
@@ -195,20 +178,12 @@ def practice_trials(design: Design, catalog: Catalog, seed: int, session_number:
     rng = _rng(seed, _PRACTICE_STREAM * session_number + attempt)
     n = design.practice.n_trials
     clips = [pool[i % len(pool)] for i in rng.permutation(max(n, len(pool)))[:n]]
-    if design.task == "aot":
-        directions = ["forward", "backward"] * (n // 2 + 1)
-        trials = [build.aot_trial(design, clip, directions[i]) for i, clip in enumerate(clips)]
-        trials = [trials[i] for i in rng.permutation(n)]
-    else:
-        condition = build.practice_condition(design)
-        trials = [build.ordering_trial(design, clip, condition, rng) for clip in clips]
+    task = TASKS[design.task]
+    trials = task.practice_trials(design, clips, rng)
     for trial in trials:
         trial["practice_attempt"] = attempt
         trial["params"]["feedback"] = True
-        correct = trial["correct_response"]
-        trial["params"]["correct_response"] = (
-            correct if trial["trial_type"] != "frame_order"
-            else [label - 1 for label in json.loads(correct)])
+        trial["params"]["correct_response"] = task.feedback_answer(trial)
     return _number(trials, 0, PRACTICE)
 
 
@@ -218,26 +193,27 @@ def main_trials(design: Design, catalog: Catalog, seed: int, session_number: int
     main, _ = clip_pools(design, catalog)
     clips = _participant_clips(design, main, seed)
     rng = _rng(seed, session_number)
-    if design.task == "aot":
-        first = session1_directions(clips, seed)
-        # Odd sessions show the first assignment, even ones the other direction.
-        directions = {cid: d if session_number % 2 else _flip(d) for cid, d in first.items()}
-        trials = [build.aot_trial(design, clip, directions[clip.id]) for clip in clips]
-        factors = lambda t: (tuple(t["categories"][:1]), t["direction"])  # noqa: E731
-    else:
-        conditions = design.conditions
-        rotation = int(condition.get("rotation", 0))
-        position = {c.id: i for i, c in enumerate(main)}  # Latin square over the study's clips
-        trials = [build.ordering_trial(design, clip, conditions[(position[clip.id] + rotation)
-                                                                % len(conditions)], rng)
-                  for clip in clips]
-        factors = lambda t: (t["condition"], tuple(t["categories"][:1]))  # noqa: E731
-    blocks = _deal_into_blocks(trials, design.main_blocks, factors, rng)
+    task = TASKS[design.task]
+    trials = task.main_trials(design, SessionPlan(
+        clips=clips, study_clips=main, seed=seed, session_number=session_number,
+        rotation=int(condition.get("rotation", 0)), rng=rng))
+    blocks = _deal_into_blocks(trials, design.main_blocks, task.block_factors, rng)
     _add_catch(blocks, design, catalog.catch, condition["key_mapping"], rng)
     numbered: list[dict] = []
     for number, block in enumerate(blocks, start=1):
         numbered.extend(_number(block, len(numbered), f"main-{number}"))
     return numbered
+
+
+def design_trials(design: Design, catalog: Catalog, seed: int) -> list[dict]:
+    """Every trial the design can show, numbered from 0: each main clip of the study in each
+    of the task's versions (both directions, every condition), built by the same builders as
+    participants' trials.  ``block`` is None: these trials belong to no session."""
+    main, _ = clip_pools(design, catalog)
+    trials = TASKS[design.task].design_trials(design, main, _rng(seed, _DESIGN_TRIALS_STREAM))
+    for index, trial in enumerate(trials):
+        trial.update(trial_index=index, block=None)
+    return trials
 
 
 def build_schedule(design: Design, catalog: Catalog, seed: int, session_number: int,
@@ -267,14 +243,7 @@ def public_trial(trial: Mapping, media_url: Callable[[int, int | None], str]) ->
     ``media_url(trial_index, slot)`` gives a stimulus URL by trial and, for frame sets, by
     presented slot: public positions only, never a stimulus id or a frame's time index.
     """
-    index = trial["trial_index"]
-    if trial["trial_type"] == "frame_order":
-        stimulus = {"url": None, "frames": [media_url(index, slot)
-                                            for slot in range(len(trial["frames"]))]}
-    else:
-        stimulus = {"url": media_url(index, None), "frames": []}
-    return {"trial_index": index, "trial_type": presented_type(trial["trial_type"]),
-            "block": trial["block"], "stimulus": stimulus, "params": dict(trial["params"])}
+    return TRIAL_TYPES[trial["trial_type"]].public_view(trial, media_url)
 
 
 def blocks_summary(schedule: Sequence[Mapping]) -> list[dict]:

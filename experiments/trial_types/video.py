@@ -40,3 +40,31 @@ def validate_video(payload, trial_type: str) -> dict:
     reject_inconsistent(fields)
     check_technical_events(fields)
     return fields
+
+
+# What a video trial's row keeps in ``extra`` of the validated payload.
+VIDEO_EXTRA = ("key", "onset_callbacks", "onset_time_ms", "key_time_ms", "total_frames",
+               "stalls", "stall_ms", "frames_total", "frames_shown", "frames_late",
+               "frames_dropped", "frame0_hold_refreshes", "refresh_ms")
+
+
+def video_params(design) -> dict:
+    """What the browser is told of a video trial: the same for every video trial of a study.
+    A clip's length (and so its response window) comes from the video itself, so that the
+    schedule cannot tell catch videos from the study's clips by their duration."""
+    return {"fixation_ms": design.fixation_ms}
+
+
+def video_public_view(trial, media_url, presented_as: str) -> dict:
+    """The browser's view of a video trial: one clip URL and the shared parameters."""
+    index = trial["trial_index"]
+    return {"trial_index": index, "trial_type": presented_as, "block": trial["block"],
+            "stimulus": {"url": media_url(index, None), "frames": []},
+            "params": dict(trial["params"])}
+
+
+def video_row_parts(fields: dict, scheduled) -> dict:
+    """The type-specific columns of a video trial's row, and what it adds to ``extra``."""
+    return {"direction": scheduled["direction"], "response": fields["response"],
+            "onset_method": fields["onset_method"], "dropped_frames": fields["dropped_frames"],
+            "extra": {key: fields[key] for key in VIDEO_EXTRA}}

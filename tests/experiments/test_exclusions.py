@@ -1,8 +1,6 @@
-import pandas as pd
 import pytest
 
 from experiments.exclusions import (PARTICIPANT_REASONS, TRIAL_REASONS, ExclusionRules,
-                                    apply_participant_rules, apply_trial_rules,
                                     participant_reasons, trial_reasons)
 
 RULES = ExclusionRules()
@@ -99,24 +97,6 @@ def test_unreasonably_little_time():
         record["rt_ms"] = 250.0  # fast but not anticipations: mean 250 ms < 300 ms
     assert participant_reasons(records) == ["too_little_time"]
     assert participant_reasons(records, ExclusionRules(min_mean_trial_ms=200)) == []
-
-
-def test_dataframe_rules_flag_and_keep_every_row():
-    rows = session() + [dict(r, session_id=2) for r in session()]
-    rows[0]["rt_ms"] = 120.0
-    for r in rows:
-        if r["session_id"] == 2 and r["trial_type"] == "catch":
-            r["correct"] = False
-    frame = pd.DataFrame(rows)
-    flagged = apply_participant_rules(apply_trial_rules(frame), expected_trials={1: 18, 2: 18})
-    assert len(flagged) == len(frame)  # flagged, never deleted
-    assert flagged.loc[0, "exclusion_reasons"] == ["anticipation"] and flagged.loc[0, "excluded"]
-    second = flagged[flagged["session_id"] == 2]
-    assert second["excluded"].all()
-    assert all({"catch_failed", "catch_accuracy"} <= set(r) for r in second["exclusion_reasons"])
-    first = flagged[(flagged["session_id"] == 1) & (flagged.index > 0)]
-    assert not first["excluded"].any()
-    assert frame.loc[0, "exclusion_reasons"] == []  # the input is not modified
 
 
 def technical(record, n_events=3):

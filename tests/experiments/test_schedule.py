@@ -8,8 +8,9 @@ import pytest
 from experiments.catalog_records import Catalog
 from experiments.designs import DESIGNS
 from experiments.schedule import (ScheduleError, build_schedule, choose_condition, clip_pools,
-                                  insert_practice_attempt, practice_trials, presented_frames,
+                                  design_trials, insert_practice_attempt, practice_trials,
                                   public_trial, session_opens_at)
+from experiments.trial_types.frame_order import presented_frames
 from tests.experiments.catalogs import make_catalog
 
 AOT = DESIGNS["arrow-of-time"]
@@ -197,3 +198,38 @@ def test_errors_and_session_opening(catalog):
         build_schedule(AOT, Catalog(()), 1, 1, _condition(AOT))
     done = datetime(2026, 1, 1, tzinfo=timezone.utc)
     assert session_opens_at(AOT, done) == done + timedelta(hours=AOT.session_gap_hours)
+
+
+def test_design_trials_show_every_main_clip_both_ways():
+    catalog = make_catalog(per_category=2)
+    main, _ = clip_pools(AOT, catalog)
+    trials = design_trials(AOT, catalog, seed=3)
+    assert [t["trial_index"] for t in trials] == list(range(2 * len(main)))
+    assert Counter((t["source_clip_id"], t["direction"]) for t in trials) == \
+        Counter((c.id, d) for c in main for d in ("forward", "backward"))
+    assert {t["block"] for t in trials} == {None}
+    assert all(t["trial_type"] == "aot" for t in trials)
+
+
+def test_design_trials_show_every_clip_in_every_condition_as_participants_see_it():
+    catalog = make_catalog(per_category=2)
+    main, _ = clip_pools(ORDER, catalog)
+    trials = design_trials(ORDER, catalog, seed=3)
+    assert Counter((t["source_clip_id"], t["condition"]) for t in trials) == \
+        Counter((c.id, condition.name) for c in main for condition in ORDER.conditions)
+    assert trials == design_trials(ORDER, catalog, seed=3)
+    assert trials != design_trials(ORDER, catalog, seed=4)  # presented permutations
+    # Built like a participant's trials: the same keys and the same stimulus per condition.
+    seen = _main(build_schedule(ORDER, catalog, 5, 1, _condition(ORDER)), "frame_order")
+    by_cell = {(t["source_clip_id"], t["condition"]): t for t in trials}
+    for shown in seen:
+        twin = by_cell[(shown["source_clip_id"], shown["condition"])]
+        assert set(twin) == set(shown)
+        assert (twin["stimulus_id"], twin["params"]["annotation"]) == \
+            (shown["stimulus_id"], shown["params"]["annotation"])
+
+
+def test_frame_order_trials_have_no_direction(catalog):
+    # Rows of frame orders store direction empty, as model rows and the codebook have it.
+    schedule = build_schedule(ORDER, catalog, 5, 1, _condition(ORDER))
+    assert {t["direction"] for t in schedule if t["trial_type"] == "frame_order"} == {None}

@@ -323,7 +323,8 @@ def test_frame_order_trial_stored_in_analysis_labels(app, client, study):
         assert row.response == row.correct_response == main["correct_response"] and row.correct
         assert row.extra["condition"] == main["condition"]
         assert row.extra["hint_frames"] == [h + 1 for h in main["params"]["hint_positions"]]
-        assert row.dropped_frames is None and row.direction == "forward"
+        # Frame orders have no playback direction: empty, as on model rows and in the codebook.
+        assert row.dropped_frames is None and row.direction is None
 
 
 def test_device_heartbeat(app, client, study):
@@ -589,3 +590,22 @@ def test_exclusions_recomputed_by_cli_flags_only(app, client, study):
         assert db.session.scalar(select(db.func.count()).select_from(Trial)) == len(session.schedule)
     missing = app.test_cli_runner().invoke(args=["exclusions", "recompute", "nope"])
     assert missing.exit_code != 0 and "nope" in missing.output
+
+
+def test_recompute_labels_the_study_with_the_rules_it_applied(app, client, study):
+    from webapp.models import Study
+
+    api = start(client)
+    run_all(client, app, api)
+    client.post(f"{api}/complete")
+    with app.app_context():
+        row = db.session.scalar(select(Study).where(Study.slug == "study"))
+        snapshot = dict(row.design_snapshot)
+        snapshot["exclusions"] = {**snapshot["exclusions"], "version": "2099.1-test",
+                                  "min_mean_trial_ms": 5000.0}
+        row.design_snapshot = snapshot
+        db.session.commit()
+    assert app.test_cli_runner().invoke(args=["exclusions", "recompute", "study"]).exit_code == 0
+    with app.app_context():
+        row = db.session.scalar(select(Study).where(Study.slug == "study"))
+        assert row.exclusion_rules_version == "2099.1-test"

@@ -8,27 +8,23 @@ Like every participant call (see :mod:`webapp.participant.sessions`), a trial PO
 connection: a SELECT of the session row with its study's design, and one short write
 transaction that runs an INSERT and an UPDATE of ``last_seen_at``.  The replay lookup runs
 only when the database refuses the insert.  Anything that changes a session (the practice
-gate, completion) re-reads its row inside the write transaction.
+gate, completion) re-reads its row inside the write transaction.  The statements live in
+:mod:`webapp.participant.store`; what a trial type adds to its row, in its module under
+:mod:`experiments.trial_types`.
 """
 from __future__ import annotations
 
-import json
-
-from sqlalchemy import Connection, Row, bindparam, insert, select, update
+from sqlalchemy import Connection, Row
 from sqlalchemy.exc import IntegrityError
 
 from experiments import exclusions
 from experiments import schedule as scheduling
-from experiments.trial_types import PayloadError, is_technical, validate
-from webapp.participant import sessions
+from experiments.trial_types import TRIAL_TYPES, PayloadError, catch, is_technical, validate
 from webapp.database import write_transaction
 from webapp.extensions import db
-from webapp.models import Session, Subject, Trial
+from webapp.participant import sessions, store
 from webapp.stimuli.files import media_url_maker
 
-VIDEO_EXTRA = ("key", "onset_callbacks", "onset_time_ms", "key_time_ms", "total_frames",
-               "stalls", "stall_ms", "frames_total", "frames_shown", "frames_late",
-               "frames_dropped", "frame0_hold_refreshes", "refresh_ms")
 FLAGS = ("timed_out", "focus_lost", "fullscreen_exited")
 
 
@@ -40,29 +36,13 @@ class ApiError(Exception):
         self.status, self.code, self.message, self.extra = http_status, code, message, extra
 
 
-# What the exclusion rules, the practice gate and the flag writes read of a stored trial.
-_TRIAL_ROWS = (select(Trial.id, Trial.trial_index, Trial.trial_type, Trial.block, Trial.response,
-                      Trial.correct, Trial.rt_ms, Trial.dropped_frames, Trial.extra,
-                      Trial.excluded, Trial.exclusion_reasons)
-               .where(Trial.session_id == bindparam("session_id")).order_by(Trial.trial_index))
-
-
-def stored_trials(connection: Connection, session_id: int) -> list[Row]:
-    return list(connection.execute(_TRIAL_ROWS, {"session_id": session_id}))
-
-
-_PRACTICE_ROWS = select(Trial.trial_index, Trial.correct,
-                        Trial.extra["technical"].as_boolean()).where(
-    Trial.session_id == bindparam("session_id"), Trial.block == scheduling.PRACTICE)
-
-
 def practice_records(connection: Connection, session_id: int) -> list[dict]:
     """Index, correctness and technical flag of the stored practice trials: all the practice
     gate reads.
 
     Main trials check the gate on every POST, so this reads a few narrow rows, not every trial.
     """
-    rows = connection.execute(_PRACTICE_ROWS, {"session_id": session_id})
+    rows = store.practice_rows(connection, session_id)
     return [{"trial_index": index, "correct": correct, "extra": {"technical": bool(technical)}}
             for index, correct, technical in rows]
 
@@ -93,7 +73,7 @@ def practice_passed(status: str, schedule: list[dict], records: list[dict], desi
 
 def session_state(connection: Connection, session: Row) -> dict:
     """The GET answer: the browser's view of the session (no main-trial answers)."""
-    records = [_record(t) for t in stored_trials(connection, session.id)]
+    records = [_record(t) for t in store.stored_trials(connection, session.id)]
     stored = [r["trial_index"] for r in records]
     design = sessions.study_design(session)
     media_url = media_url_maker(session.token)
@@ -113,7 +93,7 @@ def session_state(connection: Connection, session: Row) -> dict:
         "practice_passed": practice_passed(session.status, session.schedule, records, design),
         "blocks": scheduling.blocks_summary(session.schedule),
         # Whether some trials check attention (the instructions say so), never which ones.
-        "attention_checks": any(t["trial_type"] == "catch" for t in session.schedule),
+        "attention_checks": any(t["trial_type"] == catch.NAME for t in session.schedule),
         "simulated": session.simulated,
     }
     if session.status in sessions.ENDED:
@@ -126,46 +106,26 @@ def _row(session_id: int, scheduled: dict, fields: dict, rules) -> dict:
     extra = {flag: fields[flag] for flag in FLAGS}
     # The server decides the flag from the validated events; the browser cannot send it.
     extra.update(technical_events=fields["technical_events"], technical=is_technical(fields))
-    if scheduled["trial_type"] == "frame_order":
-        response = None if fields["timed_out"] else json.dumps([i + 1 for i in fields["final_order"]])
-        extra.update(initial_order=fields["initial_order"], final_order=fields["final_order"],
-                     moves=fields["moves"], ignored_inputs=fields["ignored_inputs"],
-                     hint_frames=scheduled["hint_labels"],
-                     condition=scheduled["condition"], n_frames=scheduled["params"]["n_frames"],
-                     span=scheduled["span"], annotation_level=scheduled["annotation_level"],
-                     presented_frames=scheduled["frames"])
-        onset_method, dropped = None, None
-    else:
-        response = fields["response"]
-        extra.update({key: fields[key] for key in VIDEO_EXTRA})
-        if scheduled["trial_type"] == "catch":
-            extra["instructed_key"] = scheduled["instructed_key"]
-        onset_method, dropped = fields["onset_method"], fields["dropped_frames"]
+    # direction, response, onset_method, dropped_frames and more extra: the type's to say.
+    parts = TRIAL_TYPES[scheduled["trial_type"]].row_parts(fields, scheduled)
+    extra.update(parts.pop("extra"))
     if "practice_attempt" in scheduled:
         extra["practice_attempt"] = scheduled["practice_attempt"]
+    response = parts["response"]
     row = dict(session_id=session_id, client_uuid=fields["client_uuid"],
                trial_index=fields["trial_index"], trial_type=scheduled["trial_type"],
                block=scheduled["block"], stimulus_id=scheduled["stimulus_id"],
-               direction=scheduled["direction"], correct_response=scheduled["correct_response"],
-               response=response,
+               correct_response=scheduled["correct_response"],
                correct=response is not None and response == scheduled["correct_response"],
-               rt_ms=fields["rt_ms"], onset_method=onset_method, dropped_frames=dropped,
-               extra=extra)
+               rt_ms=fields["rt_ms"], extra=extra, **parts)
     reasons = exclusions.trial_reasons({name: row[name] for name in RECORD_FIELDS}, rules)
     return row | {"excluded": bool(reasons), "exclusion_reasons": reasons}
-
-
-# Built once: parameters go to execute(), so no statement is rebuilt per request.
-_INSERT_TRIAL = insert(Trial.__table__)
-_STORED_INDEX = select(Trial.trial_index).where(Trial.session_id == bindparam("session_id"),
-                                                Trial.client_uuid == bindparam("client_uuid"))
 
 
 def _existing(connection: Connection, session_id: int, fields: dict,
               unmatched: ApiError) -> dict:
     """Answer for a trial that was not stored: a replay of a stored one, a clash, or ``unmatched``."""
-    stored_index = connection.scalar(_STORED_INDEX, {
-        "session_id": session_id, "client_uuid": fields["client_uuid"]})
+    stored_index = store.stored_index(connection, session_id, fields["client_uuid"])
     if stored_index is None:
         raise unmatched
     if stored_index != fields["trial_index"]:
@@ -199,8 +159,8 @@ def store_trial(connection: Connection, target: Row, payload) -> tuple[int, dict
         # One short transaction per trial, guarded by the unique keys; the practice gate is
         # decided inside it, so two last practice trials cannot both add an attempt.
         with write_transaction(connection):
-            connection.execute(_INSERT_TRIAL, row)
-            sessions.touch_session(connection, target.id)
+            store.insert_trials(connection, [row])
+            store.touch_session(connection, target.id)
             if practice:
                 answer.update(_practice_gate(connection, target, design))
     except IntegrityError:
@@ -212,7 +172,7 @@ def store_trial(connection: Connection, target: Row, payload) -> tuple[int, dict
 
 def _practice_gate(connection: Connection, target: Row, design) -> dict:
     """Decide the gate once a practice attempt is complete (inside the trial's transaction)."""
-    current = sessions.locked_session(connection, target.id)
+    current = store.locked_session(connection, target.id)
     passed = practice_passed(current.status, current.schedule,
                              practice_records(connection, target.id), design)
     answer = {"practice_passed": passed}
@@ -223,13 +183,13 @@ def _practice_gate(connection: Connection, target: Row, design) -> dict:
         catalog = sessions.load_catalog(connection, target.stimulus_set, design.catch_set)
         extra = scheduling.practice_trials(design, catalog, target.seed, target.session_number,
                                            attempt=attempts + 1)
-        sessions.update_session(connection, target.id, schedule=scheduling.insert_practice_attempt(
+        store.update_session(connection, target.id, schedule=scheduling.insert_practice_attempt(
             current.schedule, extra))
         answer.update(practice_passed=None, schedule_changed=True)
     else:
-        sessions.update_session(connection, target.id, status="failed_practice",
-                                    completed_at=sessions.now(), excluded=True,
-                                    exclusion_reasons=["practice_gate"])
+        store.update_session(connection, target.id, status="failed_practice",
+                             completed_at=store.now(), excluded=True,
+                             exclusion_reasons=["practice_gate"])
     return answer
 
 
@@ -244,7 +204,7 @@ def complete(connection: Connection, session: Row) -> dict:
         return sessions.ending(session, session.status)
     if session.status != "in_progress":
         raise ApiError(409, "not_started", "consent first")
-    trials = stored_trials(connection, session.id)
+    trials = store.stored_trials(connection, session.id)
     stored = {t.trial_index for t in trials}
     missing = [t["trial_index"] for t in session.schedule if t["trial_index"] not in stored]
     if missing:
@@ -255,17 +215,13 @@ def complete(connection: Connection, session: Row) -> dict:
     changed = _changed_flags(trials, per_trial)
     verdict = _verdict(reasons)
     with write_transaction(connection):
-        if not sessions.update_session(connection, session.id, if_status="in_progress",
-                                           **verdict, completed_at=sessions.now()):
+        if not store.update_session(connection, session.id, if_status="in_progress",
+                                    **verdict, completed_at=store.now()):
             # a concurrent /complete recorded the verdict first
-            current = sessions.locked_session(connection, session.id)
+            current = store.locked_session(connection, session.id)
             return sessions.ending(session, current.status)
-        _store_flags(connection, changed)
+        store.flag_trials(connection, changed)
     return sessions.ending(session, verdict["status"])
-
-
-_FLAG_TRIAL = (update(Trial.__table__).where(Trial.__table__.c.id == bindparam("id_"))
-               .values(excluded=bindparam("excluded"), exclusion_reasons=bindparam("reasons")))
 
 
 def exclusion_verdict(design, trials: list[Row], expected_trials: int,
@@ -285,13 +241,6 @@ def _changed_flags(trials: list[Row], per_trial: list[list[str]]) -> dict[int, l
             if (t.excluded, t.exclusion_reasons) != (bool(reasons), reasons)}
 
 
-def _store_flags(connection: Connection, changed: dict[int, list[str]]) -> None:
-    """Write trials' exclusion flags (flags only: an excluded trial is never deleted)."""
-    for trial_id, reasons in changed.items():
-        connection.execute(_FLAG_TRIAL, {"id_": trial_id, "excluded": bool(reasons),
-                                         "reasons": reasons})
-
-
 def _verdict(reasons: list[str]) -> dict:
     """The session columns that record the participant's exclusion verdict."""
     attention = {"catch_failed", "catch_accuracy"} & set(reasons)
@@ -300,24 +249,24 @@ def _verdict(reasons: list[str]) -> dict:
 
 
 def recompute_study(study) -> dict[str, int]:
-    """Re-apply the study's exclusion rules to every finished human session (flags only).
+    """Re-apply the study's exclusion rules to every finished human session (flags only),
+    and label the study with the version of the rules applied.
 
     For use after a rule change; sessions still running are left to their own completion.
     Returns the number of sessions checked and of those now excluded.
     """
     design = sessions.study_design(study)
-    finished = (select(Session.id, Session.schedule, Session.simulated).join(Session.subject)
-                .where(Subject.study_id == study.id, Subject.kind == "human",
-                       Session.status.in_(("completed", "failed_attention"))))
     excluded = 0
     with db.engine.connect() as connection:
-        finished_sessions = connection.execute(finished).all()
+        finished_sessions = store.finished_human_sessions(connection, study.id)
         for session in finished_sessions:
             with write_transaction(connection):
-                trials = stored_trials(connection, session.id)
+                trials = store.stored_trials(connection, session.id)
                 per_trial, reasons = exclusion_verdict(design, trials, len(session.schedule),
                                                        session.simulated)
-                _store_flags(connection, _changed_flags(trials, per_trial))
-                sessions.update_session(connection, session.id, **_verdict(reasons))
+                store.flag_trials(connection, _changed_flags(trials, per_trial))
+                store.update_session(connection, session.id, **_verdict(reasons))
             excluded += bool(reasons)
+        with write_transaction(connection):
+            store.record_rules_version(connection, study.id, design.exclusions.version)
     return {"sessions": len(finished_sessions), "excluded": excluded}

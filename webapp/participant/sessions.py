@@ -8,6 +8,7 @@ and never creates a second subject.
 Participant calls are most of the server's work, so they skip the ORM Session: each call runs
 on one Core connection that its view opens (``with db.engine.connect() as connection``), reads
 plain rows, and writes in short :func:`~webapp.database.write_transaction` blocks on it.
+The SQL itself lives in :mod:`webapp.participant.store`.
 """
 from __future__ import annotations
 
@@ -16,17 +17,15 @@ import hashlib
 import hmac
 import re
 import secrets
-from collections import Counter
 from collections.abc import Mapping
 from dataclasses import dataclass
-from datetime import datetime, timezone
+from datetime import datetime
 from types import MappingProxyType
 
 import numpy as np
 from flask import current_app
-from sqlalchemy import Connection, Row, bindparam, func, insert, select, update
-from sqlalchemy.dialects import postgresql, sqlite
 from limits import parse as parse_limit
+from sqlalchemy import Connection, Row
 from sqlalchemy.exc import IntegrityError
 
 from experiments import schedule as scheduling
@@ -34,7 +33,9 @@ from experiments.catalog_records import Catalog, CatchRecord, ClipRecord, Stimul
 from experiments.designs import Design, design_from_snapshot
 from webapp.database import write_transaction
 from webapp.extensions import limiter
-from webapp.models import CellCount, Study, Session, SourceClip, Stimulus, Subject
+from webapp.participant import store
+from webapp.participant.store import (condition_counts, count_cell, locked_session, now,
+                                      places_taken, touch_session, update_session)
 
 RECRUITMENT_KEYS = ("PROLIFIC_PID", "STUDY_ID", "SESSION_ID", "participant")
 _ID = re.compile(r"[A-Za-z0-9._:@-]{1,200}")
@@ -54,10 +55,6 @@ class Entry:
     opens_at: datetime | None = None
 
 
-def now() -> datetime:
-    return datetime.now(timezone.utc)
-
-
 def study_design(study) -> Design:
     """The design of an Experiment, or of a session row with its study's design columns."""
     return design_from_snapshot(study.design, study.design_snapshot)
@@ -75,11 +72,6 @@ def recruitment_from(args: Mapping[str, str]) -> tuple[str, dict]:
     return external_id, recruitment
 
 
-# What entry reads of the study.
-_STUDY_ROW = (select(Study.id, Study.slug, Study.status, Study.close_mode,
-                     Study.max_participants, Study.design,
-                     Study.design_snapshot, Study.stimulus_set)
-              .where(Study.slug == bindparam("slug")))
 NOT_OPEN = "This study is not open at the moment."
 STOPPED = "The researchers have stopped this study. The answers you gave are saved."
 
@@ -97,7 +89,7 @@ class Admission:
 def enter(connection: Connection, slug: str, args: Mapping[str, str],
           admission: Admission = Admission()) -> Entry:
     """Resolve an entry link to a session to run (creating subject and session as needed)."""
-    study = connection.execute(_STUDY_ROW, {"slug": slug}).one_or_none()
+    study = store.study_by_slug(connection, slug)
     if study is None:
         return Entry("closed", message="There is no study at this address.")
     if study.status == "draft" and not admission.preview:
@@ -115,26 +107,13 @@ def enter(connection: Connection, slug: str, args: Mapping[str, str],
         return Entry("unavailable", message="This study cannot start at the moment.")
 
 
-# The participant's subject id with their latest session (None columns: no session yet).
-_LAST_SESSION = (select(Subject.id.label("subject_id"), Session.token, Session.session_number,
-                        Session.status, Session.seed, Session.condition, Session.completed_at,
-                        Session.simulated)
-                 .outerjoin(Session, Session.subject_id == Subject.id)
-                 .where(Subject.study_id == bindparam("study_id"),
-                        Subject.kind == "human", Subject.external_id == bindparam("external_id"))
-                 .order_by(Session.session_number.desc()).limit(1))
-_INSERT_SUBJECT = insert(Subject.__table__)
-_INSERT_SESSION = insert(Session.__table__)
-
-
 def _session_entry(connection: Connection, study: Row, external_id: str,
                    recruitment: dict, admission: Admission) -> Entry:
     design = study_design(study)
     # Paused and closed ("finish") studies take no new participants; those in may finish.
     taking = study.status == "open" or admission.preview
     for _ in range(2):  # twice: a concurrent entry with the same id may create the rows first
-        last = connection.execute(
-            _LAST_SESSION, {"study_id": study.id, "external_id": external_id}).first()
+        last = store.last_session(connection, study.id, external_id)
         if last is not None and last.token is not None:
             if last.status in ACTIVE:
                 return Entry("run", last.token)
@@ -208,74 +187,18 @@ def _new_session(connection: Connection, study: Row, design: Design, external_id
     simulated = admission.simulated or admission.preview or bool(last and last.simulated)
     try:
         with write_transaction(connection):
-            subject_id = last.subject_id if last is not None else connection.execute(
-                _INSERT_SUBJECT, {"study_id": study.id, "kind": "human",
-                                  "external_id": external_id, "recruitment": recruitment},
-            ).inserted_primary_key[0]
-            connection.execute(_INSERT_SESSION, {
-                "subject_id": subject_id, "token": token, "session_number": number,
-                "seed": seed, "status": "started", "condition": condition,
-                "schedule": schedule, "available_from": now(),
-                "simulated": simulated})
+            subject_id = last.subject_id if last is not None else store.insert_subject(
+                connection, study_id=study.id, kind="human", external_id=external_id,
+                recruitment=recruitment)
+            store.insert_session(
+                connection, subject_id=subject_id, token=token, session_number=number,
+                seed=seed, status="started", condition=condition, schedule=schedule,
+                available_from=now(), simulated=simulated)
             if number == 1 and not simulated:
                 count_cell(connection, study.id, condition["cell"], +1)
     except IntegrityError:
         return None
     return token
-
-
-_CELL_COUNTS = (select(CellCount.cell, CellCount.participants)
-                .where(CellCount.study_id == bindparam("study_id")))
-
-
-def condition_counts(connection: Connection, study_id: int) -> Counter:
-    """Participants per between-subject cell (first sessions that did not end at consent)."""
-    rows = connection.execute(_CELL_COUNTS, {"study_id": study_id})
-    return Counter({cell: n for cell, n in rows})
-
-
-# A place is taken at consent, not at entry: a link unfurler, a HEAD request or an id typed in
-# and abandoned takes none.  Simulated sessions never take one.
-_PLACES_TAKEN = (select(func.count(Session.id)).join(Session.subject)
-                 .where(Subject.study_id == bindparam("study_id"),
-                        Session.session_number == 1, Session.simulated.is_(False),
-                        Session.status.not_in(("started", "no_consent"))))
-# Taken on PostgreSQL before counting, so two consents cannot both take a study's last place
-# (SQLite's BEGIN IMMEDIATE already lets one writer in at a time).
-_LOCK_STUDY = select(Study.id).where(Study.id == bindparam("study_id")) \
-    .with_for_update()
-_MAX_PARTICIPANTS = select(Study.max_participants).where(
-    Study.id == bindparam("study_id"))
-
-
-def places_taken(connection: Connection, study_id: int) -> int:
-    """Participants who consented to a study's first session."""
-    return connection.scalar(_PLACES_TAKEN, {"study_id": study_id})
-
-
-_UPSERT = {"sqlite": sqlite.insert, "postgresql": postgresql.insert}
-
-
-def count_cell(connection: Connection, study_id: int, cell: str, change: int) -> None:
-    """Add ``change`` to a cell's participant count (inside the write transaction that opens
-    or ends the session, so the count always matches the stored sessions)."""
-    table = CellCount.__table__
-    upsert = _UPSERT[connection.dialect.name](table).values(
-        study_id=study_id, cell=cell, participants=change)
-    connection.execute(upsert.on_conflict_do_update(
-        index_elements=[table.c.study_id, table.c.cell],
-        set_={"participants": table.c.participants + change}))
-
-
-_CLIP_ROWS = (select(SourceClip.id, SourceClip.clip_key, SourceClip.categories,
-                     SourceClip.duration_s, SourceClip.fps, SourceClip.split,
-                     SourceClip.annotation_brief, SourceClip.annotation_comprehensive,
-                     SourceClip.params)
-              .where(SourceClip.stimulus_set == bindparam("name")).order_by(SourceClip.clip_key))
-_STIMULUS_ROWS = (select(Stimulus.source_clip_id, Stimulus.id, Stimulus.public_id, Stimulus.kind,
-                         Stimulus.direction, Stimulus.frame_indices, Stimulus.meta)
-                  .join(SourceClip).where(SourceClip.stimulus_set == bindparam("name"))
-                  .order_by(Stimulus.id))
 
 
 def load_catalog(connection: Connection, stimulus_set: str, catch_set: str) -> Catalog:
@@ -288,27 +211,19 @@ def load_catalog(connection: Connection, stimulus_set: str, catch_set: str) -> C
     return Catalog(_clip_records(connection, stimulus_set), tuple(catch))
 
 
-# Stimulus rows are only ever inserted (webapp.stimuli.catalog imports a set whole; nothing updates or
-# deletes them), so the counts and highest ids of a set's rows tell whether it changed.
-_SET_VERSION = (select(func.count(SourceClip.id.distinct()), func.max(SourceClip.id),
-                       func.count(Stimulus.id), func.max(Stimulus.id))
-                .select_from(SourceClip).outerjoin(Stimulus)
-                .where(SourceClip.stimulus_set == bindparam("name")))
-
-
 def _clip_records(connection: Connection, name: str) -> tuple[ClipRecord, ...]:
     """A stimulus set's clips as records, kept per app while the set's rows are unchanged.
 
     Every new session needs them; the version check is one small aggregate query instead of
     reading every row.  Records are read-only (``MappingProxyType``) because sessions share them.
     """
-    version = tuple(connection.execute(_SET_VERSION, {"name": name}).one())
+    version = store.set_version(connection, name)
     cache = current_app.extensions.setdefault("chronoscope_catalog", {})
     cached = cache.get(name)
     if cached is not None and cached[0] == version:
         return cached[1]
     stimuli = {}
-    for row in connection.execute(_STIMULUS_ROWS, {"name": name}):
+    for row in store.stimulus_rows(connection, name):
         stimuli.setdefault(row.source_clip_id, []).append(StimulusRecord(
             id=row.id, public_id=row.public_id, kind=row.kind, direction=row.direction,
             frame_indices=tuple(row.frame_indices or ()) or None,
@@ -318,7 +233,7 @@ def _clip_records(connection: Connection, name: str) -> tuple[ClipRecord, ...]:
         stimuli=tuple(stimuli.get(c.id, ())), duration_s=c.duration_s, fps=c.fps, split=c.split,
         annotation_brief=c.annotation_brief, annotation_comprehensive=c.annotation_comprehensive,
         params=MappingProxyType(dict(c.params or {})))
-        for c in connection.execute(_CLIP_ROWS, {"name": name}))
+        for c in store.clip_rows(connection, name))
     cache[name] = (version, records)
     return records
 
@@ -328,50 +243,10 @@ def plausible_token(token: str) -> bool:
     return 0 < len(token) <= 64
 
 
-# What every participant API call reads: the session with its participant's recruitment and its
-# study, as one row.
-_SESSION_ROW = (select(Session.id, Session.token, Session.status, Session.session_number,
-                       Session.seed, Session.schedule, Session.condition, Session.simulated,
-                       Session.active_client, Subject.recruitment,
-                       Subject.study_id, Study.slug, Study.design,
-                       Study.design_snapshot, Study.stimulus_set,
-                       Study.status.label("study_status"))
-                .join(Session.subject).join(Subject.study)
-                .where(Session.token == bindparam("token")))
-# Read inside a write transaction before changing a session (FOR UPDATE on PostgreSQL; SQLite's
-# BEGIN IMMEDIATE already excludes other writers).
-_LOCKED_SESSION = (select(Session.status, Session.schedule, Session.device_info)
-                   .where(Session.id == bindparam("id_")).with_for_update())
-
-
 def session_by_token(connection: Connection, token: str) -> Row | None:
     if not plausible_token(token):
         return None
-    return connection.execute(_SESSION_ROW, {"token": token}).one_or_none()
-
-
-def locked_session(connection: Connection, session_id: int) -> Row:
-    return connection.execute(_LOCKED_SESSION, {"id_": session_id}).one()
-
-
-# Every stored trial and heartbeat marks the session alive: built once, it is the hot path.
-_TOUCH_SESSION = (update(Session.__table__).where(Session.__table__.c.id == bindparam("id_"))
-                  .values(last_seen_at=bindparam("seen")))
-
-
-def touch_session(connection: Connection, session_id: int) -> None:
-    connection.execute(_TOUCH_SESSION, {"id_": session_id, "seen": now()})
-
-
-def update_session(connection: Connection, session_id: int, *, if_status: str | None = None,
-                   **values) -> bool:
-    """Set columns of one session row (inside a write transaction); with ``if_status``, only
-    while the session still has that status.  Whether the row was changed."""
-    columns = Session.__table__.c
-    statement = update(Session.__table__).where(columns.id == session_id)
-    if if_status is not None:
-        statement = statement.where(columns.status == if_status)
-    return connection.execute(statement.values(**values)).rowcount == 1
+    return store.session_by_token(connection, token)
 
 
 def completion_codes(slug: str) -> dict[str, str]:
@@ -403,7 +278,7 @@ def record_consent(connection: Connection, session: Row, consent: bool) -> dict:
             raise ConsentRefused("study_closed", "This study has closed. Thank you for your "
                                                  "interest.")
         if status == "started" and consent and session.session_number == 1 \
-                and not session.simulated and _study_full(connection, session.study_id):
+                and not session.simulated and store.study_full(connection, session.study_id):
             raise ConsentRefused("study_full", FULL)
         if status in ACTIVE:
             status = "in_progress" if consent else "no_consent"
@@ -425,14 +300,6 @@ class ConsentRefused(Exception):
     def __init__(self, code: str, message: str):
         super().__init__(message)
         self.code = code
-
-
-def _study_full(connection: Connection, study_id: int) -> bool:
-    cap = connection.scalar(_MAX_PARTICIPANTS, {"study_id": study_id})
-    if cap is None:
-        return False
-    connection.execute(_LOCK_STUDY, {"study_id": study_id})
-    return places_taken(connection, study_id) >= cap
 
 
 def consent_state(status: str) -> bool | None:

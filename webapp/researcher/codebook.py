@@ -2,18 +2,26 @@
 
 The values a trial column may hold come from :data:`analysis.columns.COLUMN_RULES` and the
 constants it names, which ``manage.py analyze`` checks every cell against; the descriptions
-below quote those same constants, so the codebook and the check cannot drift apart.
+below quote those same constants, the trial-type registry and the exclusion rules' reason
+codes, so the codebook and what is stored cannot drift apart.
 """
 import pandas as pd
 
 from analysis import columns as C
 from analysis.csv_cells import escape_cells
+from experiments.exclusions import PARTICIPANT_REASONS, TRIAL_REASONS
+from experiments.trial_types import TRIAL_TYPES
 
 
 def _quoted(values) -> str:
     """'"a", "b" or "c"'"""
     shown = [f'"{v}"' for v in values]
     return shown[0] if len(shown) == 1 else f"{', '.join(shown[:-1])} or {shown[-1]}"
+
+
+# Ordered image pairs are asked of models only, so they have no trial-type module.
+_TYPE_TITLES = {**{name: module.TITLE for name, module in TRIAL_TYPES.items()},
+                C.PAIR_ORDER: "ordered image pair"}
 
 
 # (column, type, description) per exported table
@@ -29,8 +37,8 @@ TRIAL_CODEBOOK = [
                                  "only unless given --sessions all."),
     ("experiment", "string", "Study slug."),
     ("trial_index", "integer", "Position of the trial in the session's schedule (from 0)."),
-    ("trial_type", "string", f"{_quoted(C.TRIAL_TYPES)}: arrow-of-time 2AFC, attention "
-                             "check, frame ordering, ordered image pair."),
+    ("trial_type", "string", f"{_quoted(C.TRIAL_TYPES)}: "
+                             f"{', '.join(_TYPE_TITLES[name] for name in C.TRIAL_TYPES)}."),
     ("block", "string", '"practice" or the main block name (e.g. "main-1").'),
     ("stimulus_id", "string", "Opaque public id of the stimulus shown; see metadata.json "
                               "stimuli for its clip, direction and sha256."),
@@ -64,12 +72,9 @@ TRIAL_CODEBOOK = [
     ("excluded", "boolean", "true when a trial-level rule or the session's participant-level "
                             "rules exclude this trial, else false (1 or 0 also read; never "
                             "empty)."),
-    ("exclusion_reasons", "JSON list", "Reason codes: trial-level first (anticipation, timeout, "
-                                       "technical, dropped_frames, stall, focus_lost, "
-                                       "fullscreen_exited), then participant-level "
-                                       "(catch_failed, catch_accuracy, practice_gate, "
-                                       "too_many_timeouts, incomplete, too_little_time, "
-                                       "too_many_technical, simulated)."),
+    ("exclusion_reasons", "JSON list", f"Reason codes: trial-level first "
+                                       f"({', '.join(TRIAL_REASONS)}), then participant-level "
+                                       f"({', '.join(PARTICIPANT_REASONS)})."),
     ("extra", "JSON object", "Everything beyond the canonical columns: key pressed, onset "
                              "callbacks, stalls, focus/fullscreen flags, frame-order moves, "
                              "clicks on Done ignored because they came less than 300 ms after "
@@ -106,7 +111,8 @@ PARTICIPANT_CODEBOOK = [
     ("last_seen_at", "ISO 8601 UTC", "Last heartbeat or request of the session."),
     ("completed_at", "ISO 8601 UTC", "When the session completed; empty if it did not."),
     ("condition", "JSON object", "Between-subject assignment: key mapping and factors."),
-    ("device_info", "JSON object", "Browser, screen, window, refresh rate, video check."),
+    ("device_info", "JSON object", "Browser, screen, window, refresh rate, video check; for a "
+     "model run, its provenance (model, revision, backend, decoding, counts, failures)."),
     ("recruitment", "JSON object", "Recruitment parameters (e.g. PROLIFIC_PID, STUDY_ID, "
                                    "SESSION_ID)."),
 ]

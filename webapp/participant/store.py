@@ -1,0 +1,272 @@
+"""The participant path's SQL: Core statements and the small functions that run them.
+
+Participant calls are most of the server's work, so they skip the ORM Session and run these
+on one Core connection (see :mod:`webapp.participant.sessions`).  Statements are built once,
+at import: parameters go to ``execute()``, so no request rebuilds one.  Writers run inside
+the caller's :func:`~webapp.database.write_transaction`.
+
+:func:`insert_trials` is the one writer of trial rows, for people and models alike.
+"""
+from __future__ import annotations
+
+import json
+import uuid
+from collections import Counter
+from datetime import datetime, timezone
+
+from sqlalchemy import Connection, Row, bindparam, func, insert, select, update
+from sqlalchemy.dialects import postgresql, sqlite
+
+from experiments.schedule import PRACTICE
+from webapp.models import CellCount, Session, SourceClip, Stimulus, Study, Subject, Trial
+
+
+def now() -> datetime:
+    return datetime.now(timezone.utc)
+
+
+# --- studies and subjects ------------------------------------------------------------------
+
+# What entry reads of the study.
+_STUDY_ROW = (select(Study.id, Study.slug, Study.status, Study.close_mode,
+                     Study.max_participants, Study.design,
+                     Study.design_snapshot, Study.stimulus_set)
+              .where(Study.slug == bindparam("slug")))
+# The participant's subject id with their latest session (None columns: no session yet).
+_LAST_SESSION = (select(Subject.id.label("subject_id"), Session.token, Session.session_number,
+                        Session.status, Session.seed, Session.condition, Session.completed_at,
+                        Session.simulated)
+                 .outerjoin(Session, Session.subject_id == Subject.id)
+                 .where(Subject.study_id == bindparam("study_id"),
+                        Subject.kind == "human", Subject.external_id == bindparam("external_id"))
+                 .order_by(Session.session_number.desc()).limit(1))
+_INSERT_SUBJECT = insert(Subject.__table__)
+
+
+def study_by_slug(connection: Connection, slug: str) -> Row | None:
+    return connection.execute(_STUDY_ROW, {"slug": slug}).one_or_none()
+
+
+def last_session(connection: Connection, study_id: int, external_id: str) -> Row | None:
+    return connection.execute(
+        _LAST_SESSION, {"study_id": study_id, "external_id": external_id}).first()
+
+
+def insert_subject(connection: Connection, **values) -> int:
+    return connection.execute(_INSERT_SUBJECT, values).inserted_primary_key[0]
+
+
+# --- places and between-subject cells ------------------------------------------------------
+
+_CELL_COUNTS = (select(CellCount.cell, CellCount.participants)
+                .where(CellCount.study_id == bindparam("study_id")))
+# A place is taken at consent, not at entry: a link unfurler, a HEAD request or an id typed in
+# and abandoned takes none.  Simulated sessions never take one.
+_PLACES_TAKEN = (select(func.count(Session.id)).join(Session.subject)
+                 .where(Subject.study_id == bindparam("study_id"),
+                        Session.session_number == 1, Session.simulated.is_(False),
+                        Session.status.not_in(("started", "no_consent"))))
+# Taken on PostgreSQL before counting, so two consents cannot both take a study's last place
+# (SQLite's BEGIN IMMEDIATE already lets one writer in at a time).
+_LOCK_STUDY = select(Study.id).where(Study.id == bindparam("study_id")).with_for_update()
+_MAX_PARTICIPANTS = select(Study.max_participants).where(Study.id == bindparam("study_id"))
+_UPSERT = {"sqlite": sqlite.insert, "postgresql": postgresql.insert}
+
+
+_RULES_VERSION = (update(Study.__table__).where(Study.__table__.c.id == bindparam("id_"))
+                  .values(exclusion_rules_version=bindparam("version")))
+
+
+def record_rules_version(connection: Connection, study_id: int, version: str) -> None:
+    """Label a study with the version of the exclusion rules its flags were last set by."""
+    connection.execute(_RULES_VERSION, {"id_": study_id, "version": version})
+
+
+def condition_counts(connection: Connection, study_id: int) -> Counter:
+    """Participants per between-subject cell (first sessions that did not end at consent)."""
+    rows = connection.execute(_CELL_COUNTS, {"study_id": study_id})
+    return Counter({cell: n for cell, n in rows})
+
+
+def places_taken(connection: Connection, study_id: int) -> int:
+    """Participants who consented to a study's first session."""
+    return connection.scalar(_PLACES_TAKEN, {"study_id": study_id})
+
+
+def study_full(connection: Connection, study_id: int) -> bool:
+    """Whether every place is taken; locks the study row first (inside a write transaction)."""
+    cap = connection.scalar(_MAX_PARTICIPANTS, {"study_id": study_id})
+    if cap is None:
+        return False
+    connection.execute(_LOCK_STUDY, {"study_id": study_id})
+    return places_taken(connection, study_id) >= cap
+
+
+def count_cell(connection: Connection, study_id: int, cell: str, change: int) -> None:
+    """Add ``change`` to a cell's participant count (inside the write transaction that opens
+    or ends the session, so the count always matches the stored sessions)."""
+    table = CellCount.__table__
+    upsert = _UPSERT[connection.dialect.name](table).values(
+        study_id=study_id, cell=cell, participants=change)
+    connection.execute(upsert.on_conflict_do_update(
+        index_elements=[table.c.study_id, table.c.cell],
+        set_={"participants": table.c.participants + change}))
+
+
+# --- stimulus sets -------------------------------------------------------------------------
+
+_CLIP_ROWS = (select(SourceClip.id, SourceClip.clip_key, SourceClip.categories,
+                     SourceClip.duration_s, SourceClip.fps, SourceClip.split,
+                     SourceClip.annotation_brief, SourceClip.annotation_comprehensive,
+                     SourceClip.params)
+              .where(SourceClip.stimulus_set == bindparam("name")).order_by(SourceClip.clip_key))
+_STIMULUS_ROWS = (select(Stimulus.source_clip_id, Stimulus.id, Stimulus.public_id, Stimulus.kind,
+                         Stimulus.direction, Stimulus.frame_indices, Stimulus.meta)
+                  .join(SourceClip).where(SourceClip.stimulus_set == bindparam("name"))
+                  .order_by(Stimulus.id))
+# Stimulus rows are only ever inserted (webapp.stimuli.catalog imports a set whole; nothing
+# updates or deletes them), so the counts and highest ids of a set's rows tell whether it changed.
+_SET_VERSION = (select(func.count(SourceClip.id.distinct()), func.max(SourceClip.id),
+                       func.count(Stimulus.id), func.max(Stimulus.id))
+                .select_from(SourceClip).outerjoin(Stimulus)
+                .where(SourceClip.stimulus_set == bindparam("name")))
+
+
+def set_version(connection: Connection, name: str) -> tuple:
+    return tuple(connection.execute(_SET_VERSION, {"name": name}).one())
+
+
+def clip_rows(connection: Connection, name: str) -> list[Row]:
+    return list(connection.execute(_CLIP_ROWS, {"name": name}))
+
+
+def stimulus_rows(connection: Connection, name: str) -> list[Row]:
+    return list(connection.execute(_STIMULUS_ROWS, {"name": name}))
+
+
+# --- sessions ------------------------------------------------------------------------------
+
+# What every participant API call reads: the session with its participant's recruitment and its
+# study, as one row.
+_SESSION_ROW = (select(Session.id, Session.token, Session.status, Session.session_number,
+                       Session.seed, Session.schedule, Session.condition, Session.simulated,
+                       Session.active_client, Subject.recruitment,
+                       Subject.study_id, Study.slug, Study.design,
+                       Study.design_snapshot, Study.stimulus_set,
+                       Study.status.label("study_status"))
+                .join(Session.subject).join(Subject.study)
+                .where(Session.token == bindparam("token")))
+# Read inside a write transaction before changing a session (FOR UPDATE on PostgreSQL; SQLite's
+# BEGIN IMMEDIATE already excludes other writers).
+_LOCKED_SESSION = (select(Session.status, Session.schedule, Session.device_info)
+                   .where(Session.id == bindparam("id_")).with_for_update())
+_INSERT_SESSION = insert(Session.__table__)
+# Every stored trial and heartbeat marks the session alive: built once, it is the hot path.
+_TOUCH_SESSION = (update(Session.__table__).where(Session.__table__.c.id == bindparam("id_"))
+                  .values(last_seen_at=bindparam("seen")))
+_FINISHED_HUMAN_SESSIONS = (
+    select(Session.id, Session.schedule, Session.simulated).join(Session.subject)
+    .where(Subject.study_id == bindparam("study_id"), Subject.kind == "human",
+           Session.status.in_(("completed", "failed_attention"))))
+
+
+def session_by_token(connection: Connection, token: str) -> Row | None:
+    return connection.execute(_SESSION_ROW, {"token": token}).one_or_none()
+
+
+def locked_session(connection: Connection, session_id: int) -> Row:
+    return connection.execute(_LOCKED_SESSION, {"id_": session_id}).one()
+
+
+def insert_session(connection: Connection, **values) -> None:
+    connection.execute(_INSERT_SESSION, values)
+
+
+def touch_session(connection: Connection, session_id: int) -> None:
+    connection.execute(_TOUCH_SESSION, {"id_": session_id, "seen": now()})
+
+
+def update_session(connection: Connection, session_id: int, *, if_status: str | None = None,
+                   **values) -> bool:
+    """Set columns of one session row (inside a write transaction); with ``if_status``, only
+    while the session still has that status.  Whether the row was changed."""
+    columns = Session.__table__.c
+    statement = update(Session.__table__).where(columns.id == session_id)
+    if if_status is not None:
+        statement = statement.where(columns.status == if_status)
+    return connection.execute(statement.values(**values)).rowcount == 1
+
+
+def finished_human_sessions(connection: Connection, study_id: int) -> list[Row]:
+    """A study's people's sessions that completed or failed attention (id, schedule, simulated)."""
+    return connection.execute(_FINISHED_HUMAN_SESSIONS, {"study_id": study_id}).all()
+
+
+# --- trials --------------------------------------------------------------------------------
+
+# What the exclusion rules, the practice gate and the flag writes read of a stored trial.
+_TRIAL_ROWS = (select(Trial.id, Trial.trial_index, Trial.trial_type, Trial.block, Trial.response,
+                      Trial.correct, Trial.rt_ms, Trial.dropped_frames, Trial.extra,
+                      Trial.excluded, Trial.exclusion_reasons)
+               .where(Trial.session_id == bindparam("session_id")).order_by(Trial.trial_index))
+_PRACTICE_ROWS = select(Trial.trial_index, Trial.correct,
+                        Trial.extra["technical"].as_boolean()).where(
+    Trial.session_id == bindparam("session_id"), Trial.block == PRACTICE)
+_INSERT_TRIAL = insert(Trial.__table__)
+_STORED_INDEX = select(Trial.trial_index).where(Trial.session_id == bindparam("session_id"),
+                                                Trial.client_uuid == bindparam("client_uuid"))
+_FLAG_TRIAL = (update(Trial.__table__).where(Trial.__table__.c.id == bindparam("id_"))
+               .values(excluded=bindparam("excluded"), exclusion_reasons=bindparam("reasons")))
+
+# The canonical row's keys that are Trial columns (client_uuid is made when a row has none).
+TRIAL_ROW_COLUMNS = ("session_id", "trial_index", "trial_type", "block", "stimulus_id",
+                     "direction", "correct_response", "response", "correct", "rt_ms",
+                     "onset_method", "dropped_frames", "excluded", "exclusion_reasons", "extra")
+
+
+def _text(value):
+    # Frame orders are lists; the Text columns hold them as JSON (analysis/columns.py).
+    return value if value is None or isinstance(value, str) else json.dumps(value)
+
+
+def trial_values(row: dict) -> dict:
+    """The Trial insert parameters of one canonical row dict."""
+    values = {name: row[name] for name in TRIAL_ROW_COLUMNS}
+    values.update(client_uuid=row.get("client_uuid") or str(uuid.uuid4()),
+                  correct_response=_text(row["correct_response"]),
+                  response=_text(row["response"]))
+    return values
+
+
+def insert_trials(connection: Connection, rows: list[dict]) -> None:
+    """Insert canonical trial rows (see :mod:`analysis.columns`), people's and models' alike.
+
+    Each row names every column of :data:`TRIAL_ROW_COLUMNS`; list-valued ``response`` and
+    ``correct_response`` are stored as JSON text; a row without ``client_uuid`` gets a new one.
+    The unique keys refuse a second row for a session's ``trial_index`` or ``client_uuid``
+    (IntegrityError).
+    """
+    if rows:  # an empty parameter list would insert one row of defaults
+        connection.execute(_INSERT_TRIAL, [trial_values(row) for row in rows])
+
+
+def stored_trials(connection: Connection, session_id: int) -> list[Row]:
+    return list(connection.execute(_TRIAL_ROWS, {"session_id": session_id}))
+
+
+def practice_rows(connection: Connection, session_id: int) -> list[Row]:
+    """(trial_index, correct, technical) of the stored practice trials."""
+    return list(connection.execute(_PRACTICE_ROWS, {"session_id": session_id}))
+
+
+def stored_index(connection: Connection, session_id: int, client_uuid: str) -> int | None:
+    """The trial index stored under ``client_uuid``, if any."""
+    return connection.scalar(_STORED_INDEX, {"session_id": session_id, "client_uuid": client_uuid})
+
+
+def flag_trials(connection: Connection, changed: dict[int, list[str]]) -> None:
+    """Write trials' exclusion flags by trial id (flags only: an excluded trial is never
+    deleted)."""
+    for trial_id, reasons in changed.items():
+        connection.execute(_FLAG_TRIAL, {"id_": trial_id, "excluded": bool(reasons),
+                                         "reasons": reasons})
