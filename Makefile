@@ -6,7 +6,7 @@ HOST ?= 127.0.0.1
 PORT ?= 5000
 PG_URL ?= postgresql+psycopg://postgres@127.0.0.1:5432/test
 
-.PHONY: run test setup browser postgres schema
+.PHONY: run test lint setup lock browser postgres migration
 
 # Development mode: a random secret key kept in instance/secret_key, simulated participants allowed.
 run: export CHRONOSCOPE_DEVELOPMENT = true
@@ -16,15 +16,36 @@ run: setup
 	$(BIN)/python manage.py study demo
 	$(BIN)/python manage.py run --host $(HOST) --port $(PORT)
 
-test: setup browser postgres
+test: setup browser postgres lint
 	CHRONOSCOPE_TEST_POSTGRES_URL=$(PG_URL) $(BIN)/python -m pytest -n 2 --dist loadfile
+
+# ruff over the whole tree (rules in pyproject.toml). mypy starts on the two lower layers,
+# experiments/ and analysis/, with --ignore-missing-imports (torch, av, plotly, statsmodels ship
+# no stubs); the modules it does not check yet are listed in pyproject.toml.
+lint: setup
+	$(BIN)/ruff check .
+	$(BIN)/mypy --ignore-missing-imports experiments analysis
 
 setup: $(VENV)/.installed static/vendor/.installed
 
-$(VENV)/.installed: pyproject.toml
+# Exact versions from requirements.txt, then the project itself without resolving again.
+# torch and torchvision come from the machine's local package index (pip's configuration).
+$(VENV)/.installed: pyproject.toml requirements.txt
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
-	$(BIN)/python -m pip install -q --disable-pip-version-check -e ".[models,dev]"
+	$(BIN)/python -m pip install -q --disable-pip-version-check -r requirements.txt
+	$(BIN)/python -m pip install -q --disable-pip-version-check --no-deps -e .
 	touch $@
+
+# Re-resolve requirements.txt from pyproject.toml's ranges (after changing them), keeping
+# every pin that still fits. pip-compile resolves with pip, so it sees the same local index;
+# LOCK_PINS holds the torch pair that imports together (a newer torchvision is a CUDA download
+# that may not). setuptools is locked for tests/test_packaging.py, which builds offline.
+LOCK_PINS := torch==2.14.1 torchvision==0.29.1
+lock: $(VENV)/.installed
+	CUSTOM_COMPILE_COMMAND="make lock" $(BIN)/pip-compile -q --extra postgres,openai,models,dev \
+	  --strip-extras --no-emit-index-url --no-emit-find-links --no-emit-trusted-host \
+	  --unsafe-package pip $(addprefix --upgrade-package ,$(LOCK_PINS)) \
+	  --output-file requirements.txt pyproject.toml
 
 # Browser libraries come from npm at install time and are never committed.
 static/vendor/.installed: package.json package-lock.json
@@ -50,7 +71,11 @@ postgres:
 	  (pg_ctlcluster --skip-systemctl-redirect $$(ls /etc/postgresql) main start && sleep 2) || \
 	  echo "PostgreSQL is not available; its tests will fail under CI=true"
 
-# Regenerate the single initial migration from the models (before the first release only).
-schema: setup
-	rm -f webapp/migrations/versions/*.py
-	d=$$(mktemp -d) && CHRONOSCOPE_INSTANCE_PATH=$$d $(BIN)/python manage.py db migrate -m "initial schema" && rm -rf $$d
+# A new migration from the changes to the models: migrations are append-only, never rewritten
+# (the released ones have run on real databases, and some move data). The models are compared
+# against a scratch database upgraded to the current head; review the file before committing.
+migration: setup
+	@test -n "$(MESSAGE)" || { echo 'usage: make migration MESSAGE="what changed"'; exit 2; }
+	d=$$(mktemp -d) && export CHRONOSCOPE_INSTANCE_PATH=$$d CHRONOSCOPE_DEVELOPMENT=true && \
+	  $(BIN)/python manage.py db upgrade && $(BIN)/python manage.py db migrate -m "$(MESSAGE)"; \
+	  status=$$?; rm -rf $$d; exit $$status

@@ -39,8 +39,7 @@ import numpy as np
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 from bench.rt_report import first_frame_shares, print_table, summary_rows  # noqa: E402
-from bench.rt_trace import (TRACE_CATEGORIES, FrameIndex, clock_offset_ms,  # noqa: E402
-                            load_events, mark_times)
+from bench.rt_trace import TRACE_CATEGORIES, FrameIndex, clock_offset_ms, load_events, mark_times  # noqa: E402
 
 CHROMIUM = "/usr/bin/chromium"
 CHROMIUM_ARGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking",

@@ -8,17 +8,6 @@ from collections.abc import Iterable
 
 CATEGORIES = ("Proceed", "Fall", "Diffusion", "Division", "Put", "Reciprocal")
 
-DESCRIPTIONS = {
-    "Proceed": "forward locomotion of people, animals or vehicles",
-    "Fall": "free-fall / ballistic motion under gravity",
-    "Diffusion": "centrifugal diffusion or small-particle explosions",
-    "Division": "division of material by hand or tool",
-    "Put": "addition / construction of material by hand",
-    "Reciprocal": "reciprocating (cyclic) motion",
-}
-
-IRREVERSIBLE = CATEGORIES[:5]
-
 
 def validate_categories(names: Iterable[str]) -> list[str]:
     """Return ``names`` as a list in their given order, without repeats.

@@ -19,13 +19,20 @@ from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import asdict, dataclass
 from fractions import Fraction
 from pathlib import Path
+from typing import IO, cast
 
 import av
 import numpy as np
 
 # Re-exported: frame sets are part of this module's public surface.
-from experiments.frames import (SPAN_WINDOWS, frame_file_names, sample_frame_indices,  # noqa: F401
-                                sha256_files, span_frame_indices, write_pngs)
+from experiments.frames import (  # noqa: F401
+    SPAN_WINDOWS,
+    frame_file_names,
+    sample_frame_indices,
+    sha256_files,
+    span_frame_indices,
+    write_pngs,
+)
 
 CRF = 16  # low enough that codec noise stays ~1 grey level, so reversal checks are sharp
 PRESET = "medium"  # "fast" saves ~10% CPU of set preparation but lifts reversal to ~1.4x ffmpeg
@@ -187,7 +194,7 @@ def decode_frames(path, indices: Sequence[int] | None = None, fmt: str = "rgb24"
         if not frames:
             raise MediaError(f"{path}: no decodable video frames")
         return np.stack(frames)
-    missing = sorted(keep - found.keys())
+    missing = sorted(set(wanted) - found.keys())
     if missing:
         raise ValueError(f"{path}: frame indices {missing} out of range")
     return np.stack([found[i] for i in wanted]) if wanted else np.empty((0, 0, 0, 3), np.uint8)
@@ -216,11 +223,12 @@ def pipe_to_ffmpeg(command: list[str], frames: Iterable[np.ndarray]) -> int:
     written = 0
     with tempfile.TemporaryFile() as errors:
         process = subprocess.Popen(command, stdin=subprocess.PIPE, stderr=errors)
+        stdin = cast(IO[bytes], process.stdin)  # never None with stdin=PIPE
         try:
             for frame in frames:
-                process.stdin.write(np.ascontiguousarray(frame).tobytes())
+                stdin.write(np.ascontiguousarray(frame).tobytes())
                 written += 1
-            process.stdin.close()
+            stdin.close()
         except BrokenPipeError:
             pass  # ffmpeg died; its exit status and message are reported below
         finally:

@@ -6,7 +6,9 @@ is then decoded and compared frame by frame with the source.
 """
 from __future__ import annotations
 
+from fractions import Fraction
 from pathlib import Path
+from typing import cast
 
 import numpy as np
 
@@ -83,7 +85,7 @@ def _mse(diff: np.ndarray) -> np.ndarray:
     return np.einsum("ij,ij->i", as_float, as_float) / diff.shape[1]
 
 
-def _source_layout(src: Path) -> tuple[str, float]:
+def _source_layout(src: Path) -> tuple[str, Fraction]:
     """yuv420p sources are reversed in yuv420p: no colour conversion, no extra noise."""
     with _open(src) as container:
         stream = container.streams.video[0]
@@ -105,8 +107,9 @@ def reverse_clip_checked(src, dst) -> tuple[VideoInfo, dict]:
     reversed_frames = frames[::-1]
     # Only the stored luma plane is checked: decoding it needs no conversion, chroma
     # subsampling noise stays out, and a misplaced frame shows in luma as surely as in colour.
-    info, decoded = encode_frames(reversed_frames, dst, rate, width, height, pix_fmt=fmt,
-                                  decode_as="luma")
+    info, decoded_or_none = encode_frames(reversed_frames, dst, rate, width, height, pix_fmt=fmt,
+                                          decode_as="luma")
+    decoded = cast(np.ndarray, decoded_or_none)  # never None when decode_as is given
     expected = reversed_frames[:, :height] if fmt == "yuv420p" else luma_from_rgb(reversed_frames)
     try:
         stats = check_alignment(expected, decoded)

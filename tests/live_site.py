@@ -138,8 +138,8 @@ def _store_catch(app, folder: Path) -> None:
 
 
 def _open_studies(app) -> dict:
-    from webapp.researcher import studies
     from webapp.extensions import db
+    from webapp.researcher import studies
 
     slugs = {}
     with app.app_context():

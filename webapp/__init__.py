@@ -9,8 +9,16 @@ from webapp.config import Defaults, read_switches
 from webapp.extensions import db, limiter, migrate
 from webapp.secret_key import configure_secret_key
 
-PROJECT_ROOT = Path(__file__).resolve().parent.parent
-MIGRATIONS_DIR = Path(__file__).resolve().parent / "migrations"
+PACKAGE_DIR = Path(__file__).resolve().parent
+PROJECT_ROOT = PACKAGE_DIR.parent  # the checkout, when running from one
+MIGRATIONS_DIR = PACKAGE_DIR / "migrations"
+
+
+def _asset_folder(name: str) -> str:
+    """``templates`` or ``static``: inside the package in a wheel (pyproject.toml maps them
+    there), at the top of the repository in a checkout or an editable install."""
+    packaged = PACKAGE_DIR / name
+    return str(packaged if packaged.is_dir() else PROJECT_ROOT / name)
 
 
 def create_app(test_config: dict | None = None) -> Flask:
@@ -20,8 +28,8 @@ def create_app(test_config: dict | None = None) -> Flask:
         instance_path=(test_config.pop("INSTANCE_PATH", None)
                        or os.environ.get("CHRONOSCOPE_INSTANCE_PATH")),
         instance_relative_config=True,
-        template_folder=str(PROJECT_ROOT / "templates"),
-        static_folder=str(PROJECT_ROOT / "static"),
+        template_folder=_asset_folder("templates"),
+        static_folder=_asset_folder("static"),
     )
     app.config.from_object(Defaults)
     app.config.from_pyfile("config.py", silent=True)

@@ -13,8 +13,18 @@ the password raises it, and every session and remember cookie issued before is r
 import re
 from urllib.parse import urlsplit
 
-from flask import (Blueprint, Flask, current_app, flash, has_request_context,
-                   redirect, render_template, request, session, url_for)
+from flask import (
+    Blueprint,
+    Flask,
+    current_app,
+    flash,
+    has_request_context,
+    redirect,
+    render_template,
+    request,
+    session,
+    url_for,
+)
 from flask.sessions import SecureCookieSessionInterface
 from flask_login import current_user, login_required, login_user, logout_user
 from flask_wtf import FlaskForm

@@ -59,7 +59,7 @@ def fresh_postgres(server_url: str) -> str:
 
 def build_site(folder: Path, database_url: str | None = None, main_blocks: int = 2) -> Site:
     """Create the tables and one open study in ``folder`` (SQLite there unless a URL is given)."""
-    from tests.webapp.participant_study import add_catch_set, add_stimulus_set, open_study
+    from bench.harness.stored_study import add_catch_set, add_stimulus_set, open_study
     from webapp.auth import create_researcher
     from webapp.extensions import db
 

@@ -114,10 +114,6 @@ def to_uint8(img: np.ndarray) -> np.ndarray:
     return np.clip(img + 0.5, 0, 255).astype(np.uint8)
 
 
-def random_color(rng: np.random.Generator, low: int = 40, high: int = 230) -> list[int]:
-    return [int(v) for v in rng.integers(low, high, size=3)]
-
-
 def splat(img, points, color, sigma: float, gain: float, max_alpha: float = 1.0) -> None:
     """Many small soft particles at once: bilinear density, Gaussian blur, blend.
 
