@@ -8,7 +8,12 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
+from analysis.columns import FRAME_ORDER
+
 HUMAN_COLOR = "#222222"
+DIRECTION_COLORS = {"forward": "#1f77b4", "backward": "#d62728"}
+# The direction label of frame-ordering rows in an accuracy table (their exact-order rate).
+FRAME_ORDER_LABEL = "frame order"
 PALETTE = ("#1f77b4", "#d62728", "#2ca02c", "#9467bd", "#ff7f0e", "#8c564b", "#17becf")
 PANELS = (("f1_forward", "Forward F1"), ("f1_backward", "Backward F1"), ("accuracy", "Accuracy"))
 
@@ -50,6 +55,32 @@ def category_figure(table: pd.DataFrame):
     return fig
 
 
+def accuracy_figure(table: pd.DataFrame, by: str, title: str):
+    """Accuracy per ``by`` value, one bar per direction, with the 50% chance line.
+
+    ``table``: ``by, direction, accuracy, n_trials`` (e.g. :func:`analysis.aot.aot_metrics`
+    by ``[by, "direction"]``). Rows whose direction is ``"frame order"`` hold the exact-order
+    rate of frame-ordering trials, whose chance level is not 50%: the line is drawn only
+    when some row is a two-choice direction.
+    """
+    import plotly.graph_objects as go
+
+    fig = go.Figure()
+    for direction, part in table.groupby("direction", sort=False):
+        fig.add_bar(x=part[by].astype(str), y=part["accuracy"], name=str(direction),
+                    customdata=part["n_trials"],
+                    marker_color=DIRECTION_COLORS.get(direction, "#7f7f7f"),
+                    hovertemplate=f"%{{x}}: %{{y:.0%}} of %{{customdata}} trials"
+                                  f"<extra>{direction}</extra>")
+    if (table["direction"] != FRAME_ORDER_LABEL).any():
+        fig.add_hline(y=0.5, line_dash="dot", line_color="#888")
+    if (table["direction"] == FRAME_ORDER_LABEL).any():
+        title += " (frame ordering: exact order)"
+    fig.update_layout(title=title, barmode="group", height=380,
+                      yaxis={"title": "accuracy", "range": [0, 1], "tickformat": ".0%"})
+    return fig
+
+
 def bias_figure(table: pd.DataFrame):
     """Share of "Forward" answers per observer, with the unbiased 50% line (label bias)."""
     import plotly.graph_objects as go
@@ -85,27 +116,49 @@ RT_TICKS_MS = (100, 200, 300, 500, 700, 1000, 1500, 2000, 3000, 5000, 7000, 1000
 
 
 def rt_figure(data: pd.DataFrame, max_points: int = 20000):
-    """RT distributions by direction x response (answered arrow-of-time trials of people).
+    """RT distributions of answered trials: by direction x response for arrow-of-time
+    trials, and one violin for frame orderings.
 
-    Large tables are thinned to ``max_points`` trials, evenly spaced, for the browser.
+    Large tables are thinned to ``max_points`` trials, evenly spaced, for the browser. The
+    log axis spans the RTs with a margin of 1.5x either side, so one trial (or many equal
+    RTs) still gets an axis of round values; without trials it spans 300 ms to 3 s.
     """
     import plotly.graph_objects as go
 
-    trials = data[data["response"].isin(("F", "B")) & (data["rt_ms"] > 0)]
+    violins = _violins(data)
+    drawn = violins.notna().to_numpy()
+    trials = pd.DataFrame({"violin": violins[drawn].to_numpy(),
+                           "rt_ms": data.loc[drawn, "rt_ms"].to_numpy()})
     if len(trials) > max_points:
         trials = trials.iloc[np.linspace(0, len(trials) - 1, max_points).astype(int)]
     fig = go.Figure()
-    for (direction, response), part in trials.groupby(["direction", "response"]):
-        fig.add_violin(y=part["rt_ms"], name=f"{direction} / answered {response}",
-                       box_visible=True, meanline_visible=False, points=False)
-    # Log axis with labelled round values only (plotly's own minor labels read "2, 3 ... 1000").
-    ticks = [t for t in RT_TICKS_MS
-             if len(trials) and trials["rt_ms"].min() / 1.5 <= t <= trials["rt_ms"].max() * 1.5]
+    for name, part in trials.groupby("violin"):
+        fig.add_violin(y=part["rt_ms"], name=name, box_visible=True, meanline_visible=False,
+                       points=False)
+    if trials.empty:
+        fig.add_annotation(text="no answered trials", showarrow=False, xref="paper",
+                           yref="paper", x=0.5, y=0.5)
+    low, high = (trials["rt_ms"].min(), trials["rt_ms"].max()) if len(trials) else (450, 2000)
+    low, high = low / 1.5, high * 1.5
+    # Labelled round values only (plotly's own minor labels read "2, 3 ... 1000").
+    ticks = [t for t in RT_TICKS_MS if low <= t <= high]
     fig.update_layout(title="Reaction times by direction and answer", yaxis_title="RT (ms)",
-                      yaxis={"type": "log", "tickvals": ticks,
-                             "ticktext": [f"{t:,}" for t in ticks], "minor": {"showgrid": False}},
+                      yaxis={"type": "log", "range": [np.log10(low), np.log10(high)],
+                             "tickvals": ticks, "ticktext": [f"{t:,}" for t in ticks],
+                             "minor": {"showgrid": False}},
                       height=420)
     return fig
+
+
+def _violins(data: pd.DataFrame) -> pd.Series:
+    """The violin of each trial ("forward / answered B", "frame order"); missing for a
+    trial without an answer or an RT."""
+    labels = data["direction"].astype(str) + " / answered " + data["response"].astype(str)
+    labels = labels.where(data["response"].isin(("F", "B")))
+    if "trial_type" in data:
+        ordered = (data["trial_type"] == FRAME_ORDER) & data["response"].notna()
+        labels = labels.mask(ordered, FRAME_ORDER_LABEL)
+    return labels.where(data["rt_ms"] > 0)
 
 
 def rt_breakdown_figure(data: pd.DataFrame):
@@ -161,16 +214,29 @@ def ordering_figure(table: pd.DataFrame, by: str, title: str):
     return fig
 
 
-def flow_figure(flow: pd.DataFrame):
-    """Participants and trials remaining after each exclusion step."""
+FLOW_PANELS = (("participants", "Participants"), ("trials", "Trials"))
+
+
+def flow_figure(flow: pd.DataFrame, title: str = "Exclusion flow (remaining after each step)"):
+    """Participants and trials remaining after each exclusion step, one panel per count.
+
+    ``flow``: ``step`` and, for participants and/or trials, ``n_<noun>_removed`` and
+    ``n_<noun>_remaining`` (:func:`analysis.exclusions.trial_exclusion_flow` has both).
+    """
     from plotly.subplots import make_subplots
 
-    fig = make_subplots(rows=1, cols=2, subplot_titles=["Participants", "Trials"])
-    fig.add_bar(x=flow["step"], y=flow["n_participants_remaining"], showlegend=False,
-                text=flow["n_participants_remaining"], row=1, col=1)
-    fig.add_bar(x=flow["step"], y=flow["n_trials_remaining"], showlegend=False,
-                text=flow["n_trials_remaining"], row=1, col=2)
-    fig.update_layout(title="Exclusion flow (remaining after each step)", height=380)
+    panels = [(noun, label) for noun, label in FLOW_PANELS if f"n_{noun}_remaining" in flow]
+    fig = make_subplots(rows=1, cols=len(panels), subplot_titles=[t for _, t in panels])
+    for col, (noun, _) in enumerate(panels, start=1):
+        remaining = flow[f"n_{noun}_remaining"]
+        fig.add_bar(x=flow["step"], y=remaining, text=remaining, showlegend=False,
+                    customdata=flow[f"n_{noun}_removed"],
+                    hovertemplate="%{x}: %{customdata} removed, %{y} left<extra></extra>",
+                    row=1, col=col)
+        # Whole counts only: a handful of participants would otherwise get ticks of 0.2.
+        fig.update_yaxes(rangemode="tozero", dtick=1 if remaining.max() <= 5 else None,
+                         row=1, col=col)
+    fig.update_layout(title=title, height=380)
     return fig
 
 

@@ -9,13 +9,17 @@ import pandas as pd
 from analysis.csv_cells import escape_cells
 from analysis.report_codebook import codebook_markdown, codebook_table
 
-TEMPLATE_DIR = Path(__file__).resolve().parent.parent / "templates" / "report"
+# A wheel carries the report template in analysis/templates (pyproject.toml maps it there); a
+# checkout or an editable install reads it from the repository's templates/report.
+_PACKAGED_TEMPLATES = Path(__file__).resolve().parent / "templates"
+TEMPLATE_DIR = (_PACKAGED_TEMPLATES if _PACKAGED_TEMPLATES.is_dir()
+                else Path(__file__).resolve().parent.parent / "templates" / "report")
 MAX_HTML_ROWS = 40
 
 # Sections of the HTML report: (id, title, figure names, table names), in reading order.
 SECTIONS = (
     ("exclusions", "Exclusion flow", ("exclusion_flow",), ("exclusion_flow",)),
-    ("aot", "Arrow of time: accuracy, F1 and bias", ("bias", "sdt"),
+    ("aot", "Arrow of time: accuracy, F1 and bias", ("direction_accuracy", "bias", "sdt"),
      ("aot_overall", "aot_by_direction")),
     ("participants", "Per participant: signal detection and the forward bias",
      ("participants",), ("sdt_participant_summary", "sdt_by_participant")),

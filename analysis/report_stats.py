@@ -66,7 +66,7 @@ def uncertainty_note(n_boot: int) -> str:
 def add_model_fits(report, humans: pd.DataFrame, fit) -> None:
     """The log-RT LMM, the GEE and the crossed GLMM, each with a note of what was fitted.
 
-    ``fit`` is :func:`analysis.reports._fit` (a failed fit is reported, not raised).
+    ``fit`` is :func:`analysis.report_sections.fit` (a failed fit is reported, not raised).
     """
     t = report.tables
     fitted = fit(report, "rt_lmm", rt.rt_mixed_model, humans)

@@ -101,7 +101,7 @@ class Chromium:
 
 
 class EngineTab:
-    """Firefox ESR or WebKitGTK in a window on its own Xvfb, through tests/engines/tabs.py."""
+    """Firefox ESR or WebKitGTK in a window on its own Xvfb, through bench/harness/tabs.py."""
 
     def __init__(self, name: str):
         self.name = name
@@ -109,8 +109,8 @@ class EngineTab:
     async def __aenter__(self):
         from contextlib import ExitStack
 
-        from tests.engines.tabs import FirefoxBridge, FirefoxTab, WebKitTab
-        from tests.engines.xserver import xvfb
+        from bench.harness.tabs import FirefoxBridge, FirefoxTab, WebKitTab
+        from bench.harness.xserver import xvfb
 
         self.stack = ExitStack()
         display = self.stack.enter_context(xvfb())

@@ -7,9 +7,9 @@ from pathlib import Path
 
 import pytest
 
-from tests.engines.tabs import (FIREFOX, MINIBROWSER, WEBKIT_DRIVER, FirefoxBridge, FirefoxTab,
+from bench.harness.tabs import (FIREFOX, MINIBROWSER, WEBKIT_DRIVER, FirefoxBridge, FirefoxTab,
                                 WebKitTab)
-from tests.engines.xserver import xvfb
+from bench.harness.xserver import xvfb
 from tests.live_site import site  # noqa: F401  (fixture)
 
 ENGINES = ["firefox", "webkit"]

@@ -1,5 +1,5 @@
 """The scripted participant of tests/browser/participant.py for a tab of any engine
-(tests/engines/tabs.py): reads which screen the runner shows (``body[data-screen]``) and
+(bench/harness/tabs.py): reads which screen the runner shows (``body[data-screen]``) and
 answers it with real clicks and key presses.  The database side (``stored``,
 ``assert_every_trial_once``, ``instructed_key``) is shared with the Chromium tests."""
 import json

@@ -14,7 +14,7 @@ import pytest
 
 from tests.browser.participant import assert_every_trial_once, stored
 from tests.engines.participant import enter, order_with_keyboard, run_by_hand
-from tests.engines.xserver import XMouse
+from bench.harness.xserver import XMouse
 
 # Selenium 4.51's own WebKitGTK driver class still passes remote_server_addr.
 pytestmark = [pytest.mark.engines,

@@ -57,7 +57,7 @@ class Factory:
     def stimulus_set(self, name: str = "synthetic", per_category: int = 1) -> str:
         """A stimulus set both shipped designs can schedule (clips in both directions, frame
         sets), as rows only: no files are written."""
-        from tests.webapp.participant_study import add_stimulus_set
+        from bench.harness.stored_study import add_stimulus_set
 
         with self.app.app_context():
             add_stimulus_set(name, per_category=per_category)

@@ -10,7 +10,7 @@ from sqlalchemy import select
 from experiments.trial_types import presented_type
 from webapp.extensions import db
 from webapp.models import Session, Trial
-from tests.webapp.participant_study import add_aot_study, open_study
+from bench.harness.stored_study import add_aot_study, open_study
 
 
 @pytest.fixture

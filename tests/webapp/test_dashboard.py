@@ -1,9 +1,11 @@
 """The study page: participants and their status, accuracy and RT figures, exclusion flow."""
 import re
 
+import numpy as np
 import plotly.graph_objects as go
 import pytest
 
+from analysis import aot, figures as report_figures, loading
 from tests.webapp.conftest import minutes_ago
 from webapp.researcher import dashboard
 
@@ -82,8 +84,65 @@ def test_accuracy_per_clip_and_category_counts_only_included_main_trials(app, st
     # Fall+Diffusion clips count under both categories.
     assert per_category[("backward", "Fall")] == per_category[("backward", "Diffusion")] == 0.5
     assert per_category[("forward", "Put")] == 1.0
-    rts = {t["name"]: sorted(t["x"]) for t in figures["rt"]["data"]}
-    assert rts["backward"] == [812.1, 1500.0]
+    rts = {t["name"]: sorted(t["y"]) for t in figures["rt"]["data"]}
+    assert rts["backward / answered B"] == [812.125] and rts["backward / answered F"] == [1500.0]
+
+
+def _numbers(figure) -> list:
+    """Each trace's name, x, y and customdata, as plain lists."""
+    return [(trace.name, *(None if getattr(trace, key) is None
+                           else np.asarray(getattr(trace, key)).tolist()
+                           for key in ("x", "y", "customdata")))
+            for trace in go.Figure(figure).data]
+
+
+def test_the_page_draws_what_the_report_figure_functions_draw(app, study):
+    """The page's figures are analysis.figures' functions on analysis tables of the same
+    trials, so the live numbers and the report's cannot disagree."""
+    with app.app_context():
+        panel = dashboard.study_panel("pilot")
+        kept = dashboard.counted_trials(dashboard.human_trials("pilot"))
+    page = panel["figures"]
+    per_clip = aot.aot_metrics(loading.aot_trials(kept), by=["source_clip_id", "direction"])
+    assert _numbers(page["clip_accuracy"]) == _numbers(
+        report_figures.accuracy_figure(per_clip, "source_clip_id", "Accuracy per clip"))
+    per_category = aot.aot_metrics(loading.explode_categories(loading.aot_trials(kept)),
+                                   by=["category", "direction"])
+    assert _numbers(page["category_accuracy"]) == _numbers(
+        report_figures.accuracy_figure(per_category, "category", "Accuracy per category"))
+    assert _numbers(page["rt"]) == _numbers(report_figures.rt_figure(kept))
+    assert _numbers(page["flow"])[0][2] == [step["n_remaining"] for step in panel["flow"]]
+
+
+def test_one_abandoned_trial_gets_a_readable_rt_axis(app, factory):
+    """One abandoned trial drew an RT axis of 1,805.8-1,806.6 ms beside a funnel of 0 left."""
+    study = factory.study(slug="one")
+    session = factory.session(study, status="in_progress", last_seen_at=minutes_ago(60))
+    factory.trial(session, rt_ms=1806.2)
+    with app.app_context():
+        figures = dashboard.study_panel("one")["figures"]
+    axis = figures["rt"]["layout"]["yaxis"]
+    low, high = (10 ** end for end in axis["range"])
+    assert axis["type"] == "log" and low < 1806.2 < high and high / low > 2
+    assert axis["tickvals"] == [1500, 2000]  # round values either side of the one RT
+    flow = figures["flow"]
+    assert flow["data"][0]["y"] == [1, 1, 1, 0, 0]  # entered ... not finished, remaining
+    assert flow["layout"]["yaxis"]["dtick"] == 1  # whole participants, not ticks of 0.2
+    assert figures["clip_accuracy"]["layout"]["yaxis"]["range"] == [0, 1]
+    for figure in figures.values():
+        go.Figure(figure)
+
+
+def test_before_any_trial_only_the_participant_flow_is_drawn(app, factory):
+    study = factory.study(slug="early")
+    factory.session(study, status="started")
+    factory.study(slug="empty")
+    with app.app_context():
+        early = dashboard.study_panel("early")["figures"]
+        empty = dashboard.study_panel("empty")["figures"]
+    assert early["clip_accuracy"] is early["category_accuracy"] is early["rt"] is None
+    assert early["flow"]["data"][0]["y"] == [1, 1, 1, 0, 0]
+    assert set(empty.values()) == {None}
 
 
 def test_figures_are_valid_plotly_figures(app, study):
@@ -147,10 +206,10 @@ def test_frame_ordering_accuracy_is_the_exact_order_rate():
         "response": ["[2, 1, 3]", "[1, 2, 3]", None], "extra": [{}, {}, {}]}))
     table = dashboard.accuracy_table(trials, "source_clip_id")
     # An unanswered order is an error, as in the report (one non-response policy).
-    assert table[["source_clip_id", "direction", "n"]].values.tolist() == [
+    assert table[["source_clip_id", "direction", "n_trials"]].values.tolist() == [
         ["c1", "frame order", 2], ["c2", "frame order", 1]]
     assert table["accuracy"].tolist() == [0.5, 0.0]
     figure = dashboard.accuracy_figure(trials, "source_clip_id", "Accuracy per clip")
     assert figure["data"][0]["y"] == [0.5, 0.0]
-    assert figure["layout"]["shapes"] == []  # no 50% chance line for ordering
+    assert "shapes" not in figure["layout"]  # no 50% chance line for ordering
     go.Figure(figure)

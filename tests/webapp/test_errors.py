@@ -8,7 +8,7 @@ import pytest
 from sqlalchemy import event, select
 from sqlalchemy.exc import OperationalError
 
-from tests.webapp.participant_study import add_aot_study
+from bench.harness.stored_study import add_aot_study
 from tests.webapp.test_api import answer, schedule_of, start
 from webapp.errors import is_retryable
 from webapp.extensions import db

@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.webapp.participant_study import add_catch_set, add_stimulus_set, open_study
+from bench.harness.stored_study import add_catch_set, add_stimulus_set, open_study
 from webapp.headers import CONTENT_SECURITY_POLICY, PLOTLY_POLICY
 
 ROOT = Path(__file__).resolve().parents[2]

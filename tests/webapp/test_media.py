@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 from sqlalchemy import select
 
-from tests.webapp.participant_study import add_catch_set, add_stimulus_set, open_study
+from bench.harness.stored_study import add_catch_set, add_stimulus_set, open_study
 from webapp.extensions import db
 from webapp.models import Session, SourceClip, Stimulus
 

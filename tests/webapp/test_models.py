@@ -1,14 +1,16 @@
 """The data model on SQLite and PostgreSQL: constraints that keep every trial stored once."""
+import json
 from datetime import datetime, timezone
 
 import pytest
 from alembic.autogenerate import compare_metadata
 from alembic.migration import MigrationContext
-from flask_migrate import upgrade
+from flask_migrate import downgrade, upgrade
+from sqlalchemy import select
 from sqlalchemy.exc import IntegrityError
 
 from webapp.extensions import db
-from webapp.models import Study, Session, SourceClip, Stimulus, Subject, Trial
+from webapp.models import ModelRun, Study, Session, SourceClip, Stimulus, Subject, Trial
 
 
 def _session_with_stimulus():
@@ -101,3 +103,58 @@ def test_the_security_migration_keeps_every_researcher_on_the_studies_they_had(a
     assert [tuple(m) for m in members] == [("a", "ada", "owner"), ("a", "bob", "owner"),
                                            ("b", "ada", "owner"), ("b", "bob", "owner")]
     assert modes == {"a": "finish", "b": None}
+
+
+def test_the_model_run_migration_moves_a_model_sessions_provenance_into_its_own_table(any_db_app):
+    # A model session stored before model_run kept its manifest in device_info and its item
+    # keys in schedule; after the upgrade both are in model_run and the session's are empty.
+    manifest = {"run_key": "k" * 64, "run_id": "20261101T000000-abc123", "git_commit": "c0ffee",
+                "config": {"model": "Qwen/Qwen2.5-VL-7B-Instruct", "scoring": "both",
+                           "spec": {"task": "aot", "fps": 2.0, "n_frames": None,
+                                    "metadata_fps": "sampled"},
+                           "params": {"temperature": 0.0, "seed": 5}},
+                "backend": {"model": "Qwen/Qwen2.5-VL-7B-Instruct", "dtype": "bfloat16",
+                            "weights_sha256": "ab" * 32},
+                "counts": {"total": 2, "computed": 2}, "timing": {"load_backend_s": 1.5},
+                "started_at": "2026-11-01T00:00:00+00:00", "failures": []}
+    with any_db_app.app_context():
+        db.drop_all()
+        upgrade(revision="9b3f5e2d8c14")
+        with db.engine.begin() as connection:
+            connection.exec_driver_sql(
+                "INSERT INTO study (slug, title, design, design_snapshot, stimulus_set, status, "
+                "created_at) VALUES ('a', 'A', 'arrow-of-time', '{}', 's', 'open', "
+                "'2026-01-01 00:00:00')")
+            connection.exec_driver_sql(
+                "INSERT INTO subject (study_id, kind, external_id, recruitment, created_at) "
+                "VALUES (1, 'model', 'Qwen/Qwen2.5-VL-7B-Instruct', '{}', '2026-01-01 00:00:00'),"
+                " (1, 'human', 'P1', '{}', '2026-01-01 00:00:00')")
+            for subject_id, token, schedule, info in (
+                    (1, "m", '["aot:1:FB", "aot:2:FB"]', json.dumps(manifest)),
+                    (2, "h", "[]", '{"device": {"refresh_hz": 60}}')):
+                connection.exec_driver_sql(
+                    "INSERT INTO session (subject_id, token, session_number, seed, status, "
+                    "schedule, condition, device_info, started_at, last_seen_at, excluded, "
+                    "exclusion_reasons, simulated) VALUES (%s, '%s', 1, 5, 'completed', '%s', "
+                    "'{}', '%s', '2026-11-01 00:00:00', '2026-11-01 01:00:00', false, '[]', "
+                    "false)" % (subject_id, token, schedule, info))
+        upgrade()
+        run = db.session.scalars(select(ModelRun)).one()
+        model_session, human_session = db.session.scalars(select(Session).order_by(Session.id))
+        assert run.session_id == model_session.id and run.run_key == "k" * 64
+        assert run.item_keys == ["aot:1:FB", "aot:2:FB"] and run.failures == []
+        assert run.model == "Qwen/Qwen2.5-VL-7B-Instruct" and run.revision == "ab" * 6
+        assert run.weights_sha256 == "ab" * 32 and run.backend["dtype"] == "bfloat16"
+        assert run.params == {"temperature": 0.0, "seed": 5} and run.sampling["fps"] == 2.0
+        assert run.counts["computed"] == 2 and run.timing["load_backend_s"] == 1.5
+        assert (run.run_id, run.git_commit, run.scoring) == (manifest["run_id"], "c0ffee", "both")
+        assert model_session.device_info == {} and model_session.schedule == []
+        assert human_session.device_info == {"device": {"refresh_hz": 60}}
+        db.session.remove()
+        downgrade(revision="9b3f5e2d8c14")  # and back: the session holds them again
+        with db.engine.connect() as connection:
+            info, schedule = connection.exec_driver_sql(
+                "SELECT device_info, schedule FROM session WHERE token = 'm'").one()
+        info, schedule = (json.loads(v) if isinstance(v, str) else v for v in (info, schedule))
+        assert info["run_key"] == "k" * 64 and info["backend"]["dtype"] == "bfloat16"
+        assert schedule == ["aot:1:FB", "aot:2:FB"]

@@ -7,7 +7,7 @@ from sqlalchemy import func, select
 from webapp.extensions import db
 from webapp.models import Session, Subject
 from webapp.participant.sessions import now
-from tests.webapp.participant_study import add_aot_study, add_catch_set, add_stimulus_set, open_study
+from bench.harness.stored_study import add_aot_study, add_catch_set, add_stimulus_set, open_study
 
 
 @pytest.fixture
@@ -224,7 +224,7 @@ def test_unschedulable_study_stores_nothing_until_its_stimuli_arrive(app, client
 def test_catalog_is_cached_until_the_set_changes(app, study):
     from webapp.models import SourceClip
     from webapp.participant.sessions import load_catalog
-    from tests.webapp.participant_study import _stimulus
+    from bench.harness.stored_study import _stimulus
 
     with app.app_context():
         first = load_catalog(db.session.connection(), "tiny", "catch")

@@ -7,7 +7,7 @@ import pytest
 from sqlalchemy import func, select
 
 from experiments.trial_types import presented_type
-from tests.webapp.participant_study import add_aot_study, add_catch_set, add_stimulus_set
+from bench.harness.stored_study import add_aot_study, add_catch_set, add_stimulus_set
 from webapp import create_app
 from webapp.participant import sessions
 from webapp.researcher import studies

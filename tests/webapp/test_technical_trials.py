@@ -5,7 +5,7 @@ import pytest
 from sqlalchemy import select
 
 from experiments.exclusions import ExclusionRules
-from tests.webapp.participant_study import add_catch_set, add_stimulus_set, open_study
+from bench.harness.stored_study import add_catch_set, add_stimulus_set, open_study
 from tests.webapp.test_api import answer, schedule_of, start
 from webapp.extensions import db
 from webapp.models import Session, Trial

@@ -1,32 +1,32 @@
 """What the study page shows: participants, accuracy and RT figures, and the exclusion flow.
 
-Figures are plotly figure dicts (``{"data": [...], "layout": {...}}``) for plotly.js; the
-numbers come from the analysis package, on the same canonical trial table the export writes.
+Every figure is drawn by :mod:`analysis.figures`, the functions the HTML report draws with,
+from tables of the analysis package on the same canonical trial table the export writes,
+and sent as a plotly figure dict (``{"data": [...], "layout": {...}}``) for plotly.js.
 """
 import json
 from datetime import datetime
 
 import pandas as pd
 
-from analysis import aot, loading, ordering
-from analysis.columns import FRAME_ORDER
+from analysis import aot, figures, loading, ordering
+from analysis.columns import CATCH, FRAME_ORDER
 from webapp.researcher.roster import participant_flow, roster_frame, subject_summary
 from webapp.trials import trials_frame
 
-CATCH = "catch"
-DIRECTION_COLORS = {"forward": "#1f77b4", "backward": "#d62728"}
-_LAYOUT = {"margin": {"l": 60, "r": 20, "t": 40, "b": 80}, "height": 360,
-           "paper_bgcolor": "rgba(0,0,0,0)", "plot_bgcolor": "rgba(0,0,0,0)"}
+# The page's own look: transparent on the page, plotly.js's defaults rather than the
+# report's template (which would add ~7 kB to each figure on every refresh).
+PAGE_LAYOUT = {"template": None, "height": 360,
+               "margin": {"l": 60, "r": 20, "t": 60, "b": 80},
+               "paper_bgcolor": "rgba(0,0,0,0)", "plot_bgcolor": "rgba(0,0,0,0)"}
 
 
 def study_panel(slug: str) -> dict:
     """Everything the live part of the study page needs, from one read of each table."""
     participants = roster_frame(slug)
     humans = participants[participants["subject_kind"] == "human"]
-    trials = trials_frame(slug)
-    trials = loading.normalize_trials(trials[trials["subject_kind"] == "human"])
-    kept = loading.included(trials)
-    kept = kept[kept["trial_type"] != CATCH]  # attention checks say nothing about the clips
+    trials = human_trials(slug)
+    kept = counted_trials(trials)
     flow = participant_flow(subject_summary(humans))
     return {
         "participants": participant_rows(humans),
@@ -41,6 +41,18 @@ def study_panel(slug: str) -> dict:
             "flow": flow_figure(flow),
         },
     }
+
+
+def human_trials(slug: str) -> pd.DataFrame:
+    """People's trials in the study, as the canonical table the export writes."""
+    trials = trials_frame(slug)
+    return loading.normalize_trials(trials[trials["subject_kind"] == "human"])
+
+
+def counted_trials(trials: pd.DataFrame) -> pd.DataFrame:
+    """The trials the figures count: main trials of participants not excluded."""
+    kept = loading.included(trials)
+    return kept[kept["trial_type"] != CATCH]  # attention checks say nothing about the clips
 
 
 def participant_rows(participants: pd.DataFrame) -> list[dict]:
@@ -70,7 +82,7 @@ def accuracy_table(trials: pd.DataFrame, by: str) -> pd.DataFrame:
     (a timeout is an error). Frame ordering: the exact-order rate of
     ``analysis.ordering.ordering_metrics``, under the direction label "frame order"; an
     unanswered or invalid order is an error too (``analysis.nonresponse``'s default policy).
-    Columns: ``by``, ``direction``, ``accuracy``, ``n``.
+    Columns: ``by``, ``direction``, ``accuracy``, ``n_trials``.
     """
     parts = []
     arrow = loading.aot_trials(trials)
@@ -80,76 +92,42 @@ def accuracy_table(trials: pd.DataFrame, by: str) -> pd.DataFrame:
     frames = trials[trials["trial_type"] == FRAME_ORDER]
     if not frames.empty:
         metrics = ordering.ordering_metrics(frames, by=[by])
-        parts.append(pd.DataFrame({by: metrics[by], "direction": "frame order",
+        parts.append(pd.DataFrame({by: metrics[by], "direction": figures.FRAME_ORDER_LABEL,
                                    "accuracy": metrics["exact_match"],
                                    "n_trials": metrics["n_trials"]}))
     if not parts:
-        return pd.DataFrame(columns=[by, "direction", "accuracy", "n"])
-    return pd.concat(parts, ignore_index=True).rename(columns={"n_trials": "n"})
+        return pd.DataFrame(columns=[by, "direction", "accuracy", "n_trials"])
+    return pd.concat(parts, ignore_index=True)
 
 
 def accuracy_figure(trials: pd.DataFrame, by: str, title: str) -> dict | None:
+    """:func:`analysis.figures.accuracy_figure` of :func:`accuracy_table`; None without trials."""
     table = accuracy_table(trials, by)
-    if table.empty:
-        return None
-    traces = []
-    for name, part in table.groupby("direction", sort=False):
-        traces.append({
-            "type": "bar", "name": name, "x": part[by].astype(str).tolist(),
-            "y": _values(part["accuracy"].round(4)), "customdata": _values(part["n"]),
-            "hovertemplate": "%{x}: %{y:.0%} of %{customdata} trials<extra>" + name + "</extra>",
-            "marker": {"color": DIRECTION_COLORS.get(name, "#7f7f7f")},
-        })
-    two_choice = (table["direction"] != "frame order").any()  # chance is 50% only for 2AFC
-    if (table["direction"] == "frame order").any():
-        title += " (frame ordering: exact order)"
-    layout = {**_LAYOUT, "title": {"text": title}, "barmode": "group",
-              "yaxis": {"title": {"text": "accuracy"}, "range": [0, 1], "tickformat": ".0%"},
-              "shapes": [_chance_line()] if two_choice else []}
-    return _figure(traces, layout)
-
-
-def _values(series: pd.Series) -> list:
-    """Plain values for JSON, with None (a gap in the plot) where a value is missing."""
-    return [None if pd.isna(v) else v for v in series.tolist()]
-
-
-def _chance_line() -> dict:
-    return {"type": "line", "xref": "paper", "x0": 0, "x1": 1, "y0": 0.5, "y1": 0.5,
-            "line": {"dash": "dot", "color": "#888"}}
+    return None if table.empty else _for_page(figures.accuracy_figure(table, by, title))
 
 
 def rt_figure(trials: pd.DataFrame) -> dict | None:
-    """RT histograms of answered trials, one per direction (or per trial type for ordering)."""
-    answered = trials[trials["response"].notna() & trials["rt_ms"].notna()]
-    if answered.empty:
-        return None
-    key = "direction" if answered["direction"].notna().any() else "trial_type"
-    traces = [{"type": "histogram", "name": str(name), "x": _values(part["rt_ms"].round(1)),
-               "opacity": 0.6, "marker": {"color": DIRECTION_COLORS.get(name, "#2ca02c")}}
-              for name, part in answered.groupby(key)]
-    layout = {**_LAYOUT, "title": {"text": "Response times"}, "barmode": "overlay",
-              "xaxis": {"title": {"text": "RT (ms)"}}, "yaxis": {"title": {"text": "trials"}}}
-    return _figure(traces, layout)
+    """:func:`analysis.figures.rt_figure`; None without an answered trial."""
+    figure = figures.rt_figure(trials)
+    return _for_page(figure) if figure.data else None
 
 
 def flow_figure(flow: pd.DataFrame) -> dict | None:
+    """:func:`analysis.figures.flow_figure` of the participant flow; None before anyone entered."""
     if flow.empty or flow["n_remaining"].iloc[0] == 0:
         return None
-    trace = {"type": "funnel", "y": flow["step"].tolist(), "x": flow["n_remaining"].tolist(),
-             "customdata": flow["n_removed"].tolist(), "textinfo": "value",
-             "hovertemplate": "%{y}: %{customdata} removed, %{x} left<extra></extra>"}
-    layout = {**_LAYOUT, "title": {"text": "Participant flow (remaining after each step)"},
-              "margin": {**_LAYOUT["margin"], "l": 200}}
-    return _figure([trace], layout)
+    participants = flow.rename(columns={"n_removed": "n_participants_removed",
+                                        "n_remaining": "n_participants_remaining"})
+    return _for_page(figures.flow_figure(
+        participants, title="Participant flow (remaining after each step)"))
 
 
-def _figure(data: list, layout: dict) -> dict:
-    # A strict JSON round trip leaves only plain types (numpy scalars become numbers) and
-    # fails loudly on NaN, which the browser's JSON.parse would reject.
-    return json.loads(json.dumps({"data": data, "layout": layout}, default=_number,
-                                 allow_nan=False))
+def _for_page(figure) -> dict:
+    from plotly.utils import PlotlyJSONEncoder  # here, as in analysis.figures: the app starts light
 
-
-def _number(value):
-    return value.item() if hasattr(value, "item") else float(value)
+    figure.update_layout(**PAGE_LAYOUT)
+    # Trace and layout dicts rather than figure.to_json(), which packs numbers as base64:
+    # plain lists keep the page readable; the encoder writes NaN as null for JSON.parse.
+    plain = {"data": [trace.to_plotly_json() for trace in figure.data],
+             "layout": figure.layout.to_plotly_json()}
+    return json.loads(json.dumps(plain, cls=PlotlyJSONEncoder))

@@ -1,0 +1,153 @@
+"""The report's sections: each ``add_*`` function adds its tables and notes to a
+:class:`analysis.reports.Report`, timing its steps and reporting a failed model fit
+rather than raising it."""
+from __future__ import annotations
+
+import time
+
+import pandas as pd
+
+from analysis import (aot, comparisons, diagnostics, human_vs_model, nonresponse, ordering,
+                      report_stats, rt, tra)
+from analysis import columns as C
+from analysis.report_summary import category_table, overall_table
+
+
+def timed(report, name: str, fn, *args, **kwargs):
+    """``fn(*args, **kwargs)``, its duration kept in ``report.timings_s[name]``."""
+    start = time.perf_counter()
+    out = fn(*args, **kwargs)
+    report.timings_s[name] = round(time.perf_counter() - start, 3)
+    return out
+
+
+def fit(report, name: str, fn, *args, **kwargs):
+    """:func:`timed` for a model fit, which data can make fail (a singular design when
+    everyone is right, perfect separation, no variance ...): a failed fit leaves the reason
+    in ``report.failures[name]``, its section and metrics.json, returns None, and the rest
+    of the report is still built."""
+    try:
+        return timed(report, name, fn, *args, **kwargs)
+    except Exception as error:  # noqa: BLE001 - whatever the fitter raises is reported
+        reason = f"{type(error).__name__}: {error}"
+        report.failures[name] = reason
+        report.fit_info[name] = {"failed": reason}
+        report.notes.append(f"{name} could not be fitted ({reason}); its table is left out.")
+        return None
+
+
+def add_aot_tables(report, aot_kept: pd.DataFrame, exploded: pd.DataFrame, n_boot: int,
+                   rng) -> pd.DataFrame | None:
+    """Arrow-of-time metrics overall (with people-minus-model gaps), per category, per
+    direction, subject and session. Returns the per-category gap draws' table for
+    :func:`analysis.report_stats.attach_category_gap_cis`, or None without categories."""
+    t = report.tables
+    gaps, category_gaps = [], []
+    t["aot_overall"] = timed(report, "overall", overall_table, aot_kept, n_boot, rng, gaps)
+    if not exploded.empty:
+        t["aot_by_category"] = timed(report, "category", category_table, exploded, n_boot,
+                                     rng, category_gaps)
+    gaps = [g for g in gaps if not g.empty]
+    if gaps:
+        t["human_model_gap"] = pd.concat(gaps, ignore_index=True)
+    report.notes.append(report_stats.uncertainty_note(n_boot))
+    report.fit_info["uncertainty"] = report_stats.uncertainty_info(n_boot)
+    t["aot_by_direction"] = aot.aot_metrics(aot_kept, by=["observer", "direction"])
+    t["aot_by_subject"] = timed(report, "by_subject", aot.aot_metrics, aot_kept,
+                                by=["subject_kind", "subject_id", "observer"])
+    t["aot_by_session"] = aot.aot_metrics(aot_kept, by=["subject_kind", "subject_id",
+                                                        "session_id"])
+    return category_gaps[0] if category_gaps else None
+
+
+def add_human_tables(report, humans: pd.DataFrame, exploded: pd.DataFrame) -> None:
+    """People's median RTs and answer speed, and the log-RT LMM, GEE and crossed GLMM."""
+    t = report.tables
+    if humans.empty:
+        return
+    # Without category labels the medians are by direction x response only.
+    t["rt_median"] = timed(report, "rt_median", rt.median_rt, exploded) if len(exploded) \
+        else rt.median_rt(humans, by=["direction", "response"])
+    t["rt_answer_speed"] = rt.answer_speed(humans)
+    methods = rt.onset_methods(humans)
+    if len(methods) > 1:
+        listed = ", ".join(f"{method}: {n}" for method, n in methods.items())
+        report.notes.append(f"Clip onsets were timed by {len(methods)} methods ({listed} "
+                            "answered trials): median RTs are given per onset method and the "
+                            "log-RT mixed model has onset_method as a covariate.")
+    # The log-RT LMM, the GEE and the crossed GLMM, each noted with what it was fitted on.
+    report_stats.add_model_fits(report, humans, fit)
+
+
+def add_comparison_tables(report, aot_kept: pd.DataFrame, raw: pd.DataFrame,
+                          n_boot: int, rng, policy: str) -> None:
+    """Tests against chance and between models, human-model agreement, logit accuracy and
+    the non-response sensitivity; the family of tests is Holm-corrected together."""
+    kinds = set(aot_kept["subject_kind"])
+    if aot_kept.empty:
+        return
+    t = report.tables
+    family = {"binomial_tests": comparisons.binomial_tests(aot_kept)}
+    t["nonresponse_sensitivity"] = nonresponse.sensitivity_table(raw, policy)
+    if C.MODEL in kinds:
+        t["text_vs_logit_accuracy"] = nonresponse.text_and_logit_accuracy(aot_kept)
+        report.notes.extend(f"{row.observer}: {row.note}." for row in
+                            t["text_vs_logit_accuracy"].itertuples() if row.note)
+        family["mcnemar_tests"] = comparisons.mcnemar_tests(aot_kept)
+    if {C.HUMAN, C.MODEL} <= kinds:
+        t["per_stimulus_agreement"] = human_vs_model.per_stimulus_agreement(aot_kept)
+        t["error_consistency"] = timed(report, "error_consistency",
+                                       human_vs_model.error_consistency, aot_kept,
+                                       n_boot=n_boot, rng=rng)
+        family["item_correlation"] = comparisons.item_correlations(t["per_stimulus_agreement"])
+        if "aot_by_category" in t:
+            t["category_gap"] = human_vs_model.gap_from_category_table(t["aot_by_category"])
+            t["difficulty_correlation"] = human_vs_model.difficulty_correlation(
+                t["category_gap"])
+    family = {k: v for k, v in family.items() if not v.empty}
+    family, size = comparisons.holm_family(family)
+    t.update(family)
+    report.fit_info["holm"] = {"family_size": size, "tables": sorted(family)}
+    report.notes.append(
+        f"Holm correction across the family of {size} tests the report makes "
+        f"({', '.join(sorted(family))}): p_holm beside each p_value. Binomial tests are "
+        "two-sided against 50%; McNemar's test is exact below "
+        f"{comparisons.EXACT_BELOW} discordant items, else chi-square with continuity "
+        "correction; kappa intervals resample clips.")
+
+
+def add_ordering_tables(report, kept: pd.DataFrame, raw: pd.DataFrame, policy: str) -> None:
+    """Frame ordering by condition, anchoring and disorder, and under each non-response
+    policy."""
+    rows = kept[kept["trial_type"] == C.FRAME_ORDER]
+    if rows.empty:
+        return
+    t = report.tables
+    scores = timed(report, "ordering", ordering.ordering_trial_scores, rows)
+    for name, by in (("ordering_by_condition", "condition"),
+                     ("ordering_anchoring", "true_first_position"),
+                     ("ordering_by_inversions", "n_inversions")):
+        t[name] = ordering.ordering_metrics(rows, by=["observer", by], scores=scores,
+                                            policy=policy)
+    t["ordering_nonresponse_sensitivity"] = ordering.ordering_sensitivity(
+        raw, by="observer", main_policy=policy)
+
+
+def add_diagnostic_tables(report, kept: pd.DataFrame, tra_data: pd.DataFrame | None) -> None:
+    """Models' TOMATO ratios, label-swap consistency and calibration; the TRA tables."""
+    t = report.tables
+    models = kept[kept["subject_kind"] == C.MODEL]
+    if not models.empty:
+        tomato = diagnostics.tomato_ratios(models)
+        if not tomato.empty:
+            t["tomato"] = tomato
+        if (models["trial_type"] == C.PAIR_ORDER).any():
+            t["swap_consistency"] = diagnostics.swap_consistency(models)
+        bins, summary = diagnostics.calibration(models)
+        if not summary.empty:
+            t["calibration_bins"], t["calibration"] = bins, summary
+    if tra_data is not None and not tra_data.empty:
+        t["tra_process"] = tra.tra_process_table(tra_data)
+        t["tra_scenario"] = tra.tra_scenario_table(tra_data)
+        if "parameter" in tra_data and tra_data["parameter"].notna().any():
+            t["tra_parameter"] = tra.tra_parameter_table(tra_data)
