@@ -7,7 +7,13 @@ from dataclasses import dataclass, field
 
 @dataclass(frozen=True)
 class StimulusRecord:
-    """One stored stimulus: ``id`` is the database id, ``public_id`` the opaque URL handle."""
+    """One stored stimulus, as schedules and model tasks both read it: ``id`` is the database
+    id, ``public_id`` the opaque URL handle.
+
+    The fields after ``meta`` are what a model is shown and told of it: its file, and its
+    source clip's rate, length, categories and annotations (a schedule reads those from
+    its :class:`ClipRecord`).
+    """
 
     id: int
     public_id: str
@@ -15,6 +21,19 @@ class StimulusRecord:
     direction: str | None = None
     frame_indices: tuple[int, ...] | None = None
     meta: Mapping = field(default_factory=dict)
+    source_clip_id: int | None = None
+    path: str = ""  # absolute: a clip file, or a frame set's folder of PNGs
+    sha256: str = ""
+    item_id: str | None = None  # a published benchmark item ("00001_rev")
+    clip_fps: float = 0.0
+    clip_frame_count: int = 0
+    categories: tuple[str, ...] = ()
+    annotations: Mapping = field(default_factory=dict)  # {"brief": ..., "comprehensive": ...}
+
+    @property
+    def span(self) -> str | None:
+        """Frame sets: the part of the clip they cover (EGO-FLIGHT's sequence length)."""
+        return self.meta.get("span")
 
 
 def frame_count(stimulus: StimulusRecord) -> int:

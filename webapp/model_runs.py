@@ -1,45 +1,105 @@
-"""The database side of model runs: read a set's stimuli, store a run's trials.
+"""``run-models`` from request to stored trials: the stimuli a model is asked about, the run,
+and its trials stored beside people's.
 
-A model is a ``Subject(kind="model", external_id=<model id>)`` of the study; each run is
-one ``Session`` whose ``seed`` is the run's seed and whose ``device_info`` holds the run's
-provenance (backend, weights hash, versions, task settings, timing) and its identity
-(``run_key``: model, revision and every setting that can change an answer).  A rerun of the
-same identity adds the items its session lacks, never a second copy; a session that still
-lacks items is ``incomplete`` and lists its failures.  Each store is one transaction.
+A model is a ``Subject`` of kind "model" in the study; each run identity (``run_key``:
+model, revision and every setting that can change an answer) is one ``Session`` holding its
+trials, with its provenance in a :class:`~webapp.models.ModelRun`.  A rerun of the same
+identity adds the items its session lacks, never a second copy; a session that still lacks
+items is ``incomplete`` and its ``ModelRun`` lists the failures.  Each store is one
+transaction, and trials go through the one trial writer people's trials take.
 """
 from __future__ import annotations
 
-import json
+import os
 import secrets
-import uuid
+from collections.abc import Mapping
+from dataclasses import asdict, dataclass
 from pathlib import Path
 
 from flask import current_app
 from sqlalchemy import select
+from sqlalchemy.exc import IntegrityError, OperationalError
 
-from analysis.vlm.tasks import StimulusRecord
 from analysis.probes.run import SweepClip
-from webapp.stimuli import catalog
+from analysis.vlm.backends.base import BackendError
+from analysis.vlm.run import RunResult, execute_run
+from analysis.vlm.run_config import (RunConfig, check_model_source, effective_scoring,
+                                     protocol_records, run_config)
+from analysis.vlm.runner import model_revision
+from experiments.catalog_records import Catalog, StimulusRecord
+from experiments.designs import design_from_snapshot
+from experiments.schedule import design_trials
 from webapp.extensions import db
-from webapp.models import Session, SourceClip, Stimulus, Subject, Trial
+from webapp.models import ModelRun, Session, SourceClip, Stimulus, Study, Subject, Trial
 from webapp.models._types import utcnow
+from webapp.participant.store import insert_trials
 from webapp.researcher.studies import require_study
+from webapp.stimuli import catalog
 
 MODEL_KIND = "model"
 
 
 class ModelRunError(ValueError):
-    """A run request that cannot be served (unknown set or study, no stimuli)."""
+    """A run request that cannot be served (unknown set or study, contradicting options)."""
 
 
-def resolve_set(stimulus_set: str | None, slug: str | None) -> str:
-    """The stimulus set of ``study``, or ``stimulus_set`` itself (checked to exist)."""
+class RunFailed(Exception):
+    """A run that started and failed, said in one line (what failed, why, what to do)."""
+
+
+@dataclass
+class RunOutcome:
+    result: RunResult
+    missing: list[str]  # protocol items that are not imported
+    session: Session | None = None  # where the trials are stored (runs on a study)
+    model_run: ModelRun | None = None
+    added: int = 0
+
+
+def run_models(options: Mapping, progress: bool = True) -> RunOutcome:
+    """Run what ``run-models`` was asked (options keyed like its flags) and store the trials
+    of a run on a study.
+
+    Raises
+    ------
+    ModelRunError
+        Before anything runs, for a request that cannot be served.
+    RunFailed
+        For a model, device, server or database failure.
+    """
+    try:
+        config = run_config(options)
+        check_model_source(config)
+        stimulus_set = resolve_set(options["stimulus_set"], options["study"],
+                                   options["benchmark"])
+        records = catalog.stimulus_records(db.session.connection(), stimulus_set)
+        if not records:
+            raise ModelRunError(f"stimulus set {stimulus_set!r} holds no stimuli")
+        demos = {r.item_id: r for r in records if r.item_id}
+        if options["study"]:
+            records = design_stimuli(require_study(options["study"]), records, config.spec.seed)
+        records, missing = protocol_records(config, records)
+    except ValueError as error:
+        raise ModelRunError(str(error)) from error
+    result = _execute(config, records, demos, progress)
+    outcome = RunOutcome(result, missing)
+    if options["study"]:
+        outcome.session, outcome.model_run, outcome.added = store_run(
+            options["study"], config, result)
+    return outcome
+
+
+def resolve_set(stimulus_set: str | None, slug: str | None, benchmark: str | None = None) -> str:
+    """The stimulus set of ``study``, else ``stimulus_set`` (checked to exist), else the
+    benchmark's own set."""
     if slug:
         study = require_study(slug)
         if stimulus_set and stimulus_set != study.stimulus_set:
             raise ModelRunError(f"study {slug!r} uses set {study.stimulus_set!r}, "
                                 f"not {stimulus_set!r}")
         return study.stimulus_set
+    if not stimulus_set and benchmark:
+        return benchmark  # an imported benchmark's set is named after it
     if not stimulus_set:
         raise ModelRunError("give --study or --set")
     if stimulus_set not in catalog.stimulus_sets():
@@ -47,29 +107,44 @@ def resolve_set(stimulus_set: str | None, slug: str | None) -> str:
     return stimulus_set
 
 
-def stimulus_records(stimulus_set: str) -> tuple[list[StimulusRecord], dict[str, StimulusRecord]]:
-    """All stimuli of a set as plain records, and those with a benchmark item id by id."""
-    root = Path(current_app.config["STIMULUS_ROOT"])
-    rows = db.session.execute(
-        select(Stimulus, SourceClip).join(SourceClip, Stimulus.source_clip_id == SourceClip.id)
-        .where(SourceClip.stimulus_set == stimulus_set).order_by(Stimulus.id)).all()
-    if not rows:
-        raise ModelRunError(f"stimulus set {stimulus_set!r} holds no stimuli")
-    records = [_record(stimulus, clip, root) for stimulus, clip in rows]
-    by_item = {r.item_id: r for r in records if r.item_id}
-    return records, by_item
+def design_stimuli(study: Study, records: list[StimulusRecord], seed: int
+                   ) -> list[StimulusRecord]:
+    """The stimuli the study's design shows: those of every trial it can show, built by the
+    participants' schedule builder (demonstration-only and practice clips are left out)."""
+    design = design_from_snapshot(study.design, study.design_snapshot)
+    clips = catalog.clip_records(db.session.connection(), study.stimulus_set)
+    shown = {trial["stimulus_id"] for trial in design_trials(design, Catalog(clips), seed)}
+    return [record for record in records if record.id in shown]
 
 
-def _record(stimulus: Stimulus, clip: SourceClip, root: Path) -> StimulusRecord:
-    annotations = {"brief": clip.annotation_brief, "comprehensive": clip.annotation_comprehensive}
-    return StimulusRecord(
-        stimulus_id=stimulus.id, source_clip_id=clip.id, kind=stimulus.kind,
-        direction=stimulus.direction, path=str(root / stimulus.path), sha256=stimulus.sha256,
-        fps=clip.fps, frame_count=clip.frame_count, categories=tuple(clip.categories or ()),
-        item_id=stimulus.item_id,
-        frame_indices=tuple(stimulus.frame_indices) if stimulus.frame_indices else None,
-        annotations={k: v for k, v in annotations.items() if v},
-        span=(stimulus.meta or {}).get("span"))
+def _execute(config: RunConfig, records, demos, progress: bool) -> RunResult:
+    """``execute_run``, its failures said in one line each."""
+    instance = Path(current_app.instance_path)
+    try:
+        return execute_run(config, records, demos, instance / "model_cache.sqlite3",
+                           instance / "model_runs", progress=progress)
+    except (ValueError, BackendError) as error:
+        raise RunFailed(str(error)) from error
+    except OSError as error:  # a model that cannot be found or loaded, a stimulus file
+        raise RunFailed(_os_failure(config.model, error)) from error
+    except ImportError as error:
+        extra = "vllm" if config.backend == "vllm" else "models"
+        raise RunFailed(f"--backend {config.backend} needs {error.name or error}, which is "
+                        f"not installed: pip install -e '.[{extra}]'") from error
+
+
+def _os_failure(model: str, error: OSError) -> str:
+    text = " ".join(str(error).split())
+    if "couldn't connect" in text or "offline" in text.lower():
+        offline = " and the hub is offline (HF_HUB_OFFLINE)" if os.environ.get(
+            "HF_HUB_OFFLINE", "").lower() in ("1", "true", "yes", "on") else ""
+        return (f"cannot load model {model!r}: it is not a local folder, not in the local hub "
+                f"cache{offline}; check the id, download it first (huggingface-cli download "
+                f"{model}) or give its folder")
+    if "not a valid model identifier" in text or "Repository Not Found" in text:
+        return (f"cannot load model {model!r}: no such local folder and no such model on the "
+                "hub; check the id (and HF_TOKEN for a gated or private model)")
+    return f"{type(error).__name__}: {text[:300]}"
 
 
 def sweep_clips(stimulus_set: str) -> list[SweepClip]:
@@ -101,75 +176,89 @@ def model_subject(study_id: int, model_id: str) -> Subject:
     return subject
 
 
-def store_run(slug: str, model_id: str, rows: list[dict], seed: int, provenance: dict,
-              item_keys: list[str], run_key: str) -> tuple[Session, int]:
-    """Store a run's rows in the model's session for ``run_key``; returns (session, added).
+def store_run(slug: str, config: RunConfig, result: RunResult
+              ) -> tuple[Session, ModelRun, int]:
+    """Store a run's rows in the model's session for its run key; returns (session, model
+    run, trials added).
 
-    ``rows[i]["trial_index"]`` indexes ``item_keys``.  Items already stored in that session
-    are skipped; the session's schedule is every item key ever asked of it, so it is
-    ``completed`` once each has a trial and ``incomplete`` (with ``failures``) until then.
+    ``result.rows[i]["trial_index"]`` indexes ``result.item_keys``.  Items already stored in
+    that session are skipped; the run's ``item_keys`` are every item ever asked of it, so
+    the session is ``completed`` once each has a trial and ``incomplete`` until then.
     """
     study = require_study(slug)
     try:
-        subject = model_subject(study.id, model_id)
-        session = _run_session(subject, run_key, seed)
-        schedule = list(session.schedule or [])
-        position = {key: index for index, key in enumerate(schedule)}
-        for key in item_keys:
+        session, run = _run_session(model_subject(study.id, config.model), config, result)
+        keys = list(run.item_keys or [])
+        position = {key: index for index, key in enumerate(keys)}
+        for key in result.item_keys:
             if key not in position:
-                position[key] = len(schedule)
-                schedule.append(key)
+                position[key] = len(keys)
+                keys.append(key)
         stored = set(db.session.scalars(select(Trial.trial_index)
                                         .where(Trial.session_id == session.id)))
         added = []
-        for row in rows:
-            index = position[item_keys[row["trial_index"]]]
+        for row in result.rows:
+            index = position[result.item_keys[row["trial_index"]]]
             if index not in stored:
                 stored.add(index)
-                added.append(_trial(session.id, {**row, "trial_index": index}))
-        db.session.add_all(added)
-        failures = [error for error in provenance.get("counts", {}).get("errors", [])
-                    if position.get(error.get("item")) not in stored]
+                added.append({**row, "session_id": session.id, "trial_index": index})
+        insert_trials(db.session.connection(), added)
+        _record_provenance(run, config, result, keys,
+                           failures=[error for error in result.manifest["counts"]["errors"]
+                                     if position.get(error.get("item")) not in stored])
         now = utcnow()
-        session.schedule = schedule
-        session.device_info = {**provenance, "run_key": run_key, "failures": failures}
-        session.status = "completed" if len(stored) == len(schedule) else "incomplete"
+        session.status = "completed" if len(stored) == len(keys) else "incomplete"
         session.last_seen_at = now
         session.completed_at = now if session.status == "completed" else None
         db.session.commit()
+    except (OperationalError, IntegrityError) as error:  # another run writing the same rows
+        db.session.rollback()
+        raise RunFailed(f"the answers are cached but could not be stored ({error.orig}); "
+                        "rerun the same command: it reads them from the cache and stores "
+                        "them") from None
     except BaseException:
         db.session.rollback()
         raise
-    return session, len(added)
+    return session, run, len(added)
 
 
-def _run_session(subject: Subject, run_key: str, seed: int) -> Session:
-    """The subject's session for ``run_key``, or a new one (flushed, so it has an id)."""
-    sessions = db.session.scalars(select(Session).where(Session.subject_id == subject.id)
-                                  .order_by(Session.session_number)).all()
-    for session in sessions:
-        if (session.device_info or {}).get("run_key") == run_key:
-            return session
+def _run_session(subject: Subject, config: RunConfig, result: RunResult
+                 ) -> tuple[Session, ModelRun]:
+    """The subject's session and model run for the run key, or new ones (flushed)."""
+    found = db.session.execute(
+        select(Session, ModelRun).join(ModelRun, ModelRun.session_id == Session.id)
+        .where(Session.subject_id == subject.id, ModelRun.run_key == result.run_key)).first()
+    if found is not None:
+        return found.Session, found.ModelRun
+    last = db.session.scalar(select(Session.session_number).where(
+        Session.subject_id == subject.id).order_by(Session.session_number.desc()).limit(1))
     now = utcnow()
     session = Session(subject_id=subject.id, token=secrets.token_urlsafe(24),
-                      session_number=(sessions[-1].session_number + 1) if sessions else 1,
-                      seed=seed, status="incomplete",
-                      schedule=[], condition={}, device_info={"run_key": run_key},
-                      started_at=now, last_seen_at=now)
-    db.session.add(session)
+                      session_number=(last or 0) + 1, seed=config.spec.seed,
+                      status="incomplete", started_at=now, last_seen_at=now)
+    run = ModelRun(session=session, run_key=result.run_key, model=config.model,
+                   item_keys=[], created_at=now)
+    db.session.add_all([session, run])
     db.session.flush()
-    return session
+    return session, run
 
 
-def _trial(session_id: int, row: dict) -> Trial:
-    def text(value):
-        # Frame orders are lists; the Text columns hold them as JSON (analysis/columns.py).
-        return value if value is None or isinstance(value, str) else json.dumps(value)
-
-    return Trial(session_id=session_id, client_uuid=str(uuid.uuid4()),
-                 trial_index=row["trial_index"], trial_type=row["trial_type"], block=row["block"],
-                 stimulus_id=row["stimulus_id"], direction=row["direction"],
-                 correct_response=text(row["correct_response"]), response=text(row["response"]),
-                 correct=row["correct"], rt_ms=row["rt_ms"], onset_method=row["onset_method"],
-                 dropped_frames=row["dropped_frames"], excluded=row["excluded"],
-                 exclusion_reasons=row["exclusion_reasons"], extra=row["extra"])
+def _record_provenance(run: ModelRun, config: RunConfig, result: RunResult, item_keys: list,
+                       failures: list[dict]) -> None:
+    """The latest run's provenance on the stored run (every item asked of it kept)."""
+    manifest, description = result.manifest, result.manifest["backend"]
+    run.revision = model_revision(description)
+    run.backend = description
+    run.weights_sha256 = description.get("weights_sha256")
+    run.params = config.params.to_dict()
+    run.sampling = config.spec.sampling()
+    run.task = asdict(config.spec)
+    run.scoring = effective_scoring(config)
+    run.timing = {**manifest["timing"], "started_at": manifest["started_at"],
+                  "finished_at": manifest.get("finished_at")}
+    run.counts = manifest["counts"]
+    run.failures = failures
+    run.item_keys = item_keys
+    run.run_id = manifest["run_id"]
+    run.git_commit = manifest.get("git_commit")
+    run.updated_at = utcnow()

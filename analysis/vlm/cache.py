@@ -22,9 +22,6 @@ CREATE TABLE IF NOT EXISTS results (
     created_at REAL NOT NULL
 )
 """
-# Fields of a cache key; a test changes each one and expects a miss.
-KEY_FIELDS = ("kind", "model", "weights_sha256", "dtype", "libraries", "processor_sha256",
-              "prompt", "visuals", "params", "labels")
 
 
 def cache_key(*, kind: str, backend: dict, prompt: str, visuals: list[dict],

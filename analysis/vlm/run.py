@@ -8,7 +8,6 @@ when the run starts (status "running") and again when it ends.
 """
 from __future__ import annotations
 
-import hashlib
 import json
 import os
 import platform
@@ -20,32 +19,11 @@ from dataclasses import asdict, dataclass
 from datetime import datetime, timezone
 from pathlib import Path
 
-from analysis.vlm import prompts
 from analysis.vlm.backends import load_backend
-from analysis.vlm.backends.base import GenerationParams
 from analysis.vlm.cache import ResultCache
+from analysis.vlm.run_config import RunConfig, run_key
 from analysis.vlm.runner import Runner
-from analysis.vlm.tasks import TaskSpec, build_items
-
-
-@dataclass
-class RunConfig:
-    backend: str
-    model: str
-    spec: TaskSpec
-    params: GenerationParams
-    scoring: str = "both"
-    batch_size: int = 8
-    limit: int | None = None
-    backend_options: dict | None = None
-
-    def __post_init__(self):
-        if self.scoring == "logits" and self.spec.task == "aot" \
-                and self.spec.setting in prompts.COT_SETTINGS:
-            raise ValueError(
-                f"setting {self.spec.setting!r} is scored from its generated reasoning; "
-                "logit scoring would read an answer before any reasoning. Use --scoring "
-                "generate (or both: chain-of-thought items are then generated only)")
+from analysis.vlm.tasks import build_items
 
 
 @dataclass
@@ -55,32 +33,6 @@ class RunResult:
     manifest: dict
     folder: Path
     run_key: str
-
-
-def run_key(config: RunConfig, description: dict) -> str:
-    """The run's identity: model, revision and every setting that can change an answer.
-
-    Reruns with the same identity complete one stored run instead of adding another; a run
-    in another precision, on another device kind or library set is another run. Not part of
-    it: ``limit`` and ``batch_size`` (which items run now, and how fast), and volatile server
-    fields (a served model's creation time, which the description leaves out).
-    """
-    identity = {"backend": config.backend, "model": config.model,
-                # Everything the cache keys on too: weights, dtype, device kind, library
-                # versions, processor, a server's URL and stable model fields.
-                "description": description,
-                "spec": asdict(config.spec), "params": config.params.to_dict(),
-                "scoring": effective_scoring(config)}
-    encoded = json.dumps(identity, sort_keys=True, default=str).encode("utf-8")
-    return hashlib.sha256(encoded).hexdigest()
-
-
-def effective_scoring(config: RunConfig) -> str:
-    """``scoring`` as it applies: where items are never logit-scored (frame orders,
-    chain-of-thought settings), "both" and "generate" are the same run."""
-    generation_only = config.spec.task == "frame_order" or (
-        config.spec.task == "aot" and config.spec.setting in prompts.COT_SETTINGS)
-    return "generate" if generation_only and config.scoring == "both" else config.scoring
 
 
 def now() -> str:
@@ -154,3 +106,19 @@ def execute_run(config: RunConfig, records, demos, cache_path, runs_dir,
                 handle.write(json.dumps(row, default=str) + "\n")
     keys = [item.key for item in items]
     return RunResult(rows, keys, manifest, folder, run_key(config, runner.description))
+
+
+def failure_summary(errors: list[dict], total: int) -> str:
+    """Failed items counted once each, then each distinct cause once with its items and
+    whether a rerun can help."""
+    causes: dict[tuple[str, bool], set[str]] = {}
+    for error in errors:
+        cause = error.get("cause") or error["error"].strip().splitlines()[-1]
+        causes.setdefault((cause, bool(error.get("transient"))), set()).add(error["item"])
+    failed = len({error["item"] for error in errors})
+    lines = [f"{failed} of {total} items failed:"]
+    for (cause, transient), items in sorted(causes.items(), key=lambda c: -len(c[1])):
+        advice = ("transient: rerun the same command to retry only the failed items"
+                  if transient else "a rerun fails the same way until the cause is fixed")
+        lines.append(f"  {len(items)} item{'' if len(items) == 1 else 's'}: {cause} [{advice}]")
+    return "\n".join(lines)

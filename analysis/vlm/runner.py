@@ -270,8 +270,10 @@ def trial_row(item, index: int, outcome: dict) -> dict:
     if stimulus.item_id:  # a published benchmark item: the row traces back to it
         extra["item_id"] = stimulus.item_id
     return {"trial_index": index, "trial_type": item.trial_type, "block": None,
-            "stimulus_id": stimulus.stimulus_id, "source_clip_id": stimulus.source_clip_id,
-            "categories": list(stimulus.categories), "direction": stimulus.direction,
+            "stimulus_id": stimulus.id, "source_clip_id": stimulus.source_clip_id,
+            "categories": list(stimulus.categories),
+            # As for people: a frame order has no direction, whatever its frames came from.
+            "direction": None if item.trial_type == C.FRAME_ORDER else stimulus.direction,
             "correct_response": item.correct_response, "response": response,
             "correct": None if response is None else response == item.correct_response,
             "rt_ms": None, "onset_method": None, "dropped_frames": None, "excluded": False,

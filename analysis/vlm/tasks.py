@@ -5,7 +5,7 @@ exactly the same presentations (EGO-FLIGHT sec. 3.3).
 """
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from itertools import combinations
 from pathlib import Path
 
@@ -16,29 +16,11 @@ from analysis.vlm import prompts, prompts_order
 from analysis.vlm.backends.base import Request
 from analysis.vlm.parsers import parse_arrow_of_time, parse_choice, parse_frame_order
 from analysis.vlm.sampling import Visual, images, load_video, subset
+from experiments.catalog_records import StimulusRecord
 
 TASKS = ("aot", "frame_order", "pair_order")
 HINT_CONFIGS = {"none": (), "1&3": (1, 3), "2&4": (2, 4)}
 PAIR_PRESENTATIONS = ("both", "random")
-
-
-@dataclass(frozen=True)
-class StimulusRecord:
-    """What a task needs to know about one stored stimulus (built by the DB layer)."""
-
-    stimulus_id: int
-    source_clip_id: int
-    kind: str  # "clip" | "frame_set"
-    direction: str | None
-    path: str  # absolute path: a clip file, or a frame set's folder of PNGs
-    sha256: str
-    fps: float = 0.0  # of the source clip
-    frame_count: int = 0  # of the source clip
-    categories: tuple[str, ...] = ()
-    item_id: str | None = None
-    frame_indices: tuple[int, ...] | None = None
-    annotations: dict = field(default_factory=dict)  # {"brief": ..., "comprehensive": ...}
-    span: str | None = None  # frame sets: the part of the clip they cover (EGO-FLIGHT length)
 
 
 @dataclass(frozen=True)
@@ -118,7 +100,7 @@ def _video(stimulus: StimulusRecord, spec: TaskSpec) -> Visual:
 def _variant(video: Visual, spec: TaskSpec, stimulus: StimulusRecord) -> Visual:
     """TOMATO conditions: the full clip, its frames shuffled, or one random frame."""
     n = len(video.frame_indices)
-    rng = _rng(spec, stimulus.stimulus_id, 1)
+    rng = _rng(spec, stimulus.id, 1)
     if spec.task_variant == "shuffled":
         return subset(video, [int(i) for i in rng.permutation(n)])
     if spec.task_variant == "single_frame":
@@ -143,18 +125,18 @@ def aot_items(stimuli: list[StimulusRecord], spec: TaskSpec,
     tests = [s for s in stimuli if s.kind == "clip" and s.item_id not in demo_ids]
     if limit is not None:  # decode only the clips the first ``limit`` items show
         tests = tests[:-(-limit // len(spec.label_orders))]
-    videos = {s.stimulus_id: _video(s, spec) for s in tests}
+    videos = {s.id: _video(s, spec) for s in tests}
     checks = reversal_checks(tests, videos)
     items = []
     for stimulus in tests:
-        test = _variant(videos[stimulus.stimulus_id], spec, stimulus)
+        test = _variant(videos[stimulus.id], spec, stimulus)
         for order in spec.label_orders:
             request = Request(prompts.aot_messages(spec.setting, order), [*demo_visuals, test])
             extra = {C.EXTRA_SETTING: spec.setting, C.EXTRA_LABEL_ORDER: order,
                      C.EXTRA_TASK_VARIANT: spec.task_variant, "demo_item_ids": demo_ids}
             if stimulus.source_clip_id in checks:
                 extra["reversal_mad"] = checks[stimulus.source_clip_id]
-            items.append(Item(f"aot:{stimulus.stimulus_id}:{order}", C.AOT, stimulus, request,
+            items.append(Item(f"aot:{stimulus.id}:{order}", C.AOT, stimulus, request,
                               ("F", "B"), "F" if stimulus.direction == C.FORWARD else "B", extra))
     return items
 
@@ -170,7 +152,7 @@ def reversal_checks(stimuli: list[StimulusRecord], videos: dict[int, Visual]) ->
 
     by_clip: dict[int, dict[str, Visual]] = {}
     for s in stimuli:
-        by_clip.setdefault(s.source_clip_id, {})[s.direction] = videos[s.stimulus_id]
+        by_clip.setdefault(s.source_clip_id, {})[s.direction] = videos[s.id]
     out = {}
     for clip_id, pair in by_clip.items():
         if C.FORWARD in pair and C.BACKWARD in pair:
@@ -191,12 +173,12 @@ def _frames_for_order(stimulus: StimulusRecord, spec: TaskSpec) -> Visual:
 
         files = sorted(Path(stimulus.path).glob("frame_*.png"))
         if len(files) != len(stimulus.frame_indices or ()):
-            raise ValueError(f"frame set {stimulus.stimulus_id}: {len(files)} files for "
+            raise ValueError(f"frame set {stimulus.id}: {len(files)} files for "
                              f"{len(stimulus.frame_indices or ())} indices")
         frames = np.stack([np.array(Image.open(f).convert("RGB")) for f in files])
         indices = list(stimulus.frame_indices)
-        return Visual("video", frames, indices, stimulus.fps, stimulus.frame_count,
-                      stimulus.fps, stimulus.sha256)
+        return Visual("video", frames, indices, stimulus.clip_fps, stimulus.clip_frame_count,
+                      stimulus.clip_fps, stimulus.sha256)
     if spec.n_frames is None:
         raise ValueError("frame ordering from clips needs n_frames")
     return load_video(stimulus.path, n_frames=spec.n_frames, sha256=stimulus.sha256)
@@ -220,7 +202,7 @@ def _context(stimulus: StimulusRecord, level: str) -> str | None:
         return None
     text = stimulus.annotations.get(level)
     if not text:
-        raise ValueError(f"stimulus {stimulus.stimulus_id} has no {level} annotation")
+        raise ValueError(f"stimulus {stimulus.id} has no {level} annotation")
     return text
 
 
@@ -231,7 +213,7 @@ def frame_order_items(stimuli: list[StimulusRecord], spec: TaskSpec,
     for stimulus in order_sources(stimuli, spec.n_frames, spec.span)[:limit]:
         frames = _frames_for_order(stimulus, spec)
         n = len(frames.frame_indices)
-        shown = [int(i) for i in _rng(spec, stimulus.stimulus_id, 2).permutation(n)]
+        shown = [int(i) for i in _rng(spec, stimulus.id, 2).permutation(n)]
         correct = [shown.index(t) + 1 for t in range(n)]  # labels in chronological order
         hints = {correct[pos - 1]: pos for pos in HINT_CONFIGS[spec.hints]}
         text = prompts_order.frame_order_text(n, _context(stimulus, spec.annotation),
@@ -242,7 +224,7 @@ def frame_order_items(stimuli: list[StimulusRecord], spec: TaskSpec,
                  "span": stimulus.span,
                  "presented_frame_indices": [frames.frame_indices[i] for i in shown],
                  "annotation": spec.annotation, "prompt_style": spec.prompt_style}
-        items.append(Item(f"order:{stimulus.stimulus_id}", C.FRAME_ORDER, stimulus, request,
+        items.append(Item(f"order:{stimulus.id}", C.FRAME_ORDER, stimulus, request,
                           (), correct, extra, n_frames_order=n))
     return items
 
@@ -274,7 +256,7 @@ def pair_order_items(stimuli: list[StimulusRecord], spec: TaskSpec,
             break
         frames = _frames_for_order(stimulus, spec)
         context = _context(stimulus, spec.annotation)
-        rng = _rng(spec, stimulus.stimulus_id, 3)
+        rng = _rng(spec, stimulus.id, 3)
         for early, late in combinations(range(len(frames.frame_indices)), 2):
             orders = (("AB", "BA") if spec.pair_presentation == "both"
                       else (str(rng.choice(["AB", "BA"])),))
@@ -282,7 +264,7 @@ def pair_order_items(stimuli: list[StimulusRecord], spec: TaskSpec,
                 shown = [early, late] if order == "AB" else [late, early]
                 request = Request(prompts_order.pairwise_messages(context),
                                   _resize(images(frames, shown), spec.image_size))
-                pair_id = f"{stimulus.stimulus_id}:{early}-{late}"
+                pair_id = f"{stimulus.id}:{early}-{late}"
                 extra = {C.EXTRA_PAIR_ORDER: str(order), C.EXTRA_PAIR_ID: pair_id,
                          "presented_frame_indices": [frames.frame_indices[i] for i in shown]}
                 items.append(Item(f"pair:{pair_id}:{order}", C.PAIR_ORDER, stimulus, request,
@@ -295,7 +277,7 @@ def build_items(stimuli: list[StimulusRecord], spec: TaskSpec,
                 limit: int | None = None) -> list[Item]:
     """The items of a run, in a deterministic order: all, or the first ``limit`` (only the
     stimuli those show are decoded)."""
-    stimuli = sorted(stimuli, key=lambda s: s.stimulus_id)
+    stimuli = sorted(stimuli, key=lambda s: s.id)
     if spec.task == "aot":
         items = aot_items(stimuli, spec, demos, limit)
     elif spec.task == "frame_order":

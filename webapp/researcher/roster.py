@@ -14,7 +14,7 @@ from sqlalchemy import func, select
 
 from analysis.columns import REASON_PRACTICE_GATE
 from webapp.extensions import db
-from webapp.models import Study, Session, Subject, Trial
+from webapp.models import ModelRun, Session, Study, Subject, Trial
 from webapp.models._types import utcnow
 
 ROSTER_COLUMNS = [
@@ -39,8 +39,9 @@ def roster_frame(slug: str, now: datetime | None = None) -> pd.DataFrame:
               .correlate(Session).scalar_subquery())
     query = (
         select(Subject.external_id.label("subject_id"), Subject.kind.label("subject_kind"),
-               Subject.recruitment, Session, stored.label("n_trials_stored"))
-        .join(Session.subject).join(Subject.study).where(Study.slug == slug)
+               Subject.recruitment, Session, ModelRun, stored.label("n_trials_stored"))
+        .join(Session.subject).join(Subject.study)
+        .outerjoin(ModelRun, ModelRun.session_id == Session.id).where(Study.slug == slug)
         .order_by(Session.started_at, Session.id))
     rows = db.session.execute(query).all()
     cutoff = (now or utcnow()) - timedelta(minutes=current_app.config["ABANDONED_AFTER_MINUTES"])
@@ -49,6 +50,9 @@ def roster_frame(slug: str, now: datetime | None = None) -> pd.DataFrame:
 
 def _record(row, cutoff: datetime) -> dict:
     session: Session = row.Session
+    # A model run keeps its items and provenance in its ModelRun, not in the fields of a
+    # person's session (schedule, device_info).
+    run: ModelRun | None = row.ModelRun
     status = session.status
     if status in UNFINISHED and session.last_seen_at < cutoff:
         status = "abandoned"
@@ -59,10 +63,10 @@ def _record(row, cutoff: datetime) -> dict:
         "exclusion_reasons": list(session.exclusion_reasons or []),
         "simulated": bool(session.simulated),
         "n_trials_stored": int(row.n_trials_stored),
-        "n_trials_scheduled": len(session.schedule or []),
+        "n_trials_scheduled": len(run.item_keys if run else session.schedule or []),
         "started_at": session.started_at, "last_seen_at": session.last_seen_at,
         "completed_at": session.completed_at, "condition": dict(session.condition or {}),
-        "device_info": dict(session.device_info or {}),
+        "device_info": run.provenance() if run else dict(session.device_info or {}),
         "recruitment": dict(row.recruitment or {}),
     }
 

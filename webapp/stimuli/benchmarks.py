@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING
 from sqlalchemy import select
 
 from experiments.benchmarks import aot_psyphybench as bench
-from experiments.benchmarks import check_benchmark, protocol
+from experiments.benchmarks import check_benchmark
 from webapp.extensions import db
 from webapp.models import SourceClip
 
@@ -61,49 +61,3 @@ def import_benchmark(name: str, videos_dir: Path, root: Path, metadata_csv: Path
     clips = catalog.import_clips(new, STIMULUS_SET, Path(root), frame_set_sizes) if new else []
     already = sorted(spec.clip_key for spec in plan.specs if spec.clip_key in stored)
     return BenchmarkImport(clips, already, plan)
-
-
-# Decoding parameters the runner's GenerationParams can express (frequency_penalty 0 is its
-# default behaviour already).
-_RUNNER_DECODING = ("temperature", "top_p", "repetition_penalty")
-
-
-def protocol_options(opts: dict) -> dict:
-    """``run-models`` options with ``--benchmark``: the published protocol filled in.
-
-    The benchmark's stimulus set unless a study or set is named; the setting checked; fps
-    from the model's family (sec. 4.6) unless ``--fps`` is given; and the family's decoding
-    parameters as ``opts["decoding"]`` (none for the API reasoning models, whose defaults
-    the paper kept, and none for models outside the paper's families).
-    """
-    check_benchmark(opts["benchmark"])
-    if opts.get("n_frames") is not None:
-        raise ValueError("the benchmark protocol samples at a frame rate; drop --n-frames")
-    if opts.get("task", "aot") != "aot":
-        raise ValueError("the benchmark protocol is the arrow-of-time task (--task aot)")
-    out = dict(opts)
-    out["setting"] = protocol.setting(opts["setting"]).name
-    if not opts.get("study") and not opts.get("stimulus_set"):
-        out["stimulus_set"] = STIMULUS_SET
-    out["fps"] = protocol.protocol_fps(opts["model"], opts.get("fps"))
-    try:
-        decoding = protocol.model_family(opts["model"]).decoding
-    except ValueError:
-        decoding = {}
-    out["decoding"] = {k: v for k, v in decoding.items() if k in _RUNNER_DECODING}
-    return out
-
-
-def protocol_records(setting: str, records: list) -> tuple[list, list[str]]:
-    """The runner's stimulus records for a setting's test items, and the items not imported.
-
-    Raises
-    ------
-    ValueError
-        When none of the setting's items is stored (the videos were never imported).
-    """
-    chosen, missing = protocol.select_for_setting(setting, records)
-    if not chosen:
-        raise ValueError(f"none of the {len(missing)} {setting} items of {bench.NAME} is "
-                         "stored; import the videos with 'manage.py stimuli import-benchmark'")
-    return chosen, missing

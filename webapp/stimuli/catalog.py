@@ -1,12 +1,16 @@
-"""Persisting prepared stimuli: a stimulus set is imported whole or not at all."""
+"""A stimulus set in the database: imported whole or not at all, and read back as the plain
+records that participants' schedules and model runs are both built from."""
 import re
 import secrets
 import shutil
 import tempfile
 from pathlib import Path
+from types import MappingProxyType
 
-from sqlalchemy import select
+from flask import current_app
+from sqlalchemy import Connection, bindparam, func, select
 
+from experiments.catalog_records import Catalog, CatchRecord, ClipRecord, StimulusRecord
 from experiments.designs import required_frame_sets
 from experiments.stimuli import ClipSpec, PreparedClip, equalize_clip_files, prepare_clips
 from webapp.extensions import db
@@ -88,3 +92,80 @@ def _store(prepared: PreparedClip, stimulus_set: str) -> SourceClip:
 
 def stimulus_sets() -> list[str]:
     return list(db.session.scalars(select(SourceClip.stimulus_set).distinct()))
+
+
+_CLIP_ROWS = (select(SourceClip.id, SourceClip.clip_key, SourceClip.categories,
+                     SourceClip.duration_s, SourceClip.fps, SourceClip.frame_count,
+                     SourceClip.split, SourceClip.annotation_brief,
+                     SourceClip.annotation_comprehensive, SourceClip.params)
+              .where(SourceClip.stimulus_set == bindparam("name")).order_by(SourceClip.clip_key))
+_STIMULUS_ROWS = (select(Stimulus.source_clip_id, Stimulus.id, Stimulus.public_id, Stimulus.kind,
+                         Stimulus.direction, Stimulus.frame_indices, Stimulus.meta,
+                         Stimulus.path, Stimulus.sha256, Stimulus.item_id)
+                  .join(SourceClip).where(SourceClip.stimulus_set == bindparam("name"))
+                  .order_by(Stimulus.id))
+# Stimulus rows are only ever inserted (a set is imported whole; nothing updates or deletes
+# them), so the counts and highest ids of a set's rows tell whether it changed.
+_SET_VERSION = (select(func.count(SourceClip.id.distinct()), func.max(SourceClip.id),
+                       func.count(Stimulus.id), func.max(Stimulus.id))
+                .select_from(SourceClip).outerjoin(Stimulus)
+                .where(SourceClip.stimulus_set == bindparam("name")))
+
+
+def load_catalog(connection: Connection, stimulus_set: str, catch_set: str) -> Catalog:
+    """The stimulus set and the catch videos as plain records for the schedule builder."""
+    catch = []
+    for clip in clip_records(connection, catch_set):
+        forward, key = clip.clip("forward"), clip.params.get("instructed_key")
+        if forward is not None and key:
+            catch.append(CatchRecord(forward, str(key)))
+    return Catalog(clip_records(connection, stimulus_set), tuple(catch))
+
+
+def stimulus_records(connection: Connection, stimulus_set: str) -> list[StimulusRecord]:
+    """Every stimulus of a set (clips in both directions, frame sets), by id: what a model
+    run is asked about."""
+    stimuli = [s for clip in clip_records(connection, stimulus_set) for s in clip.stimuli]
+    return sorted(stimuli, key=lambda s: s.id)
+
+
+def clip_records(connection: Connection, name: str) -> tuple[ClipRecord, ...]:
+    """A stimulus set's clips as records, kept per app while the set's rows are unchanged.
+
+    Every new session needs them; the version check is one small aggregate query instead of
+    reading every row.  Records are read-only (``MappingProxyType``) because sessions share
+    them.
+    """
+    version = tuple(connection.execute(_SET_VERSION, {"name": name}).one())
+    cache = current_app.extensions.setdefault("stimulus_catalog", {})
+    cached = cache.get(name)
+    if cached is not None and cached[0] == version:
+        return cached[1]
+    root = Path(current_app.config["STIMULUS_ROOT"])
+    clips = connection.execute(_CLIP_ROWS, {"name": name}).all()
+    by_id = {clip.id: clip for clip in clips}
+    stimuli = {}
+    for row in connection.execute(_STIMULUS_ROWS, {"name": name}):
+        stimuli.setdefault(row.source_clip_id, []).append(
+            _stimulus_record(row, by_id[row.source_clip_id], root))
+    records = tuple(ClipRecord(
+        id=c.id, clip_key=c.clip_key, categories=tuple(c.categories or ()),
+        stimuli=tuple(stimuli.get(c.id, ())), duration_s=c.duration_s, fps=c.fps, split=c.split,
+        annotation_brief=c.annotation_brief, annotation_comprehensive=c.annotation_comprehensive,
+        params=MappingProxyType(dict(c.params or {})))
+        for c in clips)
+    cache[name] = (version, records)
+    return records
+
+
+def _stimulus_record(row, clip, root: Path) -> StimulusRecord:
+    annotations = {"brief": clip.annotation_brief,
+                   "comprehensive": clip.annotation_comprehensive}
+    return StimulusRecord(
+        id=row.id, public_id=row.public_id, kind=row.kind, direction=row.direction,
+        frame_indices=tuple(row.frame_indices or ()) or None,
+        meta=MappingProxyType(dict(row.meta or {})), source_clip_id=clip.id,
+        path=str(root / row.path), sha256=row.sha256, item_id=row.item_id,
+        clip_fps=clip.fps, clip_frame_count=clip.frame_count,
+        categories=tuple(clip.categories or ()),
+        annotations=MappingProxyType({k: v for k, v in annotations.items() if v}))

@@ -9,7 +9,7 @@ import os
 
 import pytest
 
-from analysis.vlm.tasks import StimulusRecord
+from experiments.catalog_records import StimulusRecord
 from tests.analysis.vlm.helpers import moving_square
 
 
@@ -76,9 +76,10 @@ def clips(tmp_path_factory):
         reverse_clip_checked(fwd, bwd)
         for offset, (path, direction) in enumerate(((fwd, "forward"), (bwd, "backward"))):
             records.append(StimulusRecord(
-                stimulus_id=clip_id * 10 + offset, source_clip_id=clip_id, kind="clip",
-                direction=direction, path=str(path), sha256=sha256_file(path), fps=12.0,
-                frame_count=24, categories=("Proceed",),
+                id=clip_id * 10 + offset, public_id=f"s{clip_id}{offset}", kind="clip",
+                source_clip_id=clip_id,
+                direction=direction, path=str(path), sha256=sha256_file(path),
+                clip_fps=12.0, clip_frame_count=24, categories=("Proceed",),
                 annotations={"brief": "A white square slides to the right."}))
     return records
 

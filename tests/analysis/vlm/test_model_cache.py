@@ -119,7 +119,8 @@ from analysis.vlm.backends import load_backend
 from analysis.vlm.backends.base import GenerationParams
 from analysis.vlm.cache import ResultCache
 from analysis.vlm.runner import Runner
-from analysis.vlm.tasks import StimulusRecord, TaskSpec, build_items
+from analysis.vlm.tasks import TaskSpec, build_items
+from experiments.catalog_records import StimulusRecord
 records = [StimulusRecord(**r) for r in json.load(open(sys.argv[1]))]
 items = build_items(records, TaskSpec(fps=4, label_orders=("FB", "BF")))
 backend = load_backend("hf", sys.argv[2], device="cpu", dtype="float32")

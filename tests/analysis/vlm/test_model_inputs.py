@@ -5,7 +5,8 @@ import pytest
 from analysis.vlm import prompts
 from analysis.vlm.backends.base import GenerationParams, Request
 from analysis.vlm.sampling import load_video, sample_indices, subset
-from analysis.vlm.tasks import StimulusRecord, TaskSpec, build_items, reversal_checks
+from analysis.vlm.tasks import TaskSpec, build_items, reversal_checks
+from experiments.catalog_records import StimulusRecord
 from tests.analysis.vlm.helpers import moving_square, write_lossless
 
 
@@ -52,9 +53,10 @@ def test_stored_reversed_clips_pass_the_reversal_check(clips):
 
 def test_a_wrong_reversed_clip_is_refused(clips, tmp_path):
     forward = [c for c in clips if c.direction == "forward"]
-    impostor = StimulusRecord(99, forward[0].source_clip_id, "clip", "backward", forward[1].path,
-                              "x", 12.0, 24)
-    videos = {s.stimulus_id: load_video(s.path, fps=4, mirrored=s.direction == "backward")
+    impostor = StimulusRecord(99, "s99", "clip", "backward", source_clip_id=forward[0].source_clip_id,
+                              path=forward[1].path, sha256="x", clip_fps=12.0,
+                              clip_frame_count=24)
+    videos = {s.id: load_video(s.path, fps=4, mirrored=s.direction == "backward")
               for s in (forward[0], impostor)}
     with pytest.raises(ValueError, match="not the reverse"):
         reversal_checks([forward[0], impostor], videos)

@@ -4,7 +4,8 @@ import dataclasses
 import pytest
 
 from analysis.vlm import prompts
-from analysis.vlm.tasks import StimulusRecord, TaskSpec, build_items
+from analysis.vlm.tasks import TaskSpec, build_items
+from experiments.catalog_records import StimulusRecord
 
 
 def test_frame_order_items_are_seeded_and_answers_are_presented_labels(clips):
@@ -68,7 +69,7 @@ def test_few_shot_needs_and_excludes_its_demonstrations(clips):
         build_items(clips, TaskSpec(fps=4, setting="few-shot-4"))
     demo_ids = ["00058", "00012_rev", "00186", "00271_rev"]
     demos = {d: dataclasses.replace(clips[i % 4], item_id=d) for i, d in enumerate(demo_ids)}
-    test_clips = [dataclasses.replace(c, item_id="00058") if c.stimulus_id == 10 else c for c in clips]
+    test_clips = [dataclasses.replace(c, item_id="00058") if c.id == 10 else c for c in clips]
     items = build_items(test_clips, TaskSpec(fps=4, setting="few-shot-4"), demos)
     assert len(items) == 3  # the clip that is a demonstration left the test set
     assert len(items[0].request.visuals) == 5
@@ -86,10 +87,11 @@ def test_frame_sets_are_read_from_their_pngs(tmp_path, clips):
     from experiments.media import write_frame_set
 
     indices = write_frame_set(clips[0].path, tmp_path / "frames_4", 4)
-    record = StimulusRecord(7, 1, "frame_set", None, str(tmp_path / "frames_4"), "h", 12.0, 24,
-                            frame_indices=tuple(indices), annotations={"brief": "x"})
+    record = StimulusRecord(7, "s7", "frame_set", None, tuple(indices), source_clip_id=1,
+                            path=str(tmp_path / "frames_4"), sha256="h", clip_fps=12.0,
+                            clip_frame_count=24, annotations={"brief": "x"})
     items = build_items([record, *clips], TaskSpec(task="frame_order", fps=None, n_frames=4))
-    assert [i.stimulus.stimulus_id for i in items] == [7]
+    assert [i.stimulus.id for i in items] == [7]
     assert sorted(items[0].extra["presented_frame_indices"]) == indices
 
 
@@ -98,7 +100,7 @@ def test_chain_of_thought_settings_are_scored_from_their_reasoning_only(hf_backe
                                                                         tmp_path, setting):
     from analysis.vlm.backends.base import GenerationParams
     from analysis.vlm.cache import ResultCache
-    from analysis.vlm.run import RunConfig
+    from analysis.vlm.run_config import RunConfig
     from analysis.vlm.runner import Runner
 
     demos = {d: dataclasses.replace(clips[i], item_id=d)
@@ -143,7 +145,8 @@ def test_a_run_whose_model_cannot_load_is_marked_failed(clips, tmp_path):
     import json
 
     from analysis.vlm.backends.base import GenerationParams
-    from analysis.vlm.run import RunConfig, execute_run
+    from analysis.vlm.run import execute_run
+    from analysis.vlm.run_config import RunConfig
 
     config = RunConfig("hf", str(tmp_path / "no-such-model"), TaskSpec(fps=4),
                        GenerationParams(max_new_tokens=2), backend_options={"device": "cpu"})

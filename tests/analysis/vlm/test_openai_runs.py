@@ -6,7 +6,7 @@ import pytest
 from analysis.vlm.backends import load_backend
 from analysis.vlm.backends.base import GenerationParams
 from analysis.vlm.cache import ResultCache
-from analysis.vlm.run import RunConfig, run_key
+from analysis.vlm.run_config import RunConfig, run_key
 from analysis.vlm.runner import Runner
 from analysis.vlm.tasks import TaskSpec, build_items
 from tests.analysis.vlm.openai_server import TinyOpenAIServer, fingerprint

@@ -7,7 +7,7 @@ from sqlalchemy import select
 
 from webapp.researcher import studies
 from webapp.extensions import db
-from webapp.models import Session, Subject, Trial
+from webapp.models import ModelRun, Session, Subject, Trial
 
 
 @pytest.fixture
@@ -15,6 +15,10 @@ def study(app, stimulus_set):
     with app.app_context():
         studies.create_study("tiny-study", "arrow-of-time", stimulus_set)
     return "tiny-study"
+
+
+def _provenance(session) -> ModelRun:
+    return db.session.scalar(select(ModelRun).where(ModelRun.session_id == session.id))
 
 
 def _run(runner, model, *args):
@@ -32,8 +36,10 @@ def test_run_models_stores_model_trials_and_resumes_from_cache(app, runner, stud
         assert subject.external_id == model
         session = db.session.scalar(select(Session).where(Session.subject_id == subject.id))
         assert session.seed == 5 and session.status == "completed"
-        assert session.device_info["backend"]["weights_sha256"]
-        assert session.device_info["counts"]["computed"] == 8
+        run = _provenance(session)
+        assert run.weights_sha256 and run.backend["weights_sha256"] == run.weights_sha256
+        assert run.counts["computed"] == 8 and len(run.item_keys) == 8
+        assert session.device_info == {} and session.schedule == []  # people's fields
         trials = db.session.scalars(select(Trial).where(Trial.session_id == session.id)).all()
         assert len(trials) == 8 and {t.trial_type for t in trials} == {"aot"}
         assert {t.extra["label_order"] for t in trials} == {"FB", "BF"}
@@ -75,16 +81,17 @@ def test_a_rerun_completes_a_partly_failed_run_and_never_duplicates_it(
         session = db.session.scalar(select(Session))
         assert session.status == "incomplete" and session.completed_at is None
         stored = db.session.scalars(select(Trial).where(Trial.session_id == session.id)).all()
-        assert 0 < len(stored) < 4 and len(session.schedule) == 4
-        assert session.device_info["failures"]
-        assert all("out of memory" in f["error"] for f in session.device_info["failures"])
+        run = _provenance(session)
+        assert 0 < len(stored) < 4 and len(run.item_keys) == 4
+        assert run.failures
+        assert all("out of memory" in f["error"] for f in run.failures)
     broken["on"] = False
     second = _run(runner, model, "--study", study)
     assert second.exit_code == 0, second.output
     with app.app_context():
         sessions = db.session.scalars(select(Session)).all()
         assert len(sessions) == 1 and sessions[0].status == "completed"
-        assert sessions[0].device_info["failures"] == []
+        assert _provenance(sessions[0]).failures == []
         trials = db.session.scalars(select(Trial)).all()
         assert len(trials) == 4 and len({t.stimulus_id for t in trials}) == 4
         assert sorted(t.trial_index for t in trials) == [0, 1, 2, 3]
@@ -166,8 +173,9 @@ def test_a_run_in_another_precision_is_another_run(app, runner, study, tiny_mode
     with app.app_context():
         sessions = db.session.scalars(select(Session).order_by(Session.id)).all()
         # Never one session mixing float32 and bfloat16 answers under one provenance.
-        assert [s.device_info["backend"]["dtype"] for s in sessions] == ["float32", "bfloat16"]
-        assert [len(s.schedule) for s in sessions] == [2, 4]
+        runs = [_provenance(s) for s in sessions]
+        assert [r.backend["dtype"] for r in runs] == ["float32", "bfloat16"]
+        assert [len(r.item_keys) for r in runs] == [2, 4]
 
 
 def test_a_scoring_that_changes_nothing_is_the_same_run(app, runner, study, tiny_model):

@@ -1,0 +1,214 @@
+"""A model run's settings and identity, decided from a researcher's request.
+
+The policy of ``manage.py run-models`` lives here, not in the command: the paper's frame
+rate and decoding for a model family, the scoring a served model allows, which options a
+backend takes, and AoT-PsyPhyBENCH's protocol (``benchmark``).  The command passes its
+options as a dict named like its flags.
+"""
+from __future__ import annotations
+
+import hashlib
+import json
+from collections.abc import Mapping
+from dataclasses import asdict, dataclass
+from pathlib import Path
+
+from analysis.vlm import prompts
+from analysis.vlm.backends.base import GenerationParams
+from analysis.vlm.backends.openai_http import model_family as served_family
+from analysis.vlm.tasks import TaskSpec
+from experiments.benchmarks import aot_psyphybench as bench
+from experiments.benchmarks import check_benchmark, protocol
+
+
+@dataclass
+class RunConfig:
+    backend: str
+    model: str
+    spec: TaskSpec
+    params: GenerationParams
+    scoring: str = "both"
+    batch_size: int = 8
+    limit: int | None = None
+    backend_options: dict | None = None
+    benchmark: str | None = None  # a published protocol: its test items only
+
+    def __post_init__(self):
+        if self.scoring == "logits" and self.spec.task == "aot" \
+                and self.spec.setting in prompts.COT_SETTINGS:
+            raise ValueError(
+                f"setting {self.spec.setting!r} is scored from its generated reasoning; "
+                "logit scoring would read an answer before any reasoning. Use --scoring "
+                "generate (or both: chain-of-thought items are then generated only)")
+
+
+def run_key(config: RunConfig, description: dict) -> str:
+    """The run's identity: model, revision and every setting that can change an answer.
+
+    Reruns with the same identity complete one stored run instead of adding another; a run
+    in another precision, on another device kind or library set is another run. Not part of
+    it: ``limit`` and ``batch_size`` (which items run now, and how fast), and volatile server
+    fields (a served model's creation time, which the description leaves out).
+    """
+    identity = {"backend": config.backend, "model": config.model,
+                # Everything the cache keys on too: weights, dtype, device kind, library
+                # versions, processor, a server's URL and stable model fields.
+                "description": description,
+                "spec": asdict(config.spec), "params": config.params.to_dict(),
+                "scoring": effective_scoring(config)}
+    encoded = json.dumps(identity, sort_keys=True, default=str).encode("utf-8")
+    return hashlib.sha256(encoded).hexdigest()
+
+
+def effective_scoring(config: RunConfig) -> str:
+    """``scoring`` as it applies: where items are never logit-scored (frame orders,
+    chain-of-thought settings), "both" and "generate" are the same run."""
+    generation_only = config.spec.task == "frame_order" or (
+        config.spec.task == "aot" and config.spec.setting in prompts.COT_SETTINGS)
+    return "generate" if generation_only and config.scoring == "both" else config.scoring
+
+
+def run_config(options: Mapping) -> RunConfig:
+    """The run ``run-models`` was asked for (options keyed like its flags).
+
+    Raises
+    ------
+    ValueError
+        For options that contradict each other or the protocol, naming the flags.
+    """
+    decoding = None
+    if options["benchmark"]:
+        options, decoding = _protocol_options(options)
+    fps = options["fps"]
+    if fps is None and options["n_frames"] is None and options["task"] == "aot":
+        fps = protocol.default_fps(options["model"])  # AoT-PsyPhyBENCH sec. 4.6, by family
+    if fps is not None and options["n_frames"] is not None:
+        raise ValueError("give --fps or --n-frames, not both")
+    spec = TaskSpec(task=options["task"], setting=options["setting"], fps=fps,
+                    n_frames=options["n_frames"], metadata_fps=options["metadata_fps"],
+                    label_orders=tuple(o.strip() for o in options["label_orders"].split(",")),
+                    task_variant=options["variant"], annotation=options["annotation"],
+                    hints=options["hints"], prompt_style=options["prompt_style"],
+                    pair_presentation=options["pairs"], span=options["span"],
+                    seed=options["seed"])
+    return RunConfig(options["backend"], options["model"], spec, _params(options, decoding),
+                     _scoring(options), options["batch_size"], options["limit"],
+                     _backend_options(options), options["benchmark"])
+
+
+def _protocol_options(options: Mapping) -> tuple[dict, dict]:
+    """The options with the published protocol filled in, and the model family's decoding.
+
+    The setting checked; fps from the model's family (sec. 4.6) unless given; the family's
+    decoding parameters (none for the API reasoning models, whose defaults the paper kept,
+    and none for models outside the paper's families).
+    """
+    check_benchmark(options["benchmark"])
+    if options.get("n_frames") is not None:
+        raise ValueError("the benchmark protocol samples at a frame rate; drop --n-frames")
+    if options.get("task", "aot") != "aot":
+        raise ValueError("the benchmark protocol is the arrow-of-time task (--task aot)")
+    out = dict(options)
+    out["setting"] = protocol.setting(options["setting"]).name
+    out["fps"] = protocol.protocol_fps(options["model"], options.get("fps"))
+    try:
+        decoding = protocol.model_family(options["model"]).decoding
+    except ValueError:
+        decoding = {}
+    return out, {k: v for k, v in decoding.items() if k in _RUNNER_DECODING}
+
+
+# Decoding parameters GenerationParams can express (frequency_penalty 0 is its default
+# behaviour already).
+_RUNNER_DECODING = ("temperature", "top_p", "repetition_penalty")
+
+
+def protocol_records(config: RunConfig, records: list) -> tuple[list, list[str]]:
+    """The records a run asks about, and (with a benchmark) the protocol's items not stored.
+
+    Raises
+    ------
+    ValueError
+        When none of the setting's items is stored (the videos were never imported).
+    """
+    if not config.benchmark:
+        return records, []
+    setting = config.spec.setting
+    chosen, missing = protocol.select_for_setting(setting, records)
+    if not chosen:
+        raise ValueError(f"none of the {len(missing)} {setting} items of {bench.NAME} is "
+                         "stored; import the videos with 'manage.py stimuli import-benchmark'")
+    return chosen, missing
+
+
+def _scoring(options: Mapping) -> str:
+    if options["scoring"]:
+        return options["scoring"]
+    served = options["backend"] == "openai" \
+        and "logprobs" in served_family(options["model"]).refused
+    return "generate" if served else "both"
+
+
+def _params(options: Mapping, decoding: dict | None) -> GenerationParams:
+    """``decoding``: the model family's, with a benchmark (None without one)."""
+    common = {"max_new_tokens": options["max_new_tokens"], "seed": options["seed"]}
+    # A benchmark run reproduces the paper's decoding unless told otherwise.
+    sampling = options["sampling"] or ("paper" if options["benchmark"] else "greedy")
+    if sampling == "paper" and decoding == {} and _kept_api_defaults(options["model"]):
+        sampling = "api-default"  # AoT-PsyPhyBENCH sec. 4.6 kept these models' API defaults
+    if sampling == "api-default":
+        return GenerationParams(temperature=1.0, top_p=1.0, **common)
+    if sampling == "paper" and decoding:  # the family's
+        return GenerationParams(**common, **decoding)
+    if sampling == "paper":
+        return GenerationParams.paper(**common)
+    return GenerationParams(**common)
+
+
+def _kept_api_defaults(model: str) -> bool:
+    try:
+        family = protocol.model_family(model)
+    except ValueError:
+        return False
+    return family.api and not family.decoding
+
+
+HTTP_OPTIONS = {"timeout": "timeout_s", "concurrency": "concurrency",
+                "max_retries": "max_retries", "model_revision": "revision"}
+
+
+def _backend_options(options: Mapping) -> dict:
+    given = {name: options.get(name) for name in HTTP_OPTIONS if options.get(name) is not None}
+    if options["backend"] != "openai" and given:
+        flags = ", ".join("--" + name.replace("_", "-") for name in given)
+        raise ValueError(f"{flags}: only for --backend openai (a local model is pinned by "
+                         "the hash of its files)")
+    if options["backend"] == "hf":
+        return {"device": options["device"], "dtype": options["dtype"]}
+    if options["backend"] == "vllm":
+        return {"dtype": options["dtype"], "tensor_parallel_size": options["tensor_parallel"]}
+    if not options["base_url"]:
+        raise ValueError("--backend openai needs --base-url")
+    return {"base_url": options["base_url"], **{HTTP_OPTIONS[k]: v for k, v in given.items()}}
+
+
+def check_model_source(config: RunConfig) -> None:
+    """Refuse, before any loading, a local model folder that is not there and a GPU that is
+    not there."""
+    model = config.model
+    if config.backend == "openai":
+        return
+    path = Path(model).expanduser()
+    if path.is_file():
+        raise ValueError(f"--model {model}: is a file; a local model is a folder (config.json, "
+                         "weights, processor and tokenizer files)")
+    path_like = model.startswith(("/", ".", "~")) or model.count("/") > 1 or "\\" in model
+    if path_like and not path.exists():
+        raise ValueError(f"--model {model}: no such folder (a hub id looks like owner/name)")
+    device = (config.backend_options or {}).get("device", "")
+    if config.backend == "hf" and device.startswith("cuda"):
+        import torch
+
+        if not torch.cuda.is_available():
+            raise ValueError(f"--device {device}: torch sees no CUDA GPU on this "
+                             "machine; use --device cpu (or auto), or run on a GPU machine")
