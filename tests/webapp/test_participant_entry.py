@@ -223,7 +223,7 @@ def test_unschedulable_study_stores_nothing_until_its_stimuli_arrive(app, client
 
 def test_catalog_is_cached_until_the_set_changes(app, study):
     from webapp.models import SourceClip
-    from webapp.participant.sessions import load_catalog
+    from webapp.stimuli.catalog import load_catalog
     from bench.harness.stored_study import _stimulus
 
     with app.app_context():

@@ -23,6 +23,7 @@ from experiments.trial_types import TRIAL_TYPES, PayloadError, catch, is_technic
 from webapp.database import write_transaction
 from webapp.extensions import db
 from webapp.participant import sessions, store
+from webapp.stimuli.catalog import load_catalog
 from webapp.stimuli.files import media_url_maker
 
 FLAGS = ("timed_out", "focus_lost", "fullscreen_exited")
@@ -180,7 +181,7 @@ def _practice_gate(connection: Connection, target: Row, design) -> dict:
         return answer
     attempts = max(t.get("practice_attempt", 1) for t in current.schedule)
     if attempts < design.practice.max_attempts:
-        catalog = sessions.load_catalog(connection, target.stimulus_set, design.catch_set)
+        catalog = load_catalog(connection, target.stimulus_set, design.catch_set)
         extra = scheduling.practice_trials(design, catalog, target.seed, target.session_number,
                                            attempt=attempts + 1)
         store.update_session(connection, target.id, schedule=scheduling.insert_practice_attempt(

@@ -20,7 +20,6 @@ import secrets
 from collections.abc import Mapping
 from dataclasses import dataclass
 from datetime import datetime
-from types import MappingProxyType
 
 import numpy as np
 from flask import current_app
@@ -29,11 +28,11 @@ from sqlalchemy import Connection, Row
 from sqlalchemy.exc import IntegrityError
 
 from experiments import schedule as scheduling
-from experiments.catalog_records import Catalog, CatchRecord, ClipRecord, StimulusRecord
 from experiments.designs import Design, design_from_snapshot
 from webapp.database import write_transaction
 from webapp.extensions import limiter
 from webapp.participant import store
+from webapp.stimuli.catalog import load_catalog
 from webapp.participant.store import (condition_counts, count_cell, locked_session, now,
                                       places_taken, touch_session, update_session)
 
@@ -199,43 +198,6 @@ def _new_session(connection: Connection, study: Row, design: Design, external_id
     except IntegrityError:
         return None
     return token
-
-
-def load_catalog(connection: Connection, stimulus_set: str, catch_set: str) -> Catalog:
-    """The stimulus set and the catch videos as plain records for the schedule builder."""
-    catch = []
-    for clip in _clip_records(connection, catch_set):
-        forward, key = clip.clip("forward"), clip.params.get("instructed_key")
-        if forward is not None and key:
-            catch.append(CatchRecord(forward, str(key)))
-    return Catalog(_clip_records(connection, stimulus_set), tuple(catch))
-
-
-def _clip_records(connection: Connection, name: str) -> tuple[ClipRecord, ...]:
-    """A stimulus set's clips as records, kept per app while the set's rows are unchanged.
-
-    Every new session needs them; the version check is one small aggregate query instead of
-    reading every row.  Records are read-only (``MappingProxyType``) because sessions share them.
-    """
-    version = store.set_version(connection, name)
-    cache = current_app.extensions.setdefault("chronoscope_catalog", {})
-    cached = cache.get(name)
-    if cached is not None and cached[0] == version:
-        return cached[1]
-    stimuli = {}
-    for row in store.stimulus_rows(connection, name):
-        stimuli.setdefault(row.source_clip_id, []).append(StimulusRecord(
-            id=row.id, public_id=row.public_id, kind=row.kind, direction=row.direction,
-            frame_indices=tuple(row.frame_indices or ()) or None,
-            meta=MappingProxyType(dict(row.meta or {}))))
-    records = tuple(ClipRecord(
-        id=c.id, clip_key=c.clip_key, categories=tuple(c.categories or ()),
-        stimuli=tuple(stimuli.get(c.id, ())), duration_s=c.duration_s, fps=c.fps, split=c.split,
-        annotation_brief=c.annotation_brief, annotation_comprehensive=c.annotation_comprehensive,
-        params=MappingProxyType(dict(c.params or {})))
-        for c in store.clip_rows(connection, name))
-    cache[name] = (version, records)
-    return records
 
 
 def plausible_token(token: str) -> bool:

@@ -18,7 +18,7 @@ from sqlalchemy import Connection, Row, bindparam, func, insert, select, update
 from sqlalchemy.dialects import postgresql, sqlite
 
 from experiments.schedule import PRACTICE
-from webapp.models import CellCount, Session, SourceClip, Stimulus, Study, Subject, Trial
+from webapp.models import CellCount, Session, Study, Subject, Trial
 
 
 def now() -> datetime:
@@ -111,37 +111,6 @@ def count_cell(connection: Connection, study_id: int, cell: str, change: int) ->
     connection.execute(upsert.on_conflict_do_update(
         index_elements=[table.c.study_id, table.c.cell],
         set_={"participants": table.c.participants + change}))
-
-
-# --- stimulus sets -------------------------------------------------------------------------
-
-_CLIP_ROWS = (select(SourceClip.id, SourceClip.clip_key, SourceClip.categories,
-                     SourceClip.duration_s, SourceClip.fps, SourceClip.split,
-                     SourceClip.annotation_brief, SourceClip.annotation_comprehensive,
-                     SourceClip.params)
-              .where(SourceClip.stimulus_set == bindparam("name")).order_by(SourceClip.clip_key))
-_STIMULUS_ROWS = (select(Stimulus.source_clip_id, Stimulus.id, Stimulus.public_id, Stimulus.kind,
-                         Stimulus.direction, Stimulus.frame_indices, Stimulus.meta)
-                  .join(SourceClip).where(SourceClip.stimulus_set == bindparam("name"))
-                  .order_by(Stimulus.id))
-# Stimulus rows are only ever inserted (webapp.stimuli.catalog imports a set whole; nothing
-# updates or deletes them), so the counts and highest ids of a set's rows tell whether it changed.
-_SET_VERSION = (select(func.count(SourceClip.id.distinct()), func.max(SourceClip.id),
-                       func.count(Stimulus.id), func.max(Stimulus.id))
-                .select_from(SourceClip).outerjoin(Stimulus)
-                .where(SourceClip.stimulus_set == bindparam("name")))
-
-
-def set_version(connection: Connection, name: str) -> tuple:
-    return tuple(connection.execute(_SET_VERSION, {"name": name}).one())
-
-
-def clip_rows(connection: Connection, name: str) -> list[Row]:
-    return list(connection.execute(_CLIP_ROWS, {"name": name}))
-
-
-def stimulus_rows(connection: Connection, name: str) -> list[Row]:
-    return list(connection.execute(_STIMULUS_ROWS, {"name": name}))
 
 
 # --- sessions ------------------------------------------------------------------------------

@@ -22,7 +22,8 @@ from webapp.stimuli import catalog
 from webapp.database import write_transaction
 from webapp.extensions import db
 from webapp.models import Study, Researcher, Session, StudyMember, Subject
-from webapp.participant.sessions import ACTIVE, load_catalog, now
+from webapp.participant.sessions import ACTIVE, now
+from webapp.stimuli.catalog import load_catalog
 
 # A study's state is (status, close_mode); action -> (states it may start from, state it leads to)
 _LIVE = (("draft", None), ("open", None), ("paused", None))
