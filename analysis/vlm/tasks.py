@@ -18,7 +18,6 @@ from analysis.vlm.parsers import parse_arrow_of_time, parse_choice, parse_frame_
 from analysis.vlm.sampling import Visual, images, load_video, subset
 from experiments.catalog_records import StimulusRecord
 
-TASKS = ("aot", "frame_order", "pair_order")
 HINT_CONFIGS = {"none": (), "1&3": (1, 3), "2&4": (2, 4)}
 PAIR_PRESENTATIONS = ("both", "random")
 
@@ -43,7 +42,7 @@ class TaskSpec:
     seed: int = 0
 
     def __post_init__(self):
-        checks = [(self.task, TASKS), (self.setting, prompts.AOT_SETTINGS),
+        checks = [(self.task, tuple(TASKS)), (self.setting, prompts.AOT_SETTINGS),
                   (self.task_variant, C.TASK_VARIANTS[:3]),
                   (self.annotation, prompts_order.ANNOTATION_LEVELS),
                   (self.hints, tuple(HINT_CONFIGS)), (self.pair_presentation, PAIR_PRESENTATIONS)]
@@ -278,10 +277,11 @@ def build_items(stimuli: list[StimulusRecord], spec: TaskSpec,
     """The items of a run, in a deterministic order: all, or the first ``limit`` (only the
     stimuli those show are decoded)."""
     stimuli = sorted(stimuli, key=lambda s: s.id)
-    if spec.task == "aot":
-        items = aot_items(stimuli, spec, demos, limit)
-    elif spec.task == "frame_order":
-        items = frame_order_items(stimuli, spec, limit)
-    else:
-        items = pair_order_items(stimuli, spec, limit)
-    return items[:limit]
+    if spec.task == "aot":  # the only task with few-shot demonstrations
+        return aot_items(stimuli, spec, demos, limit)[:limit]
+    return TASKS[spec.task](stimuli, spec, limit)[:limit]
+
+
+# Model tasks by name: a trial type names its own in MODEL_TASK (experiments/trial_types/);
+# pair_order is a model-only task (EGO-FLIGHT's pairwise order) with no human trial type.
+TASKS = {"aot": aot_items, "frame_order": frame_order_items, "pair_order": pair_order_items}

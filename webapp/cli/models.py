@@ -26,7 +26,7 @@ from webapp import model_runs
 @click.option("--backend", type=click.Choice(sorted(BACKENDS)), default="hf", show_default=True,
               help="hf: transformers on this machine; vllm: vLLM in this process (CUDA); "
                    "openai: any OpenAI-compatible server (--base-url).")
-@click.option("--task", type=click.Choice(TASKS), default="aot", show_default=True,
+@click.option("--task", type=click.Choice(list(TASKS)), default="aot", show_default=True,
               help="aot: forward or backward; frame_order: order shuffled frames; "
                    "pair_order: which of two frames came first.")
 @click.option("--setting", type=click.Choice(AOT_SETTINGS), default="zero-shot",

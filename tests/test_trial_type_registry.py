@@ -1,0 +1,39 @@
+"""The trial-type registry is the one list of trial types: what each type names elsewhere
+(its metrics, its model task) must exist, and every other list is derived from it."""
+import importlib
+
+import pytest
+
+from analysis import columns as C
+from analysis.vlm.tasks import TASKS as MODEL_TASKS
+from experiments import designs
+from experiments.trial_types import TASKS, TRIAL_TYPES
+
+REQUIRED = ("NAME", "TITLE", "PARAMETERS", "FIELDS", "ANSWERS", "METRICS", "MODEL_TASK",
+            "validate", "build_trial", "public_view", "row_parts")
+DESIGN_TASK = ("check_design", "usable", "rotations", "practice_trials", "feedback_answer",
+               "main_trials", "block_factors", "design_trials")
+
+
+@pytest.mark.parametrize("name", sorted(TRIAL_TYPES))
+def test_every_trial_type_declares_the_whole_unit(name):
+    module = TRIAL_TYPES[name]
+    assert module.NAME == name
+    missing = [attr for attr in REQUIRED if not hasattr(module, attr)]
+    missing += [attr for attr in DESIGN_TASK if name in TASKS and not hasattr(module, attr)]
+    assert not missing, f"trial type {name!r} lacks {missing}"
+
+
+@pytest.mark.parametrize("name", sorted(TRIAL_TYPES))
+def test_named_metrics_and_model_task_exist(name):
+    module = TRIAL_TYPES[name]
+    for dotted in module.METRICS:
+        path, attr = dotted.rsplit(".", 1)
+        assert callable(getattr(importlib.import_module(path), attr)), dotted
+    assert module.MODEL_TASK is None or module.MODEL_TASK in MODEL_TASKS
+
+
+def test_other_lists_of_trial_types_are_derived_from_the_registry():
+    assert set(designs.TASKS) == set(TASKS)
+    assert set(TRIAL_TYPES) <= set(C.TRIAL_TYPES)
+    assert set(C.TRIAL_TYPES) - set(TRIAL_TYPES) == {"pair_order"}  # model-only
