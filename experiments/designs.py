@@ -35,7 +35,7 @@ from experiments.exclusions import ExclusionRules
 from experiments.trial_types.frame_order import ANNOTATIONS, SPANS, OrderingCondition
 
 __all__ = ["ANNOTATIONS", "DESIGNS", "SPANS", "TASKS", "Design", "OrderingCondition",
-           "PracticeSpec", "design_from_snapshot", "get_design", "required_frame_sets"]
+           "PracticeSpec", "STUDY_CONFIG_KEY", "design_from_snapshot", "get_design", "required_frame_sets"]
 
 TASKS = tuple(trial_types.TASKS)  # a design's task is a trial type that builds sessions
 
@@ -70,6 +70,8 @@ class Design:
     counterbalance_keys: bool = True
     fixation_ms: int = 500
     response_window_ms_after_clip: int = 2000
+    # A blank screen between one trial's end (or its feedback) and the next trial's fixation.
+    inter_trial_ms: int = 0
     max_ordering_ms: int = 120_000
     conditions: tuple[OrderingCondition, ...] = ()
     # Clips of these splits are never main trials (TRA sweeps, practice clips).
@@ -85,6 +87,9 @@ class Design:
         trial_types.TASKS[self.task].check_design(self)
         if self.max_clips is not None and self.max_clips < 1:
             raise ValueError("max_clips must be positive")
+        if min(self.fixation_ms, self.response_window_ms_after_clip, self.max_ordering_ms,
+               self.inter_trial_ms) < 0:
+            raise ValueError(f"design {self.name!r}: timings must not be negative")
 
     def to_dict(self) -> dict:
         return asdict(self)
@@ -166,9 +171,16 @@ def get_design(name: str) -> Design:
         raise ValueError(f"unknown design {name!r}; known: {', '.join(DESIGNS)}") from None
 
 
+# A study created from a study file keeps the file's whole configuration (study settings and
+# texts, see experiments.study_file) under this key of its design snapshot.
+STUDY_CONFIG_KEY = "study_config"
+
+
 def design_from_snapshot(name: str, snapshot: Mapping | None) -> Design:
     """A study's design: its stored snapshot when it has one, else the shipped design."""
-    return Design.from_dict(snapshot) if snapshot else get_design(name)
+    if not snapshot:
+        return get_design(name)
+    return Design.from_dict({k: v for k, v in snapshot.items() if k != STUDY_CONFIG_KEY})
 
 
 def required_frame_sets(designs=None) -> tuple[tuple[int, str], ...]:

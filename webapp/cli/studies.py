@@ -1,7 +1,10 @@
 """``manage.py study ...``: the dashboard's study set-up, lifecycle and sharing, from a shell."""
+from pathlib import Path
+
 import click
 from flask.cli import with_appcontext
 
+from experiments import study_file
 from experiments.response_keys import reserved_key_warnings
 from webapp.participant import sessions
 from webapp.researcher import studies
@@ -15,19 +18,29 @@ def study():
 
 @study.command("create")
 @click.argument("slug")
-@click.option("--design", required=True, help="A design name from experiments.designs.")
-@click.option("--stimulus-set", "stimulus_set", required=True, help="A stored stimulus set.")
+@click.option("--from", "from_file", type=click.Path(exists=True, dir_okay=False, path_type=Path),
+              default=None, help="A study file (TOML): every setting and text comes from it.")
+@click.option("--design", default=None, help="A design name from experiments.designs.")
+@click.option("--stimulus-set", "stimulus_set", default=None, help="A stored stimulus set.")
 @click.option("--title", default=None, help="Shown on the dashboard (default: the slug).")
 @click.option("--owner", default=None, metavar="USERNAME",
               help="The researcher who owns it (default: none; only admins see it).")
 @click.option("--max-participants", type=click.IntRange(min=1), default=None,
               help="Places: new participants are refused once this many took part.")
 @with_appcontext
-def create(slug, design, stimulus_set, title, owner, max_participants):
-    """Create study SLUG (as a draft) from a design and a stimulus set."""
+def create(slug, from_file, design, stimulus_set, title, owner, max_participants):
+    """Create study SLUG (as a draft) from a study file, or from a design and a stimulus set."""
+    if from_file is not None and (design or stimulus_set or title or max_participants):
+        raise click.UsageError("--from takes every setting from the file: leave out --design, "
+                               "--stimulus-set, --title and --max-participants")
+    if from_file is None and not (design and stimulus_set):
+        raise click.UsageError("give --from FILE, or both --design and --stimulus-set")
     try:
-        study = studies.create_study(slug, design, stimulus_set, title, owner=owner,
-                                          max_participants=max_participants)
+        if from_file is not None:
+            study = studies.create_study_from_config(slug, _load(from_file), owner=owner)
+        else:
+            study = studies.create_study(slug, design, stimulus_set, title, owner=owner,
+                                         max_participants=max_participants)
     except studies.StudyError as error:
         raise click.UsageError(str(error)) from error
     click.echo(f"Created study {study.slug!r} ({study.design} on "
@@ -36,6 +49,44 @@ def create(slug, design, stimulus_set, title, owner, max_participants):
         click.echo(f"It has no owner, so only admins see it: `manage.py study share {slug} "
                    "USERNAME --role owner`.")
     _echo_key_warnings(study)
+
+
+def _load(path: Path) -> study_file.StudyConfig:
+    config, problems, warnings = study_file.check(path.read_text("utf-8"), path.name, path.parent)
+    for warning in warnings:
+        click.echo(f"Warning: {warning}", err=True)
+    if problems:
+        for problem in problems:
+            click.echo(str(problem), err=True)
+        raise click.ClickException(f"{path.name}: {len(problems)} error(s); nothing was created")
+    return config
+
+
+@study.command("validate")
+@click.argument("file", type=click.Path(exists=True, dir_okay=False, path_type=Path))
+def validate(file):
+    """Check study FILE: every error with its line and field, or a summary of the study."""
+    config = _load(file)
+    design = config.design
+    clips = design.max_clips or "every clip of the set"
+    click.echo(f"{file.name}: valid. {config.title or '(untitled)'}: {design.name} on "
+               f"{config.stimulus_set}; {design.sessions} session(s), {design.main_blocks} "
+               f"block(s), clips per session: {clips}; practice {design.practice.n_trials} "
+               f"trial(s); keys {'/'.join(design.response_keys)}; languages "
+               f"{', '.join(config.languages)}; places {config.places or 'unlimited'}.")
+    for warning in reserved_key_warnings(design.response_keys):
+        click.echo(f"Warning: {warning}")
+
+
+@study.command("export-config")
+@click.argument("slug")
+@with_appcontext
+def export_config(slug):
+    """Print study SLUG's configuration as a study file (create --from it for the same study)."""
+    try:
+        click.echo(studies.export_config(slug), nl=False)
+    except studies.StudyError as error:
+        raise click.UsageError(str(error)) from error
 
 
 def _echo_key_warnings(study) -> None:

@@ -17,7 +17,8 @@ from sqlalchemy import and_, func, or_, select, update
 from sqlalchemy.exc import IntegrityError
 
 from experiments import schedule
-from experiments.designs import DESIGNS
+from experiments import study_file
+from experiments.designs import DESIGNS, STUDY_CONFIG_KEY, design_from_snapshot
 from webapp.stimuli import catalog
 from webapp.database import write_transaction
 from webapp.extensions import db
@@ -47,7 +48,8 @@ class StudyError(ValueError):
 
 
 def create_study(slug: str, design: str, stimulus_set: str, title: str | None = None,
-                 owner: str | None = None, max_participants: int | None = None) -> Study:
+                 owner: str | None = None, max_participants: int | None = None,
+                 config: study_file.StudyConfig | None = None) -> Study:
     """Create a draft study of ``design`` on ``stimulus_set``, owned by the researcher named
     ``owner`` (with None, only admins see it), with an optional cap on participants.
 
@@ -78,12 +80,31 @@ def create_study(slug: str, design: str, stimulus_set: str, title: str | None = 
         raise StudyError(f"unknown design {design!r}; expected one of {', '.join(sorted(DESIGNS))}")
     if stimulus_set not in catalog.stimulus_sets():
         raise StudyError(f"unknown stimulus set {stimulus_set!r}; import or generate it first")
-    chosen = DESIGNS[design]
-    check_schedulable(chosen, stimulus_set)
+    chosen = DESIGNS[design] if config is None else config.design
+    return _store(slug, chosen, stimulus_set, title, owner_id, max_participants, config)
+
+
+def create_study_from_config(slug: str, config: study_file.StudyConfig,
+                             owner: str | None = None) -> Study:
+    """Create a draft study from a study file's configuration (``study_file.load``).
+
+    The whole configuration, texts included, is stored in the study's design snapshot under
+    ``STUDY_CONFIG_KEY``, with the session length estimated from the schedule it builds.
+    """
+    return create_study(slug, config.design.name, config.stimulus_set, config.title or None,
+                        owner=owner, max_participants=config.places, config=config)
+
+
+def _store(slug, chosen, stimulus_set, title, owner_id, max_participants, config=None) -> Study:
+    schedules, clip_s = check_schedulable(chosen, stimulus_set)
+    snapshot = chosen.to_dict()
+    if config is not None:
+        minutes = max(study_file.estimate_session_minutes(chosen, s, clip_s) for s in schedules)
+        snapshot[STUDY_CONFIG_KEY] = {**config.settings(), "estimate": {"session_minutes": minutes}}
     # The snapshot keeps the study's design fixed even if the shipped design changes later.
     study = Study(
-        slug=slug, title=(title or "").strip() or slug, design=design,
-        design_snapshot=chosen.to_dict(), stimulus_set=stimulus_set, status="draft",
+        slug=slug, title=(title or "").strip() or slug, design=chosen.name,
+        design_snapshot=snapshot, stimulus_set=stimulus_set, status="draft",
         exclusion_rules_version=chosen.exclusions.version, max_participants=max_participants,
     )
     db.session.add(study)
@@ -99,18 +120,37 @@ def create_study(slug: str, design: str, stimulus_set: str, title: str | None = 
     return study
 
 
-def check_schedulable(design, stimulus_set: str) -> None:
+def study_config(study: Study) -> study_file.StudyConfig:
+    """The study's configuration; a study made with ``--design`` gets the default settings."""
+    snapshot = study.design_snapshot or {}
+    design = design_from_snapshot(study.design, snapshot)
+    settings = snapshot.get(STUDY_CONFIG_KEY) or {
+        "stimulus_set": study.stimulus_set, "title": study.title, "places": study.max_participants}
+    return study_file.StudyConfig.from_settings(design, settings)
+
+
+def export_config(slug: str) -> str:
+    """Study SLUG's configuration as a study file (``create --from`` it for the same study)."""
+    return study_file.to_toml(study_config(require_study(slug)))
+
+
+def check_schedulable(design, stimulus_set: str) -> tuple[list[list[dict]], float]:
     """Build every session's schedule once on ``stimulus_set``, so a study that could never
-    start (e.g. frame ordering on clips without frame sets) is refused when it is created."""
+    start (e.g. frame ordering on clips without frame sets) is refused when it is created.
+
+    Returns the schedules and the mean clip duration in seconds (for the time estimate).
+    """
     records = load_catalog(db.session.connection(), stimulus_set, design.catch_set)
     condition = schedule.choose_condition(design, {}, np.random.default_rng(0))
     condition["catch_available"] = bool(records.catch)
     try:
-        for number in range(1, design.sessions + 1):
-            schedule.build_schedule(design, records, 0, number, condition)
+        schedules = [schedule.build_schedule(design, records, 0, number, condition)
+                     for number in range(1, design.sessions + 1)]
     except schedule.ScheduleError as error:
         raise StudyError(f"design {design.name!r} cannot run on stimulus set "
                          f"{stimulus_set!r}: {error}") from error
+    clip_s = float(np.mean([clip.duration_s for clip in records.clips])) if records.clips else 3.0
+    return schedules, clip_s
 
 
 def get_study(slug: str) -> Study | None:

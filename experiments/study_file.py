@@ -1,0 +1,468 @@
+"""A study is a file: parse, validate and write the TOML file a lab edits.
+
+The file names a base design (``experiments.designs.DESIGNS``) and overrides what a lab
+changes: sessions, blocks, practice, keys, timings, exclusion thresholds, who may take part,
+and texts per language (see ``experiments/studies/arrow-of-time.toml``).  Every problem is a
+:class:`Problem` that names the file, the line, the field, what was expected and what was
+found; unknown keys are errors, so a typo is never silently ignored::
+
+    study.toml:14: blocks.trials_per_block: expected a positive integer, got "ten"
+
+:func:`load` returns a :class:`StudyConfig` (the :class:`~experiments.designs.Design` plus the
+study-level settings) or raises :class:`StudyFileError` with every problem; :func:`to_toml`
+writes a config back, and ``load`` of that text gives the same config.
+"""
+from __future__ import annotations
+
+import difflib
+import json
+import math
+import re
+import tomllib
+from dataclasses import dataclass, field, fields, replace
+from pathlib import Path
+
+from experiments import texts as text_defaults
+from experiments.designs import DESIGNS, Design, get_design
+from experiments.exclusions import ExclusionRules
+
+__all__ = ["Problem", "StudyConfig", "StudyFileError", "estimate_session_minutes", "load",
+           "loads", "to_toml"]
+
+
+@dataclass(frozen=True)
+class Problem:
+    file: str
+    line: int
+    path: str
+    message: str
+
+    def __str__(self) -> str:
+        return f"{self.file}:{self.line}: {self.path}: {self.message}"
+
+
+class StudyFileError(ValueError):
+    """A study file with errors; ``problems`` lists every one of them."""
+
+    def __init__(self, problems: list[Problem]):
+        self.problems = problems
+        super().__init__("\n".join(map(str, problems)))
+
+
+@dataclass(frozen=True)
+class StudyConfig:
+    """A study's whole configuration: its design plus the study-level settings and texts."""
+
+    design: Design
+    stimulus_set: str
+    title: str = ""
+    languages: tuple[str, ...] = ("en",)
+    places: int | None = None
+    browsers: tuple[str, ...] = ("chromium", "firefox", "webkit")
+    devices: tuple[str, ...] = ("desktop",)
+    min_window: tuple[int, int] = (800, 600)
+    # The study's own texts (Markdown) by language and key; the rest are the shipped defaults.
+    texts: dict = field(default_factory=dict)
+
+    def settings(self) -> dict:
+        """The study-level settings as JSON (stored beside the design in its snapshot)."""
+        return {"stimulus_set": self.stimulus_set, "title": self.title,
+                "languages": list(self.languages), "places": self.places,
+                "browsers": list(self.browsers), "devices": list(self.devices),
+                "min_window": list(self.min_window),
+                "texts": {lang: dict(keys) for lang, keys in self.texts.items()}}
+
+    @classmethod
+    def from_settings(cls, design: Design, settings: dict) -> "StudyConfig":
+        data = dict(settings)
+        data.pop("estimate", None)
+        for key in ("languages", "browsers", "devices", "min_window"):
+            if key in data:
+                data[key] = tuple(data[key])
+        return cls(design=design, **data)
+
+    def resolved_texts(self, language: str) -> dict[str, str]:
+        return text_defaults.resolve(self.texts, language)
+
+
+# --- the schema ------------------------------------------------------------------------------
+
+@dataclass(frozen=True)
+class Setting:
+    """One key of the file: its kind, what it must be, and the Design field it sets (if any)."""
+
+    kind: str  # int | number | bool | str | design | language_list | key_pair | choice_list
+    expected: str
+    design_field: str | None = None
+    minimum: float | None = None
+    maximum: float | None = None
+    required: bool = False
+    choices: tuple[str, ...] = ()
+
+
+def _int(minimum: int, field_: str | None = None, what: str = "") -> Setting:
+    words = {0: "a non-negative integer", 1: "a positive integer"}
+    return Setting("int", what or words.get(minimum, f"an integer >= {minimum}"), field_, minimum)
+
+
+BROWSERS = ("chromium", "firefox", "webkit")
+DEVICES = ("desktop", "tablet", "phone")
+_RULE_TYPES = {"str": Setting("str", "a string"), "bool": Setting("bool", "true or false"),
+               "int": _int(0), "float": Setting("number", "a non-negative number", minimum=0)}
+SCHEMA: dict[str, dict[str, Setting]] = {
+    "study": {
+        "title": Setting("str", "a title"),
+        "design": Setting("choice", f"one of {', '.join(DESIGNS)}", required=True,
+                          choices=tuple(DESIGNS)),
+        "stimulus_set": Setting("str", "the name of a stimulus set", required=True),
+        "languages": Setting("language_list", 'a list of language codes such as ["en", "de"]'),
+    },
+    "sessions": {"count": _int(1, "sessions"),
+                 "gap_hours": Setting("number", "a non-negative number of hours",
+                                      "session_gap_hours", 0)},
+    "blocks": {"count": _int(1, "main_blocks"), "clips_per_session": _int(1, "max_clips"),
+               "trials_per_block": _int(1), "catch_per_block": _int(0, "catch_per_block")},
+    "practice": {"trials": _int(0, "practice.n_trials"),
+                 "pass_accuracy": Setting("number", "a proportion from 0 to 1",
+                                          "practice.min_accuracy", 0, 1),
+                 "attempts": _int(1, "practice.max_attempts")},
+    "responses": {"keys": Setting("key_pair", 'two different keys such as ["f", "j"]',
+                                  "response_keys"),
+                  "counterbalance": Setting("bool", "true or false", "counterbalance_keys")},
+    "timing": {"fixation_ms": _int(0, "fixation_ms"),
+               "response_timeout_ms": _int(0, "response_window_ms_after_clip"),
+               "ordering_timeout_ms": _int(1, "max_ordering_ms"),
+               "inter_trial_ms": _int(0, "inter_trial_ms")},
+    "participants": {
+        "places": _int(1),
+        "browsers": Setting("choice_list", f"a list of {', '.join(BROWSERS)}", choices=BROWSERS),
+        "devices": Setting("choice_list", f"a list of {', '.join(DEVICES)}", choices=DEVICES),
+        "min_window_width": _int(1), "min_window_height": _int(1),
+    },
+    "exclusions": {f.name: replace(_RULE_TYPES[type(f.default).__name__],
+                                   design_field=f"exclusions.{f.name}")
+                   for f in fields(ExclusionRules)},
+}
+_LANGUAGE = re.compile(r"^[a-z]{2,3}(-[A-Z]{2})?$")
+_KEY_NAME = re.compile(r"^[a-z0-9]$")
+
+
+def check_value(setting: Setting, value) -> str | None:
+    """None when ``value`` fits ``setting``, else "expected ..., got ..."."""
+    fits = _FITS[setting.kind](setting, value)
+    if fits and isinstance(value, (int, float)) and not isinstance(value, bool):
+        fits = (setting.minimum is None or value >= setting.minimum) and \
+            (setting.maximum is None or value <= setting.maximum)
+    return None if fits else f"expected {setting.expected}, got {_show(value)}"
+
+
+def _is_int(value) -> bool:
+    return isinstance(value, int) and not isinstance(value, bool)
+
+
+_FITS = {
+    "int": lambda s, v: _is_int(v),
+    "number": lambda s, v: _is_int(v) or (isinstance(v, float) and math.isfinite(v)),
+    "bool": lambda s, v: isinstance(v, bool),
+    "str": lambda s, v: isinstance(v, str) and v.strip() != "",
+    "choice": lambda s, v: v in s.choices,
+    "language_list": lambda s, v: isinstance(v, list) and bool(v) and len(set(v)) == len(v)
+    and all(isinstance(x, str) and _LANGUAGE.match(x) for x in v),
+    "key_pair": lambda s, v: isinstance(v, list) and len(v) == 2 and len(set(v)) == 2
+    and all(isinstance(x, str) and _KEY_NAME.match(x) for x in v),
+    "choice_list": lambda s, v: isinstance(v, list) and bool(v) and len(set(v)) == len(v)
+    and all(x in s.choices for x in v),
+}
+
+
+# --- reading -------------------------------------------------------------------------------
+
+_HEADER = re.compile(r"^\s*\[\s*([^\[\]]+?)\s*\]\s*(#.*)?$")
+_KEY = re.compile(r"^\s*((?:[A-Za-z0-9_-]+|\"[^\"]*\")(?:\s*\.\s*(?:[A-Za-z0-9_-]+|\"[^\"]*\"))*)\s*=")
+
+
+def _split_key(text: str) -> tuple[str, ...]:
+    return tuple(part.strip().strip('"') for part in text.split("."))
+
+
+def key_lines(source: str) -> tuple[dict[tuple, int], list[tuple[tuple, int, int]]]:
+    """The line of each table header and key (1-based), and the keys written twice as
+    ``(path, line, first line)``.  Lines inside multi-line strings are skipped."""
+    lines: dict[tuple, int] = {}
+    twice = []
+    table: tuple = ()
+    quote = None
+    for number, line in enumerate(source.splitlines(), start=1):
+        if quote:
+            if line.count(quote) % 2 == 1:
+                quote = None
+            continue
+        header = _HEADER.match(line)
+        key = None if header else _KEY.match(line)
+        if header:
+            table = _split_key(header.group(1))
+            path = table
+        elif key:
+            path = table + _split_key(key.group(1))
+            rest = line[key.end():]
+            for mark in ('"""', "'''"):
+                if rest.count(mark) % 2 == 1:
+                    quote = mark
+        else:
+            continue
+        if path in lines and not header:
+            twice.append((path, number, lines[path]))
+        lines.setdefault(path, number)
+    return lines, twice
+
+
+class _Reader:
+    """Collects problems while a parsed file is checked against the schema."""
+
+    def __init__(self, name: str, source: str, base_dir: Path | None):
+        self.name, self.base_dir = name, base_dir
+        self.lines, self.twice = key_lines(source)
+        self.problems: list[Problem] = []
+        self.warnings: list[Problem] = []
+
+    def line(self, path: tuple) -> int:
+        while path and path not in self.lines:
+            path = path[:-1]
+        return self.lines.get(path, 1)
+
+    def error(self, path: tuple, message: str, warn: bool = False) -> None:
+        problem = Problem(self.name, self.line(path), ".".join(path) or "(file)", message)
+        (self.warnings if warn else self.problems).append(problem)
+
+    def unknown(self, path: tuple, key: str, known) -> None:
+        close = difflib.get_close_matches(key, list(known), n=1)
+        hint = f" (did you mean {close[0]!r}?)" if close else ""
+        self.error(path + (key,), f"unknown key{hint}; expected one of {', '.join(sorted(known))}")
+
+
+def loads(source: str, name: str = "study.toml", base_dir: Path | None = None) -> StudyConfig:
+    """Parse and validate a study file's text; raises :class:`StudyFileError`."""
+    config, problems, _ = check(source, name, base_dir)
+    if problems:
+        raise StudyFileError(problems)
+    return config
+
+
+def load(path: str | Path) -> StudyConfig:
+    path = Path(path)
+    return loads(path.read_text("utf-8"), path.name, path.parent)
+
+
+def check(source: str, name: str = "study.toml", base_dir: Path | None = None):
+    """``(config or None, problems, warnings)`` of a study file's text."""
+    reader = _Reader(name, source, base_dir)
+    for path, number, first in reader.twice:
+        reader.problems.append(Problem(name, number, ".".join(path),
+                                       f"defined twice (first on line {first})"))
+    try:
+        data = tomllib.loads(source)
+    except tomllib.TOMLDecodeError as error:
+        match = re.search(r"\(at line (\d+), column \d+\)", str(error))
+        where = int(match.group(1)) if match else 1
+        if not reader.problems:
+            reader.problems.append(Problem(name, where, "(file)", f"not valid TOML: {error}"))
+        return None, reader.problems, reader.warnings
+    values = _check_sections(reader, data)
+    text_overrides = _check_texts(reader, data.get("texts", {}), values.get(("study", "languages"),
+                                                                           ("en",)))
+    config = None if reader.problems else _build(reader, values, text_overrides)
+    return config, reader.problems, reader.warnings
+
+
+def _check_sections(reader: _Reader, data: dict) -> dict[tuple, object]:
+    values: dict[tuple, object] = {}
+    for section, value in data.items():
+        if section == "texts":
+            continue
+        if section not in SCHEMA:
+            reader.unknown((), section, [*SCHEMA, "texts"])
+            continue
+        if not isinstance(value, dict):
+            reader.error((section,), f"expected a table [{section}], got {_show(value)}")
+            continue
+        for key, item in value.items():
+            setting = SCHEMA[section].get(key)
+            if setting is None:
+                reader.unknown((section,), key, SCHEMA[section])
+                continue
+            problem = check_value(setting, item)
+            if problem:
+                reader.error((section, key), problem)
+            else:
+                values[(section, key)] = item
+    for section, settings in SCHEMA.items():
+        for key, setting in settings.items():
+            if setting.required and (section, key) not in values and \
+                    key not in data.get(section, {}):
+                reader.error((section, key), f"required: expected {setting.expected}, got nothing")
+    if ("blocks", "trials_per_block") in values and ("blocks", "clips_per_session") in values:
+        reader.error(("blocks", "trials_per_block"),
+                     "collides with blocks.clips_per_session: give one of them")
+    return values
+
+
+def _check_texts(reader: _Reader, texts, languages) -> dict[str, dict[str, str]]:
+    path = ("texts",)
+    if not isinstance(texts, dict):
+        reader.error(path, f"expected a table of languages, got {_show(texts)}")
+        return {}
+    known = text_defaults.text_keys()
+    found: dict[str, dict[str, str]] = {}
+    for language, keys in texts.items():
+        where = path + (language,)
+        if language not in languages:
+            reader.error(where, f"expected a language of study.languages {list(languages)}, "
+                                f"got {language!r}")
+            continue
+        if not isinstance(keys, dict):
+            reader.error(where, f"expected a table of texts, got {_show(keys)}")
+            continue
+        found[language] = {}
+        for key, value in keys.items():
+            if key not in known:
+                reader.unknown(where, key, known)
+                continue
+            text = _text_value(reader, where + (key,), value)
+            if text is None:
+                continue
+            extra = text_defaults.placeholders(text) - text_defaults.allowed_placeholders(key)
+            if extra:
+                allowed = sorted(text_defaults.allowed_placeholders(key)) or "none"
+                reader.error(where + (key,), f"unknown placeholder {{{sorted(extra)[0]}}}; "
+                                             f"expected {allowed}")
+            found[language][key] = text
+    for language in languages:
+        shipped = set(text_defaults.defaults(language)) | set(found.get(language, {}))
+        missing = [key for key in known if key not in shipped]
+        if missing:
+            more = f" and {len(missing) - 8} more" if len(missing) > 8 else ""
+            reader.error(path + (language,), f"{len(missing)} text(s) missing, shown in English: "
+                                             f"{', '.join(missing[:8])}{more}", warn=True)
+    return found
+
+
+def _text_value(reader: _Reader, path: tuple, value) -> str | None:
+    if isinstance(value, str):
+        return value
+    if isinstance(value, dict) and set(value) == {"file"} and isinstance(value["file"], str):
+        target = (reader.base_dir or Path(".")) / value["file"]
+        try:
+            return target.read_text("utf-8")
+        except OSError as error:
+            reader.error(path, f"expected a readable Markdown file, got {value['file']!r} "
+                               f"({error.strerror or error})")
+            return None
+    reader.error(path, f'expected Markdown text or {{file = "NAME.md"}}, got {_show(value)}')
+    return None
+
+
+def _build(reader: _Reader, values: dict, text_overrides: dict) -> StudyConfig | None:
+    base = get_design(values[("study", "design")])
+    data = base.to_dict()
+    for (section, key), value in values.items():
+        setting: Setting = SCHEMA[section][key]
+        if setting.design_field:
+            target = data
+            *parents, last = setting.design_field.split(".")
+            for parent in parents:
+                target = target[parent]
+            target[last] = list(value) if isinstance(value, list) else value
+    if ("blocks", "trials_per_block") in values:
+        data["max_clips"] = values[("blocks", "trials_per_block")] * data["main_blocks"]
+    try:
+        design = Design.from_dict(data)
+    except (TypeError, ValueError) as error:
+        reader.error(("study", "design"), f"the settings do not make a valid design: {error}")
+        return None
+    study = {key: values[(section, key)] for section, key in values
+             if section in ("study", "participants") and not SCHEMA[section][key].design_field}
+    window = (study.pop("min_window_width", 800), study.pop("min_window_height", 600))
+    study.pop("design", None)
+    study.pop("stimulus_set", None)
+    for key in ("languages", "browsers", "devices"):
+        if key in study:
+            study[key] = tuple(study[key])
+    return StudyConfig(design=design, stimulus_set=values[("study", "stimulus_set")],
+                       min_window=window, texts=text_overrides, **study)
+
+
+def _show(value) -> str:
+    return json.dumps(value, ensure_ascii=False, default=str)
+
+
+# --- writing -------------------------------------------------------------------------------
+
+def to_toml(config: StudyConfig) -> str:
+    """The study file of ``config``: every setting written out, texts the study's own only."""
+    design = config.design.to_dict()
+    lines = ["# Chronoscope study file (manage.py study validate FILE; study create SLUG --from FILE)"]
+    for section, settings in SCHEMA.items():
+        lines.append(f"\n[{section}]")
+        for key, setting in settings.items():
+            value = _setting_value(config, design, section, key, setting)
+            if value is not None:
+                lines.append(f"{key} = {_toml(value)}")
+    for language, keys in config.texts.items():
+        lines.append(f"\n[texts.{language}]")
+        lines.extend(f"{key} = {_toml_text(text)}" for key, text in keys.items())
+    return "\n".join(lines) + "\n"
+
+
+def _setting_value(config, design, section, key, setting):
+    if key == "trials_per_block":
+        return None  # written as clips_per_session
+    if setting.design_field:
+        value = design
+        for part in setting.design_field.split("."):
+            value = value[part]
+        return value
+    if section == "study" and key == "design":
+        return config.design.name
+    if key in ("min_window_width", "min_window_height"):
+        return config.min_window[key.endswith("height")]
+    value = getattr(config, key)
+    return list(value) if isinstance(value, tuple) else value
+
+
+def _toml(value) -> str:
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    if isinstance(value, (list, tuple)):
+        return "[" + ", ".join(_toml(item) for item in value) + "]"
+    if isinstance(value, str):
+        return json.dumps(value, ensure_ascii=False)
+    return repr(value)
+
+
+def _toml_text(text: str) -> str:
+    if "\n" in text and "'''" not in text and not re.search(r"[\x00-\x08\x0b-\x1f\x7f]", text):
+        return "'''\n" + text + "'''"
+    return json.dumps(text, ensure_ascii=False)
+
+
+# --- duration ------------------------------------------------------------------------------
+
+# Rough seconds a participant spends beyond the clips: answering a clip, ordering frames,
+# the screens before the trials (consent, checks, instructions), each break, the debrief.
+ANSWER_S, ORDERING_S, SETUP_S, BREAK_S, DEBRIEF_S, FEEDBACK_S = 1.0, 15.0, 120.0, 30.0, 60.0, 1.2
+
+
+def estimate_session_minutes(design: Design, schedule: list[dict], clip_s: float = 3.0) -> int:
+    """Whole minutes one session of ``schedule`` takes, from its trials and the design's timings.
+
+    This fills ``{duration_minutes}`` in the consent text, so it is never typed by hand.
+    """
+    seconds = SETUP_S + DEBRIEF_S + BREAK_S * max(design.main_blocks - 1, 0)
+    for trial in schedule:
+        if trial["trial_type"] == "frame_order":
+            trial_s = min(ORDERING_S, design.max_ordering_ms / 1000)
+        else:
+            trial_s = design.fixation_ms / 1000 + clip_s + ANSWER_S
+        practice = str(trial.get("block") or "").startswith("practice")
+        seconds += trial_s + design.inter_trial_ms / 1000 + (FEEDBACK_S if practice else 0.0)
+    return max(1, -int(-seconds // 60))

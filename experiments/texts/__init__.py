@@ -1,0 +1,95 @@
+"""Participant-facing texts: the shipped defaults per language, and safe rendering.
+
+Every string a participant reads has a stable key (``en.toml`` lists them all, with the
+file each came from).  A study may override any key for any language; a language without a
+key falls back to English.  Texts are Markdown with ``{placeholder}`` fields that the server
+fills (``{duration_minutes}``, ``{n}``, ...): the placeholders a key may use are those of its
+English default, so a typo such as ``{duraton_minutes}`` is caught when a study is validated.
+
+Rendering happens on the server: markdown-it-py turns Markdown (and any inline HTML) into
+HTML, then nh3 (the Ammonia sanitiser) keeps only harmless tags and attributes: no scripts,
+no event handlers, no ``javascript:`` links.  Placeholder values are escaped and filled in
+after sanitising, so neither a text nor a value can smuggle markup through the other.
+"""
+from __future__ import annotations
+
+import html
+import re
+import tomllib
+from collections.abc import Mapping
+from functools import cache
+from importlib import resources
+
+import nh3
+from markdown_it import MarkdownIt
+
+DEFAULT_LANGUAGE = "en"
+SHIPPED_LANGUAGES = ("en", "de")
+PLACEHOLDER = re.compile(r"\{([a-z_]+)\}")
+# Texts of several paragraphs; every other key is one line (a title, a button, a sentence)
+# and renders without a surrounding <p>.
+BLOCK_KEYS = frozenset({
+    "consent", "screen_out", "fullscreen_lost", "instructions_aot", "instructions_frame_order",
+    "main_intro", "break", "debrief", "next_session", "wait",
+})
+_TAGS = {"p", "br", "hr", "strong", "em", "b", "i", "u", "code", "pre", "blockquote", "ul", "ol",
+         "li", "a", "h1", "h2", "h3", "h4", "kbd", "small", "sup", "sub"}
+_ATTRIBUTES = {"a": {"href", "title"}, "ol": {"start"}}
+_SCHEMES = {"http", "https", "mailto"}
+_MARKDOWN = MarkdownIt("commonmark", {"html": True, "linkify": False})
+
+
+@cache
+def defaults(language: str) -> dict[str, str]:
+    """The shipped texts of ``language`` (an empty dict for a language not shipped)."""
+    if language not in SHIPPED_LANGUAGES:
+        return {}
+    source = resources.files(__package__).joinpath(f"{language}.toml").read_text("utf-8")
+    return tomllib.loads(source)
+
+
+def text_keys() -> tuple[str, ...]:
+    """Every text key, in the order of ``en.toml``."""
+    return tuple(defaults(DEFAULT_LANGUAGE))
+
+
+def placeholders(text: str) -> set[str]:
+    return set(PLACEHOLDER.findall(text))
+
+
+def allowed_placeholders(key: str) -> set[str]:
+    """The fields the server fills in ``key``: those of its English default."""
+    return placeholders(defaults(DEFAULT_LANGUAGE).get(key, ""))
+
+
+def resolve(overrides: Mapping[str, Mapping[str, str]], language: str) -> dict[str, str]:
+    """Every key's text in ``language``: the study's text, else the shipped text of that
+    language, else the study's English, else the shipped English."""
+    english = {**defaults(DEFAULT_LANGUAGE), **overrides.get(DEFAULT_LANGUAGE, {})}
+    return {**english, **defaults(language), **overrides.get(language, {})}
+
+
+def sanitise(markup: str) -> str:
+    """Keep only harmless HTML: no script or style, no ``on*`` handlers, http(s)/mailto links."""
+    return nh3.clean(markup, tags=_TAGS, attributes=_ATTRIBUTES, url_schemes=_SCHEMES,
+                     link_rel="noopener noreferrer")
+
+
+def render(key: str, text: str, values: Mapping[str, object] | None = None) -> str:
+    """The sanitised HTML of one text, with its placeholders filled from ``values`` (escaped;
+    a placeholder without a value stays as written)."""
+    markup = _MARKDOWN.render(text) if key in BLOCK_KEYS else _MARKDOWN.renderInline(text.strip())
+    safe = sanitise(markup).strip()
+    values = values or {}
+
+    def fill(match: re.Match) -> str:
+        name = match.group(1)
+        return html.escape(str(values[name])) if name in values else match.group(0)
+
+    return PLACEHOLDER.sub(fill, safe)
+
+
+def render_all(overrides: Mapping[str, Mapping[str, str]], language: str,
+               values: Mapping[str, object] | None = None) -> dict[str, str]:
+    """Every text of ``language`` rendered to sanitised HTML, for the participant runner."""
+    return {key: render(key, text, values) for key, text in resolve(overrides, language).items()}

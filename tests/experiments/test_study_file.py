@@ -1,0 +1,140 @@
+"""Study files: validation with file, line and field; sanitised texts; shipped files; round trip."""
+from pathlib import Path
+
+import pytest
+
+from experiments import study_file, texts
+from experiments.designs import DESIGNS
+
+SHIPPED = Path(study_file.__file__).parent / "studies"
+
+CARELESS = '''\
+[study]
+title = "Pilot"
+languages = ["en", "de"]
+
+[blocks]
+count = 4
+trials_per_block = "ten"
+clips_per_session = 40
+catch_per_blok = 1
+
+[timing]
+fixation_ms = 500
+response_timeout_ms = -200
+
+[responses]
+keys = ["f", "f"]
+
+[texts.de]
+consent = "Dauer: {duraton_minutes} Minuten"
+'''
+
+
+def problems(source, name="study.toml"):
+    return [str(p) for p in study_file.check(source, name)[1]]
+
+
+def test_a_careless_file_gets_every_error_with_line_and_field():
+    assert problems(CARELESS) == [
+        'study.toml:7: blocks.trials_per_block: expected a positive integer, got "ten"',
+        "study.toml:9: blocks.catch_per_blok: unknown key (did you mean 'catch_per_block'?); "
+        "expected one of catch_per_block, clips_per_session, count, trials_per_block",
+        "study.toml:13: timing.response_timeout_ms: expected a non-negative integer, got -200",
+        'study.toml:16: responses.keys: expected two different keys such as ["f", "j"], '
+        'got ["f", "f"]',
+        "study.toml:1: study.design: required: expected one of arrow-of-time, frame-ordering, "
+        "got nothing",
+        "study.toml:1: study.stimulus_set: required: expected the name of a stimulus set, "
+        "got nothing",
+        "study.toml:19: texts.de.consent: unknown placeholder {duraton_minutes}; "
+        "expected ['duration_minutes']",
+    ]
+
+
+def test_colliding_settings_and_keys_written_twice_are_errors():
+    source = ('[study]\ndesign = "arrow-of-time"\nstimulus_set = "s"\n'
+              '[blocks]\ntrials_per_block = 5\nclips_per_session = 20\n')
+    assert problems(source) == ["study.toml:5: blocks.trials_per_block: collides with "
+                                "blocks.clips_per_session: give one of them"]
+    twice = '[study]\ndesign = "arrow-of-time"\nstimulus_set = "s"\ndesign = "frame-ordering"\n'
+    assert problems(twice) == ["study.toml:4: study.design: defined twice (first on line 2)"]
+
+
+def test_a_language_with_missing_texts_is_a_warning_naming_its_table():
+    source = ('[study]\ndesign = "arrow-of-time"\nstimulus_set = "s"\nlanguages = ["en", "fr"]\n'
+              '\n[texts.fr]\nconsent = "Consentement ({duration_minutes} minutes)"\n')
+    config, errors, warnings = study_file.check(source)
+    assert errors == [] and config.resolved_texts("fr")["consent_yes"] == "I consent"
+    assert str(warnings[0]).startswith("study.toml:6: texts.fr: 109 text(s) missing, shown in "
+                                       "English: consent_title, ")
+
+
+def test_a_text_from_a_file_beside_the_study(tmp_path):
+    (tmp_path / "consent.de.md").write_text("# Einwilligung\n\nEtwa {duration_minutes} Minuten.")
+    (tmp_path / "s.toml").write_text('[study]\ndesign = "arrow-of-time"\nstimulus_set = "s"\n'
+                                     'languages = ["en", "de"]\n[texts.de]\n'
+                                     'consent = {file = "consent.de.md"}\n'
+                                     'debrief = {file = "missing.md"}\n')
+    with pytest.raises(study_file.StudyFileError) as error:
+        study_file.load(tmp_path / "s.toml")
+    assert str(error.value).startswith("s.toml:7: texts.de.debrief: expected a readable Markdown "
+                                       "file, got 'missing.md'")
+
+
+@pytest.mark.parametrize("hostile", [
+    "<script>alert(1)</script>Hi",
+    '<img src=x onerror="alert(1)">Hi',
+    "[click](javascript:alert(1)) Hi",
+    '<a href="javascript:alert(1)" onclick="x()">Hi</a>',
+    "<iframe src='https://evil.example'></iframe>Hi",
+    '<p style="background:url(javascript:x)">Hi</p>',
+])
+def test_hostile_texts_are_sanitised(hostile):
+    html = texts.render("consent", hostile)
+    lowered = html.lower()
+    assert "Hi" in html
+    # A refused link stays as harmless text: what must never appear is a live one.
+    for bad in ("<script", "onerror", "onclick", "href=\"javascript", "<iframe", "style="):
+        assert bad not in lowered
+
+
+def test_placeholder_values_are_escaped_and_markdown_renders():
+    html = texts.render("consent", "**About {duration_minutes} minutes**",
+                        {"duration_minutes": "<b>5</b>"})
+    assert html == "<p><strong>About &lt;b&gt;5&lt;/b&gt; minutes</strong></p>"
+
+
+@pytest.mark.parametrize("name", sorted(DESIGNS))
+def test_shipped_study_files_give_exactly_todays_designs(name):
+    config = study_file.load(SHIPPED / f"{name}.toml")
+    assert config.design.to_dict() == DESIGNS[name].to_dict()
+    assert config.languages == ("en", "de")
+
+
+def test_shipped_languages_have_every_key_and_only_known_placeholders():
+    english, german = texts.defaults("en"), texts.defaults("de")
+    assert list(german) == list(english)
+    for key, text in german.items():
+        assert texts.placeholders(text) <= texts.allowed_placeholders(key), key
+    # The consent's duration is computed, never typed ("about 15 minutes" before).
+    assert "{duration_minutes}" in english["consent"] and "15" not in english["consent"]
+
+
+def test_round_trip_gives_the_same_configuration():
+    source = ('[study]\ntitle = "Lab pilot"\ndesign = "frame-ordering"\nstimulus_set = "s"\n'
+              'languages = ["en", "de"]\n[blocks]\ncount = 2\ntrials_per_block = 6\n'
+              '[timing]\ninter_trial_ms = 250\n[participants]\nplaces = 40\n'
+              'browsers = ["chromium", "firefox"]\n[texts.de]\n'
+              'consent = """\nHallo ''\'\'\n\nEtwa {duration_minutes} Minuten.\n"""\n')
+    config = study_file.loads(source)
+    assert config.design.max_clips == 12 and config.places == 40
+    again = study_file.loads(study_file.to_toml(config))
+    assert again == config and again.design.to_dict() == config.design.to_dict()
+
+
+def test_session_minutes_come_from_the_schedule():
+    design = DESIGNS["arrow-of-time"]
+    trials = [{"trial_type": "aot", "block": "main-1"}] * 60
+    # 60 clips x (0.5 s fixation + 3 s clip + 1 s answer) + 120 + 60 + 3 breaks x 30 s = 540 s
+    assert study_file.estimate_session_minutes(design, trials, clip_s=3.0) == 9
