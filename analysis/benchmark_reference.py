@@ -3,9 +3,11 @@ from __future__ import annotations
 
 import pandas as pd
 
-from analysis import aot, loading
+from analysis import aot, loading, observers
 from analysis import columns as C
 from experiments.benchmarks import aot_psyphybench, reference
+
+DEFAULT_SETTING = "zero-shot"  # the paper's protocol setting of a run that names none
 
 
 def benchmark_reference_table(data: pd.DataFrame, tables=(2, 3, 5)) -> pd.DataFrame:
@@ -22,15 +24,18 @@ def benchmark_reference_table(data: pd.DataFrame, tables=(2, 3, 5)) -> pd.DataFr
     Returns
     -------
     pandas.DataFrame
-        :data:`experiments.benchmarks.reference.COLUMNS`, scores in percent; published rows
-        are labelled ``"published, not measured"``.  Empty when no model ran on the
-        benchmark's items.
+        :data:`experiments.benchmarks.reference.COLUMNS` with ``observer`` after ``label``
+        (:func:`analysis.observers.observer_ids`; empty on published rows), scores in
+        percent; published rows are labelled ``"published, not measured"``.  Empty when no
+        model ran on the benchmark's items.
 
     Notes
     -----
-    Scores are :func:`analysis.aot.aot_metrics` per model (``subject_id``) and prompt
-    setting (``extra["setting"]``): accuracy and Forward/Backward F1 as in the paper's
-    sec. 4.5, unparseable answers counted as errors.
+    Scores are :func:`analysis.aot.aot_metrics` per observer, the key every table uses
+    (model, revision, prompt setting, label order; :mod:`analysis.observers`), so two
+    settings or revisions of one model are two rows, never one pooled row: accuracy and
+    Forward/Backward F1 as in the paper's sec. 4.5, unparseable answers counted as errors.
+    A run without a setting is listed under :data:`DEFAULT_SETTING`.
 
     Examples
     --------
@@ -43,14 +48,26 @@ def benchmark_reference_table(data: pd.DataFrame, tables=(2, 3, 5)) -> pd.DataFr
     >>> table.loc[table.source == "measured", "accuracy_pct"].tolist()
     [50.0]
     """
+    empty = pd.DataFrame(columns=[*reference.COLUMNS[:2], "observer", *reference.COLUMNS[2:]])
     if data.empty:
-        return pd.DataFrame(columns=list(reference.COLUMNS))
+        return empty
     published_ids = {item.item_id for item in aot_psyphybench.read_items()}
     models = data[data["subject_kind"] == C.MODEL]
     on_items = models[loading.extra_column(models, "item_id").isin(published_ids)]
     if on_items.empty:
-        return pd.DataFrame(columns=list(reference.COLUMNS))
-    runs = on_items.assign(model=on_items["subject_id"],
-                           setting=loading.extra_column(on_items, C.EXTRA_SETTING, "zero-shot"))
-    measured = aot.aot_metrics(runs, by=["model", "setting"])
-    return reference.reference_beside_measured(measured, tables=tables)
+        return empty
+    # One row per observer (model, revision, prompt setting, label order: the key every
+    # table uses), so two runs of one model are never pooled into one measured row.
+    keys = observers.observer_keys(on_items)
+    runs = on_items.assign(observer=observers.observer_column(on_items), model=keys["model"],
+                           setting=keys["setting"].fillna(DEFAULT_SETTING))
+    measured = aot.aot_metrics(runs, by=["observer", "model", "setting"])
+    # The observer rides through the reference table's sort in its (otherwise empty for
+    # measured rows) note column, and is then given its own column.
+    table = reference.reference_beside_measured(measured.assign(note=measured["observer"]),
+                                                tables=tables)
+    is_measured = table["source"] == reference.MEASURED
+    table.insert(table.columns.get_loc("label") + 1, "observer",
+                 table["note"].where(is_measured, pd.NA))
+    table.loc[is_measured, "note"] = pd.NA
+    return table

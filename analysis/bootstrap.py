@@ -55,7 +55,7 @@ def bootstrap_draws(data: pd.DataFrame, by: Sequence[str] | str = (), scheme: st
     rng = np.random.default_rng(0) if rng is None else rng
     trials = _trials(data, by, [cluster] + ([subject] if scheme != "item" else []))
     groups, g = _group_codes(trials, by)
-    k, n_items = _factor(trials[cluster])
+    k, n_items = unit_codes(trials[cluster])
     cell = aot.answer_cells(trials)
     n_cells = len(aot.COUNT_COLUMNS)
     # Items are drawn first, once for every group, so differences between groups keep
@@ -66,10 +66,10 @@ def bootstrap_draws(data: pd.DataFrame, by: Sequence[str] | str = (), scheme: st
     if scheme == "item":
         _item_only(boot, g, k, cell, item_w)
     else:
-        group_stratum, n_strata = (_factor(groups[strata]) if strata is not None
+        group_stratum, n_strata = (unit_codes(groups[strata]) if strata is not None
                                    else (np.zeros(len(groups), dtype=np.int64), 1))
         s_codes = group_stratum[g]
-        p_all, n_subjects = _factor(trials[subject])
+        p_all, n_subjects = unit_codes(trials[subject])
         for s in range(n_strata):
             rows = np.flatnonzero(s_codes == s)
             subjects, p = _dense_codes(p_all[rows], n_subjects)
@@ -109,8 +109,10 @@ def _group_codes(trials: pd.DataFrame, by: list[str]):
     return grouper.size().index.to_frame(index=False), grouper.ngroup().to_numpy()
 
 
-def _factor(values) -> tuple[np.ndarray, int]:
-    # Sorted, so draws can be reproduced by hand; missing ids are one more cluster (last).
+def unit_codes(values) -> tuple[np.ndarray, int]:
+    """``(codes, n)``: each row's resampling unit (participant, clip) as a code into the
+    sorted distinct units; sorted, so draws can be reproduced by hand. Missing ids are one
+    more unit (the last)."""
     values = values if isinstance(values, pd.Series) else pd.Series(values, dtype=object)
     codes, uniques = pd.factorize(values, sort=True)
     missing = codes < 0
@@ -202,8 +204,8 @@ def subject_mean_draws(data: pd.DataFrame, metrics: Sequence[str] = ("accuracy",
         raise ValueError(f"scheme must be one of {SCHEMES}, got {scheme!r}")
     rng = np.random.default_rng(0) if rng is None else rng
     trials = _trials(data, [], [cluster, subject])
-    k, n_items = _factor(trials[cluster])
-    p, n_subj = _factor(trials[subject])
+    k, n_items = unit_codes(trials[cluster])
+    p, n_subj = unit_codes(trials[subject])
     n_cells = len(aot.COUNT_COLUMNS)
     item_w = resample_counts(rng, n_items, n_boot)
     subj_w = resample_counts(rng, n_subj, n_boot)
@@ -327,7 +329,7 @@ def percentile_table(draws: Draws, metrics: Sequence[str] = DEFAULT_METRICS,
     out = draws.groups.copy()
     for m in metrics:
         out[m] = draws.point[m]
-        out[f"{m}_ci_low"], out[f"{m}_ci_high"] = _nan_percentiles(draws.boot[m], lo_q, hi_q)
+        out[f"{m}_ci_low"], out[f"{m}_ci_high"] = nan_percentiles(draws.boot[m], lo_q, hi_q)
     out["ci_method"] = [SCHEME_LABELS[s] for s in draws.schemes]
     out["n_boot"] = draws.n_boot
     return out
@@ -367,7 +369,7 @@ def difference_table(draws: Draws, column: str, reference, metrics: dict,
             continue
         row = dict(zip(others, key[i])) | {column: groups.loc[i, column]}
         for m, (name, scale) in metrics.items():
-            lo, hi = _nan_percentiles(scale * (draws.boot[m][[r]] - draws.boot[m][[i]]),
+            lo, hi = nan_percentiles(scale * (draws.boot[m][[r]] - draws.boot[m][[i]]),
                                       lo_q, hi_q)
             row |= {name: scale * (draws.point[m][r] - draws.point[m][i]),
                     f"{name}_ci_low": lo[0], f"{name}_ci_high": hi[0]}
@@ -376,7 +378,7 @@ def difference_table(draws: Draws, column: str, reference, metrics: dict,
     return pd.DataFrame(rows)
 
 
-def _nan_percentiles(values: np.ndarray, lo_q: float, hi_q: float):
+def nan_percentiles(values: np.ndarray, lo_q: float, hi_q: float):
     """Percentiles along the resample axis; NaN where every resample is undefined."""
     values = np.where(np.isfinite(values), values, np.nan)
     all_nan = np.isnan(values).all(axis=1)

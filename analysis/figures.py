@@ -308,3 +308,34 @@ def participant_figure(per_participant: pd.DataFrame, observers: pd.DataFrame):
     fig.update_yaxes(title_text="d'", row=1, col=2)
     fig.update_layout(title="Per participant, with the models beside them", height=440)
     return fig
+
+
+FACTOR_TITLES = {"frames": "Number of frames", "span": "Temporal span",
+                 "annotation": "Annotation", "hints": "Hints"}
+
+
+def ordering_factor_figure(table: pd.DataFrame, metric: str = "kendall_tau"):
+    """One panel per factor of the ordering conditions (levels on x, the original
+    condition marked in each), one point with its CI per observer and level.
+
+    ``table``: :func:`analysis.ordering.ordering_by_factor`.
+    """
+    from plotly.subplots import make_subplots
+
+    factors = list(dict.fromkeys(table["factor"]))
+    fig = make_subplots(rows=1, cols=len(factors), shared_yaxes=True,
+                        subplot_titles=[FACTOR_TITLES.get(f, f) for f in factors])
+    colors = _colors(table["observer"].unique())
+    level = table["level"].astype(str).where(~table["original"].astype(bool),
+                                             table["level"].astype(str) + " (original)")
+    for col, factor in enumerate(factors, start=1):
+        for observer, part in table[table["factor"] == factor].groupby("observer", sort=False):
+            fig.add_scatter(x=level[part.index], y=part[metric], mode="lines+markers",
+                            name=str(observer), legendgroup=str(observer),
+                            line_color=colors[observer], showlegend=col == 1,
+                            error_y=_error(part, metric, scale=1.0), row=1, col=col)
+    label = metric.replace("_", " ")
+    fig.update_yaxes(title_text=f"{label} (95% CI)", row=1, col=1)
+    fig.update_layout(title=f"Frame ordering by factor: {label}, each condition varies one "
+                            "factor from the original", height=400)
+    return fig

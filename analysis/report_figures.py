@@ -30,9 +30,12 @@ def report_figures(tables: dict, humans: pd.DataFrame) -> dict:
             t["sdt_by_participant"], overall[overall["subset"] == "full"])
     if "per_stimulus_agreement" in t and not t["per_stimulus_agreement"].empty:
         out["item_scatter"] = figures.item_scatter(t["per_stimulus_agreement"])
-    if "ordering_by_condition" in t:
+    if "ordering_by_factor" in t:  # the EGO-FLIGHT conditions, one panel per factor
+        out["ordering_factors"] = figures.ordering_factor_figure(t["ordering_by_factor"])
+    elif "ordering_by_condition" in t:  # conditions that vary no one factor
         out["ordering_condition"] = figures.ordering_figure(
             t["ordering_by_condition"], "condition", "Frame ordering by condition")
+    if "ordering_by_condition" in t:
         out["ordering_anchoring"] = figures.ordering_figure(
             t["ordering_anchoring"], "true_first_position",
             "First-position anchoring: by presented position of the true first frame")

@@ -5,12 +5,15 @@ from __future__ import annotations
 
 import time
 
+import numpy as np
 import pandas as pd
 
 from analysis import (aot, comparisons, diagnostics, human_vs_model, nonresponse, ordering,
                       report_stats, rt, tra)
 from analysis import columns as C
 from analysis.report_summary import category_table, overall_table
+
+ORDERING_SEED = 0  # the ordering-by-factor intervals' own generator, when none is given
 
 
 def timed(report, name: str, fn, *args, **kwargs):
@@ -116,9 +119,15 @@ def add_comparison_tables(report, aot_kept: pd.DataFrame, raw: pd.DataFrame,
         "correction; kappa intervals resample clips.")
 
 
-def add_ordering_tables(report, kept: pd.DataFrame, raw: pd.DataFrame, policy: str) -> None:
-    """Frame ordering by condition, anchoring and disorder, and under each non-response
-    policy."""
+def add_ordering_tables(report, kept: pd.DataFrame, raw: pd.DataFrame, policy: str,
+                        n_boot: int | None = None, rng=None) -> None:
+    """Frame ordering by condition, by factor with CIs, anchoring and disorder, and under
+    each non-response policy.
+
+    ``n_boot`` defaults to the report's (``fit_info["uncertainty"]``, else 1000) and ``rng``
+    to ``default_rng(ORDERING_SEED)``, so adding ordering intervals leaves the draws of
+    the arrow-of-time tables as they were; the seed is kept in ``fit_info``.
+    """
     rows = kept[kept["trial_type"] == C.FRAME_ORDER]
     if rows.empty:
         return
@@ -129,6 +138,22 @@ def add_ordering_tables(report, kept: pd.DataFrame, raw: pd.DataFrame, policy: s
                      ("ordering_by_inversions", "n_inversions")):
         t[name] = ordering.ordering_metrics(rows, by=["observer", by], scores=scores,
                                             policy=policy)
+    n_boot = n_boot or report.fit_info.get("uncertainty", {}).get("n_boot", 1000)
+    seeded = rng is None
+    rng = np.random.default_rng(ORDERING_SEED) if seeded else rng
+    by_factor = timed(report, "ordering_factors", ordering.ordering_by_factor, rows, scores,
+                      policy, n_boot=n_boot, rng=rng)
+    if by_factor["condition"].nunique() > 1:  # one condition has no factor to draw
+        t["ordering_by_factor"] = by_factor
+        report.fit_info["ordering_by_factor"] = {
+            "n_boot": n_boot, "seed": ORDERING_SEED if seeded else None,
+            "people": "participant bootstrap", "models": "clip bootstrap",
+            "metrics": list(ordering.FACTOR_METRICS)}
+        report.notes.append(
+            "Frame ordering by factor: each EGO-FLIGHT condition varies one factor (frames, "
+            "span, annotation, hints) from the original (4 frames, medium span, brief "
+            "annotation, no hints), which is drawn in every panel; 95% percentile intervals "
+            f"from {n_boot} resamples of participants (people) or clips (models).")
     t["ordering_nonresponse_sensitivity"] = ordering.ordering_sensitivity(
         raw, by="observer", main_policy=policy)
 

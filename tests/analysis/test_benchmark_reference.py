@@ -1,5 +1,6 @@
 """The report's AoT-PsyPhyBENCH table: our model rows beside the published ones."""
 import pandas as pd
+import pytest
 
 from analysis.benchmark_reference import benchmark_reference_table
 from analysis.report_output import report_to_folder
@@ -62,3 +63,38 @@ def test_the_report_shows_the_table_labelled_published_not_measured(tmp_path):
     assert set(table["label"]) == {"published, not measured", "measured"}
     assert (table.loc[table["label"] == "published, not measured", "citation"]
             .str.contains("Matta").all())
+
+
+def _two_runs(extra_a: dict, extra_b: dict) -> pd.DataFrame:
+    """One model over the zero-shot items twice: run a always right, run b always "F"."""
+    right = _model_rows(QWEN2, "zero-shot", lambda item: item.answer)
+    forward = _model_rows(QWEN2, "zero-shot", lambda item: "F").assign(
+        session_id=f"{QWEN2}:b")
+    right["extra"] = [{**e, **extra_a} for e in right["extra"]]
+    forward["extra"] = [{**e, **extra_b} for e in forward["extra"]]
+    return pd.concat([right, forward], ignore_index=True)
+
+
+@pytest.mark.parametrize("extra_a, extra_b, names", [
+    # two prompt settings of one model
+    ({"setting": "zero-shot"}, {"setting": "simple-cot"},
+     {"zero-shot": f"{QWEN2} / zero-shot", "simple-cot": f"{QWEN2} / simple-cot"}),
+    # one setting, two weights revisions: two observers, though model and setting agree
+    ({"setting": "zero-shot", "revision": "aaa"}, {"setting": "zero-shot", "revision": "bbb"},
+     {"aaa": f"{QWEN2} / rev aaa", "bbb": f"{QWEN2} / rev bbb"}),
+])
+def test_runs_of_one_model_are_never_merged(extra_a, extra_b, names):
+    table = benchmark_reference_table(_two_runs(extra_a, extra_b))
+    measured = table[table["source"] == "measured"]
+    assert len(measured) == 2
+    assert set(measured["observer"]) == set(names.values())
+    by_observer = measured.set_index("observer")
+    right, forward = (names[extra_a.get("revision", extra_a["setting"])],
+                      names[extra_b.get("revision", extra_b["setting"])])
+    # Computed by hand: always right -> 100%; always "F" on 212 F + 212 B items -> 50%,
+    # F1_F = 2*212 / (2*212 + 212) = 66.7 (AoT-PsyPhyBENCH Table 2's always-F row).
+    assert by_observer.loc[right, "accuracy_pct"] == 100.0
+    assert by_observer.loc[forward, "accuracy_pct"] == 50.0
+    assert round(by_observer.loc[forward, "f1_forward_pct"], 1) == 66.7
+    assert (by_observer["n_trials"] == 424).all()
+    assert table.loc[table["source"] == "published", "observer"].isna().all()
