@@ -318,7 +318,7 @@ def ordering_factor_figure(table: pd.DataFrame, metric: str = "kendall_tau"):
     """One panel per factor of the ordering conditions (levels on x, the original
     condition marked in each), one point with its CI per observer and level.
 
-    ``table``: :func:`analysis.ordering.ordering_by_factor`.
+    ``table``: :func:`analysis.ordering_factors.ordering_by_factor`.
     """
     from plotly.subplots import make_subplots
 

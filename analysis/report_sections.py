@@ -8,7 +8,7 @@ import time
 import numpy as np
 import pandas as pd
 
-from analysis import (aot, comparisons, diagnostics, human_vs_model, nonresponse, ordering,
+from analysis import (aot, comparisons, diagnostics, human_vs_model, nonresponse, ordering, ordering_factors,
                       report_stats, rt, tra)
 from analysis import columns as C
 from analysis.report_summary import category_table, overall_table
@@ -141,14 +141,14 @@ def add_ordering_tables(report, kept: pd.DataFrame, raw: pd.DataFrame, policy: s
     n_boot = n_boot or report.fit_info.get("uncertainty", {}).get("n_boot", 1000)
     seeded = rng is None
     rng = np.random.default_rng(ORDERING_SEED) if seeded else rng
-    by_factor = timed(report, "ordering_factors", ordering.ordering_by_factor, rows, scores,
+    by_factor = timed(report, "ordering_factors", ordering_factors.ordering_by_factor, rows, scores,
                       policy, n_boot=n_boot, rng=rng)
     if by_factor["condition"].nunique() > 1:  # one condition has no factor to draw
         t["ordering_by_factor"] = by_factor
         report.fit_info["ordering_by_factor"] = {
             "n_boot": n_boot, "seed": ORDERING_SEED if seeded else None,
             "people": "participant bootstrap", "models": "clip bootstrap",
-            "metrics": list(ordering.FACTOR_METRICS)}
+            "metrics": list(ordering_factors.FACTOR_METRICS)}
         report.notes.append(
             "Frame ordering by factor: each EGO-FLIGHT condition varies one factor (frames, "
             "span, annotation, hints) from the original (4 frames, medium span, brief "

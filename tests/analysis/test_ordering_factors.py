@@ -6,7 +6,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from analysis import figures, ordering
+from analysis import figures, ordering, ordering_factors
 from experiments.designs import EGO_FLIGHT_CONDITIONS
 
 CONDITIONS = [c.name for c in EGO_FLIGHT_CONDITIONS]
@@ -56,7 +56,7 @@ def _numpy_bootstrap(values, units, conditions, names, n_boot, rng):
 
 
 def test_layout_puts_the_original_in_every_factor():
-    layout = ordering.condition_factors()
+    layout = ordering_factors.condition_factors()
     assert list(layout["factor"].unique()) == ["frames", "span", "annotation", "hints"]
     for _, part in layout.groupby("factor"):
         assert part.loc[part["original"], "condition"].tolist() == ["4 frames"]
@@ -72,7 +72,7 @@ def test_layout_puts_the_original_in_every_factor():
 def test_means_and_cis_match_an_independent_bootstrap(policy):
     trials = _trials()
     n_boot, seed = 300, 11
-    table = ordering.ordering_by_factor(trials, policy=policy, n_boot=n_boot,
+    table = ordering_factors.ordering_by_factor(trials, policy=policy, n_boot=n_boot,
                                         rng=np.random.default_rng(seed))
     scores = ordering.apply_nonresponse_policy(ordering.ordering_trial_scores(trials), policy)
     conditions = np.array([e["condition"] for e in trials["extra"]])
@@ -95,7 +95,7 @@ def test_means_and_cis_match_an_independent_bootstrap(policy):
 
 
 def test_the_figure_has_one_panel_per_factor_with_the_original_in_each():
-    table = ordering.ordering_by_factor(_trials(), n_boot=50, rng=np.random.default_rng(0))
+    table = ordering_factors.ordering_by_factor(_trials(), n_boot=50, rng=np.random.default_rng(0))
     fig = figures.ordering_factor_figure(table)
     titles = [a.text for a in fig.layout.annotations]
     assert titles[:4] == ["Number of frames", "Temporal span", "Annotation", "Hints"]
