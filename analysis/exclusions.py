@@ -11,12 +11,67 @@ import numpy as np
 import pandas as pd
 
 from analysis import columns as C
+from experiments.exclusions import MANUAL, PARTICIPANT_REASONS, SIMULATED
 
 UNSPECIFIED = "unspecified"
 # Trials nobody excluded that are still not analysed: practice and attention checks.
 PRACTICE_TRIALS, CATCH_TRIALS = "practice_trials", "catch_trials"
 FLOW_COLUMNS = ("step", "n_participants_removed", "n_trials_removed",
                 "n_participants_remaining", "n_trials_remaining")
+EXCLUDE, REINSTATE = "exclude", "reinstate"
+# What a reinstatement lifts: the verdict on the participant, never a trial's own reasons, and
+# never a preview's (a simulated session is not a participant).
+LIFTED_BY_REINSTATE = frozenset(PARTICIPANT_REASONS) - {SIMULATED} | {MANUAL}
+
+
+def apply_manual_rules(data: pd.DataFrame, rules: pd.DataFrame, subject: str = "subject_id",
+                       action: str = "manual_action") -> pd.DataFrame:
+    """A researcher's latest verdict on each participant, applied over the rules' flags.
+
+    Parameters
+    ----------
+    data : pandas.DataFrame
+        Rows of participants with ``excluded`` and ``exclusion_reasons`` (a list per row):
+        canonical trials, or one row per session.
+    rules : pandas.DataFrame
+        One row per participant with a manual rule: ``subject`` and ``action``
+        (``"exclude"`` or ``"reinstate"``).
+
+    Returns
+    -------
+    pandas.DataFrame
+        ``data`` with, for an excluded participant, every row ``excluded`` and reason
+        ``"manual"`` added last; for a reinstated one, the participant-level reasons
+        (:data:`LIFTED_BY_REINSTATE`) taken out and ``excluded`` kept only where a reason
+        is left (a trial's own, e.g. a timeout). Other rows are unchanged.
+
+    Examples
+    --------
+    >>> import pandas as pd
+    >>> trials = pd.DataFrame({"subject_id": ["a", "a", "b"], "excluded": [True, True, False],
+    ...                        "exclusion_reasons": [["catch_failed"], ["timeout", "catch_failed"], []]})
+    >>> rules = pd.DataFrame({"subject_id": ["a", "b"], "manual_action": ["reinstate", "exclude"]})
+    >>> apply_manual_rules(trials, rules).exclusion_reasons.tolist()
+    [[], ['timeout'], ['manual']]
+    """
+    verdict = dict(zip(rules[subject], rules[action])) if len(rules) else {}
+    if not verdict or data.empty:
+        return data
+    unknown = set(verdict.values()) - {EXCLUDE, REINSTATE}
+    if unknown:
+        raise ValueError(f"unknown manual action(s) {sorted(unknown)}")
+    acts = data[subject].map(verdict).to_numpy(dtype=object)
+    reasons = data["exclusion_reasons"].to_numpy(dtype=object).copy()
+    excluded = data["excluded"].to_numpy(dtype=bool).copy()
+    for i in np.flatnonzero(pd.notna(acts)):
+        kept = list(reasons[i] or [])
+        if acts[i] == EXCLUDE:
+            reasons[i] = kept if MANUAL in kept else [*kept, MANUAL]
+            excluded[i] = True
+        else:
+            reasons[i] = [r for r in kept if r not in LIFTED_BY_REINSTATE]
+            excluded[i] = bool(reasons[i])
+    return data.assign(excluded=excluded, exclusion_reasons=reasons)
 
 
 def apply_session_rule(data: pd.DataFrame, sessions: str = "completed"
@@ -93,7 +148,8 @@ def trial_exclusion_flow(data: pd.DataFrame, subject: str = "subject_id") -> pd.
     -------
     pandas.DataFrame
         Rows ``entered``, ``practice_gate``, each other reason (most frequent first), then
-        where present ``session_not_completed``, ``practice_trials`` and ``catch_trials``,
+        where present ``manual`` (a researcher's exclusion), ``session_not_completed``,
+        ``practice_trials`` and ``catch_trials``,
         and ``remaining``; columns ``step, n_participants_removed, n_trials_removed,
         n_participants_remaining, n_trials_remaining``.
 
@@ -132,9 +188,10 @@ def trial_exclusion_flow(data: pd.DataFrame, subject: str = "subject_id") -> pd.
         counts[rs] += n
     counts = counts.sort_values(ascending=False, kind="stable")
     last = [C.REASON_SESSION_NOT_COMPLETED, PRACTICE_TRIALS, CATCH_TRIALS]
+    # A researcher's exclusion is charged only with whom no rule removed first.
     order = [C.REASON_PRACTICE_GATE] + \
-        [r for r in counts.index if r not in (C.REASON_PRACTICE_GATE, *last)] + \
-        [r for r in last if r in counts.index]
+        [r for r in counts.index if r not in (C.REASON_PRACTICE_GATE, MANUAL, *last)] + \
+        [r for r in (MANUAL, *last) if r in counts.index]
     rank = {r: i for i, r in enumerate(order)}
     key_step = np.array([min((rank[r] for r in rs), default=len(order))
                          for rs in reasons], dtype=int)

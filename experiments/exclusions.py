@@ -34,6 +34,9 @@ TRIAL_REASONS = ("anticipation", "timeout", "technical", "dropped_frames", "stal
 SIMULATED = "simulated"
 PARTICIPANT_REASONS = ("catch_failed", "catch_accuracy", "practice_gate", "too_many_timeouts",
                        "incomplete", "too_little_time", "too_many_technical", SIMULATED)
+# Set by a researcher's manual rule (webapp.models.manual_exclusion), not by a rule over
+# trials, so no function here returns it.
+MANUAL = "manual"
 
 
 @dataclass(frozen=True)

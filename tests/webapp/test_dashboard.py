@@ -213,3 +213,77 @@ def test_frame_ordering_accuracy_is_the_exact_order_rate():
     assert figure["data"][0]["y"] == [0.5, 0.0]
     assert "shapes" not in figure["layout"]  # no 50% chance line for ordering
     go.Figure(figure)
+
+
+@pytest.fixture
+def reviewed(factory):
+    """Three finished participants with answered, wrong, timed-out, catch and flagged trials."""
+    study = factory.study(slug="review")
+    clip = factory.clip(clip_key="fall-r", categories=["Fall"])
+    fwd, bwd = (factory.stimulus(clip, direction=d) for d in ("forward", "backward"))
+    people = {}
+    for n, subject in enumerate(("P-a", "P-b", "P-c")):
+        s = people[subject] = factory.session(study, subject_id=subject, status="completed")
+        factory.trial(s, fwd, rt_ms=600.0 + 100 * n)
+        factory.trial(s, bwd, rt_ms=900.0, extra={"focus_lost": True, "fullscreen_exited": True},
+                      dropped_frames=2)
+        factory.trial(s, bwd, response="F", correct=False, rt_ms=1200.0 + n)
+        factory.trial(s, fwd, response=None, correct=False, rt_ms=None, excluded=True,
+                      exclusion_reasons=["timeout"], extra={"timed_out": True})
+        factory.trial(s, fwd, trial_type="catch", response="F" if n else "B", correct=bool(n))
+    return people
+
+
+def test_the_participants_table_agrees_with_the_report(app, reviewed):
+    """The table's accuracy and median RT are the report's per-participant numbers."""
+    from analysis.reports import build_report
+    from webapp.researcher.roster import study_trials
+
+    with app.app_context():
+        rows = {r["subject_id"]: r for r in dashboard.study_panel("review")["participants"]}
+        report = build_report(study_trials("review"), n_boot=20)
+    per = report.tables["sdt_by_participant"].set_index("subject_id")
+    for subject, row in rows.items():
+        assert row["accuracy"] == pytest.approx(per.loc[subject, "accuracy"])
+    assert rows["P-b"]["median_rt_ms"] == 900.0  # 700, 900, 1201: timeouts have no RT
+    assert rows["P-a"]["accuracy"] == pytest.approx(2 / 4)  # the timeout counts as an error
+    assert (rows["P-a"]["catch_accuracy"], rows["P-b"]["catch_accuracy"]) == (0.0, 1.0)
+    assert rows["P-a"]["n_timeouts"] == 1 and rows["P-a"]["n_focus_lost"] == 1
+    assert rows["P-a"]["n_fullscreen_exits"] == 1 and rows["P-a"]["n_dropped_frames"] == 2
+
+
+def test_an_excluded_participant_still_shows_their_numbers(app, factory, reviewed):
+    # Excluded by the rules or by hand, the researcher reviewing them needs the numbers most.
+    with app.app_context():
+        from webapp.models import Session
+        from webapp.extensions import db
+        session = db.session.get(Session, reviewed["P-a"].id)
+        session.excluded, session.exclusion_reasons = True, ["catch_failed"]
+        db.session.commit()
+        rows = {r["subject_id"]: r for r in dashboard.study_panel("review")["participants"]}
+    assert rows["P-a"]["excluded"] and rows["P-a"]["accuracy"] == pytest.approx(0.5)
+
+
+def test_the_table_has_every_review_column_sortable(logged_in, reviewed):
+    page = logged_in.get("/researcher/studies/review").get_data(as_text=True)
+    table = page[page.index('<table id="participants"'):]
+    headings = re.findall(r'<th data-sort="(\w+)"[^>]*>([^<]+)</th>', table[:table.index("</thead>")])
+    assert [h for _, h in headings][4:11] == ["Accuracy", "Catch accuracy", "Median RT", "Timeouts",
+                                              "Focus losses", "Fullscreen exits", "Dropped frames"]
+    assert 'data-value="0.5"' in table and 'id="participant-filter"' in page
+    assert "<script>" not in table  # the CSP allows no inline script: researcher.js sorts
+
+
+def test_long_clip_labels_are_not_cut_off(app, factory):
+    study = factory.study(slug="long-labels")
+    key = "a-very-long-source-clip-key-from-an-imported-benchmark-0042"
+    stimulus = factory.stimulus(factory.clip(clip_key=key))
+    factory.trial(factory.session(study, status="completed"), stimulus)
+    with app.app_context():
+        figure = dashboard.study_panel("long-labels")["figures"]["clip_accuracy"]
+    assert figure["data"][0]["x"] == [key]
+    layout = figure["layout"]
+    assert layout["xaxis"]["automargin"] is True
+    # room for the slanted label: 7.5 px a character at 45 degrees
+    assert layout["margin"]["b"] >= len(key) * 7.5 * 0.7
+    assert layout["height"] - layout["margin"]["b"] == 360 - 80  # the plot keeps its height

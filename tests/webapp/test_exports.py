@@ -7,7 +7,7 @@ import threading
 import sys
 import uuid
 import zipfile
-from datetime import datetime
+from datetime import datetime, timezone
 
 import pandas as pd
 import pytest
@@ -348,3 +348,66 @@ def test_researcher_reads_run_at_lower_priority_than_participants(logged_in, stu
     assert logged_in.get("/researcher/studies/pilot/panel").status_code == 200
     assert seen == [min(19, base + priority.NICENESS)] * 2 and niceness() == base
     assert logged_in.get("/researcher/studies/nope/export.zip").status_code == 404
+
+
+def test_an_unfinished_sessions_completion_time_is_an_empty_cell_not_nat(app, factory):
+    # One finished session makes the column datetimes, so pandas turns the other's None into
+    # NaT; the codebook promises an empty cell.
+    study = factory.study(slug="nat")
+    factory.session(study, subject_id="P-done", status="completed",
+                    completed_at=datetime(2026, 11, 20, 12, 0, tzinfo=timezone.utc))
+    factory.session(study, subject_id="P-open", status="in_progress")
+    with app.app_context():
+        rows = list(csv.DictReader(io.StringIO(exports.build_export("nat")["participants.csv"]
+                                               .decode())))
+    by_id = {row["subject_id"]: row for row in rows}
+    assert by_id["P-open"]["completed_at"] == "" and by_id["P-open"]["manual_at"] == ""
+    assert by_id["P-done"]["completed_at"].startswith("2026-11-20T12:00:00")
+
+
+def test_the_prolific_list_rejects_only_failed_attention_and_manual_exclusions(
+        app, factory, logged_in):
+    study = factory.study(slug="payday")
+    cases = {"P-ok": ("completed", []), "P-catch": ("failed_attention", ["catch_failed"]),
+             "P-tech": ("completed", ["too_many_technical"]),
+             "P-slow": ("completed", ["too_many_timeouts"]),
+             "P-practice": ("failed_practice", ["practice_gate"]),
+             "P-bot": ("completed", []), "P-forgiven": ("failed_attention", ["catch_accuracy"]),
+             "P-running": ("in_progress", []), "=HYPERLINK(1)": ("completed", [])}
+    for subject, (status, reasons) in cases.items():
+        factory.session(study, subject_id=subject, status=status, excluded=bool(reasons),
+                        exclusion_reasons=reasons)
+    factory.session(study, subject_id="preview-1", status="completed", simulated=True,
+                    excluded=True, exclusion_reasons=["simulated"])
+    for subject, action in (("P-bot", "exclude"), ("P-forgiven", "reinstate")):
+        logged_in.post("/researcher/studies/payday/exclusions",
+                       data={"participant": subject, "action": action, "reason": "pasted text"})
+    response = logged_in.get("/researcher/studies/payday/prolific.csv")
+    assert response.status_code == 200 and response.mimetype == "text/csv"
+    rows = list(csv.DictReader(io.StringIO(response.get_data(as_text=True))))
+    assert list(rows[0]) == ["participant_id", "decision", "reason"]
+    decisions = {row["participant_id"]: (row["decision"], row["reason"]) for row in rows}
+    assert decisions.pop("P-catch") == ("REJECT", "Failed attention checks.")
+    assert decisions.pop("P-bot") == ("REJECT", "Excluded by the researchers: pasted text")
+    assert decisions.pop("'=HYPERLINK(1)") == ("APPROVE", "")  # quoted, never a formula
+    assert decisions == {s: ("APPROVE", "") for s in
+                         ("P-ok", "P-tech", "P-slow", "P-practice", "P-forgiven")}
+    with app.app_context():
+        files = exports.build_export("payday")
+    assert files["prolific_decisions.csv"] == response.get_data()
+    assert "prolific_decisions.csv" in files["codebook.md"].decode()
+
+
+def test_another_studys_researcher_cannot_download_the_prolific_list(app, client, factory):
+    factory.study(slug="secret", owner=None)
+    factory.researcher("eve")
+    client.post("/auth/login", data={"username": "eve", "password": "correct horse battery"})
+    assert client.get("/researcher/studies/secret/prolific.csv").status_code == 404
+
+
+def test_manage_py_export_writes_the_prolific_list(app, runner, factory, tmp_path):
+    factory.session(factory.study(slug="cli-study"), subject_id="P1", status="completed")
+    result = runner.invoke(args=["export", "cli-study", "--out", str(tmp_path / "out")])
+    assert result.exit_code == 0, result.output
+    assert (tmp_path / "out" / "prolific_decisions.csv").read_text() == \
+        "participant_id,decision,reason\nP1,APPROVE,\n"

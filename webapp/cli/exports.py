@@ -10,7 +10,8 @@ from webapp.researcher import exports
 @click.command("export")
 @click.argument("study")
 @click.option("--out", "out_dir", required=True, type=click.Path(file_okay=False, path_type=Path),
-              help="Folder to write trials.csv, trials.json, participants.csv, codebook and "
+              help="Folder to write trials.csv, trials.json, participants.csv, "
+                   "prolific_decisions.csv (Prolific approve/reject list), codebook and "
                    "metadata.json into (created if missing).")
 @click.option("--overwrite", is_flag=True, help="Replace export files already in --out.")
 @with_appcontext

@@ -9,7 +9,7 @@ import pandas as pd
 
 from analysis import columns as C
 from analysis.csv_cells import escape_cells
-from experiments.exclusions import PARTICIPANT_REASONS, TRIAL_REASONS
+from experiments.exclusions import MANUAL, PARTICIPANT_REASONS, TRIAL_REASONS
 from experiments.trial_types import TRIAL_TYPES
 
 
@@ -74,7 +74,11 @@ TRIAL_CODEBOOK = [
                             "empty)."),
     ("exclusion_reasons", "JSON list", f"Reason codes: trial-level first "
                                        f"({', '.join(TRIAL_REASONS)}), then participant-level "
-                                       f"({', '.join(PARTICIPANT_REASONS)})."),
+                                       f"({', '.join(PARTICIPANT_REASONS)}), then "
+                                       f"'{MANUAL}' when a researcher excluded the participant "
+                                       "by hand (see participants.csv manual_*). A participant "
+                                       "reinstated by hand has the participant-level codes "
+                                       "lifted; a trial's own codes stay."),
     ("extra", "JSON object", "Everything beyond the canonical columns: key pressed, onset "
                              "callbacks, stalls, focus/fullscreen flags, frame-order moves, "
                              "clicks on Done ignored because they came less than 300 ms after "
@@ -100,8 +104,11 @@ PARTICIPANT_CODEBOOK = [
                          "failed_attention, stopped (ended by the researchers stopping the "
                          "study; its stored trials are kept), or abandoned (unfinished and no "
                          "heartbeat for ABANDONED_AFTER_MINUTES at export time)."),
-    ("excluded", "boolean", "Participant-level exclusion of this session."),
-    ("exclusion_reasons", "JSON list", "Participant-level reason codes of this session."),
+    ("excluded", "boolean", "Participant-level exclusion of this session, after the "
+                            "participant's latest manual rule."),
+    ("exclusion_reasons", "JSON list", "Participant-level reason codes of this session; "
+                                       f"'{MANUAL}' for a manual exclusion, none left after a "
+                                       "manual reinstatement."),
     ("simulated", "boolean", "True for a session run by the built-in simulated participant "
                              "(development, tests, researcher previews); always excluded with "
                              "reason 'simulated'."),
@@ -115,10 +122,34 @@ PARTICIPANT_CODEBOOK = [
      "model run, its provenance (model, revision, backend, decoding, counts, failures)."),
     ("recruitment", "JSON object", "Recruitment parameters (e.g. PROLIFIC_PID, STUDY_ID, "
                                    "SESSION_ID)."),
+    ("manual_action", "string", '"exclude" or "reinstate": the latest manual rule a researcher '
+                                "added for the participant; empty without one. Rules never "
+                                "change stored trials; every rule is kept, numbered per study, "
+                                "and metadata.json's exclusion_rules_version ends in "
+                                "'+manual.<n>' once there are n."),
+    ("manual_reason", "string", "The researcher's reason for that rule (required)."),
+    ("manual_by", "string", "Who added it: a researcher's username, or cli:<login> from "
+                            "`manage.py exclusions`."),
+    ("manual_at", "ISO 8601 UTC", "When it was added; empty without a rule."),
+]
+
+PROLIFIC_CODEBOOK = [
+    ("participant_id", "string", "The participant's recruitment id (Prolific PID); one row per "
+                                 "participant whose session ended with a completion code "
+                                 "(unfinished sessions, previews and models are left out)."),
+    ("decision", "string", 'APPROVE or REJECT. Conservative: REJECT only for failed attention '
+                           "checks (catch_failed, catch_accuracy) or a researcher's manual "
+                           "exclusion. Technical failures, timeouts, the practice gate, "
+                           "declined consent and every other exclusion APPROVE: the data may "
+                           "be excluded, but the participant is paid. A manual reinstatement "
+                           "APPROVEs."),
+    ("reason", "string", "For a REJECT, the reason to give Prolific (a manual exclusion's own "
+                         "reason); empty for APPROVE."),
 ]
 
 CODEBOOK = [("trials.csv / trials.json", *entry) for entry in TRIAL_CODEBOOK] + \
-    [("participants.csv", *entry) for entry in PARTICIPANT_CODEBOOK]
+    [("participants.csv", *entry) for entry in PARTICIPANT_CODEBOOK] + \
+    [("prolific_decisions.csv", *entry) for entry in PROLIFIC_CODEBOOK]
 
 
 QUOTED_TEXT = ("In every CSV file, a text cell that begins with =, +, -, @, a tab, a carriage "

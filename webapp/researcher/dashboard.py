@@ -9,16 +9,21 @@ from datetime import datetime
 
 import pandas as pd
 
-from analysis import aot, figures, loading, ordering
-from analysis.columns import CATCH, FRAME_ORDER
-from webapp.researcher.roster import participant_flow, roster_frame, subject_summary
-from webapp.trials import trials_frame
+from analysis import aot, figures, loading, nonresponse, ordering, participant_sdt, rt
+from analysis.columns import CATCH, FRAME_ORDER, PRACTICE_BLOCK
+from analysis.exclusions import REINSTATE, apply_manual_rules
+from experiments.exclusions import is_technical
+from webapp.researcher.roster import participant_flow, roster_frame, study_trials, subject_summary
 
 # The page's own look: transparent on the page, plotly.js's defaults rather than the
 # report's template (which would add ~7 kB to each figure on every refresh).
 PAGE_LAYOUT = {"template": None, "height": 360,
                "margin": {"l": 60, "r": 20, "t": 60, "b": 80},
                "paper_bgcolor": "rgba(0,0,0,0)", "plot_bgcolor": "rgba(0,0,0,0)"}
+
+
+# Width of a tick label's character at plotly.js's default 12 px font (a little generous).
+LABEL_PX_PER_CHAR = 7.5
 
 
 def study_panel(slug: str) -> dict:
@@ -29,7 +34,7 @@ def study_panel(slug: str) -> dict:
     kept = counted_trials(trials)
     flow = participant_flow(subject_summary(humans))
     return {
-        "participants": participant_rows(humans),
+        "participants": participant_rows(humans, participant_metrics(trials)),
         "status_counts": humans["status"].value_counts().to_dict(),
         "n_trials": len(trials), "n_included": len(kept),
         "flow": flow.to_dict("records"),
@@ -45,7 +50,7 @@ def study_panel(slug: str) -> dict:
 
 def human_trials(slug: str) -> pd.DataFrame:
     """People's trials in the study, as the canonical table the export writes."""
-    trials = trials_frame(slug)
+    trials = study_trials(slug)
     return loading.normalize_trials(trials[trials["subject_kind"] == "human"])
 
 
@@ -55,20 +60,93 @@ def counted_trials(trials: pd.DataFrame) -> pd.DataFrame:
     return kept[kept["trial_type"] != CATCH]  # attention checks say nothing about the clips
 
 
-def participant_rows(participants: pd.DataFrame) -> list[dict]:
+METRIC_COLUMNS = ("accuracy", "catch_accuracy", "median_rt_ms", "n_timeouts", "n_focus_lost",
+                  "n_fullscreen_exits", "n_dropped_frames")
+
+
+def participant_metrics(trials: pd.DataFrame, session: str = "session_id") -> pd.DataFrame:
+    """What the participants table shows of each session's main trials (practice left out).
+
+    ``accuracy`` and ``median_rt_ms`` are the report's own numbers for the participant as
+    if they were kept: participant-level reasons lifted
+    (:func:`analysis.exclusions.apply_manual_rules` with a reinstatement), then
+    :func:`analysis.nonresponse.included` (a timeout is an error),
+    :func:`analysis.participant_sdt.participant_sdt` and :func:`analysis.rt.median_rt`. A
+    frame-ordering session's accuracy is its exact-order rate
+    (:func:`analysis.ordering.ordering_metrics`). ``catch_accuracy``: share of attention
+    checks answered as instructed, technical trials left out, as the catch rules count.
+    Counts: trials timed out (reason ``timeout``), trials with focus lost or fullscreen
+    exited, and clip frames dropped. Index: ``session``; columns :data:`METRIC_COLUMNS`.
+    """
+    main = trials[trials["block"] != PRACTICE_BLOCK]
+    out = pd.DataFrame(index=pd.Index(main[session].unique(), name=session),
+                       columns=list(METRIC_COLUMNS), dtype=float)
+    if main.empty:
+        return out
+    everyone = pd.DataFrame({"subject_id": main["subject_id"].unique(), "manual_action": REINSTATE})
+    counted = nonresponse.included(apply_manual_rules(main, everyone))
+    arrow = loading.aot_trials(counted)
+    if not arrow.empty:
+        out["accuracy"] = participant_sdt.participant_sdt(arrow, subject=session) \
+            .set_index(session)["accuracy"]
+        out["median_rt_ms"] = _median_rt(arrow, session)
+    frames = counted[counted["trial_type"] == FRAME_ORDER]
+    if not frames.empty:
+        exact = ordering.ordering_metrics(frames, by=[session]).set_index(session)["exact_match"]
+        out["accuracy"] = out["accuracy"].fillna(exact)
+    technical = main["extra"].map(lambda e: is_technical({"extra": e})).astype(bool)
+    catch = main[(main["trial_type"] == CATCH) & ~technical]
+    if not catch.empty:
+        # Share answered as instructed, a timeout wrong: the catch rules' own count
+        # (experiments.exclusions), which the analysis package has no function for.
+        out["catch_accuracy"] = catch["correct"].fillna(False).astype(float) \
+            .groupby(catch[session]).mean()
+    flags = main["extra"].map(lambda e: (bool(e.get("focus_lost")),
+                                         bool(e.get("fullscreen_exited"))))
+    by = main[session]
+    out["n_timeouts"] = main["exclusion_reasons"].map(lambda r: "timeout" in r).groupby(by).sum()
+    out["n_focus_lost"] = flags.str[0].groupby(by).sum()
+    out["n_fullscreen_exits"] = flags.str[1].groupby(by).sum()
+    out["n_dropped_frames"] = main["dropped_frames"].fillna(0).groupby(by).sum()
+    return out
+
+
+def _median_rt(arrow: pd.DataFrame, session: str) -> pd.Series:
+    """:func:`analysis.rt.median_rt` per session; a session timed by two onset methods
+    (never pooled) shows the median of the method that timed most of its trials."""
+    table = rt.median_rt(arrow, by=session)
+    return table.sort_values("n", kind="stable").groupby(session)["median_rt_ms"].last()
+
+
+def participant_rows(participants: pd.DataFrame,
+                     metrics: pd.DataFrame | None = None) -> list[dict]:
     """Rows for the participants table, most recently seen first."""
+    if metrics is None:
+        metrics = pd.DataFrame(columns=list(METRIC_COLUMNS), dtype=float)
+    # The trial table may carry session ids as text (analysis.loading); the roster as ints.
+    metrics = metrics.set_axis(metrics.index.map(str))
     rows = []
     for p in participants.sort_values("last_seen_at", ascending=False).to_dict("records"):
+        key = str(p["session_id"])
+        m = metrics.loc[key] if key in metrics.index else {}
         rows.append({
-            "subject_id": p["subject_id"], "session_number": p["session_number"],
+            "subject_id": p["subject_id"], "session_id": p["session_id"],
+            "session_number": p["session_number"],
             "status": p["status"], "excluded": p["excluded"],
             "exclusion_reasons": p["exclusion_reasons"],
+            "manual_action": p.get("manual_action", ""),
+            "manual_reason": p.get("manual_reason", ""),
             "progress": f"{p['n_trials_stored']}/{p['n_trials_scheduled']}",
             "progress_fraction": (p["n_trials_stored"] / p["n_trials_scheduled"]
                                   if p["n_trials_scheduled"] else 0.0),
             "started_at": _stamp(p["started_at"]), "last_seen_at": _stamp(p["last_seen_at"]),
+            **{name: _number(m.get(name)) for name in METRIC_COLUMNS},
         })
     return rows
+
+
+def _number(value) -> float | None:
+    return None if value is None or pd.isna(value) else float(value)
 
 
 def _stamp(value) -> str:
@@ -103,7 +181,24 @@ def accuracy_table(trials: pd.DataFrame, by: str) -> pd.DataFrame:
 def accuracy_figure(trials: pd.DataFrame, by: str, title: str) -> dict | None:
     """:func:`analysis.figures.accuracy_figure` of :func:`accuracy_table`; None without trials."""
     table = accuracy_table(trials, by)
-    return None if table.empty else _for_page(figures.accuracy_figure(table, by, title))
+    if table.empty:
+        return None
+    page = _for_page(figures.accuracy_figure(table, by, title))
+    return _full_labels(page, table[by].astype(str))
+
+
+def _full_labels(page: dict, labels: pd.Series) -> dict:
+    """Room under the bars for every label in full: the page's fixed margin cut long clip
+    keys off. Labels are slanted, the margin grows with the longest one, and the plot keeps
+    its height by making the figure taller."""
+    longest = int(labels.str.len().max())
+    below = max(PAGE_LAYOUT["margin"]["b"], 30 + round(longest * LABEL_PX_PER_CHAR * 0.71))
+    layout = page["layout"]
+    layout["xaxis"] = {**layout.get("xaxis", {}), "automargin": True, "tickangle": -45,
+                       "type": "category"}
+    layout["margin"] = {**layout["margin"], "b": below}
+    layout["height"] = PAGE_LAYOUT["height"] + below - PAGE_LAYOUT["margin"]["b"]
+    return page
 
 
 def rt_figure(trials: pd.DataFrame) -> dict | None:

@@ -22,15 +22,25 @@ from analysis.csv_cells import escape_cells
 from webapp.researcher.codebook import codebook_csv, codebook_markdown
 from webapp.extensions import db
 from webapp.models import Stimulus, SourceClip
-from webapp.researcher.roster import JSON_ROSTER_COLUMNS, roster_frame
+from webapp.models.manual_exclusion import rules_version
+from webapp.researcher.roster import JSON_ROSTER_COLUMNS, roster_frame, study_trials
 from webapp.researcher.studies import require_study
-from webapp.trials import CANONICAL_COLUMNS, trials_frame
+from webapp.trials import CANONICAL_COLUMNS
 
 PROJECT_ROOT = Path(__file__).resolve().parents[2]
 TRIAL_JSON_COLUMNS = ("categories", "exclusion_reasons", "extra")
 INTEGER_COLUMNS = ("session_id", "trial_index", "dropped_frames")
-FILE_NAMES = ("trials.csv", "trials.json", "participants.csv", "codebook.csv", "codebook.md",
-              "metadata.json")
+FILE_NAMES = ("trials.csv", "trials.json", "participants.csv", "prolific_decisions.csv",
+              "codebook.csv", "codebook.md", "metadata.json")
+# Attention checks failed: the only rules' reasons a Prolific submission is rejected for
+# (with a researcher's manual exclusion). Practice, timeouts, technical trouble and the
+# other rules exclude data but approve the submission.
+REJECT_REASONS = {"catch_failed": "failed attention checks",
+                  "catch_accuracy": "failed attention checks"}
+# Sessions that ended with a completion code, so that Prolific holds a submission to review.
+SUBMITTED = ("completed", "failed_attention", "failed_practice", "no_consent", "stopped",
+             "screened_out")
+PROLIFIC_COLUMNS = ["participant_id", "decision", "reason"]
 
 
 @contextmanager
@@ -67,7 +77,7 @@ def build_export(slug: str, now: datetime | None = None) -> dict[str, bytes]:
     now = now or datetime.now(timezone.utc)
     with snapshot():
         study = require_study(slug)
-        trials = trials_frame(slug)
+        trials = study_trials(slug)
         participants = roster_frame(slug, now=now)
         catch_set = (study.design_snapshot or {}).get("catch_set")
         stimuli = _stimulus_hashes([study.stimulus_set, *([catch_set] if catch_set else [])])
@@ -77,6 +87,7 @@ def build_export(slug: str, now: datetime | None = None) -> dict[str, bytes]:
         "trials.csv": trials_csv(trials),
         "trials.json": trials_json(trials),
         "participants.csv": participants_csv(participants),
+        "prolific_decisions.csv": prolific_csv(participants),
         "codebook.csv": codebook_csv(),
         "codebook.md": codebook_markdown(),
     }
@@ -96,7 +107,7 @@ def build_export(slug: str, now: datetime | None = None) -> dict[str, bytes]:
 def _study_record(study) -> dict:
     return {"slug": study.slug, "title": study.title, "design": study.design,
             "stimulus_set": study.stimulus_set, "status": study.status,
-            "exclusion_rules_version": study.exclusion_rules_version,
+            "exclusion_rules_version": rules_version(study),
             "created_at": study.created_at.isoformat()}
 
 
@@ -138,9 +149,61 @@ def participants_csv(participants: pd.DataFrame) -> bytes:
     out = participants.copy()
     for col in JSON_ROSTER_COLUMNS:
         out[col] = out[col].map(_json_cell)
-    for col in ("started_at", "last_seen_at", "completed_at"):
-        out[col] = out[col].map(lambda t: t.isoformat() if isinstance(t, datetime) else "")
+    for col in ("started_at", "last_seen_at", "completed_at", "manual_at"):
+        out[col] = out[col].map(_iso_cell)
     return escape_cells(out).to_csv(index=False, lineterminator="\n").encode()
+
+
+def _iso_cell(value) -> str:
+    # pandas turns a column of datetimes with a None into NaT, which is a datetime too and
+    # would be written "NaT".
+    return "" if value is None or pd.isna(value) else value.isoformat()
+
+
+def prolific_decisions(participants: pd.DataFrame) -> pd.DataFrame:
+    """One APPROVE or REJECT per participant with a submission, for Prolific's review.
+
+    REJECT only for a researcher's manual exclusion or failed attention checks
+    (:data:`REJECT_REASONS`); a manual reinstatement approves. Everyone else whose
+    session ended with a completion code (:data:`SUBMITTED`) is approved, excluded or not:
+    technical failures and the other rules are not the participant's fault. Simulated
+    sessions, model runs and sessions that never ended are left out.
+    Columns :data:`PROLIFIC_COLUMNS`; ``reason`` is empty for an approval.
+    """
+    people = participants[(participants["subject_kind"] == "human") & ~participants["simulated"]]
+    rows = []
+    for subject, sessions in people.groupby("subject_id", sort=False):
+        if not sessions["status"].isin(SUBMITTED).any():
+            continue
+        rows.append((subject, *_decision(sessions)))
+    return pd.DataFrame(rows, columns=PROLIFIC_COLUMNS)
+
+
+def _decision(sessions: pd.DataFrame) -> tuple[str, str]:
+    first = sessions.iloc[0]
+    if first["manual_action"] == "exclude":
+        return "REJECT", f"Excluded by the researchers: {first['manual_reason']}"
+    if first["manual_action"] == "reinstate":
+        return "APPROVE", ""
+    failed = sorted({REJECT_REASONS[r] for rs in sessions["exclusion_reasons"] for r in rs
+                     if r in REJECT_REASONS})
+    if failed:
+        return "REJECT", "; ".join(failed).capitalize() + "."
+    return "APPROVE", ""
+
+
+def prolific_csv(participants: pd.DataFrame) -> bytes:
+    """:func:`prolific_decisions` as CSV, formula-like text quoted (:mod:`analysis.csv_cells`)."""
+    table = prolific_decisions(participants)
+    return escape_cells(table).to_csv(index=False, lineterminator="\n").encode()
+
+
+def prolific_export(slug: str) -> tuple[str, bytes]:
+    """``(download name, CSV bytes)`` of study ``slug``'s approve/reject list."""
+    with snapshot():
+        require_study(slug)
+        participants = roster_frame(slug)
+    return f"{slug}-prolific-decisions.csv", prolific_csv(participants)
 
 
 def _json_cell(value) -> str:

@@ -13,14 +13,19 @@ from flask import current_app
 from sqlalchemy import func, select
 
 from analysis.columns import REASON_PRACTICE_GATE
+from analysis.exclusions import apply_manual_rules
 from webapp.extensions import db
 from webapp.models import ModelRun, Session, Study, Subject, Trial
 from webapp.models._types import utcnow
+from webapp.models.manual_exclusion import RULE_COLUMNS, latest_rules
+from webapp.trials import CANONICAL_COLUMNS, trials_frame
 
 ROSTER_COLUMNS = [
     "subject_id", "subject_kind", "session_id", "session_number", "status", "excluded",
     "exclusion_reasons", "simulated", "n_trials_stored", "n_trials_scheduled", "started_at", "last_seen_at",
     "completed_at", "condition", "device_info", "recruitment",
+    # A researcher's latest manual rule on the participant (empty without one).
+    "manual_action", "manual_reason", "manual_by", "manual_at",
 ]
 JSON_ROSTER_COLUMNS = ("exclusion_reasons", "condition", "device_info", "recruitment")
 # Statuses of a session that is still expected to send trials.
@@ -45,7 +50,37 @@ def roster_frame(slug: str, now: datetime | None = None) -> pd.DataFrame:
         .order_by(Session.started_at, Session.id))
     rows = db.session.execute(query).all()
     cutoff = (now or utcnow()) - timedelta(minutes=current_app.config["ABANDONED_AFTER_MINUTES"])
-    return pd.DataFrame([_record(row, cutoff) for row in rows], columns=ROSTER_COLUMNS)
+    sessions = pd.DataFrame([_record(row, cutoff) for row in rows],
+                            columns=ROSTER_COLUMNS[:-len(MANUAL_COLUMNS)])
+    return with_manual_rules(sessions, latest_rules(slug))[ROSTER_COLUMNS]
+
+
+MANUAL_COLUMNS = RULE_COLUMNS[1:-1]
+
+
+def study_trials(slug: str) -> pd.DataFrame:
+    """The canonical trial table of study ``slug`` with its manual rules applied: what the
+    export writes and the dashboard counts (``webapp.trials.trials_frame`` gives the rules'
+    flags alone)."""
+    trials = with_manual_rules(trials_frame(slug), latest_rules(slug))
+    return trials[CANONICAL_COLUMNS]
+
+
+def with_manual_rules(sessions: pd.DataFrame, rules: pd.DataFrame) -> pd.DataFrame:
+    """The roster with each participant's latest manual rule applied to its verdict
+    (:func:`analysis.exclusions.apply_manual_rules`) and shown in the ``manual_*`` columns.
+    Model runs are never matched: rules name human participants only."""
+    rules = rules.set_index("subject_id")
+    human = sessions["subject_kind"] == "human"
+    key = sessions["subject_id"].where(human)  # a model named like a participant stays as is
+    out = apply_manual_rules(sessions.assign(rule_key=key),
+                             rules.reset_index().rename(columns={"subject_id": "rule_key"}),
+                             subject="rule_key")
+    for column in MANUAL_COLUMNS:
+        values = key.map(rules[column]) if len(rules) else pd.Series(None, index=out.index)
+        blank = None if column == "manual_at" else ""
+        out[column] = values.astype(object).where(values.notna(), blank)
+    return out.drop(columns="rule_key")
 
 
 def _record(row, cutoff: datetime) -> dict:

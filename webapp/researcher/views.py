@@ -13,7 +13,7 @@ from flask import (Blueprint, abort, flash, redirect, render_template, request, 
                    url_for)
 from flask_login import current_user
 from flask_wtf import FlaskForm
-from wtforms import IntegerField, SelectField, StringField
+from wtforms import IntegerField, SelectField, StringField, TextAreaField
 from wtforms.validators import DataRequired, Length, NumberRange, Optional
 
 from experiments.response_keys import reserved_key_warnings
@@ -23,7 +23,7 @@ from webapp.researcher import exports
 from webapp.participant import sessions
 from webapp.researcher import studies
 from webapp.extensions import db, login_manager
-from webapp.models import access
+from webapp.models import access, manual_exclusion
 from webapp.priority import low_priority
 
 bp = Blueprint("researcher", __name__, url_prefix="/researcher")
@@ -53,8 +53,8 @@ def _permission_needed() -> str:
     (members, and any route added later) is for owners."""
     if request.endpoint == "researcher.change_status":
         return access.action_permission(request.view_args["action"])
-    if request.endpoint == "researcher.preview":
-        return "run"
+    if request.endpoint in ("researcher.preview", "researcher.manual_rule"):
+        return "run"  # reviewing participants is part of running a study: editors and owners
     return "view" if request.method in ("GET", "HEAD") else "manage"
 
 
@@ -70,6 +70,15 @@ class StudyForm(FlaskForm):
 
 class ActionForm(FlaskForm):
     """No fields: it carries the CSRF token of a lifecycle or member-removal button."""
+
+
+class ExclusionForm(FlaskForm):
+    """Exclude or reinstate one participant; the reason is checked by the rule itself, so a
+    missing one is answered with the same message on the dashboard and the command line."""
+
+    participant = StringField("Participant", validators=[DataRequired(), Length(max=200)])
+    action = SelectField("Action", choices=list(manual_exclusion.ACTIONS))
+    reason = TextAreaField("Reason", validators=[Length(max=manual_exclusion.MAX_REASON)])
 
 
 class MemberForm(FlaskForm):
@@ -125,6 +134,8 @@ def study(slug):
         members=access.members(study),
         member_form=MemberForm() if "manage" in allowed else None,
         can_preview="run" in allowed and study.close_mode != "stop",
+        exclusion_form=ExclusionForm() if "run" in allowed else None,
+        manual_rules=manual_exclusion.history(study),
         link=studies.participant_link(slug),
         prolific_link=studies.participant_link(slug, prolific=True),
         completion_codes=sessions.completion_codes(slug),
@@ -168,6 +179,40 @@ def preview(slug):
         flash(result.message, "error")
         return redirect(url_for("researcher.study", slug=slug), 303)
     return redirect(url_for("participant.run", token=result.token), 303)
+
+
+@bp.post("/studies/<slug>/exclusions")
+def manual_rule(slug):
+    """Add a manual exclude/reinstate rule. A repeated submit (the participant is already
+    in that state) changes nothing and says so."""
+    form = ExclusionForm()
+    if not form.validate_on_submit():
+        if "csrf_token" in form.errors:
+            abort(400, description="The form expired; reload the page and try again.")
+        problems = "; ".join(f"{getattr(form, name).label.text}: {' '.join(errors)}"
+                             for name, errors in form.errors.items())
+        abort(400, description=problems)
+    try:
+        rule = manual_exclusion.add_rule(studies.get_study(slug), form.participant.data,
+                                         form.action.data, form.reason.data,
+                                         current_user.username)
+    except manual_exclusion.ManualRuleError as error:
+        if error.status == 409:
+            flash(str(error), "error")
+            return redirect(url_for("researcher.study", slug=slug, _anchor="review"), 303)
+        abort(error.status, description=str(error))
+    done = "excluded" if rule.action == "exclude" else "reinstated"
+    flash(f"{form.participant.data} is {done} (rule {rule.sequence}); no data was changed.",
+          "info")
+    return redirect(url_for("researcher.study", slug=slug, _anchor="review"), 303)
+
+
+@bp.get("/studies/<slug>/prolific.csv")
+@low_priority
+def prolific(slug):
+    name, data = exports.prolific_export(slug)
+    return send_file(io.BytesIO(data), mimetype="text/csv", as_attachment=True,
+                     download_name=name, max_age=0)
 
 
 @bp.get("/studies/<slug>/export.zip")
