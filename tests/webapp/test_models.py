@@ -158,3 +158,60 @@ def test_the_model_run_migration_moves_a_model_sessions_provenance_into_its_own_
         info, schedule = (json.loads(v) if isinstance(v, str) else v for v in (info, schedule))
         assert info["run_key"] == "k" * 64 and info["backend"]["dtype"] == "bfloat16"
         assert schedule == ["aot:1:FB", "aot:2:FB"]
+
+
+def test_old_frame_order_rows_lose_their_direction_and_the_downgrade_restores_it(any_db_app):
+    # People's frame-ordering rows used to store direction "forward" (models' stored none).
+    with any_db_app.app_context():
+        db.drop_all()
+        upgrade(revision="e5b8a1c3d702")
+        session, stimulus = _session_with_stimulus()
+        frame_order = _trial(session, stimulus, "u-1", 0)
+        frame_order.trial_type, frame_order.direction = "frame_order", "forward"
+        db.session.add_all([frame_order, _trial(session, stimulus, "u-2", 1)])
+        db.session.commit()
+
+        def directions():
+            db.session.rollback()  # a fresh snapshot: the migrations wrote on their own connection
+            return db.session.execute(select(Trial.trial_type, Trial.direction)
+                                      .order_by(Trial.trial_index)).all()
+
+        upgrade()
+        assert directions() == [("frame_order", None), ("aot", "backward")]
+        downgrade(revision="e5b8a1c3d702")
+        assert directions() == [("frame_order", "forward"), ("aot", "backward")]
+        upgrade()
+
+
+def test_migrated_postgres_names_match_a_database_built_from_the_models(any_db_app):
+    # PostgreSQL names constraints and sequences after the table: the study rename must
+    # carry those names over, or a migrated database and a new one differ.
+    with any_db_app.app_context():
+        if db.engine.dialect.name != "postgresql":
+            pytest.skip("PostgreSQL names only")
+
+        def names():
+            with db.engine.connect() as connection:
+                constraints = connection.exec_driver_sql(
+                    "SELECT conname FROM pg_constraint c JOIN pg_namespace n ON "
+                    "n.oid = c.connamespace WHERE n.nspname = current_schema() "
+                    "AND conname <> 'alembic_version_pkc'").scalars()
+                sequences = connection.exec_driver_sql(
+                    "SELECT sequencename FROM pg_sequences "
+                    "WHERE schemaname = current_schema()").scalars()
+                return sorted(constraints), sorted(sequences)
+
+        db.drop_all()
+        db.create_all()
+        built = names()
+        db.drop_all()
+        with db.engine.begin() as connection:
+            connection.exec_driver_sql("DROP TABLE IF EXISTS alembic_version")
+        upgrade()
+        migrated = names()
+        db.drop_all()
+        with db.engine.begin() as connection:
+            connection.exec_driver_sql("DROP TABLE IF EXISTS alembic_version")
+        db.create_all()
+    assert [n for n in migrated[0] if "experiment" in n] == []
+    assert migrated == built
