@@ -248,3 +248,15 @@ def test_recompute_keeps_the_manual_rules_in_the_version(app, runner, study):
     with app.app_context():
         assert db.session.scalar(sa.select(Study.exclusion_rules_version)).endswith("+manual.1")
         assert roster_frame("pilot").set_index("subject_id").loc["P-ok", "excluded"]
+
+
+def test_the_report_from_the_database_applies_manual_rules(app, logged_in, study, tmp_path):
+    # `manage.py report STUDY` must count the same participants as the export it sits beside.
+    _post(logged_in)
+    result = app.test_cli_runner().invoke(args=["report", "pilot", "--out", str(tmp_path),
+                                                "--n-boot", "20"])
+    assert result.exit_code == 0, result.output
+    metrics = json.loads((tmp_path / "metrics.json").read_text())
+    assert metrics["n_participants_included"] == 1  # ODD only: P-ok by hand, P-catch by rule
+    flow = (tmp_path / "tables" / "exclusion_flow.csv").read_text()
+    assert "manual" in flow

@@ -98,11 +98,11 @@ def analyze(trials_file, out_dir, models, n_boot, seed, sessions, tra_file):
 def report(study, out_dir, models, n_boot, seed, sessions, tra_file):
     """Full report of STUDY (people and models) from the database."""
     from webapp.researcher import studies
-    from webapp.trials import trials_frame
+    from webapp.researcher.roster import study_trials
 
     def load():
         studies.require_study(study)  # StudyError is a ValueError: a clean usage error
-        frame = trials_frame(study)
+        frame = study_trials(study)  # with the researchers' manual rules, as the export
         if frame.empty:
             raise ValueError(f"study {study!r} has no trials yet")
         return frame, None
