@@ -1,15 +1,7 @@
 #!/usr/bin/env python
-"""Chronoscope's command line: ``python manage.py --help``."""
-import click
-from flask.cli import FlaskGroup
-
-from webapp.cli import create_cli_app
-
-
-@click.group(cls=FlaskGroup, create_app=create_cli_app)
-def cli():
-    """Chronoscope: people and vision-language models judge the arrow of time."""
-
+"""Chronoscope's command line in a checkout: ``python manage.py --help`` (installed, the same
+commands are ``chronoscope``)."""
+from webapp.cli import main
 
 if __name__ == "__main__":
-    cli()
+    main()

@@ -77,8 +77,11 @@ def test_wheel_holds_every_module_and_asset(wheel):
     modules = {p.relative_to(REPO).as_posix() for package in PACKAGES
                for p in (REPO / package).rglob("*.py") if "__pycache__" not in p.parts}
     assert modules - names == set()  # a new subpackage missing from pyproject.toml's list
+    # static/vendor comes from npm (make setup): a wheel built without it has no drag and drop.
     assert {"webapp/templates/base.html", "webapp/static/js/runner.js",
-            "analysis/templates/report.html"} <= names
+            "webapp/static/vendor/Sortable.min.js", "analysis/templates/report.html"} <= names
+    entry_points = next(n for n in names if n.endswith(".dist-info/entry_points.txt"))
+    assert "chronoscope = webapp.cli:main" in zipfile.ZipFile(wheel).read(entry_points).decode()
     assert not any(n.startswith("webapp/templates/report/") for n in names)
 
 
@@ -99,3 +102,10 @@ def test_installed_wheel_serves_templates_and_static_files(wheel, tmp_path):
                             env={"PATH": "/usr/bin:/bin", "HOME": str(tmp_path)})
     assert result.returncode == 0, result.stderr.decode()
     assert result.stdout == (REPO / "static" / "js" / "runner.js").read_bytes()
+    commands = subprocess.run([str(venv / "bin" / "chronoscope"), "--help"], cwd=outside,
+                              capture_output=True, text=True, timeout=300,
+                              env={"PATH": "/usr/bin:/bin", "HOME": str(tmp_path),
+                                   "CHRONOSCOPE_INSTANCE_PATH": str(tmp_path / "instance"),
+                                   "CHRONOSCOPE_SECRET_KEY": "k" * 64})
+    assert commands.returncode == 0, commands.stderr
+    assert "run-models" in commands.stdout and "study" in commands.stdout

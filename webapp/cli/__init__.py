@@ -1,6 +1,8 @@
-"""Command registration: each area keeps its commands in a module of its own."""
+"""Chronoscope's command line (``python manage.py`` in a checkout, ``chronoscope`` once
+installed); each area keeps its commands in a module of its own."""
+import click
 from flask import Flask
-from flask.cli import NoAppException
+from flask.cli import FlaskGroup, NoAppException
 
 from webapp import create_app
 from webapp.secret_key import UnsafeSecretKey
@@ -14,9 +16,24 @@ def create_cli_app() -> Flask:
         raise NoAppException(str(error)) from None
 
 
+@click.group(cls=FlaskGroup, create_app=create_cli_app)
+def main():
+    """Chronoscope: people and vision-language models judge the arrow of time."""
+
+
 def register_commands(app: Flask) -> None:
-    from webapp.cli import (analysis, benchmarks, database, exclusions, exports, models,
-                            probe, researchers, stimuli, studies)
+    from webapp.cli import (
+        analysis,
+        benchmarks,
+        database,
+        exclusions,
+        exports,
+        models,
+        probe,
+        researchers,
+        stimuli,
+        studies,
+    )
 
     stimuli.stimuli.add_command(benchmarks.import_benchmark)
     for command in (database.init_db, stimuli.stimuli, researchers.create_researcher,
