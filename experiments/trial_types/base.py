@@ -11,6 +11,7 @@ import re
 import uuid
 from collections.abc import Mapping
 from dataclasses import dataclass
+from typing import TypedDict
 
 MAX_INDEX = 100_000
 MAX_MS = 3_600_000.0  # one hour: no single trial lasts longer
@@ -113,12 +114,17 @@ def _list(spec: Field, value, where: str) -> list:
         raise PayloadError("wrong_type", f"{where} must be a list")
     if spec.max_length is not None and len(value) > spec.max_length:
         raise PayloadError("out_of_range", f"{where} has more than {spec.max_length} items")
-    return [spec.items.check(item, f"{where}[{i}]") for i, item in enumerate(value)]
+    items = spec.items
+    if items is None:
+        raise TypeError(f"list field {spec.name!r} declares no items")
+    return [items.check(item, f"{where}[{i}]") for i, item in enumerate(value)]
 
 
 def _object(spec: Field, value, where: str) -> dict:
     if not isinstance(value, Mapping):
         raise PayloadError("wrong_type", f"{where} must be an object")
+    if spec.keys is None:
+        raise TypeError(f"object field {spec.name!r} declares no keys")
     return check_fields(value, spec.keys, where)
 
 
@@ -146,7 +152,12 @@ def check_fields(payload, declared: tuple[Field, ...], where: str = "body") -> d
     return result
 
 
-MS = dict(minimum=0.0, maximum=MAX_MS)
+class _Range(TypedDict):
+    minimum: float
+    maximum: float
+
+
+MS: _Range = {"minimum": 0.0, "maximum": MAX_MS}
 
 # A trial that timed out while the page was out of fullscreen is a technical event, not
 # inattention (leaving fullscreen can swallow the answer key: WebKitGTK leaves it on f and F).
@@ -170,6 +181,8 @@ COMMON_FIELDS = (
     Field("timed_out", "bool", required=True),
     Field("focus_lost", "bool", default=False),
     Field("fullscreen_exited", "bool", default=False),
+    # Shown before a reload interrupted it, and shown again from its start after the reload.
+    Field("restarted", "bool", default=False),
     Field("technical_events", "list", max_length=MAX_TECHNICAL_EVENTS, items=TECHNICAL_EVENT,
           default=()),
 )

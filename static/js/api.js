@@ -37,8 +37,9 @@ export function isInterruption(error) {
 }
 
 export class Api {
-  constructor(base) {
+  constructor(base, lang = null) {
     this.base = base;
+    this.lang = lang;  // the texts' language, as the run page chose it
     // This page's id: the server lets one tab at a time run a session (the one that claimed
     // it last) and refuses the others' writes.
     this.client = uuid4();
@@ -81,10 +82,13 @@ export class Api {
     }
   }
 
-  session() { return this.requestPatiently("GET", ""); }
+  session() {
+    return this.requestPatiently("GET", this.lang ? `?lang=${encodeURIComponent(this.lang)}` : "");
+  }
   claim() { return this.requestPatiently("POST", "/claim", { client: this.client }); }
   consent(consent) { return this.requestPatiently("POST", "/consent", { consent }); }
   device(info) { return this.requestPatiently("POST", "/device", info); }
+  screenOut(reasons) { return this.requestPatiently("POST", "/screen-out", { reasons }); }
   complete() { return this.request("POST", "/complete", {}); }
   heartbeat() { return this.request("POST", "/heartbeat", {}); }
 

@@ -1,5 +1,5 @@
-// Browser and device check: desktop with a keyboard, window size, refresh-rate estimate and
-// a video playback check.  The numbers go to the server with POST /device.
+// Browser and device check: the study's devices and browsers, fullscreen, window size,
+// refresh-rate estimate and a video playback check.  The numbers go to the server with POST /device.
 
 export const MIN_WINDOW = { w: 800, h: 600 };
 
@@ -49,14 +49,34 @@ export function videoPlaybackCheck(src, timeoutMs = 4000) {
   });
 }
 
-// Phones and tablets are refused; a touchscreen laptop is a desktop (the keyboard check
-// that follows makes sure a keyboard is there).  iPadOS passes itself off as a Mac, but a
-// Mac has no touch points.
-export function isDesktop() {
+// A touchscreen laptop is a desktop (the keyboard check that follows makes sure a keyboard is
+// there).  iPadOS passes itself off as a Mac, but a Mac has no touch points.
+export function deviceKind(ua = navigator.userAgent) {
   const fine = matchMedia("(any-pointer: fine)").matches;
-  const mobileUa = /Android|iPhone|iPad|iPod|Mobile/i.test(navigator.userAgent);
-  const iPad = /Macintosh/.test(navigator.userAgent) && navigator.maxTouchPoints > 1;
-  return !mobileUa && !(iPad && !fine);
+  if (/iPhone|iPod|Android.*Mobile|Mobile.*Firefox|Windows Phone/i.test(ua)) return "phone";
+  const iPad = /Macintosh/.test(ua) && navigator.maxTouchPoints > 1 && !fine;
+  if (/iPad|Android|Tablet/i.test(ua) || iPad) return "tablet";
+  if (/Mobile/i.test(ua)) return "phone";
+  // No keyboard-and-mouse pointer at all: a touch-only device whatever it calls itself.
+  if (!fine && navigator.maxTouchPoints > 0) return "tablet";
+  return "desktop";
+}
+
+export function isDesktop() {
+  return deviceKind() === "desktop";
+}
+
+// The engine, as a study file names browsers: chromium (Chrome, Edge, Opera, ...), firefox,
+// webkit (Safari and every iOS browser).
+export function browserEngine(ua = navigator.userAgent) {
+  if (/Firefox\//.test(ua) && !/Seamonkey/i.test(ua)) return "firefox";
+  if (/Chrome\/|Chromium\/|CriOS\/|Edg\//.test(ua) && !/iPhone|iPad/.test(ua)) return "chromium";
+  if (/AppleWebKit\//.test(ua)) return "webkit";
+  return "other";
+}
+
+export function fullscreenAvailable() {
+  return Boolean(document.fullscreenEnabled && document.documentElement.requestFullscreen);
 }
 
 export async function deviceInfo(videoSrc) {
@@ -73,13 +93,31 @@ export async function deviceInfo(videoSrc) {
   };
 }
 
-export function problems(info, { needsVideo = true } = {}) {
+const DEFAULT_REQUIREMENTS = { browsers: ["chromium", "firefox", "webkit"], devices: ["desktop"],
+  min_window: MIN_WINDOW, fullscreen: true };
+
+// What stops this browser from running the study, as {reason, key, values}: `reason` goes to
+// the server with a screen-out, `key` names the text that explains it.  Only a small window
+// (or a video hiccup) can be fixed on the spot (`fixable`).
+export function problems(info, { needsVideo = true, requirements = DEFAULT_REQUIREMENTS } = {}) {
   const found = [];
-  if (!isDesktop()) found.push("This study needs a desktop or laptop computer with a keyboard.");
-  if (info.window_w < MIN_WINDOW.w || info.window_h < MIN_WINDOW.h) {
-    found.push(`Please make your browser window at least ${MIN_WINDOW.w} × ${MIN_WINDOW.h} pixels ` +
-               `(it is ${info.window_w} × ${info.window_h}).`);
+  const wanted = { ...DEFAULT_REQUIREMENTS, ...requirements };
+  const min = wanted.min_window;
+  if (!wanted.devices.includes(deviceKind())) {
+    found.push({ reason: "device", key: "device_problem_desktop" });
   }
-  if (needsVideo && !info.video_check_ok) found.push("Your browser could not play the test video.");
+  if (!wanted.browsers.includes(browserEngine())) {
+    found.push({ reason: "browser", key: "device_problem_browser" });
+  }
+  if (wanted.fullscreen && !fullscreenAvailable()) {
+    found.push({ reason: "fullscreen", key: "device_problem_fullscreen" });
+  }
+  if (info.window_w < min.w || info.window_h < min.h) {
+    found.push({ reason: "window", key: "device_problem_window", fixable: true,
+      values: { width: info.window_w, height: info.window_h } });
+  }
+  if (needsVideo && !info.video_check_ok) {
+    found.push({ reason: "video", key: "device_problem_video", fixable: true });
+  }
   return found;
 }

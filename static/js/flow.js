@@ -1,22 +1,20 @@
-// The screens of the session outside the trials: consent, device check, fullscreen,
-// instructions, block breaks, debrief and the completion code.
+// The screens of the session outside the trials: device check (before consent), consent,
+// fullscreen, instructions, block breaks, debrief, the endings and the redirect countdown.
+// Every word comes from the session's texts by key (screens.js text()).
 import { deviceInfo, problems } from "./device.js";
 import { blobUrl } from "./preload.js";
-import { button, el, message, paragraphs, show, showFinal, waitForButton, waitForKey } from "./screens.js";
+import { button, el, message, paragraphs, plain, show, showFinal, text, textHtml, waitForButton,
+  waitForKey } from "./screens.js";
 import { TRIAL_TYPES } from "./trials/index.js";
 
-export async function consent() {
-  show("consent",
-    el("h1", {}, "Consent"),
-    ...paragraphs([
-      "In this study you will watch short video clips and judge whether each one plays forwards " +
-      "or backwards in time, or put still frames into the order in which they happened.",
-      "It takes about 15 minutes. Your answers and response times are stored with a random " +
-      "identifier, never with your name. You may stop at any time by closing this window.",
-      "Do you consent to take part?",
-    ]),
+// Seconds before an ending sends the participant back to the recruitment site.
+export const REDIRECT_S = 10;
+
+export async function consent(session) {
+  const sessions = session.sessions > 1 ? ["consent_sessions"] : [];
+  show("consent", el("h1", {}, text("consent_title")), ...paragraphs(["consent", ...sessions]),
     el("div", { class: "buttons" },
-      button("consent-yes", "I consent"), button("consent-no", "I do not consent")));
+      button("consent-yes", text("consent_yes")), button("consent-no", text("consent_no"))));
   return (await waitForButton(["consent-yes", "consent-no"])) === "consent-yes";
 }
 
@@ -25,24 +23,32 @@ function firstClipUrl(session) {
   return trial ? trial.stimulus.url : null;
 }
 
-// Repeats until the device passes; returns the info that was sent to the server.
+// Runs until the device passes (resolves with the info sent to the server) or the participant
+// is screened out (resolves with {screenedOut: reasons}).  A phone, a browser the study does
+// not allow or one without fullscreen cannot be fixed here; a small window can.
 export async function deviceCheck(api, session) {
   for (;;) {
-    show("device", el("h1", {}, "Checking your browser"), el("p", {}, "One moment…"));
+    show("device", el("h1", {}, text("device_check_title")), el("p", {}, text("device_check_wait")));
     const clip = firstClipUrl(session);
     const info = await deviceInfo(clip ? await blobUrl(clip) : null);
     await api.device(info);
     // A session without clips (frame ordering without catch videos) plays no video.
-    const found = problems(info, { needsVideo: Boolean(clip) });
+    const found = problems(info, { needsVideo: Boolean(clip), requirements: session.requirements });
     if (!found.length) {
-      show("keyboard-check", el("h1", {}, "Keyboard check"),
-        el("p", {}, "Please press the SPACE bar on your keyboard."));
+      show("keyboard-check", el("h1", {}, text("keyboard_check_title")),
+        el("p", {}, text("keyboard_check")));
       await waitForKey([" "]);
       return info;
     }
-    show("device-problem", el("h1", {}, "Your setup needs a change"), ...paragraphs(found),
-      button("device-retry", "Check again"));
-    await waitForButton(["device-retry"]);
+    const reasons = found.map((problem) => problem.reason);
+    if (!found.every((problem) => problem.fixable)) return { screenedOut: reasons, found };
+    show("device-problem", el("h1", {}, text("device_problem_title")),
+      ...paragraphs(found.map((problem) => [problem.key, problem.values || {}])),
+      el("div", { class: "buttons" }, button("device-retry", text("device_retry")),
+        button("device-give-up", text("device_give_up"))));
+    if ((await waitForButton(["device-retry", "device-give-up"])) === "device-give-up") {
+      return { screenedOut: reasons, found };
+    }
   }
 }
 
@@ -57,9 +63,8 @@ export async function enterFullscreen() {
 }
 
 export async function fullscreen() {
-  show("fullscreen", el("h1", {}, "Fullscreen"),
-    el("p", {}, "The study runs in fullscreen so that nothing distracts you. Click the button to switch."),
-    button("fullscreen-go", "Go fullscreen"));
+  show("fullscreen", el("h1", {}, text("fullscreen_title")), el("p", {}, text("fullscreen")),
+    button("fullscreen-go", text("fullscreen_button")));
   await waitForButton(["fullscreen-go"]);
   await enterFullscreen();
 }
@@ -67,12 +72,9 @@ export async function fullscreen() {
 // After a trial that timed out once the page had left fullscreen: leaving it may have taken
 // the answer key with it, so the same trial runs again once the participant is back.
 export async function backToFullscreen() {
-  show("fullscreen-lost", el("h1", {}, "Back to fullscreen"),
-    ...paragraphs([
-      "The study left fullscreen during the last trial, so your answer may not have reached us.",
-      "Please return to fullscreen: the same trial then starts again.",
-    ]),
-    button("fullscreen-return", "Return to fullscreen and continue"));
+  show("fullscreen-lost", el("h1", {}, text("fullscreen_lost_title")),
+    ...paragraphs(["fullscreen_lost"]),
+    button("fullscreen-return", text("fullscreen_return_button")));
   document.getElementById("fullscreen-return").focus();
   await waitForButton(["fullscreen-return"]);
   await enterFullscreen();  // right after the click: it needs the user's gesture
@@ -80,86 +82,115 @@ export async function backToFullscreen() {
 
 // Each trial type in the session says its own part (its module's instructions); the
 // attention-check note follows the first type's part: attention checks are catch videos, shown
-// as clip trials, which come first in the registry.
-export async function instructions(session, resuming) {
+// as clip trials, which come first in the registry.  A participant back after a reload is told
+// where they are; the practice note only while practice is still ahead.
+export async function instructions(session, position) {
   const present = new Set(session.trials.map((t) => t.trial_type));
   const [first = [], ...rest] = Object.values(TRIAL_TYPES)
     .filter((type) => present.has(type.name)).map((type) => type.instructions(session));
-  const texts = [];
-  if (resuming) texts.push("Welcome back. You continue where you left off; nothing you answered was lost.");
-  texts.push(...first);
-  if (session.attention_checks) {
-    texts.push("Now and then a short video tells you which key to press: please press exactly that key.");
-  }
-  texts.push(...rest.flat());
-  texts.push("You start with a few practice trials that tell you whether you were right.");
-  await message("instructions", resuming ? "Welcome back" : "Instructions", texts, "Start");
+  const keys = [];
+  if (position && position.block) keys.push(["welcome_back_position", position]);
+  else if (position) keys.push("welcome_back");
+  keys.push(...first);
+  if (session.attention_checks) keys.push("instructions_attention");
+  keys.push(...rest.flat());
+  if (!position || position.practice) keys.push("instructions_practice");
+  await message("instructions", position ? "welcome_back_title" : "instructions_title", keys,
+    "start_button");
 }
 
 export async function blockIntro(block, state) {
   if (block.startsWith("practice")) {
     const again = state.practiceAttempts > 0;
-    await message("block-intro", again ? "Practice again" : "Practice",
-      [again ? "Your practice accuracy was a little low. Let's practise once more." :
-        "First, a few practice trials with feedback."], "Start practice");
+    await message("block-intro", again ? "practice_again_title" : "practice_title",
+      [again ? "practice_again" : "practice_intro"], "practice_button");
   } else if (state.mainBlocksDone === 0) {
-    await message("block-intro", "The main task",
-      ["Well done. The main task starts now. You will not get feedback any more.",
-        `There are ${state.mainBlockCount} blocks with a short break between them.`], "Start");
+    await message("block-intro", "main_title", [["main_intro", { n: state.mainBlockCount }]],
+      "start_button");
   } else {
-    await message("break", "Break",
-      [`You finished block ${state.mainBlocksDone} of ${state.mainBlockCount}. Take a short break.`,
-        "Continue when you are ready."], "Continue");
+    await message("break", "break_title",
+      [["break", { block: state.mainBlocksDone, n: state.mainBlockCount }]], "continue_button");
   }
 }
 
 export async function debrief() {
-  await message("debrief", "Thank you!", [
-    "This study is about how people perceive the direction of time in video: which cues tell us that " +
-    "a clip runs backwards, and how well people order moments of an event. Your answers will be " +
-    "compared with those of computer vision models shown the same clips.",
-    "Please do not tell other possible participants what the study is about.",
-  ], "Finish and get my completion code");
+  await message("debrief", "debrief_title", ["debrief"], "debrief_button");
 }
 
-export function completionScreen(result) {
-  const titles = {
-    completed: "All done — thank you!",
-    failed_attention: "Thank you for taking part",
-    failed_practice: "Thank you for taking part",
-    no_consent: "You did not consent",
-    stopped: "The researchers have stopped this study",
-  };
-  const nodes = [el("h1", {}, titles[result.status] || "Session finished")];
-  if (result.status === "stopped") nodes.push(el("p", {}, "The answers you gave are saved."));
+const TITLES = {
+  completed: "done_completed_title",
+  failed_attention: "done_failed_attention_title",
+  failed_practice: "done_failed_practice_title",
+  no_consent: "done_no_consent_title",
+  stopped: "done_stopped_title",
+  screened_out: "screen_out_title",
+};
+// What an early ending says, in plain words, before the code and the countdown.
+const EXPLANATIONS = {
+  failed_attention: "ended_failed_attention",
+  failed_practice: "ended_failed_practice",
+  stopped: "done_stopped",
+};
+
+// The end of the session: why (for an early ending), the code, and a visible countdown before
+// the redirect to the recruitment site.  `found`: a screen-out's problems, to say why.
+export function completionScreen(result, found = []) {
+  const status = result.status || "";
+  const nodes = [el("h1", {}, text(TITLES[status] || "done_default_title"))];
+  if (status === "screened_out") {
+    const reasons = found.map((p) => textHtml(p.key, p.values || {})).join("<br>");
+    const code = result.completion_code || "";
+    nodes.push(el("div", { class: "why" }, text("screen_out", { code }, { reasons })));
+  } else if (EXPLANATIONS[status]) {
+    nodes.push(el("p", { class: "why" }, text(EXPLANATIONS[status])));
+  }
   if (result.completion_code) {
-    nodes.push(el("p", {}, "Your completion code:"),
+    nodes.push(el("p", {}, text("completion_code_label")),
       el("p", { id: "completion-code", class: "code" }, result.completion_code));
   }
   if (result.redirect_url) {
-    const link = el("a", { id: "redirect", href: result.redirect_url }, "Return to the recruitment site");
-    nodes.push(el("p", {}, link));
-    setTimeout(() => location.assign(result.redirect_url), 5000);
+    const link = el("a", { id: "redirect", href: result.redirect_url }, text("redirect_link"));
+    const countdown = el("p", { id: "countdown", role: "timer" });
+    nodes.push(countdown, el("p", {}, link));
+    countDown(countdown, REDIRECT_S, () => location.assign(result.redirect_url));
   }
   showFinal("done", ...nodes);
-  document.body.dataset.status = result.status || "";
+  document.body.dataset.status = status;
+}
+
+function countDown(node, seconds, then) {
+  let left = seconds;
+  const tick = () => {
+    node.replaceChildren(text("redirect_countdown", { seconds: left }));
+    node.dataset.seconds = String(left);
+    if (left-- <= 0) return then();
+    setTimeout(tick, 1000);
+  };
+  tick();
 }
 
 // The study filled up or closed while this participant read the consent form.
-export function notTakingScreen(text) {
-  showFinal("not-taking", el("h1", {}, "This study is not available"), el("p", {}, text),
-    el("p", {}, "If you came from a recruitment site, please return the study there."));
+export function notTakingScreen(key) {
+  showFinal("not-taking", el("h1", {}, text("not_available_title")), el("p", {}, text(key)),
+    el("p", {}, text("not_available_return")));
 }
 
 // Another tab or window took the session over; this one stops until the participant
 // chooses to continue here (a reload claims the session back).
 export function otherTabScreen() {
-  const again = button("continue-here", "Continue here instead");
+  const again = button("continue-here", text("other_tab_button"));
   again.addEventListener("click", () => location.reload());
-  showFinal("other-tab", el("h1", {}, "This study is open in another tab or window"),
-    el("p", {}, "Please continue there and close this one. Your answers so far are saved."), again);
+  showFinal("other-tab", el("h1", {}, text("other_tab_title")), el("p", {}, text("other_tab")),
+    again);
 }
 
-export function errorScreen(text) {
-  show("error", el("h1", {}, "Something went wrong"), el("p", {}, text));
+// `key` names the text; `values` fill its placeholders (e.g. a technical {message}).
+export function errorScreen(key, values = {}) {
+  show("error", el("h1", {}, text("error_title")), el("p", {}, text(key, values)));
+}
+
+// The prompt a browser shows when the participant leaves mid-session (its own wording; the
+// text is for the few browsers that still show ours).
+export function leavePrompt() {
+  return plain("leave_warning");
 }

@@ -4,6 +4,37 @@
 
 const stage = () => document.getElementById("stage");
 
+// The participant's texts (GET /api/session: sanitised HTML by key, in their language).  The
+// few values only the browser knows (a countdown, a measured window) fill `{placeholders}`
+// here, escaped, so a value can never add markup.
+let texts = {};
+export function setTexts(rendered, language) {
+  texts = rendered || {};
+  if (language) document.documentElement.lang = language;
+}
+
+const escapeHtml = (value) => String(value).replace(/[&<>"']/g,
+  (c) => ({ "&": "&amp;", "<": "&lt;", ">": "&gt;", '"': "&quot;", "'": "&#39;" })[c]);
+
+// A text's HTML with `values` filled in; `raw` values are HTML already made by text().
+export function textHtml(key, values = {}, raw = {}) {
+  const markup = texts[key] ?? key;
+  return markup.replace(/\{([a-z_]+)\}/g, (whole, name) =>
+    name in raw ? raw[name] : name in values ? escapeHtml(values[name]) : whole);
+}
+
+// A text as nodes (a fragment) to put into an element.
+export function text(key, values, raw) {
+  const template = document.createElement("template");
+  template.innerHTML = textHtml(key, values, raw);
+  return template.content;
+}
+
+// A text as plain characters: button labels, attributes, the leave-page prompt.
+export function plain(key, values) {
+  return text(key, values).textContent.trim();
+}
+
 // The simulation mode answers screens through this hook (see simulate.js).
 let autoAnswer = null;
 export function setAutoAnswer(hook) { autoAnswer = hook; }
@@ -40,8 +71,14 @@ export function showFinal(name, ...nodes) {
   frozen = true;
 }
 
-export function paragraphs(texts) {
-  return texts.map((text) => el("p", {}, text));
+// Paragraphs of texts given by key ("key" or [key, values]); a text of several paragraphs
+// (rendered with its own <p>s) goes in a <div>.
+export function paragraphs(keys) {
+  return keys.map((item) => {
+    const [key, values] = Array.isArray(item) ? item : [item, {}];
+    const nodes = text(key, values);
+    return el(/^\s*<(p|ul|ol|h\d|blockquote)/.test(textHtml(key, values)) ? "div" : "p", {}, nodes);
+  });
 }
 
 // Resolves with the id of the button clicked (event.isTrusted is not required so that the
@@ -76,8 +113,9 @@ export function button(id, label, extra = {}) {
   return el("button", { id, type: "button", class: "btn", ...extra }, label);
 }
 
-export async function message(name, title, texts, label = "Continue") {
-  show(name, el("h1", {}, title), ...paragraphs(texts), button("continue", label));
+// A screen of texts by key: a title, paragraphs and one button.
+export async function message(name, title, keys, label = "continue_button") {
+  show(name, el("h1", {}, text(title)), ...paragraphs(keys), button("continue", text(label)));
   document.getElementById("continue").focus();
   await waitForButton(["continue"]);
 }
@@ -89,9 +127,24 @@ export function setProgress(done, total) {
   bar.max = Math.max(total, 1);
   bar.value = done;
   bar.textContent = `${done} / ${total}`;
-  bar.setAttribute("aria-label", `Progress: ${done} of ${total} trials`);
+  bar.setAttribute("aria-label", plain("progress_label", { done, total }));
 }
 
 export function nextFrame() {
   return new Promise((resolve) => requestAnimationFrame(resolve));
+}
+
+// While the browser is offline a banner says the answers are safe (they wait in the trial
+// queue); the screen underneath stays as it is.
+export function watchConnection() {
+  const banner = document.getElementById("offline-banner");
+  if (!banner) return;
+  const update = () => {
+    banner.hidden = navigator.onLine;
+    if (!navigator.onLine) banner.replaceChildren(text("offline"));
+    document.body.dataset.offline = navigator.onLine ? "" : "1";
+  };
+  addEventListener("offline", update);
+  addEventListener("online", update);
+  update();
 }

@@ -74,7 +74,8 @@ def _write(summary: str, body: dict | None, ok: dict, **extra_errors) -> dict:
 
 def participant_schema() -> dict:
     """The OpenAPI 3.0 description of the participant API (dict, JSON-serialisable)."""
-    from webapp.participant.api import CLAIM_FIELDS, CONSENT_FIELDS, DEVICE_FIELDS
+    from webapp.participant.api import (CLAIM_FIELDS, CONSENT_FIELDS, DEVICE_FIELDS,
+                                        SCREEN_OUT_FIELDS)
 
     trial = {"oneOf": [object_schema(TRIAL_TYPES[name].FIELDS, trial_type=name)
                        for name in BROWSER_TYPES]}
@@ -104,6 +105,9 @@ def participant_schema() -> dict:
         f"{session_path}/device": {"parameters": [token, client], **_write(
             "Record the device check", _body(object_schema(DEVICE_FIELDS)),
             {"204": {"description": "recorded"}})},
+        f"{session_path}/screen-out": {"parameters": [token, client], **_write(
+            "End a session whose device check failed (status screened_out, its code)",
+            _body(object_schema(SCREEN_OUT_FIELDS)), {"200": json_ok})},
         f"{session_path}/trials": {"parameters": [token, client], **_write(
             "Store one trial at most once (replays of a client_uuid answer 200 duplicate)",
             _body(trial), {"200": json_ok, "201": json_ok}, **{"409": _error("conflict")})},

@@ -11,7 +11,7 @@ from werkzeug.exceptions import HTTPException, RequestEntityTooLarge
 
 from experiments.trial_types.base import Field, PayloadError, check_fields
 from webapp.extensions import db
-from webapp.participant import progress, sessions
+from webapp.participant import progress, sessions, texts
 from webapp.participant.progress import ApiError
 
 bp = Blueprint("api", __name__, url_prefix="/api/session/<token>")
@@ -27,6 +27,10 @@ DEVICE_FIELDS = (
     Field("video_check_ok", "bool", required=True),
 )
 CONSENT_FIELDS = (Field("consent", "bool", required=True),)
+SCREEN_OUT_FIELDS = (Field("reasons", "list", required=True, max_length=8, items=Field(
+    "reason", "str", required=True, choices=sessions.SCREEN_OUT_REASONS)),)
+# The session's reading (GET) may name the participant's language.
+STATE_FIELDS = (Field("lang", "str", max_length=16),)
 
 
 def _reject_constant(name: str):
@@ -68,7 +72,8 @@ def _session(connection, token: str):
     """The session row; refused (409 ``other_tab``) when the request names a browser tab
     (``?client=``) other than the one that holds the session: one tab runs it at a time."""
     session = _found_session(connection, token)
-    client = check_fields(dict(request.args), (CLIENT_FIELD,))["client"]
+    query = (CLIENT_FIELD,) if request.method == "POST" else (CLIENT_FIELD, *STATE_FIELDS)
+    client = check_fields(dict(request.args), query)["client"]
     # Once a tab holds the session, a write must name it (no client is no exception); reading
     # the state is for any tab (the one about to claim the session reads it first).
     if request.method == "POST" and session.active_client and client != session.active_client:
@@ -117,7 +122,11 @@ def _private(response):
 @bp.get("")
 def state(token):
     with db.engine.connect() as connection:
-        return jsonify(progress.session_state(connection, _session(connection, token)))
+        session = _session(connection, token)
+        answer = progress.session_state(connection, session)
+    # In the participant's language: ?lang= (the run page passes its own), else the browser's.
+    return jsonify(answer | texts.session_reading(session, request.args.get("lang"),
+                                                  request.accept_languages))
 
 
 @bp.post("/consent")
@@ -139,6 +148,16 @@ def device(token):
         fields = check_fields(read_body(), DEVICE_FIELDS)
         sessions.record_device(connection, _refuse_ended(session), fields)
     return "", 204
+
+
+@bp.post("/screen-out")
+def screen_out(token):
+    """The device check failed: the session ends ``screened_out`` with the screen-out code."""
+    with db.engine.connect() as connection:
+        session = _session(connection, token)
+        fields = check_fields(read_body(), SCREEN_OUT_FIELDS)
+        return jsonify(sessions.screen_out(connection, _refuse_ended(session),
+                                           list(fields["reasons"])))
 
 
 @bp.post("/trials")

@@ -26,7 +26,7 @@ from webapp.participant import sessions, store
 from webapp.stimuli.catalog import load_catalog
 from webapp.stimuli.files import media_url_maker
 
-FLAGS = ("timed_out", "focus_lost", "fullscreen_exited")
+FLAGS = ("timed_out", "focus_lost", "fullscreen_exited", "restarted")
 
 
 class ApiError(Exception):

@@ -32,14 +32,24 @@ from experiments.designs import Design, design_from_snapshot
 from webapp.database import write_transaction
 from webapp.extensions import limiter
 from webapp.participant import store
+from webapp.participant.store import (
+    condition_counts,
+    count_cell,
+    locked_session,
+    now,
+    places_taken,
+    touch_session,
+    update_session,
+)
 from webapp.stimuli.catalog import load_catalog
-from webapp.participant.store import (condition_counts, count_cell, locked_session, now,
-                                      places_taken, touch_session, update_session)
 
 RECRUITMENT_KEYS = ("PROLIFIC_PID", "STUDY_ID", "SESSION_ID", "participant")
 _ID = re.compile(r"[A-Za-z0-9._:@-]{1,200}")
 ACTIVE = ("started", "in_progress")
-ENDED = ("completed", "failed_attention", "failed_practice", "no_consent", "stopped")
+ENDED = ("completed", "failed_attention", "failed_practice", "no_consent", "stopped",
+         "screened_out")
+# Why a device check screens a participant out (static/js/device.js problems()).
+SCREEN_OUT_REASONS = ("device", "browser", "window", "fullscreen", "video", "keyboard")
 PROLIFIC_COMPLETE = "https://app.prolific.com/submissions/complete?cc={code}"
 
 
@@ -52,6 +62,8 @@ class Entry:
     token: str | None = None  # the session to run
     message: str = ""
     opens_at: datetime | None = None
+    key: str = ""  # the text (experiments/texts) the page shows
+    study: Row | None = None  # for the page's language and the study's own texts
 
 
 def study_design(study) -> Design:
@@ -90,20 +102,28 @@ def enter(connection: Connection, slug: str, args: Mapping[str, str],
     """Resolve an entry link to a session to run (creating subject and session as needed)."""
     study = store.study_by_slug(connection, slug)
     if study is None:
-        return Entry("closed", message="There is no study at this address.")
+        return Entry("closed", message="There is no study at this address.", key="no_study")
+    entry = _study_entry(connection, study, args, admission)
+    entry.study = study
+    return entry
+
+
+def _study_entry(connection: Connection, study: Row, args: Mapping[str, str],
+                 admission: Admission) -> Entry:
     if study.status == "draft" and not admission.preview:
-        return Entry("closed", message=NOT_OPEN)
+        return Entry("closed", message=NOT_OPEN, key="not_open")
     if study.close_mode == "stop":
-        return Entry("closed", message=STOPPED)
+        return Entry("closed", message=STOPPED, key="study_stopped")
     try:
         external_id, recruitment = recruitment_from(args)
     except ValueError as error:
-        return Entry("invalid", message=str(error))
+        return Entry("invalid", message=str(error), key="invalid_link")
     try:
         return _session_entry(connection, study, external_id, recruitment, admission)
     except scheduling.ScheduleError as error:  # a study set up on an unusable stimulus set
-        current_app.logger.error("study %s cannot schedule: %s", slug, error)
-        return Entry("unavailable", message="This study cannot start at the moment.")
+        current_app.logger.error("study %s cannot schedule: %s", study.slug, error)
+        return Entry("unavailable", message="This study cannot start at the moment.",
+                     key="cannot_start")
 
 
 def _session_entry(connection: Connection, study: Row, external_id: str,
@@ -117,14 +137,15 @@ def _session_entry(connection: Connection, study: Row, external_id: str,
             if last.status in ACTIVE:
                 return Entry("run", last.token)
             if last.status != "completed" or last.session_number >= design.sessions:
-                return Entry("done", message=_done_message(last.status))
+                return Entry("done", message=_done_message(last.status),
+                             key=_DONE_KEYS.get(last.status, "already_taken_part"))
             # A participant already in goes on to their next session while the study is
             # paused or closed ("finish"): only "stop" ends their participation.
             opens_at = scheduling.session_opens_at(design, last.completed_at or now())
             if now() < opens_at:
                 return Entry("wait", opens_at=opens_at)
         elif not taking:
-            return Entry("closed", message=NOT_OPEN)
+            return Entry("closed", message=NOT_OPEN, key="not_open")
         elif not admission.preview:
             refused = admission_refusal(connection, study, admission.address)
             if refused is not None:
@@ -134,6 +155,9 @@ def _session_entry(connection: Connection, study: Row, external_id: str,
         if token is not None:
             return Entry("run", token)
     raise RuntimeError(f"could not open a session for {external_id!r} in {study.slug!r}")
+
+
+_DONE_KEYS = {"completed": "already_completed", "stopped": "study_stopped"}
 
 
 def _done_message(status: str) -> str:
@@ -153,7 +177,7 @@ def admission_refusal(connection: Connection, study: Row, address: str) -> Entry
     """
     if study.max_participants is not None and \
             places_taken(connection, study.id) >= study.max_participants:
-        return Entry("full", message=FULL)
+        return Entry("full", message=FULL, key="study_full")
     if not limiter.enabled:  # RATELIMIT_ENABLED = False
         return None
     config = current_app.config
@@ -161,7 +185,7 @@ def admission_refusal(connection: Connection, study: Row, address: str) -> Entry
                          (config["NEW_SESSIONS_PER_STUDY"], ("study", str(study.id)))):
         if not limiter.limiter.hit(parse_limit(limit), "new-session", *scope):
             return Entry("busy", message="Too many new sessions are starting right now. Please "
-                                         "try again in a few minutes.")
+                                         "try again in a few minutes.", key="busy")
     return None
 
 
@@ -286,3 +310,21 @@ def claim(connection: Connection, session: Row, client: str) -> None:
 def heartbeat(connection: Connection, session: Row) -> None:
     with write_transaction(connection):
         touch_session(connection, session.id)
+
+
+def screen_out(connection: Connection, session: Row, reasons: list[str]) -> dict:
+    """End a session whose device check failed (before or after consent): it is marked
+    ``screened_out``, takes no place, and gets the study's screen-out code."""
+    with write_transaction(connection):
+        current = locked_session(connection, session.id)
+        if current.status in ACTIVE:
+            update_session(connection, session.id, status="screened_out", completed_at=now(),
+                           excluded=True, exclusion_reasons=["screened_out"], device_info={
+                               **(current.device_info or {}),
+                               "screen_out": {"reasons": reasons, "at": now().isoformat()}})
+            # Its cell counted it at entry; like a refused consent, it leaves the cell again.
+            if session.session_number == 1 and not session.simulated:
+                count_cell(connection, session.study_id, session.condition["cell"], -1)
+            return ending(session, "screened_out")
+        status = current.status
+    return ending(session, status) if status in ENDED else {"status": status}

@@ -60,12 +60,12 @@ def insert_subject(connection: Connection, **values) -> int:
 
 _CELL_COUNTS = (select(CellCount.cell, CellCount.participants)
                 .where(CellCount.study_id == bindparam("study_id")))
-# A place is taken at consent, not at entry: a link unfurler, a HEAD request or an id typed in
+# A place is taken at consent, not at entry (and given back by a screen-out): a link unfurler, a HEAD request or an id typed in
 # and abandoned takes none.  Simulated sessions never take one.
 _PLACES_TAKEN = (select(func.count(Session.id)).join(Session.subject)
                  .where(Subject.study_id == bindparam("study_id"),
                         Session.session_number == 1, Session.simulated.is_(False),
-                        Session.status.not_in(("started", "no_consent"))))
+                        Session.status.not_in(("started", "no_consent", "screened_out"))))
 # Taken on PostgreSQL before counting, so two consents cannot both take a study's last place
 # (SQLite's BEGIN IMMEDIATE already lets one writer in at a time).
 _LOCK_STUDY = select(Study.id).where(Study.id == bindparam("study_id")).with_for_update()

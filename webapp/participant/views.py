@@ -1,9 +1,10 @@
 """Participant pages: the entry link and the runner page (no login; the token is the key)."""
-from flask import (Blueprint, current_app, make_response, redirect, render_template, request,
-                   url_for)
+from urllib.parse import urlencode
 
-from webapp.participant import sessions
+from flask import Blueprint, current_app, make_response, redirect, render_template, request, url_for
+
 from webapp.extensions import db
+from webapp.participant import sessions, texts
 
 bp = Blueprint("participant", __name__)
 
@@ -15,6 +16,11 @@ def simulation_allowed() -> bool:
     return bool(app.testing or app.debug or app.config["DEVELOPMENT"])
 
 
+def _texts(snapshot) -> tuple[str, dict]:
+    """The page's language and texts: ``?lang=``, else the browser's, else the study's first."""
+    return texts.page_texts(snapshot, request.args.get("lang"), request.accept_languages)
+
+
 @bp.get("/p/<slug>")
 def entry(slug):
     admission = sessions.Admission(
@@ -23,14 +29,21 @@ def entry(slug):
     with db.engine.connect() as connection:
         result = sessions.enter(connection, slug, request.args, admission)
     if result.outcome == "run":
-        return redirect(url_for("participant.run", token=result.token), code=303)
+        # The language asked for travels on to the runner page.
+        query = {"lang": request.args["lang"]} if request.args.get("lang") else {}
+        target = url_for("participant.run", token=result.token)
+        return redirect(f"{target}?{urlencode(query)}" if query else target, code=303)
+    lang, text = _texts(result.study.design_snapshot if result.study else None)
     if result.outcome == "done":
-        return render_template("participant/done.html", message=result.message), 200
+        return render_template("participant/done.html", lang=lang, texts=text,
+                               message=text.get(result.key) or result.message), 200
     if result.outcome == "wait":
-        return render_template("participant/wait.html", opens_at=result.opens_at), 200
+        return render_template("participant/wait.html", lang=lang, texts=text,
+                               opens_at=result.opens_at), 200
     status = {"invalid": 400, "full": 409, "busy": 429, "unavailable": 503}.get(result.outcome, 404)
-    response = make_response(render_template("participant/closed.html", message=result.message),
-                             status)
+    response = make_response(render_template(
+        "participant/closed.html", lang=lang, texts=text,
+        message=text.get(result.key) or result.message), status)
     if result.outcome == "busy":
         response.headers["Retry-After"] = "60"
     return response
@@ -40,11 +53,12 @@ def entry(slug):
 def run(token):
     with db.engine.connect() as connection:
         session = sessions.session_by_token(connection, token)
+    lang, text = _texts(session.design_snapshot if session is not None else None)
     if session is None:
-        return render_template("participant/closed.html",
-                               message="This link is not valid."), 404
+        return render_template("participant/closed.html", lang=lang, texts=text,
+                               message=text["invalid_link"]), 404
     response = make_response(render_template(
-        "participant/run.html", token=session.token,
+        "participant/run.html", token=session.token, lang=lang, texts=text,
         api_base=url_for("api.state", token=session.token)))
     # Cross-origin isolation: Chromium then reports Element Timing unrounded, which the onset
     # clock (static/js/onset.js) uses; every resource of the page is same-origin.
