@@ -54,8 +54,8 @@ DIRECTIONS = (FORWARD, BACKWARD)
 TRIAL_TYPES = (*trial_types.TRIAL_TYPES, PAIR_ORDER)
 # Stored session statuses (webapp): people's sessions, then a model run that lacks items.
 SESSION_COMPLETED = "completed"
-SESSION_STATUSES = ("started", "in_progress", SESSION_COMPLETED, "no_consent", "failed_practice",
-                    "failed_attention", "stopped", "incomplete")
+SESSION_STATUSES = ("started", "in_progress", SESSION_COMPLETED, "no_consent", "screened_out",
+                    "failed_practice", "failed_attention", "stopped", "incomplete")
 # Which sessions of people a report analyses (``--sessions``); model runs are taken as stored.
 SESSION_RULES = {"completed": "completed sessions only", "all": "every session"}
 

@@ -100,10 +100,11 @@ PARTICIPANT_CODEBOOK = [
     ("session_id", "integer", "Database id of the session; matches trials.csv."),
     ("session_number", "integer", "1 for the first sitting, 2 for the second (multi-day "
                                   "designs)."),
-    ("status", "string", "started, in_progress, completed, no_consent, failed_practice, "
-                         "failed_attention, stopped (ended by the researchers stopping the "
-                         "study; its stored trials are kept), or abandoned (unfinished and no "
-                         "heartbeat for ABANDONED_AFTER_MINUTES at export time)."),
+    ("status", "string", f"{', '.join(C.SESSION_STATUSES)} (screened_out: failed the device "
+                         "check before consent; stopped: ended by the researchers stopping the "
+                         "study, its stored trials kept; incomplete: a model run that lacks "
+                         "items), or abandoned (unfinished and no heartbeat for "
+                         "ABANDONED_AFTER_MINUTES at export time)."),
     ("excluded", "boolean", "Participant-level exclusion of this session, after the "
                             "participant's latest manual rule."),
     ("exclusion_reasons", "JSON list", "Participant-level reason codes of this session; "
