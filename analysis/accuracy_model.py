@@ -44,7 +44,7 @@ def _estimable(x_cells: np.ndarray, cell_n: np.ndarray, cell_y: np.ndarray):
     """
     from scipy.optimize import linprog
 
-    terms = x_cells[cell_n > 0].any(axis=0)
+    terms = np.asarray(x_cells[cell_n > 0].any(axis=0))
     cells = cell_n > 0
     while terms.any() and cells.any():
         x = x_cells[np.ix_(cells, terms)]
@@ -126,19 +126,21 @@ def accuracy_model(data: pd.DataFrame) -> tuple[pd.DataFrame, dict]:
     tagged = np.array([len(s) > 0 for s in sets], dtype=bool)[codes] if len(trials) else []
     trials, codes = trials[tagged], codes[tagged]
     categories = [c for c in C.CATEGORIES if any(c in s for s in sets)]
-    info = {"n_obs": len(trials), "n_subjects": int(trials["subject_id"].nunique()),
+    n_subjects = int(trials["subject_id"].nunique())
+    notes: list[str] = []
+    info = {"n_obs": len(trials), "n_subjects": n_subjects,
             "method": "GEE (independence), participant-clustered robust SE with small-sample "
                       "correction (CR1, t with participants - 1 df), fitted on aggregated "
-                      "binomial counts", "warnings": []}
+                      "binomial counts", "warnings": notes}
     empty = pd.DataFrame(columns=list(MODEL_COLUMNS))
-    if info["n_subjects"] < 2 or not categories:
+    if n_subjects < 2 or not categories:
         return empty, info
     table = _gee(_design(trials, codes, sets, categories))
     separated = table.loc[table["separated"], "term"].tolist()
     if separated:
         message = (f"separation: every trial of a design cell was answered the same way, so "
                    f"{', '.join(separated)} have no finite estimate (left empty)")
-        info["warnings"].append(message)
+        notes.append(message)
         warnings.warn(message, SeparationWarning, stacklevel=2)
     return table, info
 

@@ -75,7 +75,7 @@ def _starting_with(text: pd.Series, firsts: tuple[str, ...]) -> list[tuple[int, 
     hits = np.zeros(len(values), dtype=bool)
     for character in firsts:
         hits |= first == character
-    return [(i, values[i]) for i in np.flatnonzero(hits) if isinstance(values[i], str)]
+    return [(int(i), values[i]) for i in np.flatnonzero(hits) if isinstance(values[i], str)]
 
 
 def _replace(text: pd.Series, changes: dict[int, str]) -> pd.Series:

@@ -9,9 +9,8 @@ import numpy as np
 import pandas as pd
 from scipy import stats
 
-from analysis import aot
+from analysis import aot, loading, observers
 from analysis import columns as C
-from analysis import loading, observers
 
 MAX_REFERENCE_HUMANS = 200
 # The bootstrap of the human-human ceiling costs pairs x stimuli x resamples: its interval

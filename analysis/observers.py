@@ -56,18 +56,21 @@ def observer_keys(data: pd.DataFrame) -> pd.DataFrame:
     if is_model.any():
         rows = data[is_model]
         extras = rows["extra"].to_numpy(object) if "extra" in rows else [None] * len(rows)
-        pick = (lambda key: [_none(e.get(key)) if isinstance(e, dict) else None
-                             for e in extras])
         cols["model"][is_model] = rows["subject_id"].astype(object).to_numpy()
-        cols["revision"][is_model] = pick(C.EXTRA_REVISION)
-        cols["setting"][is_model] = pick(C.EXTRA_SETTING)
-        cols["task_variant"][is_model] = pick(C.EXTRA_TASK_VARIANT)
+        cols["revision"][is_model] = _extra(extras, C.EXTRA_REVISION)
+        cols["setting"][is_model] = _extra(extras, C.EXTRA_SETTING)
+        cols["task_variant"][is_model] = _extra(extras, C.EXTRA_TASK_VARIANT)
         sessions = rows["session_id"].to_numpy(object) if "session_id" in rows \
             else np.full(len(rows), None, dtype=object)
         cols["label_order"][is_model] = _label_design(
             cols["model"][is_model], cols["revision"][is_model], cols["setting"][is_model],
-            sessions, pick(C.EXTRA_LABEL_ORDER))
+            sessions, _extra(extras, C.EXTRA_LABEL_ORDER))
     return pd.DataFrame({**cols, "task": _task(data)}, index=data.index)
+
+
+def _extra(extras, key: str) -> list:
+    """``key`` of each row's ``extra`` dict; None where a row has none."""
+    return [_none(e.get(key)) if isinstance(e, dict) else None for e in extras]
 
 
 def _none(value):
@@ -94,7 +97,7 @@ def _label_design(model, revision, setting, sessions, orders) -> list:
     """``"FB"``, ``"BF"`` or ``"FB+BF"``: the label orders of each row's run."""
     runs = pd.Series(list(zip(model, revision, setting, map(_none, sessions))), dtype=object)
     codes, uniques = pd.factorize(runs.to_numpy(object))
-    seen = [set() for _ in uniques]
+    seen: list[set[str]] = [set() for _ in uniques]
     for code, order in zip(codes, orders):
         if order is not None:
             seen[code].add(order)

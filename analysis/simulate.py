@@ -176,8 +176,9 @@ def _add_exclusions(df: pd.DataFrame, spec: StudySpec, rng) -> pd.DataFrame:
     fast = rng.random(len(df)) < spec.fast_trial_rate
     df.loc[fast, "rt_ms"] = rng.uniform(50, 150, fast.sum())
     reasons = np.full(len(df), None, dtype=object)
-    empty, gate_r, fast_r, both = [], [C.REASON_PRACTICE_GATE], ["rt_too_fast"], \
-        [C.REASON_PRACTICE_GATE, "rt_too_fast"]
+    empty: list[str] = []
+    gate_r, fast_r = [C.REASON_PRACTICE_GATE], ["rt_too_fast"]
+    both = [C.REASON_PRACTICE_GATE, "rt_too_fast"]
     reasons[:] = [both if g and f else gate_r if g else fast_r if f else empty
                   for g, f in zip(gate, fast)]
     df["exclusion_reasons"] = reasons

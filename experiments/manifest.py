@@ -13,6 +13,7 @@ from __future__ import annotations
 import csv
 import json
 import re
+from collections.abc import Sequence
 from pathlib import Path
 
 from experiments import media
@@ -56,7 +57,8 @@ def _json_items(text: str) -> list[tuple[int, object]]:
         start = match.end() - 1
     elif not isinstance(data, list):
         raise ValueError('expected a list of clips or {"clips": [...]}')
-    decoder, items, index = json.JSONDecoder(), [], text.index("[", start) + 1
+    items: list[tuple[int, object]] = []
+    decoder, index = json.JSONDecoder(), text.index("[", start) + 1
     while True:
         while index < len(text) and text[index] in " \t\r\n,":
             index += 1
@@ -67,7 +69,7 @@ def _json_items(text: str) -> list[tuple[int, object]]:
         index = end
 
 
-def _load(path: Path) -> tuple[list[str] | None, list[tuple[int, dict]]]:
+def _load(path: Path) -> tuple[list[str] | None, Sequence[tuple[int, object]]]:
     """Header (CSV only) and ``(line, row)`` pairs; raises ManifestError on a broken file."""
     try:
         text = path.read_text(encoding="utf-8-sig")
@@ -128,18 +130,22 @@ def _spec(base: Path, row: dict) -> tuple[ClipSpec | None, list[str]]:
     key = _text(row.get("clip_key", row.get("id")))
     if key is None:
         problems.append("empty clip_key")
-    fields = {}
-    for name, parse in (("path", lambda v: _video_path(base, v)), ("categories", _categories)):
-        try:
-            fields[name] = parse(row.get(name))
-        except ValueError as error:
-            problems.append(str(error))
-    if problems:
+    path: Path | None = None
+    categories: list[str] | None = None
+    try:
+        path = _video_path(base, row.get("path"))
+    except ValueError as error:
+        problems.append(str(error))
+    try:
+        categories = _categories(row.get("categories"))
+    except ValueError as error:
+        problems.append(str(error))
+    if key is None or path is None or categories is None:
         return None, problems
     known = {"clip_key", "id", *REQUIRED, *OPTIONAL}
     params = {k: v for k, v in row.items() if k not in known and k is not None and v not in ("", None)}
     params["source_path"] = str(row.get("path")).strip()
-    return ClipSpec(clip_key=key, path=fields["path"], categories=fields["categories"],
+    return ClipSpec(clip_key=key, path=path, categories=categories,
                     annotation_brief=_text(row.get("annotation_brief")),
                     annotation_comprehensive=_text(row.get("annotation_comprehensive")),
                     split=_text(row.get("split")), params=params), []
@@ -154,7 +160,8 @@ def read_manifest(path: Path) -> list[ClipSpec]:
         raise ManifestError(path, [(1, f"missing column {c!r}") for c in _missing_columns(header, {})])
     if not rows:
         raise ManifestError(path, [(1, "the manifest lists no clips")])
-    specs, first_line = [], {}
+    specs: list[ClipSpec] = []
+    first_line: dict[str | None, int] = {}
     for line, row in rows:
         if not isinstance(row, dict):
             problems.append((line, f"expected an object, got {type(row).__name__}"))

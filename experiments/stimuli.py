@@ -57,6 +57,8 @@ class PreparedClip:
 def _encode(frames: np.ndarray, path: Path, rate: Fraction) -> tuple[media.VideoInfo, np.ndarray]:
     info, luma = media.encode_frames(frames, path, rate, frames.shape[2], frames.shape[1],
                                      decode_as="luma")
+    if luma is None:  # unreachable: with decode_as, encode_frames returns the frames
+        raise media.MediaError(f"{path}: encode_frames returned no decoded frames")
     return info, luma
 
 
@@ -108,8 +110,10 @@ def _frame_sets(frames: np.ndarray, out: Path, rel: PurePosixPath,
 
 def _prepare_into(spec: ClipSpec, out: Path, rel: PurePosixPath, sizes) -> PreparedClip:
     plan = _frame_set_plan(sizes)
-    source_info, frames = media.scan(spec.path, "rgb24")
-    frames = media.even_crop(frames)
+    source_info, decoded = media.scan(spec.path, "rgb24")
+    if decoded is None:  # unreachable: with a format, scan returns the frames
+        raise media.MediaError(f"{spec.path}: scan returned no decoded frames")
+    frames = media.even_crop(decoded)
     # Sampled before encoding so that a clip too short for its frame sets fails early.
     samples = [(n, span, _sample(len(frames), n, span)) for n, span in plan]
     rate = Fraction(source_info.fps).limit_denominator(1001)

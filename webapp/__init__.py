@@ -72,7 +72,8 @@ def _resolve_paths(app: Flask) -> None:
 
 def _register_blueprints(app: Flask) -> None:
     from webapp import auth
-    from webapp.participant import api, views as participant
+    from webapp.participant import api
+    from webapp.participant import views as participant
     from webapp.researcher import views as researcher
     from webapp.stimuli import media
     from webapp.views import home, openapi

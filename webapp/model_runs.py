@@ -23,8 +23,13 @@ from sqlalchemy.exc import IntegrityError, OperationalError
 from analysis.probes.run import SweepClip
 from analysis.vlm.backends.base import BackendError
 from analysis.vlm.run import RunResult, execute_run
-from analysis.vlm.run_config import (RunConfig, check_model_source, effective_scoring,
-                                     protocol_records, run_config)
+from analysis.vlm.run_config import (
+    RunConfig,
+    check_model_source,
+    effective_scoring,
+    protocol_records,
+    run_config,
+)
 from analysis.vlm.runner import model_revision
 from experiments.catalog_records import Catalog, StimulusRecord
 from experiments.designs import design_from_snapshot

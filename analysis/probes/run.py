@@ -12,15 +12,15 @@ import time
 from dataclasses import dataclass
 from pathlib import Path
 
+import numpy as np
 import pandas as pd
 
 from analysis import columns as C
 from analysis.csv_cells import escape_cells
+from analysis.probes.tra import CONTEXT_LENGTHS, STRIDE, WINDOW, clip_tra_rows, load_probe, tra
 from analysis.vlm.cache import ResultCache
-from analysis.vlm.run import run_folder
 from analysis.vlm.provenance import library_versions, stable_hash, weights_fingerprint
-from analysis.probes.tra import (CONTEXT_LENGTHS, STRIDE, WINDOW, clip_tra_rows, load_probe,
-                                 tra)
+from analysis.vlm.run import run_folder
 
 
 @dataclass(frozen=True)
@@ -43,13 +43,21 @@ class ProbeResult:
     manifest: dict
 
 
+def _decoded(path: str) -> np.ndarray:
+    """Every frame of ``path`` as RGB."""
+    from experiments import media
+
+    _, frames = media.scan(path, "rgb24")
+    if frames is None:  # unreachable: with a format, scan returns the frames
+        raise media.MediaError(f"{path}: scan returned no decoded frames")
+    return frames
+
+
 def run_tra_probe(kind: str, model: str, clips: list[SweepClip], cache_path, runs_dir, *,
                   device: str = "cpu", context_lengths=CONTEXT_LENGTHS,
                   progress: bool = True) -> ProbeResult:
     """TRA of every clip at every context length; cached results are never recomputed."""
     from tqdm.auto import tqdm
-
-    from experiments import media
 
     settings = {"probe": kind, "model": model, "device": device, "window": WINDOW,
                 "stride": STRIDE, "context_lengths": list(context_lengths),
@@ -75,7 +83,7 @@ def run_tra_probe(kind: str, model: str, clips: list[SweepClip], cache_path, run
                     losses = cache.get(key)
                     if losses is None:
                         if frames is None:
-                            frames = media.scan(clip.path, "rgb24")[1]
+                            frames = _decoded(clip.path)
                         [computed] = clip_tra_rows(probe, frames, model=model,
                                                    clip_id=clip.clip_key,
                                                    context_lengths=(context,))

@@ -19,6 +19,7 @@ torch and transformers are imported when a probe is built, never at import time.
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import Any
 
 import numpy as np
 
@@ -58,7 +59,7 @@ def window_starts(n_frames: int, window: int = WINDOW, stride: int = STRIDE) -> 
 class _Probe:
     """Shared preprocessing and the sliding-window loop; subclasses define ``window_loss``."""
 
-    model: object
+    model: Any  # a transformers model, imported only when a probe is built
     device: str
     size: int
     tubelet: int

@@ -110,7 +110,7 @@ def frame_order_text(n: int, context: str | None, hints: dict[int, int] | None =
 
 def frame_order_messages(n: int, text: str) -> list[dict]:
     """A user turn with ``Frame i:`` labels before each image, then the instruction."""
-    content = []
+    content: list[dict[str, str | int]] = []
     for i in range(n):
         content.append({"type": "text", "text": f"Frame {i + 1}:"})
         content.append({"type": "image", "visual": i})

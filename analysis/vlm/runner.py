@@ -18,8 +18,7 @@ import traceback
 from dataclasses import dataclass, field
 
 from analysis import columns as C
-from analysis.vlm.backends.base import (Backend, BackendError, Generation, GenerationParams,
-                                           LabelScores)
+from analysis.vlm.backends.base import Backend, BackendError, Generation, GenerationParams, LabelScores
 from analysis.vlm.cache import ResultCache, cache_key
 from analysis.vlm.parsers import PARSE_OK
 
@@ -121,7 +120,7 @@ class Runner:
         return rows
 
     def _run_batch(self, batch: list, outcomes: dict) -> None:
-        found = {item.key: {} for item in batch}
+        found: dict[str, dict[str, dict]] = {item.key: {} for item in batch}
         todo: dict[str, list] = {"generate": [], "score": []}
         for item in batch:
             for kind in self._kinds(item):
@@ -174,16 +173,19 @@ class Runner:
         requests = [item.request for item in items]
         start = time.perf_counter()
         if kind == "generate":
-            out = self.backend.generate(requests, self.params)
-            convert = _generation_value
-        else:
-            out = self.backend.score(requests, items[0].labels)
-            convert = _score_value
+            generated = self.backend.generate(requests, self.params)
+            self._called(start, len(generated), len(items))
+            return [o if isinstance(o, BaseException) else _generation_value(o) for o in generated]
+        scored = self.backend.score(requests, items[0].labels)
+        self._called(start, len(scored), len(items))
+        return [o if isinstance(o, BaseException) else _score_value(o) for o in scored]
+
+    def _called(self, start: float, n_outcomes: int, n_requests: int) -> None:
+        """Count the model's time; refuse a batch whose outcomes do not match its requests."""
         self.stats.model_seconds += time.perf_counter() - start
-        if len(out) != len(items):
-            raise RuntimeError(f"{self.backend.name} returned {len(out)} outcomes for "
-                               f"{len(items)} requests")
-        return [o if isinstance(o, BaseException) else convert(o) for o in out]
+        if n_outcomes != n_requests:
+            raise RuntimeError(f"{self.backend.name} returned {n_outcomes} outcomes for "
+                               f"{n_requests} requests")
 
 
 def error_cause(error: BaseException) -> tuple[str, bool]:

@@ -99,7 +99,7 @@ def sample_indices(frame_count: int, native_fps: float, *, fps: float | None = N
         offset = ((frame_count - 1) - (count - 1) * step) / 2
         indices = np.floor(offset + np.arange(count) * step + 0.5).astype(int)
         indices = np.unique(np.clip(indices, 0, frame_count - 1))
-    else:
+    elif n_frames is not None:  # the only other case left by the check above
         if n_frames < 1:
             raise ValueError(f"n_frames must be >= 1, got {n_frames}")
         indices = np.asarray(_uniform(frame_count, n_frames))
@@ -124,6 +124,8 @@ def load_video(path: str, *, fps: float | None = None, n_frames: int | None = No
         raise ValueError(f"metadata_fps must be one of {METADATA_FPS_MODES}")
     # One decoding pass gives the exact frame count and the frames.
     info, all_frames = media.scan(path, "rgb24")
+    if all_frames is None:  # unreachable: with a format, scan returns the frames
+        raise media.MediaError(f"{path}: scan returned no decoded frames")
     indices = sample_indices(info.frame_count, info.fps, fps=fps, n_frames=n_frames,
                              mirrored=mirrored)
     frames = all_frames[indices]

@@ -5,6 +5,7 @@ exactly the same presentations (EGO-FLIGHT sec. 3.3).
 """
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
 from itertools import combinations
 from pathlib import Path
@@ -115,8 +116,9 @@ def aot_items(stimuli: list[StimulusRecord], spec: TaskSpec,
     ``demos`` maps benchmark item ids to stimuli; few-shot and CoT settings need theirs
     (AoT-PsyPhyBENCH sec. 4.2: demonstrations are excluded from the test set).
     """
+    demos = demos or {}
     demo_ids = [item_id for item_id, _ in prompts.demonstrations(spec.setting)]
-    missing = [d for d in demo_ids if d not in (demos or {})]
+    missing = [d for d in demo_ids if d not in demos]
     if missing:
         raise ValueError(f"setting {spec.setting!r} needs demonstration clips {missing}, "
                          "which are not in this stimulus set")
@@ -131,7 +133,7 @@ def aot_items(stimuli: list[StimulusRecord], spec: TaskSpec,
         test = _variant(videos[stimulus.id], spec, stimulus)
         for order in spec.label_orders:
             request = Request(prompts.aot_messages(spec.setting, order), [*demo_visuals, test])
-            extra = {C.EXTRA_SETTING: spec.setting, C.EXTRA_LABEL_ORDER: order,
+            extra: dict[str, object] = {C.EXTRA_SETTING: spec.setting, C.EXTRA_LABEL_ORDER: order,
                      C.EXTRA_TASK_VARIANT: spec.task_variant, "demo_item_ids": demo_ids}
             if stimulus.source_clip_id in checks:
                 extra["reversal_mad"] = checks[stimulus.source_clip_id]
@@ -140,7 +142,8 @@ def aot_items(stimuli: list[StimulusRecord], spec: TaskSpec,
     return items
 
 
-def reversal_checks(stimuli: list[StimulusRecord], videos: dict[int, Visual]) -> dict[int, float]:
+def reversal_checks(stimuli: list[StimulusRecord],
+                    videos: dict[int, Visual]) -> dict[int | None, float]:
     """Check each backward sample against the flipped forward sample of its source clip.
 
     Raises ``ValueError`` (via ``experiments.reversal.check_alignment``) when a stored
@@ -149,10 +152,10 @@ def reversal_checks(stimuli: list[StimulusRecord], videos: dict[int, Visual]) ->
     """
     from experiments.reversal import check_alignment
 
-    by_clip: dict[int, dict[str, Visual]] = {}
+    by_clip: dict[int | None, dict[str | None, Visual]] = {}
     for s in stimuli:
         by_clip.setdefault(s.source_clip_id, {})[s.direction] = videos[s.id]
-    out = {}
+    out: dict[int | None, float] = {}
     for clip_id, pair in by_clip.items():
         if C.FORWARD in pair and C.BACKWARD in pair:
             forward, backward = pair[C.FORWARD].frames, pair[C.BACKWARD].frames
@@ -175,7 +178,7 @@ def _frames_for_order(stimulus: StimulusRecord, spec: TaskSpec) -> Visual:
             raise ValueError(f"frame set {stimulus.id}: {len(files)} files for "
                              f"{len(stimulus.frame_indices or ())} indices")
         frames = np.stack([np.array(Image.open(f).convert("RGB")) for f in files])
-        indices = list(stimulus.frame_indices)
+        indices = list(stimulus.frame_indices or ())
         return Visual("video", frames, indices, stimulus.clip_fps, stimulus.clip_frame_count,
                       stimulus.clip_fps, stimulus.sha256)
     if spec.n_frames is None:
@@ -190,7 +193,7 @@ def _resize(visuals: list[Visual], size: int | None) -> list[Visual]:
     from PIL import Image
 
     for visual in visuals:
-        frame = Image.fromarray(visual.frames[0]).resize((size, size), Image.BICUBIC)
+        frame = Image.fromarray(visual.frames[0]).resize((size, size), Image.Resampling.BICUBIC)
         visual.frames = np.array(frame)[None]
         visual.meta["resized_to"] = size
     return visuals
@@ -208,7 +211,7 @@ def _context(stimulus: StimulusRecord, level: str) -> str | None:
 def frame_order_items(stimuli: list[StimulusRecord], spec: TaskSpec,
                       limit: int | None = None) -> list[Item]:
     """EGO-FLIGHT frame ordering: seeded shuffles, annotation level, optional hints."""
-    items = []
+    items: list[Item] = []
     for stimulus in order_sources(stimuli, spec.n_frames, spec.span)[:limit]:
         frames = _frames_for_order(stimulus, spec)
         n = len(frames.frame_indices)
@@ -249,7 +252,7 @@ def _condition(n: int, spec: TaskSpec) -> str:
 def pair_order_items(stimuli: list[StimulusRecord], spec: TaskSpec,
                      limit: int | None = None) -> list[Item]:
     """Ordered pairs of frames: all C(n, 2) pairs, shown in both orders or one seeded order."""
-    items = []
+    items: list[Item] = []
     for stimulus in order_sources(stimuli, spec.n_frames, spec.span):
         if limit is not None and len(items) >= limit:
             break
@@ -284,4 +287,5 @@ def build_items(stimuli: list[StimulusRecord], spec: TaskSpec,
 
 # Model tasks by name: a trial type names its own in MODEL_TASK (experiments/trial_types/);
 # pair_order is a model-only task (EGO-FLIGHT's pairwise order) with no human trial type.
-TASKS = {"aot": aot_items, "frame_order": frame_order_items, "pair_order": pair_order_items}
+TASKS: dict[str, Callable[..., list[Item]]] = {
+    "aot": aot_items, "frame_order": frame_order_items, "pair_order": pair_order_items}

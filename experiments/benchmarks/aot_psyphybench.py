@@ -165,7 +165,11 @@ def read_metadata(path: str | Path = METADATA_CSV) -> Metadata:
             raise ValueError(f"{path}: missing columns {absent}")
         clips = [_clip(row, line) for line, row in enumerate(reader, start=2)]
     seen: set[str] = set()
-    repeats = [c.clip_id for c in clips if c.clip_id in seen or seen.add(c.clip_id)]
+    repeats = []
+    for clip in clips:
+        if clip.clip_id in seen:
+            repeats.append(clip.clip_id)
+        seen.add(clip.clip_id)
     if repeats:
         raise ValueError(f"{path}: repeated clip ids {repeats[:5]}")
     if not clips:

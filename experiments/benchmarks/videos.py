@@ -98,6 +98,8 @@ def verify_reversal(forward: Path, reversed_path: Path, item_id: str) -> dict:
     try:
         _, fwd = media.scan(forward, "rgb24")
         _, rev = media.scan(reversed_path, "rgb24")
+        if fwd is None or rev is None:  # unreachable: with a format, scan returns the frames
+            raise media.MediaError("scan returned no decoded frames")
         return flip_check(fwd, rev)
     except media.MediaError as error:
         raise ReversalMismatch(

@@ -16,8 +16,13 @@ import numpy as np
 
 from experiments.catalog_records import ClipRecord
 from experiments.trial_types.plan import SessionPlan
-from experiments.trial_types.video import (VIDEO_FIELDS, validate_video, video_params,
-                                           video_public_view, video_row_parts)
+from experiments.trial_types.video import (
+    VIDEO_FIELDS,
+    validate_video,
+    video_params,
+    video_public_view,
+    video_row_parts,
+)
 
 if TYPE_CHECKING:
     from experiments.designs import Design
@@ -51,6 +56,8 @@ def rotations(design: Design) -> int:
 
 def build_trial(design: Design, clip: ClipRecord, direction: str) -> dict:
     stimulus = clip.clip(direction)
+    if stimulus is None:  # usable() keeps such clips out of a design
+        raise ValueError(f"clip {clip.clip_key!r} has no {direction} stimulus")
     return {"trial_type": NAME, "stimulus_id": stimulus.id, "public_id": stimulus.public_id,
             "source_clip_id": clip.id, "clip_key": clip.clip_key,
             "categories": list(clip.categories), "direction": direction,
@@ -80,6 +87,9 @@ def session1_directions(clips: Sequence[ClipRecord], seed: int) -> dict[int, str
 
 
 def main_trials(design: Design, plan: SessionPlan) -> list[dict]:
+    if design.repeats_per_direction:  # a psychometric design: every clip both ways, n times
+        return [build_trial(design, clip, direction) for clip in plan.clips
+                for direction in DIRECTIONS for _ in range(design.repeats_per_direction)]
     directions = session1_directions(plan.clips, plan.seed)
     if plan.session_number % 2 == 0:  # even sessions show every clip the other way
         directions = {clip_id: _other(d) for clip_id, d in directions.items()}

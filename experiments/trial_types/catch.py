@@ -14,8 +14,13 @@ from typing import TYPE_CHECKING
 
 from experiments.catalog_records import CatchRecord
 from experiments.trial_types import aot
-from experiments.trial_types.video import (VIDEO_FIELDS, validate_video, video_params,
-                                           video_public_view, video_row_parts)
+from experiments.trial_types.video import (
+    VIDEO_FIELDS,
+    validate_video,
+    video_params,
+    video_public_view,
+    video_row_parts,
+)
 
 if TYPE_CHECKING:
     from experiments.designs import Design

@@ -18,8 +18,14 @@ from typing import TYPE_CHECKING
 import numpy as np
 
 from experiments.catalog_records import ClipRecord
-from experiments.trial_types.base import (COMMON_FIELDS, MAX_MS, Field, PayloadError,
-                                          check_fields, check_technical_events)
+from experiments.trial_types.base import (
+    COMMON_FIELDS,
+    MAX_MS,
+    Field,
+    PayloadError,
+    check_fields,
+    check_technical_events,
+)
 from experiments.trial_types.plan import SessionPlan
 
 if TYPE_CHECKING:
@@ -145,6 +151,9 @@ def presented_frames(condition: OrderingCondition, rng: np.random.Generator) -> 
 def build_trial(design: Design, clip: ClipRecord, condition: OrderingCondition,
           rng: np.random.Generator) -> dict:
     stimulus = clip.frame_set(condition.n_frames, condition.span)
+    if stimulus is None:  # usable() keeps such clips out of a design
+        raise ValueError(f"clip {clip.clip_key!r} has no {condition.n_frames}-frame "
+                         f"{condition.span} set")
     frames = presented_frames(condition, rng)
     # Analysis labels frames by presented slot, 1-based, listed in true time order.
     correct = [frames.index(t) + 1 for t in range(condition.n_frames)]

@@ -1,7 +1,13 @@
 """Fields of the video trials (arrow of time and catch): one key press after a clip."""
-from experiments.trial_types.base import (COMMON_FIELDS, MS, Field, PayloadError,
-                                          check_fields, check_technical_events,
-                                          reject_inconsistent)
+from experiments.trial_types.base import (
+    COMMON_FIELDS,
+    MS,
+    Field,
+    PayloadError,
+    check_fields,
+    check_technical_events,
+    reject_inconsistent,
+)
 
 CALLBACK = Field("onset_callback", "object", keys=(
     Field("presentedFrames", "int", required=True, minimum=0, maximum=10**7),

@@ -6,11 +6,10 @@ import numpy as np
 import pandas as pd
 import pytest
 
+from experiments import media
 from experiments.benchmarks import aot_psyphybench as bench
 from experiments.benchmarks import check_benchmark, protocol, reference
-from experiments import media
-from experiments.benchmarks.videos import (ReversalMismatch, flip_check, plan_import,
-                                          verify_reversal)
+from experiments.benchmarks.videos import ReversalMismatch, flip_check, plan_import, verify_reversal
 from tests.experiments.benchmark_videos import write_benchmark_videos
 
 DEMO_IDS = ["00058", "00012_rev", "00186", "00271_rev"]

@@ -1,7 +1,6 @@
 import pytest
 
-from experiments.designs import (DESIGNS, Design, OrderingCondition, design_from_snapshot,
-                                 get_design)
+from experiments.designs import DESIGNS, Design, OrderingCondition, design_from_snapshot, get_design
 from experiments.exclusions import ExclusionRules
 
 

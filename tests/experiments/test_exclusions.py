@@ -1,7 +1,12 @@
 import pytest
 
-from experiments.exclusions import (PARTICIPANT_REASONS, TRIAL_REASONS, ExclusionRules,
-                                    participant_reasons, trial_reasons)
+from experiments.exclusions import (
+    PARTICIPANT_REASONS,
+    TRIAL_REASONS,
+    ExclusionRules,
+    participant_reasons,
+    trial_reasons,
+)
 
 RULES = ExclusionRules()
 

@@ -7,9 +7,17 @@ import pytest
 
 from experiments.catalog_records import Catalog
 from experiments.designs import DESIGNS
-from experiments.schedule import (ScheduleError, build_schedule, choose_condition, clip_pools,
-                                  design_trials, insert_practice_attempt, practice_trials,
-                                  public_trial, session_opens_at)
+from experiments.schedule import (
+    ScheduleError,
+    build_schedule,
+    choose_condition,
+    clip_pools,
+    design_trials,
+    insert_practice_attempt,
+    practice_trials,
+    public_trial,
+    session_opens_at,
+)
 from experiments.trial_types.frame_order import presented_frames
 from tests.experiments.catalogs import make_catalog
 

@@ -6,8 +6,17 @@ import pytest
 
 from experiments import media
 from experiments.categories import CATEGORIES
-from experiments.synthetic import (DAMPINGS, GENERATOR_VERSION, RESTITUTIONS, SCENES, TRA_SPLIT,
-                                   _regular_jobs, _sweep_jobs, render_job, synthetic_specs)
+from experiments.synthetic import (
+    DAMPINGS,
+    GENERATOR_VERSION,
+    RESTITUTIONS,
+    SCENES,
+    TRA_SPLIT,
+    _regular_jobs,
+    _sweep_jobs,
+    render_job,
+    synthetic_specs,
+)
 from experiments.synthetic.physics import bounce_height, pendulum_angles, rest_time
 
 

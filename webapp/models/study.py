@@ -1,11 +1,14 @@
 from datetime import datetime
+from typing import TYPE_CHECKING
 
-from sqlalchemy import (Boolean, Float, ForeignKey, Integer, String, Text, UniqueConstraint,
-                        false)
+from sqlalchemy import Boolean, Float, ForeignKey, Integer, String, Text, UniqueConstraint, false
 from sqlalchemy.orm import Mapped, mapped_column, relationship
 
 from webapp.extensions import db
 from webapp.models._types import JSONType, UTCDateTime, utcnow
+
+if TYPE_CHECKING:  # the class itself is resolved by name through SQLAlchemy's registry
+    from webapp.models.stimuli import Stimulus
 
 
 class Study(db.Model):

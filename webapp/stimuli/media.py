@@ -12,9 +12,9 @@ from sqlalchemy import bindparam, select
 from werkzeug.exceptions import RequestedRangeNotSatisfiable
 from werkzeug.wsgi import wrap_file
 
-from webapp.participant import sessions
 from webapp.extensions import db
 from webapp.models import Stimulus
+from webapp.participant import sessions
 from webapp.stimuli.files import UnsafePath, frame_path, resolve_under
 
 bp = Blueprint("media", __name__, url_prefix="/media/<token>/<int:trial_index>")

@@ -15,9 +15,16 @@ from __future__ import annotations
 import hashlib
 import inspect as _inspect
 import zlib
+from typing import Any
 
-from analysis.vlm.backends.base import (SURFACE_FORMS, Backend, Generation, GenerationParams,
-                                           LabelScores, Request)
+from analysis.vlm.backends.base import (
+    SURFACE_FORMS,
+    Backend,
+    Generation,
+    GenerationParams,
+    LabelScores,
+    Request,
+)
 from analysis.vlm.provenance import library_versions, weights_fingerprint
 
 VIDEO_TOKEN_TYPE = 2  # mm_token_type_ids: text 0, image 1, video 2
@@ -26,6 +33,11 @@ STACKED, PER_CLIP = "stacked", "per_clip"  # how a call's clips reached the visi
 
 class TransformersBackend(Backend):
     name = "hf"
+    # AutoModelForImageTextToText picks the architecture at load time; transformers' static
+    # type for it lacks the per-architecture methods used here (get_video_features, ...).
+    model: Any
+    _description: dict | None
+    _weights: str | None = None  # given by from_loaded; else hashed from the hub files
 
     def __init__(self, model: str, *, device: str = "auto", dtype: str = "auto",
                  attn_implementation: str | None = None):
@@ -66,8 +78,7 @@ class TransformersBackend(Backend):
         if self._description is None:
             self._description = {
                 "backend": self.name, "model": self.model_id,
-                "weights_sha256": (getattr(self, "_weights", None)
-                                   or weights_fingerprint(self.model_id)),
+                "weights_sha256": self._weights or weights_fingerprint(self.model_id),
                 "architecture": type(self.model).__name__, "dtype": self.dtype_name,
                 "device_kind": self.device.split(":")[0],
                 "processor_sha256": processor_fingerprint(self.processor),
@@ -193,14 +204,15 @@ class TransformersBackend(Backend):
         return out
 
     # -- generation and scoring ----------------------------------------------------------------
-    def generate(self, requests: list[Request], params: GenerationParams) -> list[Generation]:
+    def generate(self, requests: list[Request], params: GenerationParams
+                 ) -> list[Generation | Exception]:
         if not params.greedy:
             # Sampling is made independent of batch composition: one seeded call per item.
             return [self._generate_batch([r], params, _item_seed(params.seed, self.render(r)))[0]
                     for r in requests]
         return self._generate_batch(requests, params, params.seed)
 
-    def _generate_batch(self, requests, params, seed) -> list[Generation]:
+    def _generate_batch(self, requests, params, seed) -> list[Generation | Exception]:
         torch = self.torch
         inputs = self.encode(requests)
         info = self._row_info(requests, inputs)
@@ -229,7 +241,7 @@ class TransformersBackend(Backend):
         tokenizer = self.processor.tokenizer
         out = {}
         for label in labels:
-            forms = {}
+            forms: dict[str, int] = {}
             for form in SURFACE_FORMS.get(label, (label, " " + label)):
                 ids = tokenizer.encode(form, add_special_tokens=False)
                 if len(ids) == 1 and ids[0] not in forms.values():
@@ -239,7 +251,8 @@ class TransformersBackend(Backend):
             out[label] = forms
         return out
 
-    def score(self, requests: list[Request], labels: tuple[str, ...]) -> list[LabelScores]:
+    def score(self, requests: list[Request], labels: tuple[str, ...]
+              ) -> list[LabelScores | Exception]:
         torch = self.torch
         inputs = self.encode(requests)
         info = self._row_info(requests, inputs)
@@ -247,7 +260,7 @@ class TransformersBackend(Backend):
         with torch.no_grad():
             logits = self.model(**self.model_inputs(inputs)).logits[:, -1, :].float()
         logp = torch.log_softmax(logits, dim=-1)
-        out = []
+        out: list[LabelScores | Exception] = []
         for row in range(logp.shape[0]):
             scores = {label: float(torch.logsumexp(logp[row, list(ids.values())], dim=0))
                       for label, ids in forms.items()}

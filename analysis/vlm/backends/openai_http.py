@@ -31,8 +31,15 @@ from importlib import metadata
 import httpx
 import tenacity
 
-from analysis.vlm.backends.base import (SURFACE_FORMS, Backend, BackendError, Generation,
-                                           GenerationParams, LabelScores, Request)
+from analysis.vlm.backends.base import (
+    SURFACE_FORMS,
+    Backend,
+    BackendError,
+    Generation,
+    GenerationParams,
+    LabelScores,
+    Request,
+)
 
 RETRY_STATUS = frozenset({408, 429})  # and every 5xx
 VIDEO_MODES = ("frames", "video_url")
@@ -99,7 +106,7 @@ class OpenAIBackend(Backend):
         self.client = httpx.Client(base_url=self.base_url, headers=headers, timeout=timeout_s)
         self._backoff = tenacity.wait_random_exponential(multiplier=backoff_s, max=max_wait_s)
         self._vllm = False
-        self._description = None
+        self._description: dict | None = None
 
     def describe(self) -> dict:
         """The served model's stable identity (see ``SERVED_IDENTITY``) and our settings.
@@ -161,7 +168,7 @@ class OpenAIBackend(Backend):
         messages = [{"role": m["role"],
                      "content": [out for p in m["content"] for out in self._parts(p, request)]}
                     for m in request.messages]
-        body = {"model": self.model_id, "messages": messages}
+        body: dict[str, object] = {"model": self.model_id, "messages": messages}
         videos = [v for v in request.visuals if v.kind == "video"]
         if self.video_mode == "video_url" and videos:
             body["mm_processor_kwargs"] = {"fps": videos[-1].metadata_fps}
@@ -171,7 +178,7 @@ class OpenAIBackend(Backend):
         """The decoding fields of a generation request: what the run sets, named for the
         family, leaving out what the family only accepts at its default."""
         family = self.family
-        out = {family.token_limit: params.max_new_tokens}
+        out: dict[str, object] = {family.token_limit: params.max_new_tokens}
         for name in ("temperature", "top_p", "seed"):
             if name not in family.fixed and name not in family.unsent:
                 out[name] = getattr(params, name)
@@ -196,7 +203,7 @@ class OpenAIBackend(Backend):
     def _wait(self, state: tenacity.RetryCallState) -> float:
         """Seconds before the next attempt: what the server asked for, plus jitter so that
         concurrent requests do not return together, else full-jitter exponential backoff."""
-        error = state.outcome.exception()
+        error = state.outcome.exception() if state.outcome is not None else None
         after = (retry_after_s(error.response.headers)
                  if isinstance(error, httpx.HTTPStatusError) else None)
         if after is None:
@@ -277,7 +284,7 @@ class OpenAIBackend(Backend):
             scores = {label: _logsumexp([found[f] for f in fs if f in found])
                       for label, fs in forms.items()}
             seen = {label: [f for f in fs if f in found] for label, fs in forms.items()}
-            info = {"top_logprobs": len(top)}
+            info: dict[str, object] = {"top_logprobs": len(top)}
             if not any(seen.values()):
                 info["score_missing"] = f"no label among the server's top {len(top)} logprobs"
             return LabelScores(scores, seen, info)

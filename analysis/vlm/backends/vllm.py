@@ -9,10 +9,21 @@ from __future__ import annotations
 
 import math
 
-from analysis.vlm.backends.base import (SURFACE_FORMS, Backend, Generation, GenerationParams,
-                                           LabelScores, Request)
-from analysis.vlm.backends.hf import (_hf_messages, _item_seed, _metadata, _visuals_in_order,
-                                         processor_fingerprint)
+from analysis.vlm.backends.base import (
+    SURFACE_FORMS,
+    Backend,
+    Generation,
+    GenerationParams,
+    LabelScores,
+    Request,
+)
+from analysis.vlm.backends.hf import (
+    _hf_messages,
+    _item_seed,
+    _metadata,
+    _visuals_in_order,
+    processor_fingerprint,
+)
 from analysis.vlm.provenance import library_versions, weights_fingerprint
 
 
@@ -36,7 +47,7 @@ class VLLMBackend(Backend):
             options["max_model_len"] = max_model_len
         self.llm = LLM(**options)
         self.tensor_parallel_size = tensor_parallel_size
-        self._description = None
+        self._description: dict | None = None
 
     def describe(self) -> dict:
         if self._description is None:
@@ -67,7 +78,8 @@ class VLLMBackend(Backend):
         return {"prompt": self.render(request), "multi_modal_data": data,
                 "mm_processor_kwargs": {"do_sample_frames": False}}
 
-    def generate(self, requests: list[Request], params: GenerationParams) -> list[Generation]:
+    def generate(self, requests: list[Request], params: GenerationParams
+                 ) -> list[Generation | Exception]:
         from vllm import SamplingParams
 
         batch = [self._inputs(r) for r in requests]
@@ -80,7 +92,8 @@ class VLLMBackend(Backend):
         return [Generation(o.outputs[0].text, len(o.prompt_token_ids),
                            len(o.outputs[0].token_ids)) for o in outputs]
 
-    def score(self, requests: list[Request], labels: tuple[str, ...]) -> list[LabelScores]:
+    def score(self, requests: list[Request], labels: tuple[str, ...]
+              ) -> list[LabelScores | Exception]:
         from vllm import SamplingParams
 
         tokenizer = self.processor.tokenizer
@@ -91,7 +104,7 @@ class VLLMBackend(Backend):
             forms[label] = {f: i[0] for f, i in ids.items() if len(i) == 1}
         sampling = SamplingParams(max_tokens=1, temperature=0, logprobs=self.top_logprobs)
         outputs = self.llm.generate([self._inputs(r) for r in requests], sampling, use_tqdm=False)
-        results = []
+        results: list[LabelScores | Exception] = []
         for output in outputs:
             top = output.outputs[0].logprobs[0]  # {token id: Logprob}
             scores = {}

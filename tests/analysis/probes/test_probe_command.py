@@ -13,8 +13,8 @@ from analysis.vlm.cache import ResultCache
 from experiments.media import encode_browser_mp4
 from experiments.stimuli import ClipSpec
 from tests.analysis.vlm.helpers import moving_square
-from webapp.stimuli import catalog
 from webapp.researcher import studies
+from webapp.stimuli import catalog
 
 
 @pytest.fixture

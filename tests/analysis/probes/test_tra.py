@@ -3,7 +3,7 @@ import numpy as np
 import pytest
 
 from analysis.columns import TRA_COLUMNS
-from analysis.probes.tra import (VideoMAEProbe, VJEPA2Probe, clip_tra_rows, tra, window_starts)
+from analysis.probes.tra import VideoMAEProbe, VJEPA2Probe, clip_tra_rows, tra, window_starts
 from tests.analysis.vlm.helpers import moving_square
 
 

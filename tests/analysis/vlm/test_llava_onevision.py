@@ -108,8 +108,8 @@ def test_frame_order_and_pair_items_run(llava, clips):
 @pytest.fixture
 def mixed_study(app, tmp_path):
     """Two source clips of 2 s and 3 s: at 4 fps, 8 and 12 frames in one batch."""
-    from webapp.stimuli import catalog
     from webapp.researcher import studies
+    from webapp.stimuli import catalog
 
     sources = []
     for i, n_frames in ((1, 24), (2, 36)):

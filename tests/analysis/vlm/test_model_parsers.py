@@ -1,8 +1,13 @@
 """Every parser case: answers taken, decorations stripped, and unparseable text never guessed."""
 import pytest
 
-from analysis.vlm.parsers import (PARSE_OK, PARSE_UNPARSEABLE, parse_arrow_of_time,
-                                     parse_choice, parse_frame_order)
+from analysis.vlm.parsers import (
+    PARSE_OK,
+    PARSE_UNPARSEABLE,
+    parse_arrow_of_time,
+    parse_choice,
+    parse_frame_order,
+)
 
 
 @pytest.mark.parametrize("text, expected", [

@@ -5,9 +5,9 @@ from pathlib import Path
 import pytest
 from sqlalchemy import select
 
-from webapp.researcher import studies
 from webapp.extensions import db
 from webapp.models import ModelRun, Session, Subject, Trial
+from webapp.researcher import studies
 
 
 @pytest.fixture

@@ -7,7 +7,6 @@ import pytest
 
 from tests.analysis.vlm.openai_server import TinyOpenAIServer
 
-
 OPENAI_401 = {"error": {"message": "Incorrect API key provided: sk-wrong. You can find your "
                                    "API key at https://platform.openai.com/account/api-keys.",
                         "type": "invalid_request_error", "code": "invalid_api_key"}}

@@ -7,9 +7,8 @@ Create Date: 2026-11-22 22:40:00
 """
 from collections import Counter
 
-from alembic import op
 import sqlalchemy as sa
-
+from alembic import op
 
 # revision identifiers, used by Alembic.
 revision = '5d0e6c1f2a47'

@@ -12,9 +12,8 @@ close modes existed let their participants finish, so they read ``finish``.
 """
 from datetime import datetime, timezone
 
-from alembic import op
 import sqlalchemy as sa
-
+from alembic import op
 
 # revision identifiers, used by Alembic.
 revision = '7e1a0c5b9d21'

@@ -9,11 +9,10 @@ keys asked of them in ``session.schedule``, fields meant for people.  Both move 
 ``model_run`` (one row per model session) and are emptied on the session; the downgrade
 puts them back.
 """
-from alembic import op
 import sqlalchemy as sa
+from alembic import op
 
 import webapp.models._types
-
 
 # revision identifiers, used by Alembic.
 revision = 'a4c7d2e9f310'

@@ -5,11 +5,10 @@ Revises:
 Create Date: 2026-11-22 14:17:39.038861
 
 """
-from alembic import op
 import sqlalchemy as sa
+from alembic import op
 
 import webapp.models._types
-
 
 # revision identifiers, used by Alembic.
 revision = 'c2b310d0f898'

@@ -9,8 +9,8 @@ stored none, while the codebook said the cell is empty.  Both are empty now; thi
 the rows stored before into line (the frames' true order is in correct_response, so nothing
 is lost).  The downgrade gives people's rows their old "forward" back.
 """
-from alembic import op
 import sqlalchemy as sa
+from alembic import op
 
 # revision identifiers, used by Alembic.
 revision = 'f1a2b3c4d5e6'
