@@ -6,7 +6,7 @@ for models).
 """
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 
 import numpy as np
 import pandas as pd
@@ -50,7 +50,7 @@ def condition_factors(conditions=None) -> pd.DataFrame:
     originals = [name for name, v in values.items() if v == base]
     if len(originals) != 1:
         raise ValueError(f"expected one original condition, found {originals}")
-    order = {"span": SPANS.index, "annotation": ANNOTATIONS.index,
+    order: dict[str, Callable] = {"span": SPANS.index, "annotation": ANNOTATIONS.index,
              "hint_positions": lambda h: (len(h), h), "n_frames": int}
     rows = []
     for i, (factor, field) in enumerate(FACTORS):

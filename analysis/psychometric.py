@@ -41,6 +41,8 @@ peak the data do not show.
 """
 from __future__ import annotations
 
+from typing import Any
+
 import numpy as np
 import pandas as pd
 from scipy import special, stats
@@ -288,7 +290,8 @@ def psychometric_table(data: pd.DataFrame, level: str, dv: str = "correct", by=(
     rows = []
     for key, group in (data.groupby(by, sort=True) if by else [((), data)]):
         key = dict(zip(by, key if isinstance(key, tuple) else (key,)))
-        parts = [(s, g, None) for s, g in group.groupby(subject)] if subject else []
+        parts: list[tuple[Any, pd.DataFrame, str | None]] = (
+            [(s, g, None) for s, g in group.groupby(subject)] if subject else [])
         parts.append(("pooled", group, subject) if subject else (None, group, None))
         for name, part, cluster in parts:
             row = key | ({subject: name} if subject else {})
@@ -385,7 +388,7 @@ def fit_tra_peak(values: np.ndarray, levels: np.ndarray, *, rng: np.random.Gener
     grid = _bump_grid(x)
     est, reps = _fit_bumps(x, means[None], n, grid)[0], _fit_bumps(x, boot, n, grid)
     q = [(1 - ci) / 2 * 100, (1 + ci) / 2 * 100]
-    out = {"n_levels": len(x), "n_clips": len(values)}
+    out: dict[str, float] = {"n_levels": len(x), "n_clips": len(values)}
     stats_ = {"peak_location": (est[0], reps[:, 0]), "peak_height_pct": (100 * est[3], 100 * reps[:, 3]),
               "peak_tra_pct": (100 * (est[2] + est[3]), 100 * (reps[:, 2] + reps[:, 3]))}
     for name, (point, draws) in stats_.items():

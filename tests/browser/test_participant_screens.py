@@ -3,11 +3,10 @@ axe-core on every screen), a phone screened out, going offline, a reload mid-tri
 from pathlib import Path
 
 import pytest
-from sqlalchemy import select
 
 from experiments.designs import STUDY_CONFIG_KEY
 from experiments.texts import defaults
-from tests.browser.participant import (WAITING, answer, enter, screen_state, stored, wait_change)
+from tests.browser.participant import WAITING, answer, enter, screen_state, stored, wait_change
 from tests.live_site import STIMULUS_SET, tiny_designs
 from webapp.participant import sessions
 

@@ -4,8 +4,8 @@ only in the shape the runner sends them."""
 import pytest
 from sqlalchemy import select
 
-from experiments.exclusions import ExclusionRules
 from bench.harness.stored_study import add_catch_set, add_stimulus_set, open_study
+from experiments.exclusions import ExclusionRules
 from tests.webapp.test_api import answer, schedule_of, start
 from webapp.extensions import db
 from webapp.models import Session, Trial

@@ -74,8 +74,7 @@ def _write(summary: str, body: dict | None, ok: dict, **extra_errors) -> dict:
 
 def participant_schema() -> dict:
     """The OpenAPI 3.0 description of the participant API (dict, JSON-serialisable)."""
-    from webapp.participant.api import (CLAIM_FIELDS, CONSENT_FIELDS, DEVICE_FIELDS,
-                                        SCREEN_OUT_FIELDS)
+    from webapp.participant.api import CLAIM_FIELDS, CONSENT_FIELDS, DEVICE_FIELDS, SCREEN_OUT_FIELDS
 
     trial = {"oneOf": [object_schema(TRIAL_TYPES[name].FIELDS, trial_type=name)
                        for name in BROWSER_TYPES]}
