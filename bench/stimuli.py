@@ -1,6 +1,7 @@
 """Benchmark of the stimulus pipeline: built-in set preparation and clip reversal.
 
     python bench/stimuli.py [--runs 3] [--clips 20] [--workers N]
+    python bench/stimuli.py --tra 38 [--workers 2]   # the TRA set: a tenth, extrapolated
 
 Prints one table: time to render and to prepare the built-in synthetic set (median of
 ``--runs`` runs), and reversal time per clip (median over clips, each timed ``--repeats``
@@ -82,13 +83,63 @@ def bench_reverse(clips: list[Path], work: Path, repeats: int) -> dict[str, list
     return per_clip
 
 
+def _tra_clip(job: dict, work: str) -> tuple[float, float, float]:
+    """Render (PyBullet) and prepare (forward, checked reversal, frame sets) one TRA clip:
+    wall seconds of each, and CPU seconds of both (this worker and its ffmpeg children)."""
+    from experiments.designs import required_frame_sets
+    from experiments.stimuli import prepare_clip
+    from experiments.synthetic import tra_bullet
+
+    cpu = _cpu_seconds()
+    render_s = _timed(tra_bullet.render_source, job, Path(work) / "src")[0]
+    spec = tra_bullet.clip_spec(job, Path(work) / "src")
+    prepare_s = _timed(prepare_clip, spec, Path(work) / "root", f"tra/{job['clip_key']}",
+                       required_frame_sets())[0]
+    return render_s, prepare_s, _cpu_seconds() - cpu
+
+
+def bench_tra(count: int, workers: int) -> None:
+    """The TRA set's build for its first ``count`` clips (every group), extrapolated to 380."""
+    import multiprocessing
+    from concurrent.futures import ProcessPoolExecutor
+
+    from experiments.synthetic import tra_bullet
+
+    jobs = tra_bullet.tra_jobs(20231)
+    load = os.getloadavg()[0]
+    with tempfile.TemporaryDirectory(prefix="chronoscope-bench-tra-") as work:
+        context = multiprocessing.get_context("spawn")
+        with ProcessPoolExecutor(workers, mp_context=context) as pool:
+            start = time.perf_counter()
+            times = list(pool.map(_tra_clip, jobs[:count], [work] * count))
+            wall = time.perf_counter() - start
+    render, prepare, cpu = zip(*times)
+    total = [r + p for r, p, _ in times]
+    median = statistics.median
+    print(f"cpus={os.cpu_count()} workers={workers} load={load:.1f} (after: "
+          f"{os.getloadavg()[0]:.1f}) clips={count} of {len(jobs)}")
+    for name, values in (("render (PyBullet, lossless source)", render),
+                         ("prepare (forward + reversed, checked)", prepare),
+                         ("per clip, both", total), ("per clip, CPU s", cpu)):
+        print(f"{name:<40} median {median(values):6.2f} s  range {min(values):.2f}-{max(values):.2f}")
+    print(f"wall for {count} clips: {wall:.1f} s; extrapolated to all {len(jobs)}: "
+          f"{wall * len(jobs) / count / 60:.1f} min (goal: under 15 min)")
+    print(f"CPU-bound estimate for all {len(jobs)} on {workers} idle cores: "
+          f"{sum(cpu) * len(jobs) / count / workers / 60:.1f} min")
+
+
 def main(argv=None) -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--runs", type=int, default=3)
     parser.add_argument("--clips", type=int, default=20, help="clips in the reversal benchmark")
     parser.add_argument("--repeats", type=int, default=3)
     parser.add_argument("--workers", type=int, default=None)
+    parser.add_argument("--tra", type=int, default=None, metavar="N",
+                        help="time the TRA PyBullet set's build on its first N clips instead")
     args = parser.parse_args(argv)
+    if args.tra:
+        bench_tra(args.tra, args.workers or 2)
+        return
     with tempfile.TemporaryDirectory(prefix="chronoscope-bench-") as tmp:
         work = Path(tmp)
         times, prepared, root = bench_set(work, args.runs, args.workers)

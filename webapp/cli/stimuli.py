@@ -9,6 +9,8 @@ from webapp.extensions import db
 from webapp.models import SourceClip
 
 SYNTHETIC_SET = "synthetic"
+TRA_SET = "tra"  # == experiments.synthetic.tra_bullet.TRA_SET (imported only when built)
+TRA_CHUNK = 20  # clips prepared and committed together: what a killed build redoes at most
 
 
 @click.group()
@@ -19,9 +21,18 @@ def stimuli():
 @stimuli.command("generate")
 @click.option("--seed", type=int, default=None, help="Generator seed (default: SYNTHETIC_SEED).")
 @click.option("--clips-per-category", type=click.IntRange(1, 100), default=8, show_default=True)
-@click.option("--set", "stimulus_set", default=SYNTHETIC_SET, show_default=True)
-def generate(seed, clips_per_category, stimulus_set):
-    """Render the built-in synthetic stimulus set (skipped when it is already stored)."""
+@click.option("--set", "stimulus_set", default=SYNTHETIC_SET, show_default=True,
+              help=f"Set name; {TRA_SET!r} builds the TRA paper's 380 PyBullet clips.")
+@click.option("--workers", type=click.IntRange(1, 64), default=2, show_default=True,
+              help="Rendering processes (TRA set).")
+@click.option("--limit", type=click.IntRange(1), default=None,
+              help="Build only the first N clips of the TRA set (one of each group first).")
+def generate(seed, clips_per_category, stimulus_set, workers, limit):
+    """Render the built-in synthetic stimulus set (skipped when it is already stored).
+
+    With ``--set tra``: the TRA paper's set, resumable (stored clips are kept, rendered
+    sources are reused).
+    """
     from experiments.catch import CATCH_SET, catch_specs
     from experiments.synthetic import synthetic_specs
     from webapp.stimuli import catalog
@@ -30,10 +41,13 @@ def generate(seed, clips_per_category, stimulus_set):
         with tempfile.TemporaryDirectory() as sources:
             catch = _import(catch_specs(Path(sources)), CATCH_SET)
         click.echo(f"Generated {len(catch)} catch-trial videos into {CATCH_SET!r}.")
+    seed = current_app.config["SYNTHETIC_SEED"] if seed is None else seed
+    if stimulus_set == TRA_SET:
+        _generate_tra(seed, workers, limit)
+        return
     if stimulus_set in catalog.stimulus_sets():
         click.echo(f"Stimulus set {stimulus_set!r} is already stored; nothing to do.")
         return
-    seed = current_app.config["SYNTHETIC_SEED"] if seed is None else seed
     with tempfile.TemporaryDirectory() as sources:
         specs = synthetic_specs(Path(sources), seed=seed, clips_per_category=clips_per_category)
         clips = _import(specs, stimulus_set)
@@ -81,3 +95,48 @@ def _import(specs, stimulus_set):
         return catalog.import_clips(specs, stimulus_set, root)
     except ValueError as error:
         raise click.ClickException(str(error)) from error
+
+
+def _generate_tra(seed, workers, limit):
+    """Render missing sources in a pool, then prepare and store them chunk by chunk."""
+    import multiprocessing
+    from concurrent.futures import ProcessPoolExecutor, as_completed
+
+    from tqdm import tqdm
+
+    from experiments.synthetic import tra_bullet
+
+    jobs = tra_bullet.tra_jobs(seed)[:limit]
+    stored = set(db.session.scalars(
+        select(SourceClip.clip_key).where(SourceClip.stimulus_set == TRA_SET)))
+    todo = [job for job in jobs if job["clip_key"] not in stored]
+    if not todo:
+        click.echo(f"Stimulus set {TRA_SET!r}: all {len(jobs)} clips stored; nothing to do.")
+        return
+    sources = Path(current_app.config["STIMULUS_ROOT"]) / ".sources" / f"{TRA_SET}-{seed}"
+    sources.mkdir(parents=True, exist_ok=True)
+    missing = [job for job in todo if not (sources / f"{job['clip_key']}.mkv").exists()]
+    with tqdm(total=len(todo), initial=len(todo) - len(missing), desc="render (PyBullet)",
+              unit="clip") as bar:
+        if workers <= 1 or len(missing) <= 1:
+            for job in missing:
+                tra_bullet.render_source(job, sources)
+                bar.update()
+        else:  # spawn, not fork: the CLI holds a database engine and maybe threads
+            context = multiprocessing.get_context("spawn")
+            with ProcessPoolExecutor(workers, mp_context=context) as pool:
+                for future in as_completed([pool.submit(tra_bullet.render_source, job, sources)
+                                            for job in missing]):
+                    future.result()
+                    bar.update()
+    with tqdm(total=len(todo), desc="prepare + store", unit="clip") as bar:
+        for start in range(0, len(todo), TRA_CHUNK):
+            chunk = todo[start:start + TRA_CHUNK]
+            _import([tra_bullet.clip_spec(job, sources) for job in chunk], TRA_SET)
+            for job in chunk:  # stored: the source is no longer needed
+                (sources / f"{job['clip_key']}.mkv").unlink(missing_ok=True)
+            bar.update(len(chunk))
+    if not any(sources.iterdir()):
+        sources.rmdir()
+    click.echo(f"Stored {len(todo)} clips into {TRA_SET!r} ({len(stored)} already there; "
+               f"seed {seed}); {len(stored) + len(todo)} of {len(jobs)} planned.")
