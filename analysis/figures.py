@@ -339,3 +339,59 @@ def ordering_factor_figure(table: pd.DataFrame, metric: str = "kendall_tau"):
     fig.update_layout(title=f"Frame ordering by factor: {label}, each condition varies one "
                             "factor from the original", height=400)
     return fig
+
+
+TRA_SWEEP_STYLES = {"vlm": "dash", "self_supervised": "dot"}
+PARAMETER_TITLES = {"restitution": "Restitution (ball)", "damping": "Damping, 1/s (pendulum)"}
+
+
+def tra_sweep_figure(curves: pd.DataFrame, published: pd.DataFrame, caption: str):
+    """People, VLMs and self-supervised models over one physical sweep, each normalised.
+
+    ``curves``: one sweep's rows of :func:`analysis.report_tra.sweep_tables`'
+    ``tra_sweep_curves`` (``observer_kind, observer, subject_id, level, value_normalised,
+    band_lo, band_hi``); ``published``: the TRA paper's peaks for this sweep (a dotted
+    vertical line each, labelled published); ``caption``: the normalisation, stated under
+    the plot.
+    """
+    import plotly.graph_objects as go
+
+    fig = go.Figure()
+    people = curves[curves["observer_kind"] == "people"]
+    pooled = people[people["subject_id"] == "pooled"]
+    for n, (subject, part) in enumerate(people[people["subject_id"] != "pooled"]
+                                        .groupby("subject_id", sort=True)):
+        fig.add_scatter(x=part["level"], y=part["value_normalised"], mode="lines",
+                        line={"color": "#999999", "width": 0.7}, name="participants",
+                        legendgroup="participants", showlegend=n == 0, opacity=0.6,
+                        hovertext=str(subject))
+    if not pooled.empty and pooled["band_lo"].notna().any():
+        fig.add_scatter(x=list(pooled["level"]) + list(pooled["level"][::-1]),
+                        y=list(pooled["band_hi"]) + list(pooled["band_lo"][::-1]),
+                        fill="toself", fillcolor="rgba(34,34,34,0.15)", line={"width": 0},
+                        name="people, 95% band", hoverinfo="skip")
+    if not pooled.empty:
+        fig.add_scatter(x=pooled["level"], y=pooled["value_normalised"], mode="lines",
+                        line={"color": HUMAN_COLOR, "width": 3}, name="people (pooled)")
+    others = curves[curves["observer_kind"] != "people"]
+    for i, ((kind, observer, context), part) in enumerate(others.groupby(
+            ["observer_kind", "observer", "context_frames"], dropna=False, sort=True)):
+        label = str(observer) + ("" if pd.isna(context) else f" (TRA, context {int(context)})")
+        fig.add_scatter(x=part["level"], y=part["value_normalised"], mode="lines", name=label,
+                        line={"color": PALETTE[i % len(PALETTE)], "width": 2,
+                              "dash": TRA_SWEEP_STYLES.get(kind, "solid")})
+    for row in published[published["location"].notna()].itertuples():
+        fig.add_vline(x=row.location, line_dash="dot", line_color="#777777",
+                      annotation_text=f"published {row.observer} peak: {row.peak_tra_pct:+.2f}%",
+                      annotation_position="top")
+    parameter = str(curves["parameter"].iloc[0]) if len(curves) else ""
+    scenario = str(curves["scenario"].iloc[0]).replace("_", " ") if len(curves) else ""
+    fig.add_annotation(text=caption, xref="paper", yref="paper", x=0, y=-0.32,
+                       showarrow=False, align="left", xanchor="left", font={"size": 10})
+    fig.update_xaxes(title_text=PARAMETER_TITLES.get(parameter, parameter))
+    fig.update_yaxes(title_text="normalised (0 = observer's minimum, 1 = maximum)",
+                     range=[-0.05, 1.1])
+    fig.update_layout(title=f"Arrow of time over the {scenario} sweep: people, VLMs and "
+                            "self-supervised models", height=520,
+                      margin={"b": 150})
+    return fig

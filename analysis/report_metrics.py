@@ -20,7 +20,7 @@ def headline(report, data: pd.DataFrame) -> dict:
     ``report``: a :class:`analysis.reports.Report` with its tables built; ``data``: the
     trials it was built from (for the models' labels)."""
     overall = report.tables.get("aot_overall", pd.DataFrame())
-    observers = {}
+    observers: dict[str, dict[str, dict]] = {}
     for _, row in overall.iterrows():
         entry = observers.setdefault(row["observer"], {})
         entry[row["subset"]] = {k: plain(row[k]) for k in HEADLINE}

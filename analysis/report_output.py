@@ -42,6 +42,10 @@ SECTIONS = (
     ("diagnostics", "Model diagnostics", (),
      ("tomato", "swap_consistency", "calibration", "calibration_bins", "tra_process",
       "tra_scenario", "tra_parameter")),
+    ("tra_sweep", "Arrow of time over the TRA sweeps: people, VLMs and self-supervised models "
+     "(TRA paper's peaks published, not measured)", ("tra_sweep_bouncing_ball",
+                                                     "tra_sweep_pendulum"),
+     ("tra_sweep_fits", "tra_sweep_participants")),
     ("subjects", "Per participant and session", (), ("aot_by_subject", "aot_by_session")),
     ("benchmark", "AoT-PsyPhyBENCH: our runs beside the paper (published, not measured)", (),
      ("benchmark_reference",)),
@@ -147,14 +151,14 @@ def _number(value: float) -> str:
 def report_to_folder(data: pd.DataFrame, out_dir: str | Path, models=None, n_boot: int = 1000,
                      seed: int = 0, tra_data: pd.DataFrame | None = None,
                      title: str = "Chronoscope report", sessions: str = "completed",
-                     rows=None) -> dict:
+                     rows=None, sweep_levels: pd.DataFrame | None = None) -> dict:
     """Check and normalise a canonical trial table, build the full report and write it.
 
     The one function behind ``manage.py analyze`` and ``manage.py report``. A table with
     a value outside the codebook raises ``ValueError`` (see
     :func:`analysis.validation.validate_trials`; ``rows`` says how its message names
     rows, e.g. :class:`analysis.loading.CsvLines`); ``sessions`` is the session rule of
-    :func:`analysis.reports.build_report`.
+    :func:`analysis.reports.build_report`, and so is ``sweep_levels``.
 
     Returns
     -------
@@ -170,7 +174,7 @@ def report_to_folder(data: pd.DataFrame, out_dir: str | Path, models=None, n_boo
     trials = loading.normalize_trials(data, rows=rows)
     report = reports.build_report(trials, models=models, n_boot=n_boot,
                                   rng=np.random.default_rng(seed), tra_data=tra_data,
-                                  sessions=sessions)
+                                  sessions=sessions, sweep_levels=sweep_levels)
     paths = write_report(report, out_dir, title=title)
     paths["summary"] = report.metrics
     return paths

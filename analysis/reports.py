@@ -17,14 +17,14 @@ import numpy as np
 import pandas as pd
 
 from analysis import (benchmark_reference, exclusions, loading, nonresponse, observers,
-                      report_stats)
+                      report_stats, report_tra)
 from analysis import columns as C
 from analysis.report_figures import report_figures
 from analysis.report_labels import label_models
 from analysis.report_metrics import headline
 from analysis.report_sections import (add_aot_tables, add_comparison_tables,
                                       add_diagnostic_tables, add_human_tables,
-                                      add_ordering_tables, timed)
+                                      add_ordering_tables, fit, timed)
 
 EXPLODED_COLUMNS = ["subject_id", "subject_kind", "observer", "source_clip_id", "stimulus_id",
                     "trial_type", "direction", "correct_response", "response", "correct",
@@ -70,7 +70,8 @@ def select_models(data: pd.DataFrame, models: Sequence[str] | None) -> pd.DataFr
 def build_report(data: pd.DataFrame, models: Sequence[str] | None = None, n_boot: int = 1000,
                  rng: np.random.Generator | None = None,
                  tra_data: pd.DataFrame | None = None, sessions: str = "completed",
-                 non_response: str = nonresponse.DEFAULT_POLICY) -> Report:
+                 non_response: str = nonresponse.DEFAULT_POLICY,
+                 sweep_levels: pd.DataFrame | None = None) -> Report:
     """Every table, figure and headline metric of a study.
 
     Parameters
@@ -133,9 +134,14 @@ def build_report(data: pd.DataFrame, models: Sequence[str] | None = None, n_boot
     if aot_kept.empty:  # e.g. a frame-ordering study: no arrow-of-time tables at all
         for name in AOT_TABLES:
             t.pop(name, None)
+    # People, VLMs and TRA over the sweeps; nothing at all without trials on sweep clips.
+    if report_tra.has_sweep_trials(aot_kept, tra_data, sweep_levels):
+        t.update(fit(report, "tra_sweep_fits", report_tra.sweep_tables, aot_kept, tra_data,
+                     sweep_levels, n_boot) or {})
     label_models(t, data)
     report.metrics = headline(report, data)
     report.figures = timed(report, "figures", report_figures, t, humans)
+    report.figures.update(report_tra.sweep_figures(t))
     return report
 
 

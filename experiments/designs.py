@@ -5,7 +5,7 @@ key-mapping counterbalancing, conditions, and the exclusion rules with their ver
 A study stores ``design.to_dict()`` as its snapshot, so a study keeps its design even if
 the shipped one changes; :func:`Design.from_dict` reads a snapshot back.
 
-The two shipped designs:
+The three shipped designs:
 
 ``arrow-of-time``
     Hanyu et al. (2023) as used by AoT-PsyPhyBENCH: every clip is shown once forward and
@@ -23,6 +23,24 @@ The two shipped designs:
     played here by the *temporal span* the sampled frames cover: short = the middle third
     of the clip, medium = two thirds, long = the whole clip, which is what a length
     manipulation changes for frame ordering when every clip is a 3 s synthetic clip.
+``tra-sweep``
+    Forward/backward judgements over the TRA paper's parameter sweeps only (split
+    ``tra-sweep``: ball restitution 0.1-1.0, pendulum damping 0.0-5.0), for a psychometric
+    curve per participant: one session, every sweep clip 12 times forward and 12 times
+    reversed (``repeats_per_direction``), in random order over 8 blocks with one catch trial
+    each; key mapping counterbalanced between participants; practice on the set's other
+    clips, so no sweep level is set aside.  With the built-in set (one clip per level) that
+    is 24 trials per level, 17 levels, 408 main trials (about 35 minutes); a set with k
+    clips per level gives 24k.
+
+    Power calculation (``analysis.psychometric.fit_psychometric``, 60 simulated observers
+    per row, 300 bootstrap resamples each): a participant whose P(correct) falls from 1 to
+    chance 0.5 over restitution 0.1-1.0 as a cumulative normal with threshold 0.6 and
+    width 0.5 (5%-95%, about half the sweep), fitted with guess 0.5.  95% CI half-width
+    of the threshold, median (80th percentile) over observers, by trials per level:
+    8: 0.15 (unfittable in 14 of 60); 12: 0.11 (0.15); 16: 0.10 (0.13); 20: 0.084 (0.106);
+    24: 0.078 (0.097); 32: 0.068 (0.083).  24 trials per level is the fewest at which 80%
+    of participants get a threshold interval no wider than +-0.1, one restitution step.
 """
 from __future__ import annotations
 
@@ -76,6 +94,11 @@ class Design:
     conditions: tuple[OrderingCondition, ...] = ()
     # Clips of these splits are never main trials (TRA sweeps, practice clips).
     excluded_splits: tuple[str, ...] = ("tra-sweep", "practice", "catch")
+    # Non-empty: the main trials are the clips of these splits only (a sweep design).
+    included_splits: tuple[str, ...] = ()
+    # 0: each clip once per session (the two-session scheme of the task); n >= 1: every main
+    # clip n times in each direction within each session (a psychometric design).
+    repeats_per_direction: int = 0
     benchmark_subset_excludes: tuple[str, ...] = ()
     exclusions: ExclusionRules = field(default_factory=ExclusionRules)
 
@@ -87,6 +110,10 @@ class Design:
         trial_types.TASKS[self.task].check_design(self)
         if self.max_clips is not None and self.max_clips < 1:
             raise ValueError("max_clips must be positive")
+        if self.repeats_per_direction < 0:
+            raise ValueError(f"design {self.name!r}: repeats_per_direction must not be negative")
+        if set(self.included_splits) & set(self.excluded_splits):
+            raise ValueError(f"design {self.name!r}: a split cannot be both included and excluded")
         if min(self.fixation_ms, self.response_window_ms_after_clip, self.max_ordering_ms,
                self.inter_trial_ms) < 0:
             raise ValueError(f"design {self.name!r}: timings must not be negative")
@@ -111,7 +138,8 @@ class Design:
         data["conditions"] = tuple(
             OrderingCondition(**{**c, "hint_positions": tuple(c.get("hint_positions", ()))})
             for c in data.get("conditions", ()))
-        for key in ("response_keys", "excluded_splits", "benchmark_subset_excludes"):
+        for key in ("response_keys", "excluded_splits", "included_splits",
+                    "benchmark_subset_excludes"):
             if key in data:
                 data[key] = tuple(data[key])
         return cls(**data)
@@ -158,9 +186,27 @@ FRAME_ORDERING = Design(
     exclusions=ExclusionRules(min_mean_trial_ms=2000.0, min_practice_accuracy=0.5),
 )
 
+TRA_SWEEP = Design(
+    name="tra-sweep",
+    title="Arrow of time over physical sweeps",
+    task="aot",
+    description=("The TRA paper's sweeps (ball restitution, pendulum damping): every sweep "
+                 "clip 12 times forward and 12 times reversed in one session, for a "
+                 "psychometric curve per participant."),
+    sessions=1,
+    main_blocks=8,
+    practice=PracticeSpec(n_trials=4, min_accuracy=0.75, max_attempts=2),
+    catch_per_block=1,
+    excluded_splits=("practice", "catch"),
+    included_splits=("tra-sweep",),
+    repeats_per_direction=12,
+    exclusions=ExclusionRules(min_mean_trial_ms=300.0),
+)
+
 DESIGNS: dict[str, Design] = {
     ARROW_OF_TIME.name: ARROW_OF_TIME,
     FRAME_ORDERING.name: FRAME_ORDERING,
+    TRA_SWEEP.name: TRA_SWEEP,
 }
 
 

@@ -105,8 +105,15 @@ def clip_pools(design: Design, catalog: Catalog) -> tuple[list[ClipRecord], list
                     key=lambda c: c.clip_key)
     practice = [c for c in usable if c.split == PRACTICE]
     main = [c for c in usable if c.split not in design.excluded_splits]
+    # A sweep design's main clips are its splits only; practice comes from the other clips,
+    # so that no level of the sweep is set aside for practice.
+    spare = [c for c in main if c.split not in design.included_splits]
+    if design.included_splits:
+        main = [c for c in main if c.split in design.included_splits]
     n_practice = min(design.practice.n_trials, 4)
-    if not practice and design.practice.n_trials and len(main) > n_practice:
+    if not practice and design.practice.n_trials and design.included_splits and spare:
+        practice = _spread_pick(spare, n_practice, np.random.default_rng(0))
+    elif not practice and design.practice.n_trials and len(main) > n_practice:
         practice = _spread_pick(main, n_practice, np.random.default_rng(0))
         main = [c for c in main if c not in practice]
     if not main:

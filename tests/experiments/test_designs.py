@@ -4,8 +4,8 @@ from experiments.designs import DESIGNS, Design, OrderingCondition, design_from_
 from experiments.exclusions import ExclusionRules
 
 
-def test_registry_has_the_two_shipped_designs():
-    assert set(DESIGNS) == {"arrow-of-time", "frame-ordering"}
+def test_registry_has_the_shipped_designs():
+    assert set(DESIGNS) == {"arrow-of-time", "frame-ordering", "tra-sweep"}
     for name, design in DESIGNS.items():
         assert design.name == name and design.title
 

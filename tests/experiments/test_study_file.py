@@ -43,7 +43,7 @@ def test_a_careless_file_gets_every_error_with_line_and_field():
         "study.toml:13: timing.response_timeout_ms: expected a non-negative integer, got -200",
         'study.toml:16: responses.keys: expected two different keys such as ["f", "j"], '
         'got ["f", "f"]',
-        "study.toml:1: study.design: required: expected one of arrow-of-time, frame-ordering, "
+        f"study.toml:1: study.design: required: expected one of {', '.join(DESIGNS)}, "
         "got nothing",
         "study.toml:1: study.stimulus_set: required: expected the name of a stimulus set, "
         "got nothing",

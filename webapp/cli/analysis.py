@@ -43,15 +43,18 @@ def _read_tra(path):
         raise click.UsageError(f"{path} is not a readable CSV: {exc}") from exc
 
 
-def _run(frame_loader, out_dir, models, n_boot, seed, tra_file, title, sessions):
-    """``frame_loader()`` gives the trial table as read and how messages name its rows."""
+def _run(frame_loader, out_dir, models, n_boot, seed, tra_file, title, sessions,
+         sweep_levels=None):
+    """``frame_loader()`` gives the trial table as read and how messages name its rows;
+    ``sweep_levels()``, if given, the TRA sweep clips' levels (else the TRA file names them)."""
     from analysis.report_output import report_to_folder
 
     try:
         data, rows = frame_loader()
         paths = report_to_folder(data, out_dir, models=_models(models), n_boot=n_boot,
                                  seed=seed, tra_data=_read_tra(tra_file), title=title,
-                                 sessions=sessions, rows=rows)
+                                 sessions=sessions, rows=rows,
+                                 sweep_levels=sweep_levels() if sweep_levels else None)
     except ValueError as error:
         raise click.UsageError(str(error)) from error
     summary = paths["summary"]
@@ -108,4 +111,17 @@ def report(study, out_dir, models, n_boot, seed, sessions, tra_file):
         return frame, None
 
     _run(load, out_dir, models, n_boot, seed, tra_file, title=f"Chronoscope report: {study}",
-         sessions=sessions)
+         sessions=sessions, sweep_levels=lambda: _sweep_levels(study))
+
+
+def _sweep_levels(study: str) -> pd.DataFrame | None:
+    """The sweep clips of the study's stimulus set, as ``analysis.report_tra`` reads them."""
+    from webapp import model_runs
+
+    try:
+        clips = model_runs.sweep_clips(model_runs.resolve_set(None, study))
+    except model_runs.ModelRunError:  # a set without sweep clips: no sweep section
+        return None
+    return pd.DataFrame([{"source_clip_id": c.clip_key, "scenario": c.scenario,
+                          "parameter": c.parameter, "parameter_value": c.parameter_value}
+                         for c in clips])

@@ -1,0 +1,167 @@
+"""The TRA-sweep report section on simulated observers whose parameters are known."""
+import numpy as np
+import pandas as pd
+import pytest
+from scipy import stats
+
+from analysis import columns as C
+from analysis import loading, report_tra, reports, simulate
+from analysis.psychometric import WIDTH_ALPHA
+
+RESTITUTIONS = np.round(np.linspace(0.1, 1.0, 10), 1)
+DAMPINGS = np.array([0.0, 0.5, 1.0, 2.0, 3.0, 4.0, 5.0])
+# Known parameters: people and the VLM lose the arrow as the ball gets elastic (falling with
+# restitution) and gain it with the pendulum's damping; chance is 0.5.
+TRUE = {"bouncing_ball": {"threshold": 0.6, "width": 0.5, "direction": -1},
+        "pendulum": {"threshold": 1.5, "width": 2.0, "direction": 1}}
+VLM_TRUE = {"bouncing_ball": {"threshold": 0.45, "width": 0.4, "direction": -1},
+            "pendulum": {"threshold": 2.5, "width": 3.0, "direction": 1}}
+TRA_PEAKS = {"bouncing_ball": (0.5, 0.0027), "pendulum": (2.0, 0.0068)}  # the paper's peaks
+
+
+def _levels():
+    rows = [("bouncing_ball", "restitution", e) for e in RESTITUTIONS] + \
+           [("pendulum", "damping", d) for d in DAMPINGS]
+    return pd.DataFrame([{"source_clip_id": f"tra-{s}-{v:.1f}", "scenario": s, "parameter": p,
+                          "parameter_value": v} for s, p, v in rows])
+
+
+def _p_correct(x, true):
+    s = true["width"] / (stats.norm.ppf(1 - WIDTH_ALPHA) - stats.norm.ppf(WIDTH_ALPHA))
+    return 0.5 + 0.5 * stats.norm.cdf(true["direction"] * (x - true["threshold"]) / s)
+
+
+def _row(subject, kind, clip, direction, correct, index, extra=None):
+    answer = "F" if direction == C.FORWARD else "B"
+    response = answer if correct else ("B" if answer == "F" else "F")
+    return {"subject_id": subject, "subject_kind": kind, "session_id": f"{subject}-1",
+            "session_status": C.SESSION_COMPLETED, "experiment": "tra-sweep",
+            "trial_index": index, "trial_type": C.AOT, "block": "main-1",
+            "stimulus_id": f"{clip}/{direction}", "source_clip_id": clip, "categories": [],
+            "direction": direction, "correct_response": answer, "response": response,
+            "correct": float(correct), "rt_ms": 900.0 if kind == C.HUMAN else np.nan,
+            "onset_method": "rvfc" if kind == C.HUMAN else None, "dropped_frames": 0,
+            "excluded": False, "exclusion_reasons": [], "extra": extra or {}}
+
+
+def _people(rng, n_people=12, per_level=24):
+    rows = []
+    for person in range(n_people):
+        index = 0
+        for clip in _levels().itertuples():
+            p = _p_correct(clip.parameter_value, TRUE[clip.scenario])
+            for k in range(per_level):
+                direction = C.FORWARD if k % 2 else C.BACKWARD
+                rows.append(_row(f"p{person:02d}", C.HUMAN, clip.source_clip_id, direction,
+                                 rng.random() < p, index))
+                index += 1
+    return rows
+
+
+def _vlm():
+    """P(forward) from logits set so that P(correct) per clip is the VLM's true curve."""
+    rows, index = [], 0
+    for clip in _levels().itertuples():
+        p = _p_correct(clip.parameter_value, VLM_TRUE[clip.scenario])
+        for direction in C.DIRECTIONS:
+            for order in ("FB", "BF"):
+                p_forward = p if direction == C.FORWARD else 1 - p
+                extra = {C.EXTRA_P_FORWARD: p_forward, C.EXTRA_LABEL_ORDER: order,
+                         C.EXTRA_SETTING: "zero-shot", C.EXTRA_PARSE_STATUS: "ok"}
+                rows.append(_row("vlm-a", C.MODEL, clip.source_clip_id, direction, p > 0.5,
+                                 index, extra))
+                index += 1
+    return rows
+
+
+def _tra(rng, clips_per_level=8, noise=0.0005):
+    rows = []
+    for clip in _levels().itertuples():
+        mu, height = TRA_PEAKS[clip.scenario]
+        sigma = 0.2 if clip.scenario == "bouncing_ball" else 1.0
+        for k in range(clips_per_level):
+            value = height * np.exp(-0.5 * ((clip.parameter_value - mu) / sigma) ** 2)
+            rows.append({"model": "vjepa2-sim", "clip_id": f"{clip.source_clip_id}-{k}",
+                         "scenario": clip.scenario, "process": "dissipative",
+                         "parameter": clip.parameter, "parameter_value": clip.parameter_value,
+                         "context_frames": 12, "loss_forward": 1.0,
+                         "loss_reversed": 1.0 + value, "tra": value + noise * rng.normal()})
+    return pd.DataFrame(rows)
+
+
+@pytest.fixture(scope="module")
+def built():
+    rng = np.random.default_rng(42)
+    trials = loading.normalize_trials(pd.DataFrame(_people(rng) + _vlm()))
+    report = reports.build_report(trials, n_boot=300, tra_data=_tra(rng),
+                                  sweep_levels=_levels())
+    return report
+
+
+def _fit(report, kind, scenario):
+    fits = report.tables["tra_sweep_fits"]
+    return fits[(fits["observer_kind"] == kind) & (fits["scenario"] == scenario)
+                & (fits["source"] == "measured")].iloc[0]
+
+
+@pytest.mark.parametrize("scenario", sorted(TRUE))
+def test_people_pooled_fit_recovers_the_simulated_curve(built, scenario):
+    row = _fit(built, "people", scenario)
+    assert row["location_lo"] <= TRUE[scenario]["threshold"] <= row["location_hi"]
+    assert row["width_lo"] <= TRUE[scenario]["width"] <= row["width_hi"]
+    participants = built.tables["tra_sweep_participants"]
+    assert (participants["scenario"] == scenario).sum() == 12
+
+
+@pytest.mark.parametrize("scenario", sorted(VLM_TRUE))
+def test_vlm_fit_from_logits_recovers_its_curve(built, scenario):
+    row = _fit(built, "vlm", scenario)
+    # Noise-free P(correct) per clip: the fit is exact up to the optimiser's tolerance.
+    assert row["location"] == pytest.approx(VLM_TRUE[scenario]["threshold"], abs=0.02)
+    assert row["width"] == pytest.approx(VLM_TRUE[scenario]["width"], rel=0.05)
+
+
+@pytest.mark.parametrize("scenario", sorted(TRA_PEAKS))
+def test_tra_peak_recovered_beside_the_published_one(built, scenario):
+    row = _fit(built, "self_supervised", scenario)
+    mu, height = TRA_PEAKS[scenario]
+    assert row["location_lo"] <= mu <= row["location_hi"]
+    assert row["peak_tra_pct_lo"] <= 100 * height <= row["peak_tra_pct_hi"]
+    fits = built.tables["tra_sweep_fits"]
+    published = fits[fits["source"] == "published"]
+    assert set(published["peak_tra_pct"]) == {0.27, 0.68, 0.01}
+    assert set(fits["source"]) == {"measured", "published"}
+
+
+def test_one_figure_per_sweep_with_the_normalisation_in_its_caption(built):
+    for scenario in TRUE:
+        fig = built.figures[f"tra_sweep_{scenario}"]
+        names = {trace.name for trace in fig.data}
+        assert {"people (pooled)", "participants", "people, 95% band"} <= names
+        assert any("TRA, context 12" in n for n in names) and any("vlm" in n for n in names)
+        assert any("min-max of the fitted curve" in a.text for a in fig.layout.annotations)
+        assert any("published" in a.text for a in fig.layout.annotations)
+    curves = built.tables["tra_sweep_curves"]
+    drawn = curves["value_normalised"].dropna()
+    assert drawn.between(0, 1).all()
+    pooled = curves[curves["subject_id"] == "pooled"]
+    assert (pooled["band_lo"] <= pooled["value_normalised"] + 1e-9).all()
+
+
+def test_a_report_without_sweep_trials_is_unchanged():
+    spec = simulate.StudySpec(n_participants=6, trials_per_participant=40, n_clips=20,
+                              models={"m": simulate.Observer(d_prime=0.5)},
+                              practice_gate_fail_rate=0.0, fast_trial_rate=0.0)
+    data = loading.normalize_trials(simulate.simulate_study(spec, np.random.default_rng(3)))
+    plain = reports.build_report(data, n_boot=50)
+    tra = _tra(np.random.default_rng(0))
+    with_tra = reports.build_report(data, n_boot=50, tra_data=tra, sweep_levels=_levels())
+    without_tra = reports.build_report(data, n_boot=50, tra_data=tra)
+    assert not report_tra.has_sweep_trials(loading.aot_trials(data), tra, _levels())
+    assert not any(name.startswith("tra_sweep") for name in with_tra.tables)
+    for other in (with_tra, without_tra):
+        assert set(other.figures) == set(plain.figures)
+        metrics = {k: v for k, v in other.metrics.items() if k != "timings_s"}
+        assert metrics == {k: v for k, v in plain.metrics.items() if k != "timings_s"}
+        for name, table in plain.tables.items():
+            pd.testing.assert_frame_equal(other.tables[name], table)
