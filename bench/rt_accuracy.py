@@ -1,8 +1,8 @@
 """Response-time accuracy of the browser runner against the compositor, and of jsPsych 8.3.
 
 Runs trials in headless Chromium, interleaved: our onset module (static/js/onset.js), the
-real jsPsych 8.3 video-keyboard-response plugin (installed from npm into a temporary folder
-at run time, its video preloaded as a blob with jsPsych's own preloadVideo), and the naive
+real jsPsych 8.3 video-keyboard-response plugin (package.json's devDependencies, or installed
+from npm into a temporary folder at run time, its video preloaded as a blob with jsPsych's own preloadVideo), and the naive
 onset (first requestVideoFrameCallback's expectedDisplayTime). Playwright presses a key at a
 scripted random delay after the onset the page reports (after jsPsych's on_load for jsPsych).
 
@@ -91,12 +91,16 @@ def make_clip(folder: Path) -> Path:
     return folder / "clip.mp4"
 
 
-def install_jspsych(folder: Path) -> dict[str, str]:
-    subprocess.run(["npm", "install", "--prefix", str(folder), "--no-audit", "--no-fund",
-                    "--silent", *NPM_PACKAGES], check=True)
-    modules = folder / "node_modules"
-    return {name: json.loads((modules / name / "package.json").read_text())["version"]
-            for name in ("jspsych", "@jspsych/plugin-video-keyboard-response")}
+def jspsych_modules(folder: Path) -> tuple[Path, dict[str, str]]:
+    """The node_modules folder holding jsPsych and its video plugin, and their versions: the
+    repository's (package.json's devDependencies, ``npm ci``), else installed into ``folder``."""
+    modules = ROOT / "node_modules"
+    if not (modules / "@jspsych" / "plugin-video-keyboard-response").exists():
+        subprocess.run(["npm", "install", "--prefix", str(folder), "--no-audit", "--no-fund",
+                        "--silent", *NPM_PACKAGES], check=True)
+        modules = folder / "node_modules"
+    return modules, {name: json.loads((modules / name / "package.json").read_text())["version"]
+                     for name in ("jspsych", "@jspsych/plugin-video-keyboard-response")}
 
 
 class Driver:
@@ -210,8 +214,8 @@ async def main(args):
     with tempfile.TemporaryDirectory(prefix="rt_accuracy_") as folder:
         tmp = Path(folder)
         clip = make_clip(tmp)
-        versions = install_jspsych(tmp / "npm")
-        routes = {"/clips/": tmp, "/npm/": tmp / "npm" / "node_modules"}
+        modules, versions = jspsych_modules(tmp / "npm")
+        routes = {"/clips/": tmp, "/npm/": modules}
         plan = [(serve(routes, True), ["chronoscope", "jspsych", "naive-rvfc"], args.trials),
                 (serve(routes, False), ["chronoscope-noniso"], args.plain_trials)]
         all_trials, notes = [], []

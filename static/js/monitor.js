@@ -1,5 +1,9 @@
 // Per-trial accounting of what can spoil a trial: the window losing focus or being hidden,
 // leaving fullscreen, and video stalls (waiting/stalled until playing again).
+//
+// The runner starts one monitor per presentation, before the trial type shows anything, so
+// that whatever happens during the fixation or while a trial loads counts as much as what
+// happens while it waits for the answer; the trial type finishes it once the answer is in.
 
 export class TrialMonitor {
   constructor() {
@@ -12,13 +16,16 @@ export class TrialMonitor {
     this.stallMs = 0;
     this.stallStart = null;
     this.listeners = [];
+    this.result = null;
     this.listen(window, "blur", () => { this.focusLost = true; });
     this.listen(document, "visibilitychange", () => {
       if (document.visibilityState === "hidden") this.focusLost = true;
     });
-    this.listen(document, "fullscreenchange", () => {
-      if (this.wasFullscreen && !document.fullscreenElement) this.fullscreenExited = true;
-    });
+    this.listen(document, "fullscreenchange", () => this.checkFullscreen());
+  }
+
+  checkFullscreen() {
+    if (this.wasFullscreen && !document.fullscreenElement) this.fullscreenExited = true;
   }
 
   listen(target, type, handler) {
@@ -51,18 +58,24 @@ export class TrialMonitor {
     this.listen(video, "timeupdate", end);
   }
 
+  // The trial's record; the first call ends the monitoring, later calls return the same.
   finish() {
+    if (this.result) return this.result;
     if (this.stallStart !== null) {
       this.stallMs += performance.now() - this.stallStart;
       this.stallStart = null;
     }
+    // An exit whose event has not been dispatched yet (it is queued to the next animation
+    // frame) still counts: the page is out of fullscreen now.
+    this.checkFullscreen();
     for (const [target, type, handler] of this.listeners) target.removeEventListener(type, handler);
     this.listeners = [];
-    return {
+    this.result = {
       focus_lost: this.focusLost,
       fullscreen_exited: this.fullscreenExited,
       stalls: this.stalls,
       stall_ms: this.stallMs,
     };
+    return this.result;
   }
 }

@@ -6,7 +6,9 @@ import { Api, ApiError, TrialQueue, backoffMs, isInterruption, sleep, startHeart
   from "./api.js";
 import * as flow from "./flow.js";
 import { preloadTrials, release, stimulusUrls } from "./preload.js";
-import { el, setAutoAnswer, setProgress, setScreen, show } from "./screens.js";
+import { TrialMonitor } from "./monitor.js";
+import { el, setAutoAnswer, setProgress, setScreen, setTexts, show, text, watchConnection }
+  from "./screens.js";
 import { Simulation } from "./simulate.js";
 import { TRIAL_TYPES } from "./trials/index.js";
 
@@ -39,7 +41,7 @@ export function trialsToRun(session, done) {
 
 class SessionRunner {
   constructor(config) {
-    this.api = new Api(config.api);
+    this.api = new Api(config.api, config.lang);
     this.token = config.token;
     this.queue = new TrialQueue(this.api, config.token, {
       onChange: (n) => { document.body.dataset.unsent = String(n); },
@@ -48,11 +50,15 @@ class SessionRunner {
     this.simulate = null;
     this.practiceAttempts = 0;
     this.ran = new Set();  // trial indices run on this page since the last GET
+    // The trial on screen when the page last went away: shown again, it is stored restarted.
+    this.shownKey = `chronoscope:shown:${config.token}`;
+    this.interruptedIndex = readStored(this.shownKey);
   }
 
   async refresh() {
     const settled = this.queue.pending().length === 0;
     this.session = (await this.api.session()).data;
+    setTexts(this.session.texts, this.session.language);
     // Once nothing is queued, the server's stored_indices hold every trial run here.
     // (Indices may be renumbered after a failed practice attempt, so forget the old ones.)
     if (settled) this.ran.clear();
@@ -76,8 +82,14 @@ class SessionRunner {
       setAutoAnswer(this.simulate);
     }
     if (FINISHED.has(session.status)) return this.finish();
+    watchConnection();
+    const first = trialsToRun(session, this.done())[0];
+    if (first) preloadTrials(this.blockOf(first)).catch(() => {});  // warm up during the checks
+    // Before consent: someone whose device cannot run the study is sent back at once.
+    const checked = await flow.deviceCheck(this.api, session);
+    if (checked.screenedOut) return this.screenOut(checked);
     if (session.consent !== true) {
-      const agreed = await flow.consent();
+      const agreed = await flow.consent(session);
       const { data } = await this.api.consent(agreed);
       if (!agreed) {
         clearInterval(this.heartbeat);
@@ -85,11 +97,9 @@ class SessionRunner {
       }
     }
     const resuming = this.queue.pending().length > 0 || (session.stored_indices || []).length > 0;
-    const first = trialsToRun(session, this.done())[0];
-    if (first) preloadTrials(this.blockOf(first)).catch(() => {});  // warm up during the checks
-    await flow.deviceCheck(this.api, session);
+    this.guardLeaving();
     await flow.fullscreen();
-    await flow.instructions(session, resuming);
+    await flow.instructions(session, resuming ? this.position() : null);
     if (await this.runAll()) await flow.debrief();
     return this.finish();
   }
@@ -113,6 +123,7 @@ class SessionRunner {
     if (this.interrupted) return;
     this.interrupted = true;
     clearInterval(this.heartbeat);
+    this.stopGuardingLeaving();
     if (error.body.error === "other_tab") flow.otherTabScreen();
     else flow.completionScreen(error.body);
   }
@@ -151,7 +162,12 @@ class SessionRunner {
       this.prefetchAfter(block);
       const progress = this.mainProgress();
       setProgress(progress.done, isPractice(block[0]) ? 0 : progress.total);
-      await flow.blockIntro(block[0].block, { ...progress, practiceAttempts: this.practiceAttempts });
+      // A block begun before a reload goes on without its intro (the welcome back said where).
+      const begun = !isPractice(block[0]) && this.session.trials.some((t) =>
+        t.block === block[0].block && !block.some((b) => b.trial_index === t.trial_index));
+      if (!begun) {
+        await flow.blockIntro(block[0].block, { ...progress, practiceAttempts: this.practiceAttempts });
+      }
       await flow.enterFullscreen();  // right after the click: it needs the user's gesture
       for (const trial of block) await this.runTrial(trial);
       this.releaseAfter(block);
@@ -180,14 +196,14 @@ class SessionRunner {
   async preloadBlock(trials) {
     for (let attempt = 0; ; attempt++) {
       const bar = el("progress", { id: "preload", max: "1", value: "0" });
-      show("loading", el("h1", {}, "Loading the next clips…"), bar);
+      show("loading", el("h1", {}, text("loading_clips")), bar);
       try {
         const onProgress = (done, total) => { bar.max = total; bar.value = done; };
         await preloadTrials(trials, { onProgress });
         return;
       } catch (error) {
-        show("loading", el("h1", {}, "Connection problem"),
-          el("p", {}, "Retrying… please stay on this page."));
+        show("loading", el("h1", {}, text(navigator.onLine ? "connection_problem_title" : "offline")),
+          el("p", {}, text("connection_retrying")));
         await sleep(1000 + backoffMs(attempt, 1000, 15000));
       }
     }
@@ -203,7 +219,16 @@ class SessionRunner {
     for (;;) {
       setScreen("trial-start");  // the trial names its own screens once it is ready
       document.body.dataset.trialIndex = String(trial.trial_index);
-      const data = await type.run(trial, { session: this.session, simulate: this.simulate });
+      // From the presentation's first moment (fixation, loading), not only from the clip on:
+      // a browser that leaves fullscreen on an early key press swallows that key too.
+      const monitor = new TrialMonitor();
+      writeStored(this.shownKey, String(trial.trial_index));
+      let data;
+      try {
+        data = await type.run(trial, { session: this.session, simulate: this.simulate, monitor });
+      } finally {
+        monitor.finish();
+      }
       if (this.interrupted) return;  // answered after the session left this tab: not sent
       if (!isTechnicalTimeout(data)) return this.store(trial, { ...data, technical_events: events });
       events.push({ kind: FULLSCREEN_EXITED_TIMEOUT, presentation: events.length + 1 });
@@ -215,15 +240,52 @@ class SessionRunner {
   }
 
   store(trial, data) {
-    this.queue.push({ client_uuid: uuid4(), trial_index: trial.trial_index, ...data });
+    const restarted = String(trial.trial_index) === this.interruptedIndex;
+    this.queue.push({ client_uuid: uuid4(), trial_index: trial.trial_index, ...data,
+      ...(restarted ? { restarted: true } : {}) });
+    writeStored(this.shownKey, null);
     this.ran.add(trial.trial_index);
     const progress = this.mainProgress();
     setProgress(progress.done, isPractice(trial) ? 0 : progress.total);
   }
 
+  // Where a participant back after a reload goes on: main block and trial within it (none
+  // while practice is still ahead).
+  position() {
+    const next = trialsToRun(this.session, this.done())[0];
+    if (!next || isPractice(next)) return { practice: true };
+    const main = this.session.trials.filter((t) => !isPractice(t));
+    const blocks = [...new Set(main.map((t) => t.block))];
+    const inBlock = main.filter((t) => t.block === next.block);
+    return { block: blocks.indexOf(next.block) + 1, blocks: blocks.length,
+      trial: inBlock.findIndex((t) => t.trial_index === next.trial_index) + 1 };
+  }
+
+  // The device check failed: the server ends the session and gives the screen-out code.
+  async screenOut({ screenedOut, found }) {
+    const { data } = await this.api.screenOut(screenedOut);
+    clearInterval(this.heartbeat);
+    return flow.completionScreen(data, found);
+  }
+
+  // Leaving mid-session asks first; once the session ended, nothing holds the page.
+  guardLeaving() {
+    this.onLeave = (event) => {
+      event.preventDefault();
+      event.returnValue = flow.leavePrompt();
+      return event.returnValue;
+    };
+    addEventListener("beforeunload", this.onLeave);
+  }
+
+  stopGuardingLeaving() {
+    if (this.onLeave) removeEventListener("beforeunload", this.onLeave);
+    this.onLeave = null;
+  }
+
   // The server decides the practice gate from the stored practice trials.
   async practiceGate() {
-    show("saving", el("h1", {}, "Saving…"));
+    show("saving", el("h1", {}, text("saving")));
     await this.queue.settled();
     const session = await this.refresh();
     if (session.status === "failed_practice") return false;
@@ -234,12 +296,13 @@ class SessionRunner {
 
   // Asks the server to close the session; only its 200 (every trial stored) leads to the code.
   async finish() {
-    show("saving", el("h1", {}, "Saving your answers…"), el("p", {}, "Please keep this page open."));
+    show("saving", el("h1", {}, text("saving_answers")), el("p", {}, text("keep_page_open")));
     for (let round = 0, attempt = 0; round < MAX_COMPLETE_ROUNDS; ) {
       await this.queue.settled();
       try {
         const { data } = await this.api.complete();
         clearInterval(this.heartbeat);  // the session is over; "last seen" stays its end
+        this.stopGuardingLeaving();
         return flow.completionScreen(data);
       } catch (error) {
         if (isInterruption(error)) {
@@ -251,12 +314,24 @@ class SessionRunner {
         } else if (!(error instanceof ApiError) || error.status === 0 || error.status >= 500) {
           await sleep(backoffMs(attempt++, 1000, 15000));
         } else {
-          return flow.errorScreen(error.message);
+          return flow.errorScreen("error_reload", { message: error.message });
         }
       }
     }
-    return flow.errorScreen("Some answers could not be saved. Please contact the researchers.");
+    return flow.errorScreen("error_unsaved");
   }
+}
+
+// localStorage may be unavailable (private windows): then a reload just is not noticed.
+function readStored(key) {
+  try { return localStorage.getItem(key); } catch { return null; }
+}
+
+function writeStored(key, value) {
+  try {
+    if (value === null) localStorage.removeItem(key);
+    else localStorage.setItem(key, value);
+  } catch { /* storage unavailable */ }
 }
 
 async function main() {
@@ -268,10 +343,10 @@ async function main() {
   } catch (error) {
     if (isInterruption(error)) return runner.interrupt(error);
     if (error instanceof ApiError && ["study_full", "study_closed"].includes(error.body.error)) {
-      return flow.notTakingScreen(error.message);
+      return flow.notTakingScreen(error.body.error);
     }
     console.error(error);
-    flow.errorScreen(`${error.message}. Reload the page to continue where you left off.`);
+    flow.errorScreen("error_reload", { message: error.message });
   }
 }
 

@@ -1,5 +1,7 @@
 """A trial that times out after the page left fullscreen is a technical event: the runner
 offers it again once the participant is back in fullscreen, and it never fails the session.
+An exit counts wherever in the trial it happens (the fixation cross included), and in both
+trial types.  tests/engines/test_fullscreen.py runs the same in Firefox ESR and WebKitGTK.
 
 Chromium lets a page enter fullscreen only from a user gesture, so the participant's real
 clicks on the fullscreen buttons enter it; the test leaves it with document.exitFullscreen(),
@@ -8,8 +10,9 @@ as a browser that takes the answer key for itself (WebKitGTK on F) does.
 import pytest
 
 from tests.browser.participant import (WAITING, answer, assert_every_trial_once, enter,
-                                       instructed_key, run_by_hand, screen_state, stored,
-                                       wait_change)
+                                       instructed_key, order_with_keyboard, run_by_hand,
+                                       screen_state, stored, wait_change)
+from tests.browser.studies import QUICK_ORDERING_MS, open_quick_ordering
 
 pytestmark = pytest.mark.browser
 
@@ -89,4 +92,87 @@ def test_after_two_re_offers_the_trial_is_stored_technical_and_never_fails_the_s
     assert_every_trial_once(data)
     assert row["response"] is None and row["extra"]["technical"] is True
     assert [e["presentation"] for e in row["extra"]["technical_events"]] == [1, 2, 3]
+    assert not page.js_errors
+
+
+# Leaves fullscreen from inside the page as soon as trial `index` shows `screen`.
+LEAVE_ON = """([index, screen]) => {
+    const d = document.body.dataset;
+    if (Number(d.trialIndex) !== index || d.screen !== screen) return false;
+    if (document.fullscreenElement) document.exitFullscreen();
+    return true;
+}"""
+
+
+def first_main(site, token, trial_type) -> int:
+    schedule = stored(site.app, token)["schedule"]
+    return min(t["trial_index"] for t in schedule
+               if t["trial_type"] == trial_type and t["block"] != "practice")
+
+
+def run_until_trial(page, site, token, index: int, limit: int = 200) -> None:
+    """Answers every screen by hand until trial ``index`` starts."""
+    state = screen_state(page)
+    for _ in range(limit):
+        if state["trial"] is not None and int(state["trial"]) == index:
+            return
+        if state["screen"] not in WAITING:
+            answer(page, state, site=site, token=token)
+        state = wait_change(page, state)
+    raise AssertionError(f"trial {index} never showed, stuck at {state}")
+
+
+def leave_on(page, index: int, screen: str, timeout_s: float = 30) -> str:
+    """Leaves fullscreen once trial ``index`` shows ``screen``; presses nothing; returns the
+    screen after the trial."""
+    assert page.evaluate(IS_FULLSCREEN), "the block did not start in fullscreen"
+    page.wait_for_function(LEAVE_ON, arg=[index, screen], polling=5)
+    page.wait_for_function(
+        """([index, screen]) => Number(document.body.dataset.trialIndex) !== index
+            || !["trial-start", "fixation", "clip", "frame_order"].includes(document.body.dataset.screen)""",
+        arg=[index, screen], timeout=timeout_s * 1000)
+    return screen_state(page)["screen"]
+
+
+def test_an_exit_during_the_fixation_cross_counts(page, site):
+    # The monitor used to start with the clip: leaving fullscreen during the fixation (where
+    # WebKitGTK takes an early F press) made the timeout a plain miss of the catch trial.
+    token = enter(page, site, "aot", "fullscreen-fixation")
+    catch = first_main(site, token, "catch")
+    run_until_trial(page, site, token, catch)
+    after = leave_on(page, catch, "fixation")
+    assert after == "fullscreen-lost", f"an exit during the fixation was not counted ({after})"
+    page.click("#fullscreen-return")
+    page.wait_for_selector(CLIP_OF.format(index=catch))
+    page.keyboard.press(instructed_key(site.app, token, catch))
+    run_by_hand(page, site=site, token=token)
+
+    data, row = catch_row(site, token, catch)
+    assert data["status"] == "completed"
+    assert_every_trial_once(data)
+    assert row["correct"] and row["extra"]["technical"] is False
+    assert row["extra"]["technical_events"] == [
+        {"kind": "fullscreen_exited_timeout", "presentation": 1}]
+    assert not page.js_errors
+
+
+def test_a_frame_ordering_trial_timed_out_out_of_fullscreen_is_offered_again(page, site):
+    token = enter(page, site, open_quick_ordering(site), "fullscreen-ordering")
+    index = first_main(site, token, "frame_order")
+    run_until_trial(page, site, token, index)
+    after = leave_on(page, index, "frame_order", timeout_s=QUICK_ORDERING_MS / 1000 + 20)
+    assert after == "fullscreen-lost", f"the timed-out trial was not offered again ({after})"
+    page.click("#fullscreen-return")
+    page.wait_for_selector(f"body[data-screen=frame_order][data-trial-index='{index}']")
+    assert page.evaluate(IS_FULLSCREEN)
+    order_with_keyboard(page)
+    page.click("#order-done")
+    run_by_hand(page, site=site, token=token)
+
+    data, row = catch_row(site, token, index)
+    assert data["status"] == "completed"
+    assert_every_trial_once(data)
+    extra = row["extra"]
+    assert extra["timed_out"] is False and extra["technical"] is False and extra["moves"]
+    assert extra["technical_events"] == [{"kind": "fullscreen_exited_timeout", "presentation": 1}]
     assert not page.js_errors

@@ -8,6 +8,7 @@ from urllib.parse import urlencode, urlsplit
 
 from tests.browser.participant import WAITING, instructed_key
 
+PRESS_AFTER_ONSET_MS = 20
 STATE = """const d = document.body.dataset;
 const state = {screen: d.screen || "", trial: d.trialIndex ?? null, onset: d.onset ?? null};"""
 
@@ -64,6 +65,15 @@ def order_with_keyboard(tab) -> None:
         tab.press(key)
 
 
+def press_after_onset(tab, key: str) -> None:
+    """Presses ``key`` once the clip's onset is past.  Without Element Timing (Firefox,
+    WebKit) the onset is the refresh after the reveal's animation frame, which the runner
+    knows a few ms before it comes; a press before it is an anticipation, not an answer."""
+    tab.wait_for(f"""const onset = Number(document.body.dataset.onset);
+        return performance.now() > onset + {PRESS_AFTER_ONSET_MS};""")
+    tab.press(key)
+
+
 def answer(tab, state: dict, on_trial=None, site=None, token=None) -> None:
     screen = state["screen"]
     if screen == "consent":
@@ -78,7 +88,7 @@ def answer(tab, state: dict, on_trial=None, site=None, token=None) -> None:
         tab.click("#continue")
     elif screen == "clip" and state["onset"] is not None:
         key = instructed_key(site.app, token, int(state["trial"])) if site else None
-        tab.press(key or practice_key(tab))
+        press_after_onset(tab, key or practice_key(tab))
     elif screen == "frame_order":
         if on_trial:
             on_trial(tab, state)

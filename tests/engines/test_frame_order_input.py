@@ -12,9 +12,9 @@ import time
 
 import pytest
 
+from bench.harness.xserver import XMouse
 from tests.browser.participant import assert_every_trial_once, stored
 from tests.engines.participant import enter, order_with_keyboard, run_by_hand
-from bench.harness.xserver import XMouse
 
 # Selenium 4.51's own WebKitGTK driver class still passes remote_server_addr.
 pytestmark = [pytest.mark.engines,

@@ -3,9 +3,8 @@
 // response keys; RT = the key event's own timeStamp minus the onset of the clip's first frame
 // on screen.  The module is the whole browser side of the type: see trials/index.js.
 import { openClip } from "../present.js";
-import { TrialMonitor } from "../monitor.js";
 import { sleep } from "../api.js";
-import { el, show, setScreen } from "../screens.js";
+import { el, plain, show, setScreen, text } from "../screens.js";
 
 const FIXATION_MS = 500;
 const FEEDBACK_MS = 900;
@@ -21,9 +20,9 @@ export function keyName(event) {
 // The same legend on every trial: catch videos name their key themselves, and the browser is
 // never told which trials they are.
 function keyLegend(session) {
-  const words = { F: "Forward", B: "Backward" };
+  const words = { F: "key_label_forward", B: "key_label_backward" };
   return el("div", { class: "key-legend" }, ...session.response_keys.map((key) =>
-    el("span", {}, el("kbd", {}, key.toUpperCase()), ` = ${words[session.key_mapping[key]]}`)));
+    el("span", {}, el("kbd", {}, key.toUpperCase()), " = ", text(words[session.key_mapping[key]]))));
 }
 
 // Collects response key presses from the moment playback is requested.
@@ -75,10 +74,10 @@ function displaySize(box) {
 
 async function feedback(trial, response) {
   const expected = trial.params?.correct_response;
-  const text = response === null ? "Too slow — please answer while or shortly after the clip plays."
-    : response === expected ? "Correct!" : "Incorrect.";
+  const key = response === null ? "feedback_too_slow"
+    : response === expected ? "feedback_correct" : "feedback_incorrect";
   const kind = response === null ? "slow" : response === expected ? "correct" : "incorrect";
-  show("feedback", el("p", { class: `feedback ${kind}` }, text));
+  show("feedback", el("p", { class: `feedback ${kind}` }, text(key)));
   await sleep(FEEDBACK_MS);
 }
 
@@ -101,8 +100,7 @@ async function run(trial, ctx) {
 }
 
 async function presentAndRespond(trial, ctx, stage, fixation) {
-  const { session } = ctx;
-  const monitor = new TrialMonitor();
+  const { session, monitor } = ctx;
   if (stage.element instanceof HTMLVideoElement) monitor.watchVideo(stage.element);
   const collector = keyCollector(session.response_keys);
   const onFirstFrame = () => { fixation.remove(); setScreen("clip"); };
@@ -148,16 +146,14 @@ function simulate(sim, trial, { session, onset }) {
 }
 
 function keyText(session) {
-  const words = { F: "FORWARDS", B: "BACKWARDS" };
-  return session.response_keys.map(
-    (k) => `${k.toUpperCase()} = the clip plays ${words[session.key_mapping[k]]}`);
+  const words = { F: "direction_forward_upper", B: "direction_backward_upper" };
+  return session.response_keys.map((k) => ["instructions_aot_key",
+    { key: k.toUpperCase(), direction: plain(words[session.key_mapping[k]]) }]);
 }
 
 // This type's paragraphs of the instructions screen (flow.js).
 function instructions(session) {
-  return ["Each trial starts with a cross in the middle of the screen. Then a short silent clip plays.",
-    "Decide whether the clip plays forwards (as it was filmed) or backwards (reversed), and press a key as " +
-    "soon as you know:", ...keyText(session)];
+  return ["instructions_aot", ...keyText(session)];
 }
 
 export default { name: "aot", run, simulate, instructions };

@@ -5,8 +5,7 @@
 // complete display.  The module is the whole browser side of the type: see trials/index.js.
 import { blobUrl } from "../preload.js";
 import { sleep } from "../api.js";
-import { TrialMonitor } from "../monitor.js";
-import { button, el, nextFrame, show } from "../screens.js";
+import { button, el, nextFrame, plain, show, text } from "../screens.js";
 
 const MAX_MOVES = 500;
 // Clicks on Done in the first MIN_INPUT_MS after the frames appear are ignored and recorded:
@@ -26,7 +25,7 @@ export function initialOrder(presented, hints) {
 async function decodedImage(url, position) {
   const img = new Image();
   img.src = await blobUrl(url);
-  img.alt = `Frame ${position + 1}`;
+  img.alt = plain("order_frame_alt", { n: position + 1 });
   img.draggable = false;
   await img.decode();
   return img;
@@ -131,7 +130,7 @@ function frameItem(img, position, hinted) {
     role: "option",
     "aria-grabbed": "false",
   }, img);
-  if (hinted) item.append(el("span", { class: "hint-badge" }, "fixed"));
+  if (hinted) item.append(el("span", { class: "hint-badge" }, text("order_fixed_badge")));
   return item;
 }
 
@@ -141,17 +140,15 @@ async function run(trial, ctx) {
   const order = initialOrder(params.presented_order, hints);
   const images = await Promise.all(order.map((position) =>
     decodedImage(trial.stimulus.frames[position], position)));
-  const list = el("ol", { class: "frames", role: "listbox", "aria-label": "Frames to order" },
+  const list = el("ol", { class: "frames", role: "listbox", "aria-label": plain("order_frames_label") },
     order.map((position, slot) => frameItem(images[slot], position, hints.includes(position))));
   const board = new OrderBoard(list, order, hints);
   board.enableDrag();
   board.enableKeyboard();
   const annotation = params.annotation ? el("p", { class: "annotation" }, params.annotation) : "";
-  const help = el("p", { class: "help" },
-    "Put the frames in the order they happened, earliest on the left. Drag them, or select one ",
-    "with Space and move it with the arrow keys.",
-    hints.length ? " Frames marked fixed are already in place." : "");
-  const done = button("order-done", "Done");
+  const help = el("p", { class: "help" }, text("order_help"),
+    hints.length ? [" ", text("order_help_fixed")] : "");
+  const done = button("order-done", text("order_done_button"));
   done.setAttribute("aria-disabled", "true");  // until MIN_INPUT_MS after the frames appear
   // The handler is attached before the button can be seen, so no click is ever dropped.
   const ignored = [];
@@ -171,7 +168,6 @@ async function run(trial, ctx) {
   // The frame after the one that painted the frames: they are on screen from (about) here.
   board.shownAt = await nextFrame();
   setTimeout(() => done.removeAttribute("aria-disabled"), MIN_INPUT_MS);
-  const monitor = new TrialMonitor();
   if (ctx.simulate) ctx.simulate.answer(trial, { board });
   const submitted = await new Promise((resolve) => {
     // The design's time limit ends the trial with whatever order is on screen.
@@ -180,7 +176,7 @@ async function run(trial, ctx) {
     submit = (time) => { clearTimeout(limit); resolve(time); };
   });
   board.sortable.destroy();
-  const { focus_lost, fullscreen_exited } = monitor.finish();
+  const { focus_lost, fullscreen_exited } = ctx.monitor.finish();
   const data = {
     trial_type: trial.trial_type,
     rt_ms: submitted === null ? null : submitted - board.shownAt,
@@ -201,7 +197,7 @@ async function run(trial, ctx) {
 async function orderFeedback(final, correct) {
   const right = final.length === correct.length && final.every((p, i) => p === correct[i]);
   show("feedback", el("p", { class: `feedback ${right ? "correct" : "incorrect"}` },
-    right ? "Correct order!" : "Not quite: the frames were not in the order they happened."));
+    text(right ? "order_feedback_correct" : "order_feedback_incorrect")));
   await sleep(1200);
 }
 
@@ -242,9 +238,7 @@ async function simulate(sim, trial, { board }) {
 
 // This type's paragraphs of the instructions screen (flow.js).
 function instructions() {
-  return ["In ordering trials you see still frames from one clip, shuffled. Put them in the order in " +
-    "which they happened, earliest on the left, by dragging them or with the keyboard " +
-    "(select a frame with Space, move it with the arrow keys). Then press Done."];
+  return ["instructions_frame_order"];
 }
 
 export default { name: "frame_order", run, simulate, instructions };

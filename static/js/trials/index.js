@@ -2,7 +2,10 @@
 // whole browser side of its type, as one object:
 //   name                          the trial_type the server presents and expects back
 //   run(trial, ctx)               shows the trial; resolves to the data posted for it
-//                                 (ctx: {session, simulate}; simulate is null for a person)
+//                                 (ctx: {session, simulate, monitor}; simulate is null for
+//                                 a person; monitor: monitor.js's TrialMonitor, started by
+//                                 the runner before the trial shows anything, which run
+//                                 finishes once the answer is in and puts in its data)
 //   simulate(sim, trial, state)   the simulated participant's answer (sim: simulate.js's
 //                                 Simulation; state: what run hands it once the trial shows)
 //   instructions(session)         this type's paragraphs of the instructions screen
