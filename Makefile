@@ -9,11 +9,15 @@ PG_URL ?= postgresql+psycopg://postgres@127.0.0.1:5432/test
 .PHONY: run test lint setup lock browser postgres migration
 
 # Development mode: a random secret key kept in instance/secret_key, simulated participants allowed.
+# Printed links follow HOST and PORT (`make run PORT=8080`); a server on 0.0.0.0 is reached
+# on 127.0.0.1 from this machine.  With no researcher account yet, a local admin is created and
+# its password printed once.
 run: export CHRONOSCOPE_DEVELOPMENT = true
+run: export CHRONOSCOPE_PUBLIC_URL ?= http://$(if $(filter 0.0.0.0,$(HOST)),127.0.0.1,$(HOST)):$(PORT)
 run: setup
 	$(BIN)/python manage.py init-db
 	$(BIN)/python manage.py stimuli generate
-	$(BIN)/python manage.py study demo
+	$(BIN)/python manage.py study demo --local-admin
 	$(BIN)/python manage.py run --host $(HOST) --port $(PORT)
 
 test: setup browser postgres lint

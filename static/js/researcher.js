@@ -112,6 +112,24 @@
     window.setInterval(refresh, REFRESH_MS);
   }
 
+  // The study form offers the stimulus sets the chosen design can use (each option names its
+  // designs in data-designs; the server refuses any other all the same).
+  const design = document.getElementById("design");
+  const stimulusSet = document.getElementById("stimulus_set");
+  function offerUsableSets() {
+    let firstUsable = null;
+    Array.from(stimulusSet.options).forEach(function (option) {
+      const usable = (option.dataset.designs || "").split(" ").indexOf(design.value) >= 0;
+      option.hidden = option.disabled = !usable;
+      if (usable && firstUsable === null) firstUsable = option;
+    });
+    if (stimulusSet.selectedOptions[0]?.disabled && firstUsable) firstUsable.selected = true;
+  }
+  if (design && stimulusSet) {
+    design.addEventListener("change", offerUsableSets);
+    offerUsableSets();
+  }
+
   // A button that needs a second thought names it in data-confirm: the Content-Security-Policy
   // allows no inline onclick handlers.
   document.addEventListener("click", function (event) {

@@ -1,4 +1,5 @@
 """``manage.py study ...``: the dashboard's study set-up, lifecycle and sharing, from a shell."""
+import secrets
 from pathlib import Path
 
 import click
@@ -35,7 +36,14 @@ def create(slug, from_file, design, stimulus_set, title, owner, max_participants
                                "--stimulus-set, --title and --max-participants")
     if from_file is None and not (design and stimulus_set):
         raise click.UsageError("give --from FILE, or both --design and --stimulus-set")
+    existing = studies.get_study(slug) if from_file is not None else None
     try:
+        if existing is not None:  # a change: a draft in place, an opened study a new version
+            study = studies.update_study(slug, _load(from_file))
+            click.echo(f"Study {slug!r} is now at version {study.config_version} "
+                       f"({studies.state_name(study)}).")
+            _echo_key_warnings(study)
+            return
         if from_file is not None:
             study = studies.create_study_from_config(slug, _load(from_file), owner=owner)
         else:
@@ -106,14 +114,33 @@ def _transition_command(action: str, help_text: str):
             raise click.UsageError(str(error)) from error
         click.echo(f"Study {slug!r} is now {studies.state_name(study)}.")
         if study.status == "open":
-            click.echo(f"Participant link: {studies.participant_link(slug)}")
-            click.echo(f"Prolific link:    {studies.participant_link(slug, prolific=True)}")
-            codes = sessions.completion_codes(slug)
-            click.echo("Completion codes: " + ", ".join(f"{k}={v}" for k, v in codes.items()))
+            _echo_links(slug)
             _echo_key_warnings(study)
 
     command.__doc__ = help_text
     return study.command(action)(command)
+
+
+def _echo_links(slug: str) -> None:
+    click.echo(f"Participant link: {studies.participant_link(slug)}?participant=ID")
+    click.echo(f"Prolific link:    {studies.participant_link(slug, prolific=True)}")
+    codes = sessions.completion_codes(slug)
+    click.echo("Completion codes: " + ", ".join(f"{k}={v}" for k, v in codes.items()))
+
+
+@study.command("links")
+@click.argument("slug")
+@with_appcontext
+def links(slug):
+    """Print the participant and Prolific links of open study SLUG, with its completion codes."""
+    try:
+        study = studies.require_study(slug)
+    except studies.StudyError as error:
+        raise click.UsageError(str(error)) from error
+    if study.status != "open":
+        click.echo(f"Study {slug!r} is {studies.state_name(study)}: participants can start only "
+                   f"while it is open (`manage.py study open {slug}`).", err=True)
+    _echo_links(slug)
 
 
 _transition_command("open", "Open study SLUG to participants (from draft or paused).")
@@ -175,8 +202,11 @@ DEMO_STUDIES = {"demo-arrow-of-time": "arrow-of-time", "demo-frame-ordering": "f
 
 @study.command("demo")
 @click.option("--stimulus-set", "stimulus_set", default="synthetic", show_default=True)
+@click.option("--local-admin", is_flag=True,
+              help="With no researcher account yet, create the admin 'admin' and print its "
+                   "password once (make run).")
 @with_appcontext
-def demo(stimulus_set):
+def demo(stimulus_set, local_admin):
     """Open one study per shipped design on STIMULUS_SET (kept when they already exist)."""
     for slug, design in DEMO_STUDIES.items():
         try:
@@ -185,8 +215,31 @@ def demo(stimulus_set):
                 studies.transition(slug, "open")
         except studies.StudyError as error:
             raise click.UsageError(str(error)) from error
-        click.echo(f"{design:<16} {studies.participant_link(slug)}?participant=demo-1  "
-                   f"({studies.state_name(studies.get_study(slug))})")
-    click.echo("Each participant id is one participant: change demo-1 for a fresh session.")
-    click.echo("The demo studies have no owner: an admin sees them on /researcher "
-               "(python manage.py create-researcher NAME --admin).")
+        state = studies.state_name(studies.get_study(slug))
+        click.echo(f"{design} ({state}):")
+        click.echo(f"  try it yourself:   {studies.participant_link(slug, participant='demo-1')}")
+        click.echo("  simulated:         "
+                   f"{studies.participant_link(slug, participant='sim-1', simulate='1')}")
+        click.echo(f"  Prolific:          {studies.participant_link(slug, prolific=True)}")
+    click.echo("Each participant id is one participant: change demo-1 for a fresh session. "
+               "The simulated link runs a robot participant (development only); its session "
+               "is always excluded.")
+    _echo_login(local_admin)
+
+
+def _echo_login(create: bool) -> None:
+    """How to sign in at /researcher: a local admin made now (its password printed this once)
+    when there is no account and ``create``, else the command that makes one."""
+    from webapp import auth
+    from webapp.extensions import db
+    from webapp.models import Researcher
+
+    base = studies.participant_link("x").rsplit("/p/", 1)[0]
+    if db.session.query(Researcher.id).first() is None and create:
+        password = secrets.token_urlsafe(12)
+        auth.create_researcher("admin", password, is_admin=True)
+        click.echo(f"Researcher login: {base}/researcher/  user admin, password {password}  "
+                   "(shown once; change it there, or `python manage.py set-password admin`)")
+    else:
+        click.echo(f"Researcher login: {base}/researcher/  (an account: `python manage.py "
+                   "create-researcher NAME --admin`; admins see the demo studies)")

@@ -1,7 +1,8 @@
 from datetime import datetime
 from typing import TYPE_CHECKING
 
-from sqlalchemy import Boolean, Float, ForeignKey, Integer, String, Text, UniqueConstraint, false
+from sqlalchemy import (Boolean, Float, ForeignKey, Integer, String, Text, UniqueConstraint, false,
+                        select)
 from sqlalchemy.orm import Mapped, mapped_column, relationship
 
 from webapp.extensions import db
@@ -27,9 +28,28 @@ class Study(db.Model):
     # Optional cap on participants (first sessions), as Prolific has places; None: no cap.
     max_participants: Mapped[int | None] = mapped_column(Integer)
     exclusion_rules_version: Mapped[str | None] = mapped_column(String(40))
+    # The configuration version participants now get: 1 until the study is changed after it
+    # was first opened; every version a participant could run is frozen in StudyVersion.
+    config_version: Mapped[int] = mapped_column(Integer, default=1, server_default="1")
     created_at: Mapped[datetime] = mapped_column(UTCDateTime, default=utcnow)
 
     subjects: Mapped[list["Subject"]] = relationship(back_populates="study")
+
+
+class StudyVersion(db.Model):
+    """A study's configuration as participants ran it, frozen when the study opened (version
+    1) or when an opened study was changed (each change a new version); never updated."""
+
+    __table_args__ = (UniqueConstraint("study_id", "version"),)
+
+    id: Mapped[int] = mapped_column(primary_key=True)
+    study_id: Mapped[int] = mapped_column(ForeignKey("study.id"), index=True)
+    version: Mapped[int] = mapped_column(Integer)
+    design_snapshot: Mapped[dict] = mapped_column(JSONType)
+    stimulus_set: Mapped[str] = mapped_column(String(80))
+    max_participants: Mapped[int | None] = mapped_column(Integer)
+    created_by: Mapped[str | None] = mapped_column(String(80))  # a username, or None (CLI)
+    created_at: Mapped[datetime] = mapped_column(UTCDateTime, default=utcnow)
 
 
 class CellCount(db.Model):
@@ -58,6 +78,18 @@ class Subject(db.Model):
     sessions: Mapped[list["Session"]] = relationship(back_populates="subject")
 
 
+def _current_study_version(context) -> int | None:
+    """The version of the study a new session enters, read in the inserting transaction (the
+    participant path inserts sessions with Core, so this is a column default, not ORM code)."""
+    subject_id = context.get_current_parameters().get("subject_id")
+    if subject_id is None:
+        return None
+    subject, study = Subject.__table__, Study.__table__
+    return context.connection.scalar(
+        select(study.c.config_version).join(subject, subject.c.study_id == study.c.id)
+        .where(subject.c.id == subject_id))
+
+
 class Session(db.Model):
     """One sitting of a subject (or one model run), with its seeded schedule."""
 
@@ -83,6 +115,11 @@ class Session(db.Model):
     simulated: Mapped[bool] = mapped_column(Boolean, default=False, server_default=false())
     # The browser tab that holds the session (one at a time; a newer tab takes it over).
     active_client: Mapped[str | None] = mapped_column(String(64))
+    # The study's configuration version this session ran (StudyVersion.version): filled in
+    # when the session is stored, from the study it enters.
+    study_version: Mapped[int | None] = mapped_column(Integer, default=_current_study_version)
+    # A researcher's preview from the dashboard: also simulated; never in exports or reports.
+    preview: Mapped[bool] = mapped_column(Boolean, default=False, server_default=false())
 
     subject: Mapped[Subject] = relationship(back_populates="sessions")
     trials: Mapped[list["Trial"]] = relationship(back_populates="session")

@@ -22,7 +22,7 @@ from webapp.trials import CANONICAL_COLUMNS, trials_frame
 
 ROSTER_COLUMNS = [
     "subject_id", "subject_kind", "session_id", "session_number", "status", "excluded",
-    "exclusion_reasons", "simulated", "n_trials_stored", "n_trials_scheduled", "started_at", "last_seen_at",
+    "exclusion_reasons", "simulated", "study_version", "n_trials_stored", "n_trials_scheduled", "started_at", "last_seen_at",
     "completed_at", "condition", "device_info", "recruitment",
     # A researcher's latest manual rule on the participant (empty without one).
     "manual_action", "manual_reason", "manual_by", "manual_at",
@@ -46,7 +46,8 @@ def roster_frame(slug: str, now: datetime | None = None) -> pd.DataFrame:
         select(Subject.external_id.label("subject_id"), Subject.kind.label("subject_kind"),
                Subject.recruitment, Session, ModelRun, stored.label("n_trials_stored"))
         .join(Session.subject).join(Subject.study)
-        .outerjoin(ModelRun, ModelRun.session_id == Session.id).where(Study.slug == slug)
+        .outerjoin(ModelRun, ModelRun.session_id == Session.id)
+        .where(Study.slug == slug, Session.preview.is_(False))  # previews are no participants
         .order_by(Session.started_at, Session.id))
     rows = db.session.execute(query).all()
     cutoff = (now or utcnow()) - timedelta(minutes=current_app.config["ABANDONED_AFTER_MINUTES"])
@@ -62,7 +63,13 @@ def study_trials(slug: str) -> pd.DataFrame:
     """The canonical trial table of study ``slug`` with its manual rules applied: what the
     export writes and the dashboard counts (``webapp.trials.trials_frame`` gives the rules'
     flags alone)."""
-    trials = with_manual_rules(trials_frame(slug), latest_rules(slug))
+    trials = trials_frame(slug)
+    previews = set(db.session.scalars(
+        select(Session.id).join(Session.subject).join(Subject.study)
+        .where(Study.slug == slug, Session.preview.is_(True))))
+    if previews:  # a researcher's preview is no participant: never exported nor reported
+        trials = trials[~trials["session_id"].isin(previews)].reset_index(drop=True)
+    trials = with_manual_rules(trials, latest_rules(slug))
     return trials[CANONICAL_COLUMNS]
 
 
@@ -97,6 +104,7 @@ def _record(row, cutoff: datetime) -> dict:
         "excluded": bool(session.excluded),
         "exclusion_reasons": list(session.exclusion_reasons or []),
         "simulated": bool(session.simulated),
+        "study_version": session.study_version,
         "n_trials_stored": int(row.n_trials_stored),
         "n_trials_scheduled": len(run.item_keys if run else session.schedule or []),
         "started_at": session.started_at, "last_seen_at": session.last_seen_at,

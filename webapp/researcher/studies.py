@@ -13,7 +13,7 @@ from urllib.parse import urlencode, urlsplit
 
 import numpy as np
 from flask import current_app, has_request_context, url_for
-from sqlalchemy import and_, func, or_, select, update
+from sqlalchemy import and_, func, insert, or_, select, update
 from sqlalchemy.exc import IntegrityError
 
 from experiments import schedule
@@ -23,6 +23,7 @@ from webapp.stimuli import catalog
 from webapp.database import write_transaction
 from webapp.extensions import db
 from webapp.models import Study, Researcher, Session, StudyMember, Subject
+from webapp.models.study import StudyVersion
 from webapp.participant.sessions import ACTIVE, now
 from webapp.stimuli.catalog import load_catalog
 
@@ -197,6 +198,8 @@ def transition(slug: str, action: str) -> Study:
         changed = connection.execute(
             update(Study.__table__).where(Study.id == study_id, _in_states(sources))
             .values(status=status, close_mode=close_mode)).rowcount == 1
+        if changed and status == "open":
+            _freeze(connection, study_id)
         if changed and close_mode == "stop":
             connection.execute(
                 update(Session.__table__).where(Session.status.in_(ACTIVE), Session.subject_id.in_(
@@ -206,6 +209,107 @@ def transition(slug: str, action: str) -> Study:
     if not changed:
         raise StudyError(f"cannot {action} study {slug!r}: it is {state_name(study)}")
     return study
+
+
+def _freeze(connection, study_id: int, created_by: str | None = None) -> None:
+    """Store the study's current configuration as its current version, once (inside the write
+    transaction that opens the study or changes an opened one)."""
+    row = connection.execute(select(Study.config_version, Study.design_snapshot, Study.stimulus_set,
+                                    Study.max_participants).where(Study.id == study_id)).one()
+    frozen = connection.scalar(select(func.count()).select_from(StudyVersion).where(
+        StudyVersion.study_id == study_id, StudyVersion.version == row.config_version))
+    if not frozen:
+        connection.execute(insert(StudyVersion.__table__).values(
+            study_id=study_id, version=row.config_version, design_snapshot=row.design_snapshot,
+            stimulus_set=row.stimulus_set, max_participants=row.max_participants,
+            created_by=created_by, created_at=now()))
+
+
+def update_study(slug: str, config: study_file.StudyConfig, based_on: int | None = None,
+                 by: str | None = None) -> Study:
+    """Change study SLUG's configuration to ``config``.
+
+    A draft is changed in place (nothing has run it).  A study that has been opened keeps
+    every configuration participants ran: the change becomes a new version, frozen at once,
+    and sessions from then on record it.  ``based_on`` is the version the researcher edited;
+    if the study moved on meanwhile (another change), nothing is changed.  The draft's update
+    is conditional on it still being a draft, so a change racing an open cannot alter the
+    configuration the open froze: it becomes the next version instead.
+
+    Raises
+    ------
+    StudyError
+        For a closed study, a stale ``based_on``, or a configuration that cannot run.
+    """
+    study = require_study(slug)
+    if study.status == "closed":
+        raise StudyError(f"study {slug!r} is closed; it can no longer be changed")
+    if based_on is not None and based_on != study.config_version:
+        raise StudyError(f"study {slug!r} was changed meanwhile (it is at version "
+                         f"{study.config_version}, you edited version {based_on}); reload and edit "
+                         "again")
+    if config.stimulus_set not in catalog.stimulus_sets():
+        raise StudyError(f"unknown stimulus set {config.stimulus_set!r}")
+    snapshot, version, study_id = _snapshot(config), study.config_version, study.id
+    values = {"design": config.design.name, "design_snapshot": snapshot,
+              "stimulus_set": config.stimulus_set, "max_participants": config.places,
+              "exclusion_rules_version": config.design.exclusions.version,
+              "title": (config.title or "").strip() or slug}
+    table = Study.__table__
+    db.session.rollback()  # end the read: the writes below wait their turn for the lock
+    with db.engine.connect() as connection, write_transaction(connection):
+        changed = connection.execute(update(table).where(
+            table.c.id == study_id, table.c.status == "draft", table.c.config_version == version)
+            .values(**values)).rowcount == 1
+        if not changed:  # opened (perhaps a moment ago): a new version, frozen at once
+            changed = connection.execute(update(table).where(
+                table.c.id == study_id, table.c.status != "closed", table.c.config_version == version)
+                .values(**values, config_version=version + 1)).rowcount == 1
+            if changed:
+                _freeze(connection, study_id, by)
+    db.session.refresh(study)
+    if not changed:
+        raise StudyError(f"study {slug!r} changed meanwhile (now {state_name(study)}, version "
+                         f"{study.config_version}); reload and edit again")
+    return study
+
+
+def versions(study: Study) -> list[StudyVersion]:
+    return list(db.session.scalars(select(StudyVersion).where(
+        StudyVersion.study_id == study.id).order_by(StudyVersion.version)))
+
+
+def _snapshot(config: study_file.StudyConfig) -> dict:
+    schedules, clip_s = check_schedulable(config.design, config.stimulus_set)
+    snapshot = config.design.to_dict()
+    minutes = max(study_file.estimate_session_minutes(config.design, s, clip_s)
+                  for s in schedules)
+    snapshot[STUDY_CONFIG_KEY] = {**config.settings(), "estimate": {"session_minutes": minutes}}
+    return snapshot
+
+
+def usable_sets(designs=None) -> dict[str, list[str]]:
+    """The stored stimulus sets each design can build a schedule from (a catch-trial set or
+    clips without frame sets are left out), by design name."""
+    designs = DESIGNS if designs is None else designs
+    names = sorted(catalog.stimulus_sets())
+    usable: dict[str, list[str]] = {}
+    for name, design in designs.items():
+        usable[name] = []
+        for stimulus_set in names:
+            try:
+                check_schedulable(design, stimulus_set)
+            except StudyError:
+                continue
+            usable[name].append(stimulus_set)
+    return usable
+
+
+def mark_preview(token: str) -> None:
+    """Mark the session ``token`` as a researcher's preview (it is also simulated)."""
+    with db.engine.connect() as connection, write_transaction(connection):
+        connection.execute(update(Session.__table__).where(Session.token == token)
+                           .values(preview=True, simulated=True))
 
 
 def _in_states(states):
@@ -226,10 +330,12 @@ def allowed_actions(study) -> list[str]:
     return [action for action, (sources, _) in TRANSITIONS.items() if state in sources]
 
 
-def participant_link(slug: str, prolific: bool = False) -> str:
-    """The URL participants open; with ``prolific`` it carries Prolific's id placeholders.
+def participant_link(slug: str, prolific: bool = False, **query) -> str:
+    """The URL participants open; with ``prolific`` it carries Prolific's id placeholders,
+    else ``query`` (e.g. ``participant="demo-1"``).
 
-    In a request it is built from the request's host; elsewhere (the CLI) from PUBLIC_URL.
+    In a request it is built from the request's host; elsewhere (the CLI) from PUBLIC_URL
+    (``make run`` sets it to the host and port it serves on).
     """
     if has_request_context():
         link = url_for("participant.entry", slug=slug, _external=True)
@@ -241,6 +347,8 @@ def participant_link(slug: str, prolific: bool = False) -> str:
     if prolific:
         # Prolific wants the placeholders literally, braces and percent signs unescaped.
         link += "?" + urlencode(PROLIFIC_QUERY, safe="{}%")
+    elif query:
+        link += "?" + urlencode(query)
     return link
 
 
