@@ -105,18 +105,64 @@ def test_the_security_migration_keeps_every_researcher_on_the_studies_they_had(a
     assert modes == {"a": "finish", "b": None}
 
 
-def test_the_model_run_migration_moves_a_model_sessions_provenance_into_its_own_table(any_db_app):
+class _StubBackend:
+    """Answers "F" to everything: enough for execute_run to write a whole manifest."""
+
+    name = "stub"
+
+    def __init__(self, model, **options):
+        self.model = model
+
+    def describe(self):
+        return {"backend": "stub", "model": self.model, "dtype": "bfloat16",
+                "weights_sha256": "ab" * 32, "versions": {"transformers": "4.57.1"}}
+
+    def check(self, params, kinds):
+        pass
+
+    def render(self, request):
+        return "prompt"
+
+    def generate(self, requests, params):
+        from analysis.vlm.backends.base import Generation
+
+        return [Generation("F", n_prompt_tokens=3, n_new_tokens=1) for _ in requests]
+
+    def close(self):
+        pass
+
+
+def _written_manifest(tmp_path, monkeypatch) -> dict:
+    """A model session's ``device_info`` before model_run: the whole manifest
+    ``analysis.vlm.run.execute_run`` writes (status, cache, host, n_rows, every config field
+    down to batch_size, limit and backend_options), with run key and failures."""
+    from analysis.vlm import run
+    from analysis.vlm.backends.base import GenerationParams, Request
+    from analysis.vlm.run_config import RunConfig
+    from analysis.vlm.tasks import Item, TaskSpec
+    from experiments.catalog_records import StimulusRecord
+
+    item = Item("aot:1:FB", "aot", StimulusRecord(1, "p1", "clip", direction="forward"),
+                Request([{"role": "user", "content": []}]), ("F", "B"), "F", {})
+    monkeypatch.setattr(run, "build_items", lambda *args, **kwargs: [item])
+    monkeypatch.setattr(run, "load_backend", lambda name, model, **options:
+                        _StubBackend(model, **options))
+    config = RunConfig("hf", "Qwen/Qwen2.5-VL-7B-Instruct", TaskSpec(fps=2.0, seed=5),
+                       GenerationParams(seed=5), scoring="generate", batch_size=3, limit=7,
+                       backend_options={"device": "cpu", "dtype": "bfloat16"})
+    result = run.execute_run(config, [], {}, tmp_path / "cache.sqlite3", tmp_path / "runs",
+                             progress=False)
+    manifest = json.loads((result.folder / "manifest.json").read_text())
+    assert {"status", "cache", "host", "n_rows"} <= set(manifest)
+    return {**manifest, "run_key": result.run_key, "failures": []}
+
+
+def test_the_model_run_migration_moves_a_model_sessions_provenance_into_its_own_table(
+        any_db_app, tmp_path, monkeypatch):
     # A model session stored before model_run kept its manifest in device_info and its item
-    # keys in schedule; after the upgrade both are in model_run and the session's are empty.
-    manifest = {"run_key": "k" * 64, "run_id": "20261101T000000-abc123", "git_commit": "c0ffee",
-                "config": {"model": "Qwen/Qwen2.5-VL-7B-Instruct", "scoring": "both",
-                           "spec": {"task": "aot", "fps": 2.0, "n_frames": None,
-                                    "metadata_fps": "sampled"},
-                           "params": {"temperature": 0.0, "seed": 5}},
-                "backend": {"model": "Qwen/Qwen2.5-VL-7B-Instruct", "dtype": "bfloat16",
-                            "weights_sha256": "ab" * 32},
-                "counts": {"total": 2, "computed": 2}, "timing": {"load_backend_s": 1.5},
-                "started_at": "2026-11-01T00:00:00+00:00", "failures": []}
+    # keys in schedule; after the upgrade both are in model_run and the session's are empty,
+    # and the downgrade puts back exactly what was there.
+    manifest = _written_manifest(tmp_path, monkeypatch)
     with any_db_app.app_context():
         db.drop_all()
         upgrade(revision="9b3f5e2d8c14")
@@ -137,46 +183,64 @@ def test_the_model_run_migration_moves_a_model_sessions_provenance_into_its_own_
                     "schedule, condition, device_info, started_at, last_seen_at, excluded, "
                     "exclusion_reasons, simulated) VALUES (%s, '%s', 1, 5, 'completed', '%s', "
                     "'{}', '%s', '2026-11-01 00:00:00', '2026-11-01 01:00:00', false, '[]', "
-                    "false)" % (subject_id, token, schedule, info))
+                    "false)" % (subject_id, token, schedule, info.replace("'", "''")))
         upgrade()
         run = db.session.scalars(select(ModelRun)).one()
         model_session, human_session = db.session.scalars(select(Session).order_by(Session.id))
-        assert run.session_id == model_session.id and run.run_key == "k" * 64
+        assert run.session_id == model_session.id and run.run_key == manifest["run_key"]
         assert run.item_keys == ["aot:1:FB", "aot:2:FB"] and run.failures == []
         assert run.model == "Qwen/Qwen2.5-VL-7B-Instruct" and run.revision == "ab" * 6
         assert run.weights_sha256 == "ab" * 32 and run.backend["dtype"] == "bfloat16"
-        assert run.params == {"temperature": 0.0, "seed": 5} and run.sampling["fps"] == 2.0
-        assert run.counts["computed"] == 2 and run.timing["load_backend_s"] == 1.5
-        assert (run.run_id, run.git_commit, run.scoring) == (manifest["run_id"], "c0ffee", "both")
+        assert run.params == manifest["config"]["params"] and run.sampling["fps"] == 2.0
+        assert run.counts["computed"] == 1 and "build_items_s" in run.timing
+        assert (run.run_id, run.git_commit, run.scoring) == (
+            manifest["run_id"], manifest["git_commit"], "generate")
+        assert run.manifest == manifest  # status, cache, host, n_rows, batch_size ... kept
         assert model_session.device_info == {} and model_session.schedule == []
         assert human_session.device_info == {"device": {"refresh_hz": 60}}
         db.session.remove()
-        downgrade(revision="9b3f5e2d8c14")  # and back: the session holds them again
+        downgrade(revision="9b3f5e2d8c14")  # and back: the session holds them again, exactly
         with db.engine.connect() as connection:
             info, schedule = connection.exec_driver_sql(
                 "SELECT device_info, schedule FROM session WHERE token = 'm'").one()
         info, schedule = (json.loads(v) if isinstance(v, str) else v for v in (info, schedule))
-        assert info["run_key"] == "k" * 64 and info["backend"]["dtype"] == "bfloat16"
+        assert info == manifest
         assert schedule == ["aot:1:FB", "aot:2:FB"]
 
 
 def test_old_frame_order_rows_lose_their_direction_and_the_downgrade_restores_it(any_db_app):
     # People's frame-ordering rows used to store direction "forward" (models' stored none).
+    # Plain SQL: the ORM models describe the head, not this older revision.
     with any_db_app.app_context():
         db.drop_all()
         upgrade(revision="e5b8a1c3d702")
-        session, stimulus = _session_with_stimulus()
-        frame_order = _trial(session, stimulus, "u-1", 0)
-        frame_order.trial_type, frame_order.direction = "frame_order", "forward"
-        db.session.add_all([frame_order, _trial(session, stimulus, "u-2", 1)])
-        db.session.commit()
+        with db.engine.begin() as connection:
+            for statement in (
+                    "INSERT INTO study (id, slug, title, design, design_snapshot, stimulus_set, "
+                    "status, created_at) VALUES (1, 'aot-1', 'AoT', 'arrow-of-time', '{}', "
+                    "'synthetic', 'open', '2026-01-01 00:00:00')",
+                    "INSERT INTO subject (id, study_id, kind, external_id, recruitment, "
+                    "created_at) VALUES (1, 1, 'human', 'P1', '{}', '2026-01-01 00:00:00')",
+                    "INSERT INTO session (id, subject_id, token, session_number, seed, status, "
+                    "schedule, condition, device_info, started_at, last_seen_at, excluded, "
+                    "exclusion_reasons, simulated) VALUES (1, 1, 'tok', 1, 7, 'completed', "
+                    "'[]', '{}', '{}', '2026-01-01 00:00:00', '2026-01-01 00:00:00', false, "
+                    "'[]', false)"):
+                connection.exec_driver_sql(statement)
+            for index, (trial_type, direction) in enumerate((("frame_order", "forward"),
+                                                             ("aot", "backward"))):
+                connection.exec_driver_sql(
+                    "INSERT INTO trial (session_id, client_uuid, trial_index, trial_type, "
+                    "direction, excluded, exclusion_reasons, extra, created_at) VALUES "
+                    f"(1, 'u-{index}', {index}, '{trial_type}', '{direction}', false, '[]', "
+                    "'{}', '2026-01-01 00:00:00')")
 
         def directions():
-            db.session.rollback()  # a fresh snapshot: the migrations wrote on their own connection
-            return db.session.execute(select(Trial.trial_type, Trial.direction)
-                                      .order_by(Trial.trial_index)).all()
+            with db.engine.connect() as connection:
+                return [tuple(row) for row in connection.exec_driver_sql(
+                    "SELECT trial_type, direction FROM trial ORDER BY trial_index")]
 
-        upgrade()
+        upgrade(revision="f1a2b3c4d5e6")
         assert directions() == [("frame_order", None), ("aot", "backward")]
         downgrade(revision="e5b8a1c3d702")
         assert directions() == [("frame_order", "forward"), ("aot", "backward")]
