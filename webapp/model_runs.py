@@ -29,13 +29,16 @@ from analysis.vlm.run_config import (
     effective_scoring,
     protocol_records,
     run_config,
+    study_options,
 )
 from analysis.vlm.runner import model_revision
-from experiments.catalog_records import Catalog, StimulusRecord
-from experiments.designs import design_from_snapshot
+from analysis.vlm.tasks import design_task
+from experiments.catalog_records import Catalog
+from experiments.designs import Design, design_from_snapshot
 from experiments.schedule import design_trials
+from experiments.trial_types import TRIAL_TYPES
 from webapp.extensions import db
-from webapp.models import ModelRun, Session, SourceClip, Stimulus, Study, Subject, Trial
+from webapp.models import ModelRun, Session, Study, Subject, Trial
 from webapp.models._types import utcnow
 from webapp.participant.store import insert_trials
 from webapp.researcher.studies import require_study
@@ -73,20 +76,32 @@ def run_models(options: Mapping, progress: bool = True) -> RunOutcome:
         For a model, device, server or database failure.
     """
     try:
-        config = run_config(options)
-        check_model_source(config)
         stimulus_set = resolve_set(options["stimulus_set"], options["study"],
                                    options["benchmark"])
+        design = None
+        if options["study"]:
+            design = study_design(require_study(options["study"]))
+            options = study_options(options, design_task(
+                design.name, design.task, TRIAL_TYPES[design.task].MODEL_TASK,
+                options.get("task")), design.name)
+        config = run_config(options)
+        check_model_source(config)
         records = catalog.stimulus_records(db.session.connection(), stimulus_set)
         if not records:
             raise ModelRunError(f"stimulus set {stimulus_set!r} holds no stimuli")
         demos = {r.item_id: r for r in records if r.item_id}
-        if options["study"]:
-            records = design_stimuli(require_study(options["study"]), records, config.spec.seed)
+        trials = None
+        if design is not None:
+            trials = design_trials(design, Catalog(catalog.clip_records(
+                db.session.connection(), stimulus_set)), config.spec.seed)
+            records = [r for r in records if r.id in {t["stimulus_id"] for t in trials}]
         records, missing = protocol_records(config, records)
     except ValueError as error:
         raise ModelRunError(str(error)) from error
-    result = _execute(config, records, demos, progress)
+    if trials is not None:  # a protocol keeps only its own items
+        kept = {r.id for r in records}
+        trials = [t for t in trials if t["stimulus_id"] in kept]
+    result = _execute(config, records, demos, progress, trials)
     outcome = RunOutcome(result, missing)
     if options["study"]:
         outcome.session, outcome.model_run, outcome.added = store_run(
@@ -112,22 +127,18 @@ def resolve_set(stimulus_set: str | None, slug: str | None, benchmark: str | Non
     return stimulus_set
 
 
-def design_stimuli(study: Study, records: list[StimulusRecord], seed: int
-                   ) -> list[StimulusRecord]:
-    """The stimuli the study's design shows: those of every trial it can show, built by the
-    participants' schedule builder (demonstration-only and practice clips are left out)."""
-    design = design_from_snapshot(study.design, study.design_snapshot)
-    clips = catalog.clip_records(db.session.connection(), study.stimulus_set)
-    shown = {trial["stimulus_id"] for trial in design_trials(design, Catalog(clips), seed)}
-    return [record for record in records if record.id in shown]
+def study_design(study: Study) -> Design:
+    """The design the study's participants are scheduled from (its stored snapshot)."""
+    return design_from_snapshot(study.design, study.design_snapshot)
 
 
-def _execute(config: RunConfig, records, demos, progress: bool) -> RunResult:
+def _execute(config: RunConfig, records, demos, progress: bool,
+             trials: list[dict] | None) -> RunResult:
     """``execute_run``, its failures said in one line each."""
     instance = Path(current_app.instance_path)
     try:
         return execute_run(config, records, demos, instance / "model_cache.sqlite3",
-                           instance / "model_runs", progress=progress)
+                           instance / "model_runs", progress=progress, trials=trials)
     except (ValueError, BackendError) as error:
         raise RunFailed(str(error)) from error
     except OSError as error:  # a model that cannot be found or loaded, a stimulus file
@@ -156,17 +167,14 @@ def sweep_clips(stimulus_set: str) -> list[SweepClip]:
     """The set's TRA sweep clips (split ``tra-sweep``), each with its forward stimulus."""
     from experiments.synthetic import TRA_SPLIT, sweep_labels
 
-    root = Path(current_app.config["STIMULUS_ROOT"])
-    rows = db.session.execute(
-        select(SourceClip, Stimulus).join(Stimulus, Stimulus.source_clip_id == SourceClip.id)
-        .where(SourceClip.stimulus_set == stimulus_set, SourceClip.split == TRA_SPLIT,
-               Stimulus.kind == "clip", Stimulus.direction == "forward")
-        .order_by(SourceClip.id)).all()
-    if not rows:
+    clips = sorted((clip for clip in catalog.clip_records(db.session.connection(), stimulus_set)
+                    if clip.split == TRA_SPLIT and clip.clip("forward") is not None),
+                   key=lambda clip: clip.id)
+    if not clips:
         raise ModelRunError(f"stimulus set {stimulus_set!r} holds no TRA sweep clips "
                             f"(split {TRA_SPLIT!r}); 'manage.py stimuli generate' makes them")
-    return [SweepClip(clip.clip_key, str(root / stimulus.path), stimulus.sha256,
-                      **sweep_labels(clip.params or {})) for clip, stimulus in rows]
+    return [SweepClip(clip.clip_key, forward.path, forward.sha256, **sweep_labels(dict(clip.params)))
+            for clip in clips if (forward := clip.clip("forward")) is not None]
 
 
 def model_subject(study_id: int, model_id: str) -> Subject:
@@ -266,4 +274,7 @@ def _record_provenance(run: ModelRun, config: RunConfig, result: RunResult, item
     run.item_keys = item_keys
     run.run_id = manifest["run_id"]
     run.git_commit = manifest.get("git_commit")
+    # The whole manifest as the run wrote it (status, host, cache, every config field),
+    # beside the typed columns above.
+    run.manifest = {**manifest, "run_key": result.run_key, "failures": failures}
     run.updated_at = utcnow()

@@ -23,7 +23,7 @@ from analysis.vlm.backends import load_backend
 from analysis.vlm.cache import ResultCache
 from analysis.vlm.run_config import RunConfig, run_key
 from analysis.vlm.runner import Runner
-from analysis.vlm.tasks import build_items
+from analysis.vlm.tasks import build_items, trial_items
 
 
 @dataclass
@@ -81,13 +81,22 @@ def run_folder(runs_dir, config: dict, cache_path):
 
 
 def execute_run(config: RunConfig, records, demos, cache_path, runs_dir,
-                progress: bool = True) -> RunResult:
-    """Build items, run them through the backend with the cache, write the run folder."""
+                progress: bool = True, trials: list[dict] | None = None) -> RunResult:
+    """Build items, run them through the backend with the cache, write the run folder.
+
+    With ``trials`` (a study's, from ``experiments.schedule.design_trials``) the items are
+    those trials; without, the task's items of ``records``.  No items is an error.
+    """
     settings = {**asdict(config), "spec": asdict(config.spec), "params": config.params.to_dict()}
     with run_folder(runs_dir, settings, cache_path) as (folder, manifest):
         timing = manifest["timing"] = {}
         start = time.perf_counter()
-        items = build_items(records, config.spec, demos, config.limit)
+        if trials is None:
+            items = build_items(records, config.spec, demos, config.limit)
+        else:
+            items = trial_items(trials, records, config.spec, demos, config.limit)
+        if not items:
+            raise ValueError(f"no {config.spec.task} items in these stimuli: nothing to run")
         timing["build_items_s"] = time.perf_counter() - start
         start = time.perf_counter()
         backend = load_backend(config.backend, config.model, **(config.backend_options or {}))

@@ -16,7 +16,7 @@ from pathlib import Path
 from analysis.vlm import prompts
 from analysis.vlm.backends.base import GenerationParams
 from analysis.vlm.backends.openai_http import model_family as served_family
-from analysis.vlm.tasks import TaskSpec
+from analysis.vlm.tasks import HINT_CONFIGS, TASKS, TaskSpec, check_hints
 from experiments.benchmarks import aot_psyphybench as bench
 from experiments.benchmarks import check_benchmark, protocol
 
@@ -34,7 +34,7 @@ class RunConfig:
     benchmark: str | None = None  # a published protocol: its test items only
 
     def __post_init__(self):
-        if self.scoring == "logits" and self.spec.task == "aot" \
+        if self.scoring == "logits" and TASKS[self.spec.task].prompt_settings \
                 and self.spec.setting in prompts.COT_SETTINGS:
             raise ValueError(
                 f"setting {self.spec.setting!r} is scored from its generated reasoning; "
@@ -63,8 +63,9 @@ def run_key(config: RunConfig, description: dict) -> str:
 def effective_scoring(config: RunConfig) -> str:
     """``scoring`` as it applies: where items are never logit-scored (frame orders,
     chain-of-thought settings), "both" and "generate" are the same run."""
-    generation_only = config.spec.task == "frame_order" or (
-        config.spec.task == "aot" and config.spec.setting in prompts.COT_SETTINGS)
+    task = TASKS[config.spec.task]
+    generation_only = not task.logit_scored or (
+        task.prompt_settings and config.spec.setting in prompts.COT_SETTINGS)
     return "generate" if generation_only and config.scoring == "both" else config.scoring
 
 
@@ -77,23 +78,56 @@ def run_config(options: Mapping) -> RunConfig:
         For options that contradict each other or the protocol, naming the flags.
     """
     decoding = None
+    options = {**options, "task": options.get("task") or "aot"}
     if options["benchmark"]:
         options, decoding = _protocol_options(options)
+    _check_ordering_options(options)
     fps = options["fps"]
-    if fps is None and options["n_frames"] is None and options["task"] == "aot":
+    if fps is None and options["n_frames"] is None and TASKS[options["task"]].sampled_at_rate:
         fps = protocol.default_fps(options["model"])  # AoT-PsyPhyBENCH sec. 4.6, by family
     if fps is not None and options["n_frames"] is not None:
         raise ValueError("give --fps or --n-frames, not both")
     spec = TaskSpec(task=options["task"], setting=options["setting"], fps=fps,
                     n_frames=options["n_frames"], metadata_fps=options["metadata_fps"],
                     label_orders=tuple(o.strip() for o in options["label_orders"].split(",")),
-                    task_variant=options["variant"], annotation=options["annotation"],
-                    hints=options["hints"], prompt_style=options["prompt_style"],
-                    pair_presentation=options["pairs"], span=options["span"],
-                    seed=options["seed"])
+                    task_variant=options["variant"],
+                    annotation=options.get("annotation") or ORDERING_DEFAULTS["annotation"],
+                    hints=options.get("hints") or ORDERING_DEFAULTS["hints"],
+                    prompt_style=options["prompt_style"], pair_presentation=options["pairs"],
+                    span=options.get("span") or ORDERING_DEFAULTS["span"], seed=options["seed"])
     return RunConfig(options["backend"], options["model"], spec, _params(options, decoding),
                      _scoring(options), options["batch_size"], options["limit"],
                      _backend_options(options), options["benchmark"])
+
+
+# Ordering options left out of a request (None) take these values.
+ORDERING_DEFAULTS = {"annotation": "brief", "span": "medium", "hints": "none"}
+
+
+def _check_ordering_options(options: Mapping) -> None:
+    """Refuse hints a task cannot use, or that leave nothing to order."""
+    hints = options.get("hints")
+    if hints in (None, "none"):
+        return
+    if options["task"] != "frame_order":
+        raise ValueError(f"--hints {hints}: only for --task frame_order, "
+                         f"not --task {options['task']}")
+    if hints not in HINT_CONFIGS:
+        raise ValueError(f"--hints {hints!r} is not one of {tuple(HINT_CONFIGS)}")
+    if options.get("n_frames") is not None:
+        check_hints(hints, options["n_frames"])
+
+
+def study_options(options: Mapping, task: str, design_name: str) -> dict:
+    """The options of a run on a study whose design's trials ask ``task``: options that
+    the trials set themselves (a frame order's frames, annotation and hints) are refused."""
+    given = [name for name in TASKS[task].trial_options if options.get(name) is not None]
+    if given:
+        flags = ", ".join("--" + name.replace("_", "-") for name in given)
+        raise ValueError(f"{flags}: design {design_name!r}'s trials set these (each "
+                         "condition's frames, annotation and hints); drop them, or use --set "
+                         "to ask about the stimuli without the study's design")
+    return {**options, "task": task}
 
 
 def _protocol_options(options: Mapping) -> tuple[dict, dict]:

@@ -277,6 +277,8 @@ def trial_row(item, index: int, outcome: dict) -> dict:
             # As for people: a frame order has no direction, whatever its frames came from.
             "direction": None if item.trial_type == C.FRAME_ORDER else stimulus.direction,
             "correct_response": item.correct_response, "response": response,
-            "correct": None if response is None else response == item.correct_response,
+            # As for people's timeouts: no answer is not a correct one (the non-response
+            # policy, analysis.nonresponse, finds it by its empty response).
+            "correct": response is not None and response == item.correct_response,
             "rt_ms": None, "onset_method": None, "dropped_frames": None, "excluded": False,
             "exclusion_reasons": [], "extra": extra}

@@ -208,6 +208,15 @@ def _context(stimulus: StimulusRecord, level: str) -> str | None:
     return text
 
 
+def check_hints(hints: str, n: int) -> None:
+    """Refuse hints that name a position beyond ``n`` frames or leave nothing to order."""
+    positions = HINT_CONFIGS[hints]
+    if positions and (max(positions) > n or len(positions) >= n - 1):
+        raise ValueError(f"--hints {hints} gives away positions {list(positions)} of "
+                         f"{n}-frame items, which leaves nothing to order; use --hints none "
+                         "or more frames (--n-frames)")
+
+
 def frame_order_items(stimuli: list[StimulusRecord], spec: TaskSpec,
                       limit: int | None = None) -> list[Item]:
     """EGO-FLIGHT frame ordering: seeded shuffles, annotation level, optional hints."""
@@ -215,6 +224,7 @@ def frame_order_items(stimuli: list[StimulusRecord], spec: TaskSpec,
     for stimulus in order_sources(stimuli, spec.n_frames, spec.span)[:limit]:
         frames = _frames_for_order(stimulus, spec)
         n = len(frames.frame_indices)
+        check_hints(spec.hints, n)
         shown = [int(i) for i in _rng(spec, stimulus.id, 2).permutation(n)]
         correct = [shown.index(t) + 1 for t in range(n)]  # labels in chronological order
         hints = {correct[pos - 1]: pos for pos in HINT_CONFIGS[spec.hints]}
@@ -277,15 +287,121 @@ def pair_order_items(stimuli: list[StimulusRecord], spec: TaskSpec,
 def build_items(stimuli: list[StimulusRecord], spec: TaskSpec,
                 demos: dict[str, StimulusRecord] | None = None,
                 limit: int | None = None) -> list[Item]:
-    """The items of a run, in a deterministic order: all, or the first ``limit`` (only the
-    stimuli those show are decoded)."""
+    """The items of a run on a set's stimuli, in a deterministic order: all, or the first
+    ``limit`` (only the stimuli those show are decoded)."""
     stimuli = sorted(stimuli, key=lambda s: s.id)
-    if spec.task == "aot":  # the only task with few-shot demonstrations
-        return aot_items(stimuli, spec, demos, limit)[:limit]
-    return TASKS[spec.task](stimuli, spec, limit)[:limit]
+    return TASKS[spec.task].items(stimuli, spec, demos, limit)[:limit]
+
+
+def trial_items(trials: list[dict], records: list[StimulusRecord], spec: TaskSpec,
+                demos: dict[str, StimulusRecord] | None = None,
+                limit: int | None = None) -> list[Item]:
+    """The items of a run on a study: built from the trials its design can show
+    (``experiments.schedule.design_trials``), in their order, so that a model sees what a
+    participant would; model-only options of ``spec`` (label orders, TOMATO variants,
+    settings, pairs) apply on top."""
+    by_id = {record.id: record for record in records}
+    return TASKS[spec.task].from_trials(trials, by_id, spec, demos, limit)[:limit]
+
+
+def _aot_trial_items(trials: list[dict], by_id: dict[int, StimulusRecord], spec: TaskSpec,
+                     demos: dict[str, StimulusRecord] | None, limit: int | None) -> list[Item]:
+    """Each arrow-of-time trial's clip, in its direction."""
+    shown = []
+    for trial in trials:
+        stimulus = by_id[trial["stimulus_id"]]
+        if stimulus.direction != trial["direction"]:
+            raise ValueError(f"trial {trial['trial_index']}: stimulus {stimulus.id} plays "
+                             f"{stimulus.direction}, the trial {trial['direction']}")
+        shown.append(stimulus)
+    return aot_items(shown, spec, demos, limit)
+
+
+def _frame_order_trial_items(trials: list[dict], by_id: dict[int, StimulusRecord],
+                             spec: TaskSpec, demos, limit: int | None) -> list[Item]:
+    """Each frame-ordering trial as a participant sees it: its frames in their presented
+    order, its annotation and hint frames, its condition's name."""
+    return [_frame_order_trial_item(trial, by_id[trial["stimulus_id"]], spec)
+            for trial in trials[:limit]]
+
+
+def _frame_order_trial_item(trial: dict, stimulus: StimulusRecord, spec: TaskSpec) -> Item:
+    params = trial["params"]
+    frames = _frames_for_order(stimulus, spec)
+    # Slot s (the model's image s + 1) holds label presented_order[s], which shows the
+    # chronological frame trial["frames"][label].
+    labels = [int(label) for label in params["presented_order"]]
+    shown = [int(trial["frames"][label]) for label in labels]
+    n = len(shown)
+    correct = [shown.index(t) + 1 for t in range(n)]  # images in chronological order
+    hints = {slot + 1: shown[slot] + 1 for slot in params["hint_positions"]}
+    text = prompts_order.frame_order_text(n, params["annotation"], hints or None,
+                                          spec.prompt_style)
+    request = Request(prompts_order.frame_order_messages(n, text),
+                      _resize(images(frames, shown), spec.image_size))
+    extra = {C.EXTRA_CONDITION: trial["condition"], C.EXTRA_HINT_FRAMES: sorted(hints),
+             "n_frames": n, "span": trial["span"], "annotation_level": trial["annotation_level"],
+             "presented_frames": shown,
+             "presented_frame_indices": [frames.frame_indices[i] for i in shown],
+             "prompt_style": spec.prompt_style}
+    return Item(f"order:{stimulus.id}:{trial['condition']}", C.FRAME_ORDER, stimulus, request,
+                (), correct, extra, n_frames_order=n)
+
+
+def _pair_order_trial_items(trials: list[dict], by_id: dict[int, StimulusRecord],
+                            spec: TaskSpec, demos, limit: int | None) -> list[Item]:
+    """Pairs of the frame sets the study's trials show (a model-only task on top of them)."""
+    shown = {trial["stimulus_id"]: by_id[trial["stimulus_id"]] for trial in trials}
+    return pair_order_items(sorted(shown.values(), key=lambda s: s.id), spec, limit)
+
+
+@dataclass(frozen=True)
+class ModelTask:
+    """A model task: its items from a set's stimuli (``items``) and from a study's scheduled
+    trials (``from_trials``), and what about it a run's settings depend on."""
+
+    items: Callable[..., list[Item]]  # (stimuli, spec, demos, limit)
+    from_trials: Callable[..., list[Item]]  # (trials, stimuli by id, spec, demos, limit)
+    asks: str  # the trial type (a design's task) whose trials a study run is built from
+    prompt_settings: bool = False  # AoT-PsyPhyBENCH settings: demonstrations, chain of thought
+    logit_scored: bool = True  # a first-token answer (frame orders are lists)
+    sampled_at_rate: bool = False  # frames sampled at a frame rate (else stored frame sets)
+    trial_options: tuple[str, ...] = ()  # options a study's trials set (not the run)
 
 
 # Model tasks by name: a trial type names its own in MODEL_TASK (experiments/trial_types/);
 # pair_order is a model-only task (EGO-FLIGHT's pairwise order) with no human trial type.
-TASKS: dict[str, Callable[..., list[Item]]] = {
-    "aot": aot_items, "frame_order": frame_order_items, "pair_order": pair_order_items}
+TASKS: dict[str, ModelTask] = {
+    "aot": ModelTask(aot_items, _aot_trial_items, asks=C.AOT, prompt_settings=True,
+                     sampled_at_rate=True),
+    "frame_order": ModelTask(
+        lambda stimuli, spec, demos, limit: frame_order_items(stimuli, spec, limit),
+        _frame_order_trial_items, asks=C.FRAME_ORDER, logit_scored=False,
+        trial_options=("annotation", "hints", "span", "n_frames")),
+    "pair_order": ModelTask(
+        lambda stimuli, spec, demos, limit: pair_order_items(stimuli, spec, limit),
+        _pair_order_trial_items, asks=C.FRAME_ORDER),
+}
+
+
+def design_task(design_name: str, design_type: str, model_task: str | None,
+                task: str | None) -> str:
+    """The model task of a run on a study whose design is built around ``design_type``
+    (whose trial type names ``model_task``): ``task`` if the design's trials can ask it,
+    else its own.
+
+    Raises
+    ------
+    ValueError
+        For a task the design's trials cannot ask, naming the design and its task.
+    """
+    if model_task is None:
+        raise ValueError(f"design {design_name!r} ({design_type} trials) asks models nothing")
+    if task is None:
+        return model_task
+    if TASKS[task].asks != design_type:
+        others = [name for name, t in TASKS.items() if t.asks == design_type]
+        raise ValueError(f"--task {task}: design {design_name!r} shows {design_type} trials, "
+                         f"whose task is {model_task!r}; use --task {' or '.join(others)}, "
+                         "or --set for the stimuli without the study's design")
+    return task

@@ -74,3 +74,25 @@ def test_provenance_is_stored_in_model_run_and_read_from_there(app, factory):
     assert row["n_trials_stored"] == 1 and row["device_info"]["run_key"] == "k" * 64
     assert row["device_info"]["backend"]["dtype"] == "float32"
     assert row["device_info"]["failures"] == [FAILED]
+
+
+def test_sweep_clips_are_read_through_the_stimulus_catalog(app, monkeypatch):
+    # One reader of a set's stimuli (webapp.stimuli.catalog), also for TRA sweep clips.
+    from experiments.catalog_records import ClipRecord, StimulusRecord
+    from experiments.synthetic import TRA_SPLIT
+    from webapp.stimuli import catalog
+
+    def clip(clip_id, split):
+        forward = StimulusRecord(clip_id * 10, f"p{clip_id}", "clip", direction="forward",
+                                 path=f"/stimuli/{clip_id}.mp4", sha256=str(clip_id) * 64)
+        return ClipRecord(clip_id, f"clip{clip_id}", ("Fall",), (forward,), split=split,
+                          params={"scenario": "pendulum", "damping": 2.0})
+
+    read = []
+    monkeypatch.setattr(catalog, "clip_records", lambda connection, name: read.append(name)
+                        or (clip(2, TRA_SPLIT), clip(1, "main"), clip(3, TRA_SPLIT)))
+    with app.app_context():
+        clips = model_runs.sweep_clips("synthetic")
+    assert read == ["synthetic"]
+    assert [(c.clip_key, c.path, c.sha256[0]) for c in clips] == [
+        ("clip2", "/stimuli/2.mp4", "2"), ("clip3", "/stimuli/3.mp4", "3")]

@@ -2,6 +2,7 @@
 import pytest
 
 from experiments.designs import DESIGNS, Design
+from webapp.cli.studies import DEMO_STUDIES
 from webapp.participant import sessions
 from webapp.researcher import studies
 from webapp.extensions import db
@@ -31,13 +32,23 @@ def ctx(app, factory):
         yield
 
 
-@pytest.mark.parametrize("design", sorted(DESIGNS))
+# Designs that run on any set's main clips; a sweep design needs its sweep clips (below).
+GENERAL_DESIGNS = sorted(name for name, design in DESIGNS.items() if not design.included_splits)
+
+
+@pytest.mark.parametrize("design", GENERAL_DESIGNS)
 def test_a_study_is_created_as_a_draft_with_its_design_snapshot(ctx, design):
     study = studies.create_study("pilot-1", design, "synthetic", title="  Pilot  ")
     assert (study.slug, study.title, study.status, study.design) == ("pilot-1", "Pilot", "draft", design)
     assert Design.from_dict(study.design_snapshot) == DESIGNS[design]
     assert study.exclusion_rules_version == DESIGNS[design].exclusions.version
     assert studies.allowed_actions(study) == ["open", "close", "stop"]
+
+
+def test_a_sweep_design_on_a_set_without_its_sweep_clips_is_refused_clearly(ctx):
+    with pytest.raises(studies.StudyError, match="cannot run on stimulus set 'synthetic'"):
+        studies.create_study("sweep", "tra-sweep", "synthetic")
+    assert studies.get_study("sweep") is None
 
 
 @pytest.mark.parametrize("slug, design, stimulus_set, message", [
@@ -152,10 +163,11 @@ def test_cli_demo_opens_one_study_per_design_once(app, runner, factory):
     for _ in range(2):  # `make run` calls it on every start
         result = runner.invoke(args=["study", "demo"])
         assert result.exit_code == 0, result.output
-        assert result.output.count("/p/demo-") == len(DESIGNS)
+        # each demo prints three working links: try it, simulated, Prolific
+        assert result.output.count("/p/demo-") == 3 * len(DEMO_STUDIES)
     with app.app_context():
         demos = db.session.query(Study).filter(Study.slug.like("demo-%")).all()
-        assert sorted(e.design for e in demos) == sorted(DESIGNS)
+        assert sorted(e.design for e in demos) == sorted(DEMO_STUDIES.values())
         assert {e.status for e in demos} == {"open"}
 
 
@@ -263,7 +275,7 @@ def test_dashboard_creates_and_moves_a_study(app, logged_in, factory):
 
 @pytest.mark.parametrize("data, message", [
     ({"slug": "Bad Slug", "design": "arrow-of-time", "stimulus_set": "synthetic"}, "slug must be"),
-    ({"slug": "ok", "design": "nope", "stimulus_set": "synthetic"}, "Not a valid choice"),
+    ({"slug": "ok", "design": "nope", "stimulus_set": "synthetic"}, "expected one of"),
     ({"slug": "", "design": "arrow-of-time", "stimulus_set": "synthetic"}, "This field is required"),
 ])
 def test_dashboard_explains_a_refused_study(logged_in, factory, data, message):

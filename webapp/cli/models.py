@@ -26,9 +26,10 @@ from webapp import model_runs
 @click.option("--backend", type=click.Choice(sorted(BACKENDS)), default="hf", show_default=True,
               help="hf: transformers on this machine; vllm: vLLM in this process (CUDA); "
                    "openai: any OpenAI-compatible server (--base-url).")
-@click.option("--task", type=click.Choice(list(TASKS)), default="aot", show_default=True,
+@click.option("--task", type=click.Choice(list(TASKS)), default=None,
               help="aot: forward or backward; frame_order: order shuffled frames; "
-                   "pair_order: which of two frames came first.")
+                   "pair_order: which of two frames came first. Default: with --study, the "
+                   "task of its design's trials; else aot.")
 @click.option("--setting", type=click.Choice(AOT_SETTINGS), default="zero-shot",
               show_default=True, help="Arrow-of-time prompt setting (AoT-PsyPhyBENCH sec. 4).")
 @click.option("--benchmark", default=None,
@@ -49,12 +50,14 @@ from webapp import model_runs
 @click.option("--variant", type=click.Choice(("full", "shuffled", "single_frame")),
               default="full", show_default=True, help="TOMATO frame condition.")
 @click.option("--annotation", type=click.Choice(("none", "brief", "comprehensive")),
-              default="brief", show_default=True,
-              help="Ordering tasks: the clip description shown with the frames.")
-@click.option("--span", type=click.Choice(("short", "medium", "long")), default="medium",
-              show_default=True, help="Frame sets over this part of the clip (ordering tasks).")
-@click.option("--hints", type=click.Choice(tuple(HINT_CONFIGS)), default="none", show_default=True,
-              help="Frame ordering: which true positions the prompt gives away (EGO-FLIGHT).")
+              default=None, help="Ordering tasks: the clip description shown with the frames "
+              "[default: brief; a study's frame-ordering trials set their own].")
+@click.option("--span", type=click.Choice(("short", "medium", "long")), default=None,
+              help="Frame sets over this part of the clip (ordering tasks) [default: medium; "
+                   "a study's frame-ordering trials set their own].")
+@click.option("--hints", type=click.Choice(tuple(HINT_CONFIGS)), default=None,
+              help="Frame ordering: which true positions the prompt gives away (EGO-FLIGHT) "
+                   "[default: none; a study's frame-ordering trials set their own].")
 @click.option("--prompt-style", type=click.Choice(("open", "proprietary")), default="open",
               show_default=True, help="Frame ordering: EGO-FLIGHT's prompt for open or API models.")
 @click.option("--pairs", type=click.Choice(("both", "random")), default="both", show_default=True,

@@ -37,6 +37,9 @@ class ModelRun(db.Model):
     item_keys: Mapped[list] = mapped_column(JSONType, default=list)
     run_id: Mapped[str | None] = mapped_column(String(40))  # the last run's folder in model_runs/
     git_commit: Mapped[str | None] = mapped_column(String(40))
+    # The run's whole manifest as it wrote it (with run_key and failures): what the typed
+    # columns above do not keep (status, host, cache, batch size, limit, backend options).
+    manifest: Mapped[dict] = mapped_column(JSONType, default=dict)
     created_at: Mapped[datetime] = mapped_column(UTCDateTime, default=utcnow)
     updated_at: Mapped[datetime] = mapped_column(UTCDateTime, default=utcnow)
 

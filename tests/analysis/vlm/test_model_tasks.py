@@ -155,3 +155,39 @@ def test_a_run_whose_model_cannot_load_is_marked_failed(clips, tmp_path):
                     progress=False)
     [manifest] = [json.loads(p.read_text()) for p in (tmp_path / "runs").glob("*/manifest.json")]
     assert manifest["status"] == "failed" and "no-such-model" in manifest["error"]
+
+
+def test_a_model_non_answer_is_stored_as_a_person_s_timeout_is():
+    # correct is true or false (the codebook); a non-answer has an empty response, which
+    # the non-response policy reads, and correct False, as a person's timeout has.
+    import pandas as pd
+
+    from analysis.nonresponse import is_nonresponse
+    from analysis.vlm.backends.base import Request
+    from analysis.vlm.runner import trial_row
+    from analysis.vlm.tasks import Item
+    from experiments.catalog_records import StimulusRecord
+
+    item = Item("aot:1:FB", "aot", StimulusRecord(1, "p1", "clip", direction="forward"),
+                Request([]), ("F", "B"), "F", {})
+    rows = [trial_row(item, i, {"generate": {"text": text, "n_new_tokens": 1,
+                                             "n_prompt_tokens": 3}})
+            for i, text in enumerate(["I cannot tell.", "F", "B"])]
+    assert [(r["response"], r["correct"]) for r in rows] == [
+        (None, False), ("F", True), ("B", False)]
+    frame = pd.DataFrame(rows)
+    assert is_nonresponse(frame).tolist() == [True, False, False]
+
+
+def test_run_settings_follow_the_task_registry(monkeypatch):
+    from dataclasses import replace
+
+    from analysis.vlm import tasks
+    from analysis.vlm.backends.base import GenerationParams
+    from analysis.vlm.run_config import RunConfig, effective_scoring
+
+    # A task registered as never logit-scored is generated only, whatever its name.
+    monkeypatch.setitem(tasks.TASKS, "pair_order",
+                        replace(tasks.TASKS["pair_order"], logit_scored=False))
+    config = RunConfig("hf", "m", tasks.TaskSpec(task="pair_order"), GenerationParams())
+    assert effective_scoring(config) == "generate"

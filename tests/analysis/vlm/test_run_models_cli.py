@@ -2,6 +2,7 @@
 import json
 from pathlib import Path
 
+import numpy as np
 import pytest
 from sqlalchemy import select
 
@@ -178,12 +179,13 @@ def test_a_run_in_another_precision_is_another_run(app, runner, study, tiny_mode
         assert [len(r.item_keys) for r in runs] == [2, 4]
 
 
-def test_a_scoring_that_changes_nothing_is_the_same_run(app, runner, study, tiny_model):
+def test_a_scoring_that_changes_nothing_is_the_same_run(app, runner, ordering_study,
+                                                        tiny_model):
     model = tiny_model("qwen2_5_vl")
     for scoring in ("both", "generate"):  # frame orders are never logit-scored
         result = runner.invoke(args=[
-            "run-models", "--model", model, "--no-progress", "--study", study, "--task",
-            "frame_order", "--n-frames", "4", "--max-new-tokens", "4", "--scoring", scoring])
+            "run-models", "--model", model, "--no-progress", "--study", ordering_study,
+            "--limit", "2", "--max-new-tokens", "4", "--scoring", scoring])
         assert result.exit_code == 0, result.output
     assert "Stored 0 new trials" in result.output
     with app.app_context():
@@ -194,3 +196,119 @@ def test_a_scoring_that_changes_nothing_is_the_same_run(app, runner, study, tiny
 def test_a_mistyped_device_is_a_usage_error(runner, study, tiny_model, value):
     result = _run(runner, tiny_model("qwen2_5_vl"), "--study", study, "--device", value)
     assert result.exit_code == 2 and "use auto, cpu, cuda or cuda:N" in result.output
+
+
+@pytest.fixture
+def ordering_study(app, stimulus_set):
+    with app.app_context():
+        studies.create_study("tiny-order", "frame-ordering", stimulus_set)
+    return "tiny-order"
+
+
+def _design_trials(slug: str, seed: int) -> list[dict]:
+    from experiments.catalog_records import Catalog
+    from experiments.schedule import design_trials
+    from webapp import model_runs
+    from webapp.stimuli import catalog
+
+    design = model_runs.study_design(studies.require_study(slug))
+    clips = catalog.clip_records(db.session.connection(), design_study_set(slug))
+    return design_trials(design, Catalog(clips), seed)
+
+
+def design_study_set(slug: str) -> str:
+    return studies.require_study(slug).stimulus_set
+
+
+def test_a_frame_ordering_study_asks_models_its_scheduled_trials(
+        app, runner, ordering_study, tiny_model):
+    # The study's own task by default, items built from design_trials: each trial's frames
+    # in its presented order, its hints and its condition's name, as a participant sees it.
+    result = runner.invoke(args=["run-models", "--model", tiny_model("qwen2_5_vl"),
+                                 "--no-progress", "--study", ordering_study, "--seed", "3",
+                                 "--max-new-tokens", "4", "--limit", "9"])
+    assert result.exit_code == 0, result.output
+    with app.app_context():
+        scheduled = _design_trials(ordering_study, 3)[:9]
+        session = db.session.scalar(select(Session))
+        assert session.status == "completed"
+        stored = db.session.scalars(select(Trial).order_by(Trial.trial_index)).all()
+        assert len(stored) == 9 and {t.trial_type for t in stored} == {"frame_order"}
+        for trial, row in zip(scheduled, stored):
+            assert row.stimulus_id == trial["stimulus_id"] and row.direction is None
+            assert row.extra["condition"] == trial["condition"]  # people's names, e.g. "4 frames"
+            assert row.extra["presented_frames"] == trial["frames"]
+            assert row.extra["hint_frames"] == trial["hint_labels"]
+            assert json.loads(row.correct_response) == json.loads(trial["correct_response"])
+        assert {t["condition"] for t in scheduled} == {r.extra["condition"] for r in stored}
+
+
+def test_a_frame_order_item_shows_the_trials_frames_hints_and_annotation(clips, tmp_path):
+    from PIL import Image
+
+    from analysis.vlm.tasks import TaskSpec, trial_items
+    from experiments.catalog_records import StimulusRecord
+
+    folder = tmp_path / "set"
+    folder.mkdir()
+    for i in range(4):  # frame i is a flat grey of level 60 * i
+        Image.fromarray(np.full((8, 8, 3), 60 * i, np.uint8)).save(folder / f"frame_{i}.png")
+    record = StimulusRecord(7, "p7", "frame_set", frame_indices=(0, 5, 10, 15),
+                            meta={"span": "medium"}, source_clip_id=1, path=str(folder),
+                            clip_fps=12.0, clip_frame_count=24)
+    trial = {"trial_type": "frame_order", "trial_index": 0, "stimulus_id": 7,
+             "frames": [0, 3, 2, 1], "condition": "hint 1&3", "span": "medium",
+             "annotation_level": "brief", "hint_labels": [1, 3],
+             "correct_response": json.dumps([1, 4, 3, 2]),
+             "params": {"n_frames": 4, "presented_order": [0, 1, 2, 3],
+                        "hint_positions": [0, 2], "annotation": "A grey card.",
+                        "condition": "hint 1&3"}}
+    item, = trial_items([trial], [record], TaskSpec(task="frame_order", image_size=None))
+    assert [int(v.frames[0, 0, 0, 0]) for v in item.request.visuals] == [0, 180, 120, 60]
+    assert item.correct_response == [1, 4, 3, 2] and item.extra["condition"] == "hint 1&3"
+    assert item.extra["hint_frames"] == [1, 3]
+    text = json.dumps(item.request.messages)
+    assert "A grey card." in text
+
+
+def test_a_task_the_studys_design_cannot_ask_is_a_clear_error(runner, ordering_study,
+                                                              tiny_model):
+    result = _run(runner, tiny_model("qwen2_5_vl"), "--study", ordering_study, "--task", "aot")
+    assert result.exit_code == 2, result.output
+    assert "'frame-ordering'" in result.output and "'frame_order'" in result.output
+    assert "Traceback" not in result.output
+
+
+def test_options_the_studys_trials_set_are_refused(runner, ordering_study, tiny_model):
+    result = _run(runner, tiny_model("qwen2_5_vl"), "--study", ordering_study,
+                  "--hints", "1&3")
+    assert result.exit_code == 2 and "--hints" in result.output
+    assert "Traceback" not in result.output
+
+
+def test_a_run_of_no_items_is_an_error_never_completed(tmp_path):
+    from analysis.vlm.backends.base import GenerationParams
+    from analysis.vlm.run import execute_run
+    from analysis.vlm.run_config import RunConfig
+    from analysis.vlm.tasks import TaskSpec
+
+    config = RunConfig("hf", "no-such-model", TaskSpec(fps=2.0), GenerationParams())
+    with pytest.raises(ValueError, match="nothing to run"):
+        execute_run(config, [], {}, tmp_path / "cache.sqlite3", tmp_path / "runs",
+                    progress=False)
+    manifest, = (tmp_path / "runs").glob("*/manifest.json")
+    assert json.loads(manifest.read_text())["status"] == "failed"
+
+
+@pytest.mark.parametrize("args, code", [
+    (["--n-frames", "2"], 2),  # refused before anything runs
+    ([], 1),  # stored 2-frame sets: refused when their items are built
+])
+def test_hints_that_leave_nothing_to_order_are_a_clear_error(runner, stimulus_set, tiny_model,
+                                                             args, code):
+    result = runner.invoke(args=["run-models", "--model", tiny_model("qwen2_5_vl"),
+                                 "--no-progress", "--set", "tiny", "--task", "frame_order",
+                                 "--hints", "1&3", "--max-new-tokens", "2", *args])
+    assert result.exit_code == code, result.output
+    assert "--hints 1&3 gives away positions" in result.output
+    assert "Traceback" not in result.output and "IndexError" not in result.output

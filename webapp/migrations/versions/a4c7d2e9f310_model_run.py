@@ -6,8 +6,9 @@ Create Date: 2026-11-25 09:00:00
 
 Model sessions used to keep their run's manifest in ``session.device_info`` and the item
 keys asked of them in ``session.schedule``, fields meant for people.  Both move into
-``model_run`` (one row per model session) and are emptied on the session; the downgrade
-puts them back.
+``model_run`` (one row per model session) and are emptied on the session: the typed columns
+are read from the manifest, and ``manifest`` keeps the whole of it (status, host, cache,
+row count, every config field), so the downgrade puts back exactly what was there.
 """
 import sqlalchemy as sa
 from alembic import op
@@ -47,6 +48,7 @@ def upgrade():
     sa.Column('item_keys', JSON, nullable=False),
     sa.Column('run_id', sa.String(length=40), nullable=True),
     sa.Column('git_commit', sa.String(length=40), nullable=True),
+    sa.Column('manifest', JSON, nullable=False),
     sa.Column('created_at', webapp.models._types.UTCDateTime(timezone=True), nullable=False),
     sa.Column('updated_at', webapp.models._types.UTCDateTime(timezone=True), nullable=False),
     sa.ForeignKeyConstraint(['session_id'], ['session.id'], ),
@@ -85,7 +87,8 @@ def _model_run(session) -> dict:
             'task': spec, 'scoring': config.get('scoring'), 'timing': timing,
             'counts': info.get('counts') or {}, 'failures': info.get('failures') or [],
             'item_keys': list(session.schedule or []), 'run_id': info.get('run_id'),
-            'git_commit': info.get('git_commit'), 'created_at': session.started_at,
+            'git_commit': info.get('git_commit'), 'manifest': info,
+            'created_at': session.started_at,
             'updated_at': session.last_seen_at}
 
 
@@ -93,14 +96,18 @@ def downgrade():
     model_run = sa.table('model_run', *(sa.column(name) for name in (
         'session_id', 'run_key', 'model', 'revision', 'weights_sha256', 'scoring', 'run_id',
         'git_commit')), *(sa.column(name, JSON) for name in (
-            'backend', 'params', 'task', 'timing', 'counts', 'failures', 'item_keys')))
+            'backend', 'params', 'task', 'timing', 'counts', 'failures', 'item_keys',
+            'manifest')))
     bind = op.get_bind()
     for run in bind.execute(sa.select(model_run)).all():
-        info = {'run_key': run.run_key, 'run_id': run.run_id, 'git_commit': run.git_commit,
-                'backend': run.backend, 'counts': run.counts, 'failures': run.failures,
-                'timing': run.timing,
-                'config': {'model': run.model, 'spec': run.task, 'params': run.params,
-                           'scoring': run.scoring}}
+        # The manifest as the run wrote it; a run whose manifest was never kept gets what
+        # its typed columns hold.
+        info = run.manifest or {
+            'run_key': run.run_key, 'run_id': run.run_id, 'git_commit': run.git_commit,
+            'backend': run.backend, 'counts': run.counts, 'failures': run.failures,
+            'timing': run.timing,
+            'config': {'model': run.model, 'spec': run.task, 'params': run.params,
+                       'scoring': run.scoring}}
         bind.execute(SESSION.update().where(SESSION.c.id == run.session_id)
                      .values(device_info=info, schedule=run.item_keys))
     with op.batch_alter_table('model_run', schema=None) as batch_op:
