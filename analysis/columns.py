@@ -28,8 +28,14 @@ Conventions
   both presentations can be matched.
 * List and dict columns (``categories``, ``exclusion_reasons``, ``extra``) are JSON strings
   in CSV and Python objects in a loaded frame.
+
+What depends on the trial types (:data:`TRIAL_TYPES`, :data:`ANSWER_CODES`,
+:data:`DIRECTIONLESS_TRIAL_TYPES` and :data:`COLUMN_RULES`, whose rules name them) is read
+from the registry :data:`experiments.trial_types.TRIAL_TYPES` each time it is used, so a
+registered type is in every rule, error message and codebook entry without a line here.
 """
 from dataclasses import dataclass
+from typing import Any
 
 from experiments import trial_types
 from experiments.categories import CATEGORIES
@@ -46,12 +52,13 @@ REQUIRED_COLUMNS = ("subject_id", "subject_kind", "trial_type", "direction", "re
 
 HUMAN, MODEL = "human", "model"
 FORWARD, BACKWARD = "forward", "backward"
-AOT, CATCH, FRAME_ORDER, PAIR_ORDER = "aot", "catch", "frame_order", "pair_order"
+# The types some analyses are written for (their own metrics), named by their modules.
+AOT, FRAME_ORDER = trial_types.aot.NAME, trial_types.frame_order.NAME
+CATCH = trial_types.ATTENTION_CHECK
+PAIR_ORDER = "pair_order"  # asked of models only: no trial-type module
 PRACTICE_BLOCK = "practice"
 SUBJECT_KINDS = (HUMAN, MODEL)
 DIRECTIONS = (FORWARD, BACKWARD)
-# People's trial types come from their registry; ordered pairs are asked of models only.
-TRIAL_TYPES = (*trial_types.TRIAL_TYPES, PAIR_ORDER)
 # Stored session statuses (webapp): people's sessions, then a model run that lacks items.
 SESSION_COMPLETED = "completed"
 SESSION_STATUSES = ("started", "in_progress", SESSION_COMPLETED, "no_consent", "screened_out",
@@ -111,38 +118,73 @@ class ColumnRule:
 
 
 FRAME_LIST = "frame_list"  # a JSON list of presented frame labels 1..N, e.g. "[2, 1, 3]"
-# How each trial type codes ``response`` and ``correct_response``.
-ANSWER_CODES = {**{name: module.ANSWERS for name, module in trial_types.TRIAL_TYPES.items()},
-                PAIR_ORDER: ("A", "B")}
 # Arrow-of-time rows: the correct answer that goes with each direction.
 DIRECTION_ANSWERS = {FORWARD: "F", BACKWARD: "B"}
-# Trial types whose rows may leave ``direction`` empty (frame sets, image pairs).
-DIRECTIONLESS_TRIAL_TYPES = (*trial_types.DIRECTIONLESS, PAIR_ORDER)
+# How the model-only ordered pairs code ``response`` and ``correct_response``.
+PAIR_ORDER_ANSWERS = ("A", "B")
 
-COLUMN_RULES = {
-    "subject_id": ColumnRule("text", blank=False),
-    "subject_kind": ColumnRule("choice", SUBJECT_KINDS, blank=False),
-    "session_id": ColumnRule("text"),
-    "session_status": ColumnRule("choice", SESSION_STATUSES),  # empty: not known
-    "experiment": ColumnRule("text"),
-    "trial_index": ColumnRule("integer"),
-    "trial_type": ColumnRule("choice", TRIAL_TYPES, blank=False),
-    "block": ColumnRule("text"),
-    "stimulus_id": ColumnRule("text"),
-    "source_clip_id": ColumnRule("text"),
-    "categories": ColumnRule("json_list", CATEGORIES),
-    "direction": ColumnRule("choice", DIRECTIONS, note="'forward' or 'backward' (empty only "
-                            "for trial_type 'frame_order' or 'pair_order')"),
-    "correct_response": ColumnRule("answer", blank=False),
-    "response": ColumnRule("answer"),  # empty: a timeout or an unparseable model answer
-    "correct": ColumnRule("boolean"),  # empty: derived from the responses
-    "rt_ms": ColumnRule("number"),
-    "onset_method": ColumnRule("text"),
-    "dropped_frames": ColumnRule("integer"),
-    "excluded": ColumnRule("boolean", blank=False),
-    "exclusion_reasons": ColumnRule("json_list"),
-    "extra": ColumnRule("json_object"),
-}
+
+def trial_type_names() -> tuple[str, ...]:
+    """:data:`TRIAL_TYPES`: people's trial types from their registry, then the model-only
+    ordered pairs."""
+    return (*trial_types.TRIAL_TYPES, PAIR_ORDER)
+
+
+def answer_codes() -> dict:
+    """:data:`ANSWER_CODES`: how each trial type codes ``response`` and ``correct_response``
+    (its module's ``ANSWERS``)."""
+    return {**{name: module.ANSWERS for name, module in trial_types.TRIAL_TYPES.items()},
+            PAIR_ORDER: PAIR_ORDER_ANSWERS}
+
+
+def directionless_trial_types() -> tuple[str, ...]:
+    """:data:`DIRECTIONLESS_TRIAL_TYPES`: types whose rows leave ``direction`` empty (a type
+    declaring ``DIRECTIONS = ()``; image pairs)."""
+    return (*trial_types.directionless(), PAIR_ORDER)
+
+
+def _or(names) -> str:
+    quoted = [f"'{name}'" for name in names]
+    return quoted[0] if len(quoted) == 1 else f"{', '.join(quoted[:-1])} or {quoted[-1]}"
+
+
+def column_rules() -> dict[str, ColumnRule]:
+    """:data:`COLUMN_RULES`: what each trial column may hold."""
+    return {
+        "subject_id": ColumnRule("text", blank=False),
+        "subject_kind": ColumnRule("choice", SUBJECT_KINDS, blank=False),
+        "session_id": ColumnRule("text"),
+        "session_status": ColumnRule("choice", SESSION_STATUSES),  # empty: not known
+        "experiment": ColumnRule("text"),
+        "trial_index": ColumnRule("integer"),
+        "trial_type": ColumnRule("choice", trial_type_names(), blank=False),
+        "block": ColumnRule("text"),
+        "stimulus_id": ColumnRule("text"),
+        "source_clip_id": ColumnRule("text"),
+        "categories": ColumnRule("json_list", CATEGORIES),
+        "direction": ColumnRule("choice", DIRECTIONS, note=f"{_or(DIRECTIONS)} (empty only for "
+                                f"trial_type {_or(directionless_trial_types())})"),
+        "correct_response": ColumnRule("answer", blank=False),
+        "response": ColumnRule("answer"),  # empty: a timeout or an unparseable model answer
+        "correct": ColumnRule("boolean"),  # empty: derived from the responses
+        "rt_ms": ColumnRule("number"),
+        "onset_method": ColumnRule("text"),
+        "dropped_frames": ColumnRule("integer"),
+        "excluded": ColumnRule("boolean", blank=False),
+        "exclusion_reasons": ColumnRule("json_list"),
+        "extra": ColumnRule("json_object"),
+    }
+
+
+_DERIVED = {"TRIAL_TYPES": trial_type_names, "ANSWER_CODES": answer_codes,
+            "DIRECTIONLESS_TRIAL_TYPES": directionless_trial_types, "COLUMN_RULES": column_rules}
+
+
+def __getattr__(name: str) -> Any:
+    # The registry-derived names are built when read, never copied at import.
+    if name in _DERIVED:
+        return _DERIVED[name]()
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 # --- per-clip TRA values (probes write one row per clip x model x context) ---------------
 # tra = (loss_reversed - loss_forward) / loss_forward (Temporal Reversal Asymmetry, eq. 1).
@@ -150,4 +192,4 @@ TRA_COLUMNS = ("model", "clip_id", "scenario", "process", "parameter", "paramete
                "context_frames", "loss_forward", "loss_reversed", "tra")
 TRA_PROCESSES = ("low_dissipation", "dissipative")
 
-__all__ = [name for name in dir() if name.isupper()]
+__all__ = [name for name in dir() if name.isupper()] + list(_DERIVED)

@@ -242,11 +242,15 @@ def included(data: pd.DataFrame) -> pd.DataFrame:
 
 
 def aot_trials(data: pd.DataFrame) -> pd.DataFrame:
-    """Arrow-of-time rows: correct answer ``"F"`` or ``"B"``, catch trials left out."""
-    keep = data["correct_response"].isin(("F", "B"))
+    """Arrow-of-time rows: ``trial_type == "aot"``; in a table without trial types (a
+    simulation, an example), the rows answered ``"F"`` or ``"B"``.
+
+    Rows are picked by type, never by their answers: other types (catch trials, any type
+    coded F/B) have their own analyses.
+    """
     if "trial_type" in data.columns:
-        keep &= data["trial_type"] != C.CATCH
-    return data[keep]
+        return data[data["trial_type"] == C.AOT]
+    return data[data["correct_response"].isin(("F", "B"))]
 
 
 def category_sets(data: pd.DataFrame) -> tuple[np.ndarray, list[tuple[str, ...]]]:

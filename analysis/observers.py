@@ -85,11 +85,13 @@ def _is_model(data: pd.DataFrame) -> np.ndarray:
 
 
 def _task(data: pd.DataFrame) -> np.ndarray:
-    kind = data["trial_type"].astype(object).to_numpy() if "trial_type" in data \
-        else np.full(len(data), None, dtype=object)
+    """The trial type of each row; without a ``trial_type`` column, ``"aot"`` for rows
+    answered F or B (as :func:`analysis.loading.aot_trials` reads such a table)."""
+    if "trial_type" in data:
+        return data["trial_type"].astype(object).to_numpy()
+    kind = np.full(len(data), None, dtype=object)
     if "correct_response" in data:
-        aot = data["correct_response"].isin(("F", "B")).to_numpy() & (kind != C.CATCH)
-        kind = np.where(aot, C.AOT, kind)
+        kind[data["correct_response"].isin(("F", "B")).to_numpy()] = C.AOT
     return kind
 
 

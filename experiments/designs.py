@@ -49,14 +49,11 @@ from dataclasses import asdict, dataclass, field, fields, replace
 
 from experiments import trial_types
 from experiments.exclusions import ExclusionRules
-# A frame-ordering design's conditions are that trial type's parameters.
+# The shipped frame-ordering design's conditions are that trial type's parameters.
 from experiments.trial_types.frame_order import ANNOTATIONS, SPANS, OrderingCondition
 
-__all__ = ["ANNOTATIONS", "DESIGNS", "SPANS", "TASKS", "Design", "OrderingCondition",
+__all__ = ["ANNOTATIONS", "DESIGNS", "SPANS", "Design", "OrderingCondition",
            "PracticeSpec", "STUDY_CONFIG_KEY", "design_from_snapshot", "get_design", "required_frame_sets"]
-
-TASKS = tuple(trial_types.TASKS)  # a design's task is a trial type that builds sessions
-
 
 @dataclass(frozen=True)
 class PracticeSpec:
@@ -91,7 +88,9 @@ class Design:
     # A blank screen between one trial's end (or its feedback) and the next trial's fixation.
     inter_trial_ms: int = 0
     max_ordering_ms: int = 120_000
-    conditions: tuple[OrderingCondition, ...] = ()
+    # Within-subject conditions of the task, as its type module reads them (read_conditions):
+    # OrderingCondition for frame ordering, none for the arrow of time.
+    conditions: tuple = ()
     # Clips of these splits are never main trials (TRA sweeps, practice clips).
     excluded_splits: tuple[str, ...] = ("tra-sweep", "practice", "catch")
     # Non-empty: the main trials are the clips of these splits only (a sweep design).
@@ -103,8 +102,10 @@ class Design:
     exclusions: ExclusionRules = field(default_factory=ExclusionRules)
 
     def __post_init__(self):
-        if self.task not in TASKS:
-            raise ValueError(f"design {self.name!r}: task must be one of {TASKS}")
+        # A design's task is a trial type that builds sessions (read when used: the registry
+        # is the one list).
+        if self.task not in trial_types.TASKS:
+            raise ValueError(f"design {self.name!r}: task must be one of {tuple(trial_types.TASKS)}")
         if self.sessions < 1 or self.main_blocks < 1:
             raise ValueError(f"design {self.name!r}: needs at least one session and block")
         trial_types.TASKS[self.task].check_design(self)
@@ -135,9 +136,9 @@ class Design:
         data = dict(data)
         data["practice"] = PracticeSpec(**data.get("practice", {}))
         data["exclusions"] = ExclusionRules.from_dict(data.get("exclusions", {}))
-        data["conditions"] = tuple(
-            OrderingCondition(**{**c, "hint_positions": tuple(c.get("hint_positions", ()))})
-            for c in data.get("conditions", ()))
+        task = trial_types.TASKS.get(str(data.get("task")))  # unknown: __post_init__ says so
+        conditions = data.get("conditions", ())
+        data["conditions"] = task.read_conditions(conditions) if task else tuple(conditions)
         for key in ("response_keys", "excluded_splits", "included_splits",
                     "benchmark_subset_excludes"):
             if key in data:
@@ -235,5 +236,6 @@ def required_frame_sets(designs=None) -> tuple[tuple[int, str], ...]:
     Stimulus preparation makes exactly these, so each condition finds its frame set.
     """
     designs = DESIGNS.values() if designs is None else designs
-    needed = {(c.n_frames, c.span) for d in designs for c in d.conditions}
+    needed = {(c.n_frames, c.span) for d in designs for c in d.conditions
+              if isinstance(c, OrderingCondition)}
     return tuple(sorted(needed, key=lambda item: (SPANS.index(item[1]), item[0])))

@@ -25,6 +25,8 @@ import math
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import asdict, dataclass, fields
 
+from experiments.trial_types import ATTENTION_CHECK
+
 RULES_VERSION = "2026.11-2"
 PRACTICE_BLOCK = "practice"
 
@@ -159,8 +161,8 @@ def participant_reasons(records: Iterable[Mapping], rules: ExclusionRules = Excl
     records = list(records)
     main = [r for r in records if r.get("block") != PRACTICE_BLOCK]
     counted = [r for r in main if not is_technical(r)]
-    catch = [r for r in counted if r.get("trial_type") == "catch"]
-    task = [r for r in counted if r.get("trial_type") != "catch"]
+    catch = [r for r in counted if r.get("trial_type") == ATTENTION_CHECK]
+    task = [r for r in counted if r.get("trial_type") != ATTENTION_CHECK]
     reasons = []
     failed = sum(not r.get("correct") for r in catch)
     if catch and failed > rules.max_failed_catch:

@@ -28,7 +28,7 @@ import numpy as np
 
 from experiments.catalog_records import Catalog, CatchRecord, ClipRecord
 from experiments.designs import Design
-from experiments.trial_types import TASKS, TRIAL_TYPES, catch
+from experiments.trial_types import ATTENTION_CHECK, TASKS, TRIAL_TYPES
 from experiments.trial_types.plan import SessionPlan
 
 PRACTICE = "practice"
@@ -162,7 +162,7 @@ def _add_catch(blocks: list[list[dict]], design: Design, records: Sequence[Catch
             record = order[count % len(order)]  # cycling keeps instructed keys balanced
             count += 1
             # Never first in a block: a catch trial checks attention during the task.
-            trial = catch.build_trial(design, record, key_mapping)
+            trial = TRIAL_TYPES[ATTENTION_CHECK].build_trial(design, record, key_mapping)
             block.insert(int(rng.integers(1, len(block) + 1)), trial)
 
 
@@ -243,14 +243,24 @@ def insert_practice_attempt(schedule: list[dict], practice: list[dict]) -> list[
     return _number(merged, 0)
 
 
+# What practice_trials() adds to a practice trial's params for its feedback.
+FEEDBACK_PARAMETERS = ("feedback", "correct_response")
+
+
 def public_trial(trial: Mapping, media_url: Callable[[int, int | None], str]) -> dict:
     """What the browser may see of a trial: never the answer of a main trial, and nothing that
     differs with the answer or tells catch trials apart.
 
     ``media_url(trial_index, slot)`` gives a stimulus URL by trial and, for frame sets, by
     presented slot: public positions only, never a stimulus id or a frame's time index.
+    Of ``params``, only the type's declared ``PARAMETERS`` (and a practice trial's feedback)
+    are sent, whatever its ``public_view`` passes on.
     """
-    return TRIAL_TYPES[trial["trial_type"]].public_view(trial, media_url)
+    module = TRIAL_TYPES[trial["trial_type"]]
+    view = module.public_view(trial, media_url)
+    declared = (*module.PARAMETERS, *FEEDBACK_PARAMETERS)
+    view["params"] = {key: value for key, value in view["params"].items() if key in declared}
+    return view
 
 
 def blocks_summary(schedule: Sequence[Mapping]) -> list[dict]:

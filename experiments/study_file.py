@@ -25,6 +25,7 @@ from pathlib import Path
 from experiments import texts as text_defaults
 from experiments.designs import DESIGNS, Design, get_design
 from experiments.exclusions import ExclusionRules
+from experiments.trial_types import TRIAL_TYPES
 
 __all__ = ["Problem", "StudyConfig", "StudyFileError", "estimate_session_minutes", "load",
            "loads", "to_toml"]
@@ -447,9 +448,10 @@ def _toml_text(text: str) -> str:
 
 # --- duration ------------------------------------------------------------------------------
 
-# Rough seconds a participant spends beyond the clips: answering a clip, ordering frames,
-# the screens before the trials (consent, checks, instructions), each break, the debrief.
-ANSWER_S, ORDERING_S, SETUP_S, BREAK_S, DEBRIEF_S, FEEDBACK_S = 1.0, 15.0, 120.0, 30.0, 60.0, 1.2
+# Rough seconds a participant spends beyond the trials (each trial type says how long one of
+# its own takes, ``duration_s``): the screens before the trials (consent, checks,
+# instructions), each break, the debrief, a practice trial's feedback.
+SETUP_S, BREAK_S, DEBRIEF_S, FEEDBACK_S = 120.0, 30.0, 60.0, 1.2
 
 
 def estimate_session_minutes(design: Design, schedule: list[dict], clip_s: float = 3.0) -> int:
@@ -459,10 +461,7 @@ def estimate_session_minutes(design: Design, schedule: list[dict], clip_s: float
     """
     seconds = SETUP_S + DEBRIEF_S + BREAK_S * max(design.main_blocks - 1, 0)
     for trial in schedule:
-        if trial["trial_type"] == "frame_order":
-            trial_s = min(ORDERING_S, design.max_ordering_ms / 1000)
-        else:
-            trial_s = design.fixation_ms / 1000 + clip_s + ANSWER_S
+        trial_s = TRIAL_TYPES[trial["trial_type"]].duration_s(design, clip_s)
         practice = str(trial.get("block") or "").startswith("practice")
         seconds += trial_s + design.inter_trial_ms / 1000 + (FEEDBACK_S if practice else 0.0)
     return max(1, -int(-seconds // 60))

@@ -19,6 +19,7 @@ from experiments.trial_types.plan import SessionPlan
 from experiments.trial_types.video import (
     VIDEO_FIELDS,
     validate_video,
+    video_duration_s,
     video_params,
     video_public_view,
     video_row_parts,
@@ -44,6 +45,12 @@ def validate(payload, trial=None) -> dict:
 def check_design(design: Design) -> None:
     if design.sessions not in (1, 2):
         raise ValueError("an arrow-of-time design has one session or two (one per direction)")
+
+
+def read_conditions(data) -> tuple:
+    if data:
+        raise ValueError("an arrow-of-time design has no conditions")
+    return ()
 
 
 def usable(design: Design, clip: ClipRecord) -> bool:
@@ -116,3 +123,6 @@ def public_view(scheduled: dict, media_url) -> dict:
 
 def row_parts(fields: dict, scheduled: dict) -> dict:
     return video_row_parts(fields, scheduled)
+
+
+duration_s = video_duration_s

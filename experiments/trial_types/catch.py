@@ -17,6 +17,7 @@ from experiments.trial_types import aot
 from experiments.trial_types.video import (
     VIDEO_FIELDS,
     validate_video,
+    video_duration_s,
     video_params,
     video_public_view,
     video_row_parts,
@@ -31,6 +32,7 @@ PRESENTED_AS = aot.NAME
 PARAMETERS = aot.PARAMETERS  # the same as aot's, or the params would give catch trials away
 FIELDS = VIDEO_FIELDS
 ANSWERS = aot.ANSWERS
+DIRECTIONS = ("forward",)  # the video is played as recorded
 METRICS = ("experiments.exclusions.participant_reasons",
            "analysis.exclusions.trial_exclusion_flow")
 MODEL_TASK = None  # models are not checked for attention
@@ -57,3 +59,6 @@ def row_parts(fields: dict, scheduled: dict) -> dict:
     parts = video_row_parts(fields, scheduled)
     parts["extra"]["instructed_key"] = scheduled["instructed_key"]
     return parts
+
+
+duration_s = video_duration_s

@@ -44,6 +44,8 @@ METRICS = ("analysis.ordering.ordering_trial_scores", "analysis.ordering.orderin
 MODEL_TASK = "frame_order"
 # Answers are JSON lists of presented frame labels 1..N (analysis.columns.FRAME_LIST).
 ANSWERS = "frame_list"
+DIRECTIONS = ()  # frame orders have no playback direction
+ORDERING_S = 15.0  # rough seconds to order the frames, when the time limit allows
 
 
 @dataclass(frozen=True)
@@ -119,6 +121,12 @@ def _check_against(fields: dict, trial) -> None:
 def check_design(design: Design) -> None:
     if not design.conditions:
         raise ValueError(f"design {design.name!r}: frame ordering needs conditions")
+
+
+def read_conditions(data) -> tuple[OrderingCondition, ...]:
+    """The conditions of a design snapshot (:meth:`experiments.designs.Design.from_dict`)."""
+    return tuple(OrderingCondition(**{**c, "hint_positions": tuple(c.get("hint_positions", ()))})
+                 for c in data)
 
 
 def practice_condition(design: Design) -> OrderingCondition:
@@ -218,3 +226,7 @@ def row_parts(fields: dict, scheduled: dict) -> dict:
                           n_frames=scheduled["params"]["n_frames"], span=scheduled["span"],
                           annotation_level=scheduled["annotation_level"],
                           presented_frames=scheduled["frames"])}
+
+
+def duration_s(design: Design, clip_s: float) -> float:
+    return min(ORDERING_S, design.max_ordering_ms / 1000)

@@ -61,6 +61,14 @@ def video_params(design) -> dict:
     return {"fixation_ms": design.fixation_ms}
 
 
+ANSWER_S = 1.0  # rough seconds to answer once the clip has played
+
+
+def video_duration_s(design, clip_s: float) -> float:
+    """About how long one video trial takes: fixation, the clip, the answer."""
+    return design.fixation_ms / 1000 + clip_s + ANSWER_S
+
+
 def video_public_view(trial, media_url, presented_as: str) -> dict:
     """The browser's view of a video trial: one clip URL and the shared parameters."""
     index = trial["trial_index"]

@@ -76,8 +76,9 @@ class SessionRunner {
     this.queue.flush();
     this.heartbeat = startHeartbeat(this.api, (error) => this.interrupt(error));
     // Only a session the server made for simulation (development, tests, a researcher's
-    // preview) runs the robot: a participant's own link ignores ?simulate=1.
-    if (session.simulated) {
+    // preview) runs the robot: a participant's own link ignores ?simulate=1.  A researcher's
+    // click-by-click preview (?manual=1) is a simulated session that a person answers.
+    if (session.simulated && !new URLSearchParams(location.search).has("manual")) {
       this.simulate = Simulation.fromUrl(location.search);
       setAutoAnswer(this.simulate);
     }

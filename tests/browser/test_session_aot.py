@@ -82,3 +82,14 @@ def test_failed_practice_twice_ends_the_session(page, site):
     assert len(data["trials"]) == 4  # two attempts of two practice trials, each stored once
     assert set(data["per_index"].values()) == {1}
     assert not page.js_errors
+
+
+def test_a_click_by_click_preview_waits_for_the_researcher(page, site):
+    # A researcher's manual preview is a simulated session (never stored as data) that a person
+    # answers: the robot must not click through it.
+    enter(page, site, "aot", "preview-manual-1", simulate=True)
+    page.goto(page.url + ("&" if "?" in page.url else "?") + "manual=1")
+    page.wait_for_selector("body[data-screen=keyboard-check]")  # the first screen that asks
+    page.wait_for_timeout(3000)  # the robot answers within 30 ms of a screen
+    assert page.evaluate("() => document.body.dataset.screen") == "keyboard-check"
+    assert not page.js_errors

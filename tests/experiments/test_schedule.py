@@ -18,6 +18,7 @@ from experiments.schedule import (
     public_trial,
     session_opens_at,
 )
+from experiments.trial_types import TRIAL_TYPES
 from experiments.trial_types.frame_order import presented_frames
 from tests.experiments.catalogs import make_catalog
 
@@ -103,6 +104,23 @@ def test_practice_first_with_answers_main_without(catalog):
             assert "catch" not in text and trial["public_id"] not in text
         assert set(view) == {"trial_index", "trial_type", "block", "stimulus", "params"}
         assert view["stimulus"]["url"] == f"/media/t/{trial['trial_index']}"
+
+
+@pytest.mark.parametrize("design", [AOT, ORDER], ids=lambda d: d.name)
+def test_only_declared_parameters_reach_the_browser(catalog, design):
+    """Whatever a type's public view passes on, the browser gets only its PARAMETERS (and a
+    practice trial's feedback): every type of the registry, catch trials included."""
+    schedule = build_schedule(design, catalog, 5, 1, _condition(design))
+    assert {t["trial_type"] for t in schedule} == {design.task, "catch"}
+    for trial in schedule:
+        trial["params"]["undeclared"] = "server only"
+        declared = set(TRIAL_TYPES[trial["trial_type"]].PARAMETERS)
+        view = public_trial(trial, lambda index, slot: f"/media/t/{index}")
+        assert "undeclared" not in view["params"]
+        if trial["block"] == "practice":
+            assert set(view["params"]) == declared | {"feedback", "correct_response"}
+        else:
+            assert set(view["params"]) == declared
 
 
 def test_catch_trials_per_block_balanced_keys(catalog):

@@ -18,7 +18,7 @@ from sqlalchemy import Connection, Row, bindparam, func, insert, select, update
 from sqlalchemy.dialects import postgresql, sqlite
 
 from experiments.schedule import PRACTICE
-from webapp.models import CellCount, Session, Study, Subject, Trial
+from webapp.models import CellCount, Session, Stimulus, Study, Subject, Trial
 
 
 def now() -> datetime:
@@ -119,7 +119,7 @@ def count_cell(connection: Connection, study_id: int, cell: str, change: int) ->
 # study, as one row.
 _SESSION_ROW = (select(Session.id, Session.token, Session.status, Session.session_number,
                        Session.seed, Session.schedule, Session.condition, Session.simulated,
-                       Session.active_client, Subject.recruitment,
+                       Session.active_client, Session.completed_at, Subject.recruitment,
                        Subject.study_id, Study.slug, Study.design,
                        Study.design_snapshot, Study.stimulus_set,
                        Study.status.label("study_status"))
@@ -239,3 +239,15 @@ def flag_trials(connection: Connection, changed: dict[int, list[str]]) -> None:
     for trial_id, reasons in changed.items():
         connection.execute(_FLAG_TRIAL, {"id_": trial_id, "excluded": bool(reasons),
                                          "reasons": reasons})
+
+
+# --- stimuli -------------------------------------------------------------------------------
+
+# What the media routes read of a scheduled trial's stimulus (webapp.stimuli.media).
+_STIMULUS_FILE = select(Stimulus.kind, Stimulus.path, Stimulus.meta, Stimulus.frame_indices).where(
+    Stimulus.id == bindparam("id_"))
+
+
+def stimulus_file(connection: Connection, stimulus_id: int) -> Row | None:
+    """(kind, path, meta, frame_indices) of one stimulus, or None."""
+    return connection.execute(_STIMULUS_FILE, {"id_": stimulus_id}).one_or_none()

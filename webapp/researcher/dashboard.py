@@ -10,9 +10,10 @@ from datetime import datetime
 import pandas as pd
 
 from analysis import aot, figures, loading, nonresponse, ordering, participant_sdt, rt
-from analysis.columns import CATCH, FRAME_ORDER, PRACTICE_BLOCK
+from analysis.columns import AOT, CATCH, FRAME_ORDER, PRACTICE_BLOCK
 from analysis.exclusions import REINSTATE, apply_manual_rules
 from experiments.exclusions import is_technical
+from experiments.trial_types import TRIAL_TYPES
 from webapp.researcher.roster import participant_flow, roster_frame, study_trials, subject_summary
 
 # The page's own look: transparent on the page, plotly.js's defaults rather than the
@@ -73,7 +74,8 @@ def participant_metrics(trials: pd.DataFrame, session: str = "session_id") -> pd
     :func:`analysis.nonresponse.included` (a timeout is an error),
     :func:`analysis.participant_sdt.participant_sdt` and :func:`analysis.rt.median_rt`. A
     frame-ordering session's accuracy is its exact-order rate
-    (:func:`analysis.ordering.ordering_metrics`). ``catch_accuracy``: share of attention
+    (:func:`analysis.ordering.ordering_metrics`); a session of another trial type, its share
+    of correct answers (:func:`share_correct`). ``catch_accuracy``: share of attention
     checks answered as instructed, technical trials left out, as the catch rules count.
     Counts: trials timed out (reason ``timeout``), trials with focus lost or fullscreen
     exited, and clip frames dropped. Index: ``session``; columns :data:`METRIC_COLUMNS`.
@@ -94,6 +96,10 @@ def participant_metrics(trials: pd.DataFrame, session: str = "session_id") -> pd
     if not frames.empty:
         exact = ordering.ordering_metrics(frames, by=[session]).set_index(session)["exact_match"]
         out["accuracy"] = out["accuracy"].fillna(exact)
+    others = other_type_trials(counted)
+    if not others.empty:
+        share = share_correct(others, [session]).set_index(session)["accuracy"]
+        out["accuracy"] = out["accuracy"].fillna(share)
     technical = main["extra"].map(lambda e: is_technical({"extra": e})).astype(bool)
     catch = main[(main["trial_type"] == CATCH) & ~technical]
     if not catch.empty:
@@ -109,6 +115,24 @@ def participant_metrics(trials: pd.DataFrame, session: str = "session_id") -> pd
     out["n_fullscreen_exits"] = flags.str[1].groupby(by).sum()
     out["n_dropped_frames"] = main["dropped_frames"].fillna(0).groupby(by).sum()
     return out
+
+
+# Types with a metric of their own on this page, and the attention checks, shown apart.
+_OWN_METRICS = (AOT, FRAME_ORDER, CATCH)
+
+
+def other_type_trials(trials: pd.DataFrame) -> pd.DataFrame:
+    """Rows of registered trial types without a metric of their own on this page."""
+    return trials[trials["trial_type"].isin([t for t in TRIAL_TYPES if t not in _OWN_METRICS])]
+
+
+def share_correct(trials: pd.DataFrame, by: list[str]) -> pd.DataFrame:
+    """Share of correct answers per ``by`` and trial type, a timeout an error (as
+    :func:`analysis.nonresponse.included` counts it). Columns: ``by``, ``trial_type``,
+    ``accuracy``, ``n_trials``."""
+    correct = trials["correct"].astype(float).fillna(0.0)
+    grouped = correct.groupby([trials[c] for c in [*by, "trial_type"]], observed=True)
+    return grouped.agg(accuracy="mean", n_trials="size").reset_index()
 
 
 def _median_rt(arrow: pd.DataFrame, session: str) -> pd.Series:
@@ -160,6 +184,7 @@ def accuracy_table(trials: pd.DataFrame, by: str) -> pd.DataFrame:
     (a timeout is an error). Frame ordering: the exact-order rate of
     ``analysis.ordering.ordering_metrics``, under the direction label "frame order"; an
     unanswered or invalid order is an error too (``analysis.nonresponse``'s default policy).
+    Any other registered type: :func:`share_correct`, under its ``TITLE``.
     Columns: ``by``, ``direction``, ``accuracy``, ``n_trials``.
     """
     parts = []
@@ -173,6 +198,11 @@ def accuracy_table(trials: pd.DataFrame, by: str) -> pd.DataFrame:
         parts.append(pd.DataFrame({by: metrics[by], "direction": figures.FRAME_ORDER_LABEL,
                                    "accuracy": metrics["exact_match"],
                                    "n_trials": metrics["n_trials"]}))
+    others = other_type_trials(trials)
+    if not others.empty:
+        metrics = share_correct(others, [by])
+        titles = metrics["trial_type"].map(lambda name: TRIAL_TYPES[name].TITLE)
+        parts.append(metrics.assign(direction=titles)[[by, "direction", "accuracy", "n_trials"]])
     if not parts:
         return pd.DataFrame(columns=[by, "direction", "accuracy", "n_trials"])
     return pd.concat(parts, ignore_index=True)

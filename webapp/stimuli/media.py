@@ -8,20 +8,16 @@ what the participant is meant to see can tell one answer from another (SECURITY.
 import os
 
 from flask import Blueprint, abort, current_app, request
-from sqlalchemy import bindparam, select
 from werkzeug.exceptions import RequestedRangeNotSatisfiable
 from werkzeug.wsgi import wrap_file
 
 from webapp.extensions import db
-from webapp.models import Stimulus
-from webapp.participant import sessions
+from webapp.participant import sessions, store
 from webapp.stimuli.files import UnsafePath, frame_path, resolve_under
 
 bp = Blueprint("media", __name__, url_prefix="/media/<token>/<int:trial_index>")
 
 MAX_AGE_S = 3600
-_STIMULUS = select(Stimulus.kind, Stimulus.path, Stimulus.meta, Stimulus.frame_indices).where(
-    Stimulus.id == bindparam("id_"))
 
 
 def _scheduled(token: str, trial_index: int) -> tuple[dict, object]:
@@ -32,7 +28,7 @@ def _scheduled(token: str, trial_index: int) -> tuple[dict, object]:
         trial = schedule[trial_index] if trial_index < len(schedule) else None
         if trial is None or trial["trial_index"] != trial_index:
             abort(404)
-        stimulus = connection.execute(_STIMULUS, {"id_": trial["stimulus_id"]}).one_or_none()
+        stimulus = store.stimulus_file(connection, trial["stimulus_id"])
     if stimulus is None:
         abort(404)
     return trial, stimulus
