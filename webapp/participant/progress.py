@@ -19,7 +19,7 @@ from sqlalchemy.exc import IntegrityError
 
 from experiments import exclusions
 from experiments import schedule as scheduling
-from experiments.trial_types import TRIAL_TYPES, PayloadError, catch, is_technical, validate
+from experiments.trial_types import ATTENTION_CHECK, TRIAL_TYPES, PayloadError, is_technical, validate
 from webapp.database import write_transaction
 from webapp.extensions import db
 from webapp.participant import sessions, store
@@ -94,7 +94,7 @@ def session_state(connection: Connection, session: Row) -> dict:
         "practice_passed": practice_passed(session.status, session.schedule, records, design),
         "blocks": scheduling.blocks_summary(session.schedule),
         # Whether some trials check attention (the instructions say so), never which ones.
-        "attention_checks": any(t["trial_type"] == catch.NAME for t in session.schedule),
+        "attention_checks": any(t["trial_type"] == ATTENTION_CHECK for t in session.schedule),
         "simulated": session.simulated,
     }
     if session.status in sessions.ENDED:
