@@ -5,7 +5,7 @@
 
 Prints one table: time to render and to prepare the built-in synthetic set (median of
 ``--runs`` runs), and reversal time per clip (median over clips, each timed ``--repeats``
-times) for our path (``experiments.media.reverse_clip``: decode, pipe to libx264, decode again
+times) for our path (``experiments.reversal.reverse_clip_checked``: decode, pipe to libx264, decode again
 and check every frame) against a direct ``ffmpeg -vf reverse`` call on the same clips, with
 the same encoder settings and with ffmpeg's defaults.  Goal: our reversal within 1.2x.
 """
@@ -24,6 +24,7 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from experiments import media  # noqa: E402
+from experiments.reversal import reverse_clip_checked  # noqa: E402
 from experiments.stimuli import prepare_clips  # noqa: E402
 from experiments.synthetic import synthetic_specs  # noqa: E402
 
@@ -73,7 +74,7 @@ def bench_reverse(clips: list[Path], work: Path, repeats: int) -> dict[str, list
     for index, clip in enumerate(clips):
         samples = {name: [] for name in per_clip}
         for _ in range(repeats):  # interleaved, so load changes hit all three alike
-            samples["ours"].append(_timed(media.reverse_clip, clip, work / f"o{index}.mp4")[0])
+            samples["ours"].append(_timed(reverse_clip_checked, clip, work / f"o{index}.mp4")[0])
             samples["ffmpeg_same"].append(
                 _timed(ffmpeg_reverse, clip, work / f"s{index}.mp4", True)[0])
             samples["ffmpeg_default"].append(

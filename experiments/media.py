@@ -319,14 +319,3 @@ def write_frame_set(src, dst_dir, n) -> list[int]:
     indices = sample_frame_indices(probe(src).frame_count, n)
     write_pngs(decode_frames(src, indices), dst_dir)
     return indices
-
-
-def reverse_clip(src, dst) -> VideoInfo:
-    """Write ``src`` played backwards, browser-playable; raises unless frame-exact.
-
-    Decoded frame k of ``dst`` is checked against decoded frame N-1-k of ``src``
-    (see :func:`experiments.reversal.check_alignment`).
-    """
-    from experiments.reversal import reverse_clip_checked  # reversal builds on this module
-
-    return reverse_clip_checked(src, dst)[0]

@@ -10,6 +10,7 @@ from pathlib import Path
 import numpy as np
 
 from experiments import media
+from experiments.reversal import reverse_clip_checked
 
 N_FRAMES, SIZE, FPS = 10, 16, 10
 
@@ -30,7 +31,7 @@ def write_benchmark_videos(folder: Path, clip_ids, reversed_ids=(), wrong_revers
     media.encode_browser_mp4(ramp_frames(), template, fps=FPS)
     flipped = folder / ".template_rev.mp4"
     if reversed_ids:
-        media.reverse_clip(template, flipped)
+        reverse_clip_checked(template, flipped)
     for clip_id in clip_ids:
         shutil.copyfile(template, folder / f"{clip_id}.mp4")
     for clip_id in reversed_ids:

@@ -52,7 +52,7 @@ def test_encoding_rejects_bad_input(tmp_path, frames, fps, message):
 
 
 def test_reverse_is_frame_exact(tiny_clip, tmp_path):
-    info = media.reverse_clip(tiny_clip, tmp_path / "rev.mp4")
+    info, _ = reverse_clip_checked(tiny_clip, tmp_path / "rev.mp4")
     assert info.frame_count == TINY_FRAMES and info.faststart and not info.has_audio
     source, reverse = media.decode_frames(tiny_clip), media.decode_frames(tmp_path / "rev.mp4")
     n = len(source)
