@@ -3,12 +3,14 @@
 // Every word comes from the session's texts by key (screens.js text()).
 import { deviceInfo, problems } from "./device.js";
 import { blobUrl } from "./preload.js";
-import { button, el, message, paragraphs, plain, show, showFinal, text, textHtml, waitForButton,
-  waitForKey } from "./screens.js";
+import { button, el, localTimeHtml, message, paragraphs, plain, show, showFinal, text, textHtml,
+  waitForButton, waitForKey } from "./screens.js";
 import { TRIAL_TYPES } from "./trials/index.js";
 
-// Seconds before an ending sends the participant back to the recruitment site.
+// Seconds before an ending sends the participant back to the recruitment site; longer when
+// there is a next session to note down and its calendar file to save.
 export const REDIRECT_S = 10;
+export const NEXT_SESSION_REDIRECT_S = 60;
 
 export async function consent(session) {
   const sessions = session.sessions > 1 ? ["consent_sessions"] : [];
@@ -132,12 +134,18 @@ const EXPLANATIONS = {
   stopped: "done_stopped",
 };
 
-// The end of the session: why (for an early ending), the code, and a visible countdown before
-// the redirect to the recruitment site.  `found`: a screen-out's problems, to say why.
+// The end of the session: why (for an early ending), when the next session opens (a
+// completed session with another to come), the code, and a visible countdown before the
+// redirect to the recruitment site.  `found`: a screen-out's problems, to say why.
 export function completionScreen(result, found = []) {
   const status = result.status || "";
-  const nodes = [el("h1", {}, text(TITLES[status] || "done_default_title"))];
-  if (status === "screened_out") {
+  const next = status === "completed" ? result.next_session : null;
+  const nodes = [el("h1", {}, next
+    ? text("next_session_title", { session: next.session - 1, sessions: next.sessions })
+    : text(TITLES[status] || "done_default_title"))];
+  if (next) {
+    nodes.push(...nextSession(next));
+  } else if (status === "screened_out") {
     const reasons = found.map((p) => textHtml(p.key, p.values || {})).join("<br>");
     const code = result.completion_code || "";
     nodes.push(el("div", { class: "why" }, text("screen_out", { code }, { reasons })));
@@ -152,10 +160,21 @@ export function completionScreen(result, found = []) {
     const link = el("a", { id: "redirect", href: result.redirect_url }, text("redirect_link"));
     const countdown = el("p", { id: "countdown", role: "timer" });
     nodes.push(countdown, el("p", {}, link));
-    countDown(countdown, REDIRECT_S, () => location.assign(result.redirect_url));
+    countDown(countdown, next ? NEXT_SESSION_REDIRECT_S : REDIRECT_S,
+      () => location.assign(result.redirect_url));
   }
   showFinal("done", ...nodes);
   document.body.dataset.status = status;
+}
+
+// When the next session opens, in the participant's own time zone and language, how they
+// will be invited, and the session's calendar file (in the same language).
+function nextSession(next) {
+  const lang = encodeURIComponent(document.documentElement.lang || "");
+  const calendar = el("a", { id: "calendar-link", href: `${next.calendar_url}?lang=${lang}`,
+    download: "" }, text("next_session_calendar"));
+  return [el("div", { id: "next-session" }, text("next_session", { next_session: next.session },
+    { opens_at: localTimeHtml(next.opens_at) })), el("p", {}, calendar)];
 }
 
 function countDown(node, seconds, then) {

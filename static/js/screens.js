@@ -30,6 +30,27 @@ export function text(key, values, raw) {
   return template.content;
 }
 
+// A moment (ISO 8601) as the participant reads it: their time zone, their language, the
+// zone's name added (e.g. "Thursday, 16 January 2030 at 01:30 GMT+13").
+const LOCAL_TIME = { weekday: "long", year: "numeric", month: "long", day: "numeric",
+  hour: "numeric", minute: "2-digit", timeZoneName: "short" };
+export function localTime(iso, language = document.documentElement.lang) {
+  return new Intl.DateTimeFormat(language || undefined, LOCAL_TIME).format(new Date(iso));
+}
+
+// A <time> element's HTML for a moment: machine-readable UTC, shown in local time (escaped
+// by the DOM).
+export function localTimeHtml(iso) {
+  return el("time", { datetime: iso }, localTime(iso)).outerHTML;
+}
+
+// Every <time data-local> on a server-rendered page (e.g. the wait page) in local time.
+export function showLocalTimes(root = document) {
+  for (const node of root.querySelectorAll("time[data-local]")) {
+    node.textContent = localTime(node.dateTime);
+  }
+}
+
 // A text as plain characters: button labels, attributes, the leave-page prompt.
 export function plain(key, values) {
   return text(key, values).textContent.trim();

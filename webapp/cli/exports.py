@@ -11,7 +11,9 @@ from webapp.researcher import exports
 @click.argument("study")
 @click.option("--out", "out_dir", required=True, type=click.Path(file_okay=False, path_type=Path),
               help="Folder to write trials.csv, trials.json, participants.csv, "
-                   "prolific_decisions.csv (Prolific approve/reject list), codebook and "
+                   "prolific_decisions.csv (Prolific approve/reject list), "
+                   "next_session_allowlist.csv and next_session_start_times.csv (who may take "
+                   "the next session of a multi-session design, and from when), codebook and "
                    "metadata.json into (created if missing).")
 @click.option("--overwrite", is_flag=True, help="Replace export files already in --out.")
 @with_appcontext

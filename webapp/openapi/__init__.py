@@ -119,6 +119,16 @@ def participant_schema() -> dict:
         f"{session_path}/complete": {"parameters": [token, client], **_write(
             "Finish the session once every trial is stored", _body(empty, required=False),
             {"200": json_ok}, **{"409": _error("missing trials / not started")})},
+        f"{session_path}/calendar.ics": {"parameters": [token, {
+            "name": "lang", "in": "query", "required": False,
+            "description": "the texts' language (else the browser's, else the study's first)",
+            "schema": {"type": "string", "maxLength": 16}}], "get": {
+            "summary": "The next session's calendar file (RFC 5545, DTSTART in UTC) of a "
+                       "completed session whose design has a session after it",
+            "responses": {"200": {"description": "the calendar file",
+                                  "content": {"text/calendar": {"schema": {"type": "string"}}}},
+                          "400": _error("unknown query field"),
+                          "404": _error("unknown session, or no next session to come")}}},
         "/media/{token}/{trial_index}": {"parameters": [token, trial_index, range_header], "get": {
             "summary": "The clip of one trial of the session (Range requests supported)",
             "responses": media_ok}},

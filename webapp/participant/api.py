@@ -6,12 +6,12 @@ the unguessable token in the URL, never by a cookie.  Every error is a 4xx JSON 
 """
 import json
 
-from flask import Blueprint, jsonify, request
+from flask import Blueprint, Response, jsonify, request, url_for
 from werkzeug.exceptions import HTTPException, RequestEntityTooLarge
 
 from experiments.trial_types.base import Field, PayloadError, check_fields
 from webapp.extensions import db
-from webapp.participant import progress, sessions, texts
+from webapp.participant import calendar, progress, sessions, store, texts
 from webapp.participant.progress import ApiError
 
 bp = Blueprint("api", __name__, url_prefix="/api/session/<token>")
@@ -87,8 +87,21 @@ def _refuse_ended(session):
     stopped by the researchers, it takes no consent, device, claim or heartbeat."""
     if session.status in sessions.ENDED:
         raise ApiError(409, "not_in_progress", f"this session is {session.status!r}",
-                       **sessions.ending(session, session.status))
+                       **sessions.ending(session, session.status), **_next_session(session))
     return session
+
+
+def _next_session(session) -> dict:
+    """What the ending of a completed session adds when the design has a session after it:
+    its number, when it opens (UTC; the browser shows the participant's local time) and the
+    address of its calendar file.  Empty otherwise."""
+    upcoming = calendar.next_session(session)
+    if upcoming is None:
+        return {}
+    return {"next_session": {
+        "session": upcoming["session"], "sessions": upcoming["sessions"],
+        "opens_at": calendar.iso_utc(upcoming["opens_at"]),
+        "calendar_url": url_for("api.calendar_file", token=session.token)}}
 
 
 @bp.errorhandler(ApiError)
@@ -125,8 +138,8 @@ def state(token):
         session = _session(connection, token)
         answer = progress.session_state(connection, session)
     # In the participant's language: ?lang= (the run page passes its own), else the browser's.
-    return jsonify(answer | texts.session_reading(session, request.args.get("lang"),
-                                                  request.accept_languages))
+    return jsonify(answer | _next_session(session) | texts.session_reading(
+        session, request.args.get("lang"), request.accept_languages))
 
 
 @bp.post("/consent")
@@ -192,4 +205,32 @@ def complete(token):
     with db.engine.connect() as connection:
         session = _session(connection, token)
         check_fields(read_body() if request.content_length else {}, ())
-        return jsonify(progress.complete(connection, session))
+        answer = progress.complete(connection, session)
+        if answer["status"] == "completed":  # the row read before completing is stale now
+            answer |= _next_session(_found_session(connection, token))
+    return jsonify(answer)
+
+
+@bp.get("/calendar.ics")
+def calendar_file(token):
+    """The next session's calendar file (RFC 5545), in the participant's language (``?lang=``,
+    else the browser's); 404 ``no_next_session`` unless this session was completed and the
+    design has a session after it.  Only this session's own token reaches it."""
+    with db.engine.connect() as connection:
+        session = _found_session(connection, token)
+    requested = check_fields(dict(request.args), STATE_FIELDS)["lang"]
+    upcoming = calendar.next_session(session)
+    if upcoming is None:
+        raise ApiError(404, "no_next_session", "this session has no next session to come")
+    language = texts.session_language(session, requested, request.accept_languages)
+    link = url_for("participant.entry", slug=session.slug, _external=True,
+                   **calendar.entry_query(session.recruitment), lang=language)
+    rendered = texts.session_texts(session, language,
+                                   {"next_session": upcoming["session"], "link": link})
+    body = calendar.calendar_file(
+        session, upcoming, calendar.plain_text(rendered["calendar_summary"]),
+        calendar.plain_text(rendered["calendar_description"]), link,
+        texts.session_minutes(session), store.now())
+    name = f"{session.slug}-session-{upcoming['session']}.ics"
+    return Response(body, mimetype="text/calendar", headers={
+        "Content-Disposition": f'attachment; filename="{name}"'})

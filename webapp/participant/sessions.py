@@ -206,6 +206,10 @@ def _new_session(connection: Connection, study: Row, design: Design, external_id
     condition["catch_available"] = bool(catalog.catch)
     schedule = scheduling.build_schedule(design, catalog, seed, number, condition)
     token = secrets.token_urlsafe(32)
+    # A later session is available from the moment it opened (what the participant was told
+    # and their calendar file says), not from when they came back.
+    available_from = now() if number == 1 else \
+        scheduling.session_opens_at(design, last.completed_at or now())
     # A simulated participant takes no place and counts in no cell, in every session.
     simulated = admission.simulated or admission.preview or bool(last and last.simulated)
     try:
@@ -216,7 +220,7 @@ def _new_session(connection: Connection, study: Row, design: Design, external_id
             store.insert_session(
                 connection, subject_id=subject_id, token=token, session_number=number,
                 seed=seed, status="started", condition=condition, schedule=schedule,
-                available_from=now(), simulated=simulated)
+                available_from=available_from, simulated=simulated)
             if number == 1 and not simulated:
                 count_cell(connection, study.id, condition["cell"], +1)
     except IntegrityError:

@@ -52,25 +52,39 @@ def requirements(settings: Mapping) -> dict:
             "min_window": {"w": width, "h": height}, "fullscreen": True}
 
 
-def session_texts(session, language: str) -> dict[str, str]:
-    """Every text of ``session``'s study in ``language``, rendered, server-known values filled."""
+def session_minutes(session) -> float:
+    """How long ``session`` takes: the study file's estimate, else one from its schedule."""
     settings = study_settings(session.design_snapshot)
     design = design_from_snapshot(session.design, session.design_snapshot)
-    minutes = (settings.get("estimate") or {}).get("session_minutes") \
+    return (settings.get("estimate") or {}).get("session_minutes") \
         or estimate_session_minutes(design, session.schedule)
+
+
+def session_texts(session, language: str, extra: Mapping[str, object] | None = None,
+                  ) -> dict[str, str]:
+    """Every text of ``session``'s study in ``language``, rendered, server-known values filled
+    (and ``extra`` values, e.g. the next session's number for its calendar file)."""
+    settings = study_settings(session.design_snapshot)
+    design = design_from_snapshot(session.design, session.design_snapshot)
     width, height = settings["min_window"]
-    values = {"duration_minutes": minutes, "sessions": design.sessions,
+    values = {"duration_minutes": session_minutes(session), "sessions": design.sessions,
               "min_width": width, "min_height": height,
-              "browsers": ", ".join(BROWSER_NAMES.get(b, b) for b in settings["browsers"])}
+              "browsers": ", ".join(BROWSER_NAMES.get(b, b) for b in settings["browsers"]),
+              **(extra or {})}
     return text_defaults.render_all(settings.get("texts") or {}, language, values)
+
+
+def session_language(session, requested: str | None, accept_languages=None) -> str:
+    """The language ``session``'s texts are in: see :func:`choose_language`."""
+    return choose_language(study_settings(session.design_snapshot)["languages"], requested,
+                           accept_languages)
 
 
 def session_reading(session, requested: str | None, accept_languages=None) -> dict:
     """What the session's GET adds for the runner: its language, texts and device check."""
-    settings = study_settings(session.design_snapshot)
-    language = choose_language(settings["languages"], requested, accept_languages)
+    language = session_language(session, requested, accept_languages)
     return {"language": language, "texts": session_texts(session, language),
-            "requirements": requirements(settings)}
+            "requirements": requirements(study_settings(session.design_snapshot))}
 
 
 def page_texts(snapshot: Mapping | None, requested: str | None, accept_languages=None,

@@ -4,7 +4,7 @@ from urllib.parse import urlencode
 from flask import Blueprint, current_app, make_response, redirect, render_template, request, url_for
 
 from webapp.extensions import db
-from webapp.participant import sessions, texts
+from webapp.participant import calendar, sessions, texts
 
 bp = Blueprint("participant", __name__)
 
@@ -39,7 +39,8 @@ def entry(slug):
                                message=text.get(result.key) or result.message), 200
     if result.outcome == "wait":
         return render_template("participant/wait.html", lang=lang, texts=text,
-                               opens_at=result.opens_at), 200
+                               opens_at=result.opens_at,
+                               opens_at_iso=calendar.iso_utc(result.opens_at)), 200
     status = {"invalid": 400, "full": 409, "busy": 429, "unavailable": 503}.get(result.outcome, 404)
     response = make_response(render_template(
         "participant/closed.html", lang=lang, texts=text,

@@ -2,9 +2,13 @@
 
 The values a trial column may hold come from :data:`analysis.columns.COLUMN_RULES` and the
 constants it names, which ``manage.py analyze`` checks every cell against; the descriptions
-below quote those same constants, the trial-type registry and the exclusion rules' reason
-codes, so the codebook and what is stored cannot drift apart.
+below quote those same constants, the trial-type registry (each type's ``TITLE``,
+``ANSWERS`` and ``METRICS``) and the exclusion rules' reason codes, so the codebook and what
+is stored cannot drift apart.  The trial table's entries are built when asked for
+(:func:`trial_codebook`), from the registry as it is then.
 """
+from typing import Any
+
 import pandas as pd
 
 from analysis import columns as C
@@ -19,80 +23,102 @@ def _quoted(values) -> str:
     return shown[0] if len(shown) == 1 else f"{', '.join(shown[:-1])} or {shown[-1]}"
 
 
-# Ordered image pairs are asked of models only, so they have no trial-type module.
-_TYPE_TITLES = {**{name: module.TITLE for name, module in TRIAL_TYPES.items()},
-                C.PAIR_ORDER: "ordered image pair"}
+# How a coding that is not a list of labels is written out.
+_CODING_TEXT = {C.FRAME_LIST: "a JSON list of presented frame positions in true order, "
+                              "e.g. [2, 1, 3]"}
 
 
-# (column, type, description) per exported table
-TRIAL_CODEBOOK = [
-    ("subject_id", "string", "Participant recruitment id (e.g. Prolific PID) or model id."),
-    ("subject_kind", "string", f"{_quoted(C.SUBJECT_KINDS)}."),
-    ("session_id", "integer", "Database id of the session (one sitting / one model run); "
-                              "matches participants.csv."),
-    ("session_status", "string", f"Stored status of the session at export time: "
-                                 f"{_quoted(C.SESSION_STATUSES)} (a model run that still "
-                                 "lacks items). `manage.py analyze` and `report` analyse "
-                                 f"participants' {_quoted([C.SESSION_COMPLETED])} sessions "
-                                 "only unless given --sessions all."),
-    ("experiment", "string", "Study slug."),
-    ("trial_index", "integer", "Position of the trial in the session's schedule (from 0)."),
-    ("trial_type", "string", f"{_quoted(C.TRIAL_TYPES)}: "
-                             f"{', '.join(_TYPE_TITLES[name] for name in C.TRIAL_TYPES)}."),
-    ("block", "string", '"practice" or the main block name (e.g. "main-1").'),
-    ("stimulus_id", "string", "Opaque public id of the stimulus shown; see metadata.json "
-                              "stimuli for its clip, direction and sha256."),
-    ("source_clip_id", "string", "Key of the source clip the stimulus was made from."),
-    ("categories", "JSON list", "Motion categories of the source clip (multi-label), spelled "
-                                f"exactly: {', '.join(C.CATEGORIES)}; e.g. "
-                                '["Fall", "Diffusion"].'),
-    ("direction", "string", f"{_quoted(C.DIRECTIONS)} (reversed playback); empty only for "
-                            f"{_quoted(C.DIRECTIONLESS_TRIAL_TYPES)} rows."),
-    ("correct_response", "string", 'Arrow of time and catch: "F" or "B" (on "aot" rows "F" '
-                                   'exactly when direction is "forward"). Ordered pair: "A" '
-                                   'or "B". Frame ordering: JSON list of presented frame '
-                                   "positions in true order, e.g. [2, 1, 3]."),
-    ("response", "string", 'The answer given, in the same coding as correct_response; empty '
-                           "for a timeout or an unparseable model answer."),
-    ("correct", "boolean", "Whether response equals correct_response (computed by the "
-                           "server): true or false (1 or 0)."),
-    ("rt_ms", "float", "Response time in milliseconds from stimulus onset, unrounded."),
-    ("onset_method", "string", "How stimulus onset was timestamped: 'element-timing' (the "
-                               "presentation time of the compositor frame that first shows "
-                               "the clip, unrounded), 'element-timing-coarse' (the same, "
-                               "rounded by the browser to 4 ms and centred), 'raf-next' (the "
-                               "fallback: the animation frame after the reveal), each "
-                               "prefixed 'canvas-' when the clip was drawn frame by frame on a "
-                               "canvas (the default presenter; without the prefix: a <video> "
-                               "element, used for clips too large to hold decoded); empty for "
-                               "frame ordering and model rows. RTs of different methods are "
-                               "not pooled by the report."),
-    ("dropped_frames", "integer", "Clip frames never shown during the trial (the canvas "
-                                  "presenter's frames_dropped; a <video> element's own count)."),
-    ("excluded", "boolean", "true when a trial-level rule or the session's participant-level "
-                            "rules exclude this trial, else false (1 or 0 also read; never "
-                            "empty)."),
-    ("exclusion_reasons", "JSON list", f"Reason codes: trial-level first "
-                                       f"({', '.join(TRIAL_REASONS)}), then participant-level "
-                                       f"({', '.join(PARTICIPANT_REASONS)}), then "
-                                       f"'{MANUAL}' when a researcher excluded the participant "
-                                       "by hand (see participants.csv manual_*). A participant "
-                                       "reinstated by hand has the participant-level codes "
-                                       "lifted; a trial's own codes stay."),
-    ("extra", "JSON object", "Everything beyond the canonical columns: key pressed, onset "
-                             "callbacks, stalls, focus/fullscreen flags, frame-order moves, "
-                             "clicks on Done ignored because they came less than 300 ms after "
-                             "the frames appeared (ignored_inputs), "
-                             "the canvas presenter's frame pacing (frames_total, "
-                             "frames_shown, frames_late: drawn a refresh or more after they "
-                             "were due, frames_dropped, frame0_hold_refreshes, refresh_ms), "
-                             "technical_events (each time the trial timed out after the page "
-                             "left fullscreen and was offered again: kind, presentation) and "
-                             "technical (true when it timed out this way every time it was "
-                             "offered: reason 'technical', never counted against the "
-                             "participant), "
-                             "model raw text and log-probabilities."),
-]
+def _types() -> list[tuple[str, str, Any, tuple[str, ...]]]:
+    """(name, title, answers, metrics) of every trial type: the registry's, then the ordered
+    image pairs, which are asked of models only and so have no trial-type module."""
+    return [(name, module.TITLE, module.ANSWERS, tuple(module.METRICS))
+            for name, module in TRIAL_TYPES.items()] + \
+        [(C.PAIR_ORDER, "ordered image pair", C.PAIR_ORDER_ANSWERS,
+          ("analysis.diagnostics.swap_consistency",))]
+
+
+def _trial_type_text() -> str:
+    described = [f'"{name}" ({title}; rows read by {", ".join(metrics) or "no metric of its own"})'
+                 for name, title, _, metrics in _types()]
+    return "; ".join(described) + "."
+
+
+def _correct_response_text() -> str:
+    coded = [f'"{name}" ({title}): '
+             f"{_CODING_TEXT[answers] if isinstance(answers, str) else _quoted(answers)}"
+             for name, title, answers, _ in _types()]
+    return ("Coded per trial type: " + "; ".join(coded) +
+            f'. On "{C.AOT}" rows "{C.DIRECTION_ANSWERS[C.FORWARD]}" exactly when direction '
+            f'is "{C.FORWARD}".')
+
+
+def trial_codebook() -> list[tuple[str, str, str]]:
+    """(column, type, description) of every column of trials.csv, from the registry now."""
+    return [
+        ("subject_id", "string", "Participant recruitment id (e.g. Prolific PID) or model id."),
+        ("subject_kind", "string", f"{_quoted(C.SUBJECT_KINDS)}."),
+        ("session_id", "integer", "Database id of the session (one sitting / one model run); "
+                                  "matches participants.csv."),
+        ("session_status", "string", f"Stored status of the session at export time: "
+                                     f"{_quoted(C.SESSION_STATUSES)} (a model run that still "
+                                     "lacks items). `manage.py analyze` and `report` analyse "
+                                     f"participants' {_quoted([C.SESSION_COMPLETED])} sessions "
+                                     "only unless given --sessions all."),
+        ("experiment", "string", "Study slug."),
+        ("trial_index", "integer", "Position of the trial in the session's schedule (from 0)."),
+        ("trial_type", "string", _trial_type_text()),
+        ("block", "string", '"practice" or the main block name (e.g. "main-1").'),
+        ("stimulus_id", "string", "Opaque public id of the stimulus shown; see metadata.json "
+                                  "stimuli for its clip, direction and sha256."),
+        ("source_clip_id", "string", "Key of the source clip the stimulus was made from."),
+        ("categories", "JSON list", "Motion categories of the source clip (multi-label), spelled "
+                                    f"exactly: {', '.join(C.CATEGORIES)}; e.g. "
+                                    '["Fall", "Diffusion"].'),
+        ("direction", "string", f"{_quoted(C.DIRECTIONS)} (reversed playback); empty only for "
+                                f"{_quoted(C.DIRECTIONLESS_TRIAL_TYPES)} rows."),
+        ("correct_response", "string", _correct_response_text()),
+        ("response", "string", 'The answer given, in the same coding as correct_response; empty '
+                               "for a timeout or an unparseable model answer."),
+        ("correct", "boolean", "Whether response equals correct_response (computed by the "
+                               "server): true or false (1 or 0)."),
+        ("rt_ms", "float", "Response time in milliseconds from stimulus onset, unrounded."),
+        ("onset_method", "string", "How stimulus onset was timestamped: 'element-timing' (the "
+                                   "presentation time of the compositor frame that first shows "
+                                   "the clip, unrounded), 'element-timing-coarse' (the same, "
+                                   "rounded by the browser to 4 ms and centred), 'raf-next' (the "
+                                   "fallback: the animation frame after the reveal), each "
+                                   "prefixed 'canvas-' when the clip was drawn frame by frame on a "
+                                   "canvas (the default presenter; without the prefix: a <video> "
+                                   "element, used for clips too large to hold decoded); empty for "
+                                   "frame ordering and model rows. RTs of different methods are "
+                                   "not pooled by the report."),
+        ("dropped_frames", "integer", "Clip frames never shown during the trial (the canvas "
+                                      "presenter's frames_dropped; a <video> element's own count)."),
+        ("excluded", "boolean", "true when a trial-level rule or the session's participant-level "
+                                "rules exclude this trial, else false (1 or 0 also read; never "
+                                "empty)."),
+        ("exclusion_reasons", "JSON list", f"Reason codes: trial-level first "
+                                           f"({', '.join(TRIAL_REASONS)}), then participant-level "
+                                           f"({', '.join(PARTICIPANT_REASONS)}), then "
+                                           f"'{MANUAL}' when a researcher excluded the participant "
+                                           "by hand (see participants.csv manual_*). A participant "
+                                           "reinstated by hand has the participant-level codes "
+                                           "lifted; a trial's own codes stay."),
+        ("extra", "JSON object", "Everything beyond the canonical columns: key pressed, onset "
+                                 "callbacks, stalls, focus/fullscreen flags, frame-order moves, "
+                                 "clicks on Done ignored because they came less than 300 ms after "
+                                 "the frames appeared (ignored_inputs), "
+                                 "the canvas presenter's frame pacing (frames_total, "
+                                 "frames_shown, frames_late: drawn a refresh or more after they "
+                                 "were due, frames_dropped, frame0_hold_refreshes, refresh_ms), "
+                                 "technical_events (each time the trial timed out after the page "
+                                 "left fullscreen and was offered again: kind, presentation) and "
+                                 "technical (true when it timed out this way every time it was "
+                                 "offered: reason 'technical', never counted against the "
+                                 "participant), "
+                                 "model raw text and log-probabilities."),
+    ]
+
 
 PARTICIPANT_CODEBOOK = [
     ("subject_id", "string", "Participant recruitment id or model id."),
@@ -113,6 +139,10 @@ PARTICIPANT_CODEBOOK = [
     ("simulated", "boolean", "True for a session run by the built-in simulated participant "
                              "(development, tests, researcher previews); always excluded with "
                              "reason 'simulated'."),
+    ("study_version", "integer", "The study configuration version the session ran (1: as "
+                                 "opened; each change after opening is a new version, frozen in "
+                                 "the study_version table); empty for sessions stored before "
+                                 "versions were kept."),
     ("n_trials_stored", "integer", "Trials stored for this session at export time."),
     ("n_trials_scheduled", "integer", "Trials in the session's schedule (practice included)."),
     ("started_at", "ISO 8601 UTC", "When the session was created."),
@@ -148,9 +178,41 @@ PROLIFIC_CODEBOOK = [
                          "reason); empty for APPROVE."),
 ]
 
-CODEBOOK = [("trials.csv / trials.json", *entry) for entry in TRIAL_CODEBOOK] + \
-    [("participants.csv", *entry) for entry in PARTICIPANT_CODEBOOK] + \
-    [("prolific_decisions.csv", *entry) for entry in PROLIFIC_CODEBOOK]
+
+_NEXT_SESSION_WHO = ("participants who completed their latest session (status completed), "
+                     "are excluded in no session after the manual rules, and have not started "
+                     "their next one; simulated sessions and models are left out. Empty for a "
+                     "one-session design")
+NEXT_SESSION_CODEBOOK = [
+    ("next_session_allowlist.csv", "participant_id", "string",
+     "No header row: one recruitment id (Prolific PID) per line, as stored and never quoted, "
+     f"for Prolific's custom allowlist of the next session's study: {_NEXT_SESSION_WHO}."),
+    ("next_session_start_times.csv", "participant_id", "string",
+     f"The same participants as next_session_allowlist.csv: {_NEXT_SESSION_WHO}."),
+    ("next_session_start_times.csv", "session_number", "integer",
+     "The session they are due for (2 in a two-session design)."),
+    ("next_session_start_times.csv", "earliest_start_utc", "ISO 8601 UTC",
+     "When their entry link opens it: session_gap_hours after they completed the session "
+     "before; the calendar file they were offered starts then too."),
+]
+
+
+def codebook() -> list[tuple[str, str, str, str]]:
+    """(file, column, type, description) of every exported table."""
+    return [("trials.csv / trials.json", *entry) for entry in trial_codebook()] + \
+        [("participants.csv", *entry) for entry in PARTICIPANT_CODEBOOK] + \
+        [("prolific_decisions.csv", *entry) for entry in PROLIFIC_CODEBOOK] + \
+        NEXT_SESSION_CODEBOOK
+
+
+_DERIVED = {"TRIAL_CODEBOOK": trial_codebook, "CODEBOOK": codebook}
+
+
+def __getattr__(name: str) -> Any:
+    # TRIAL_CODEBOOK and CODEBOOK name trial types: built from the registry when read.
+    if name in _DERIVED:
+        return _DERIVED[name]()
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 
 QUOTED_TEXT = ("In every CSV file, a text cell that begins with =, +, -, @, a tab, a carriage "
@@ -161,7 +223,7 @@ QUOTED_TEXT = ("In every CSV file, a text cell that begins with =, +, -, @, a ta
 
 
 def codebook_csv() -> bytes:
-    table = pd.DataFrame(CODEBOOK, columns=["file", "column", "type", "description"])
+    table = pd.DataFrame(codebook(), columns=["file", "column", "type", "description"])
     return escape_cells(table).to_csv(index=False, lineterminator="\n").encode()
 
 
@@ -170,9 +232,10 @@ def codebook_markdown() -> bytes:
              "metadata.json holds the design snapshot, the exclusion-rule version, the sha256 "
              "of every stimulus and of every other file, the software version and the export "
              "time.", "", QUOTED_TEXT, ""]
-    for file in dict.fromkeys(entry[0] for entry in CODEBOOK):
+    entries = codebook()
+    for file in dict.fromkeys(entry[0] for entry in entries):
         lines += [f"## {file}", "", "| column | type | description |", "|---|---|---|"]
         lines += [f"| `{column}` | {kind} | {text} |"
-                  for f, column, kind, text in CODEBOOK if f == file]
+                  for f, column, kind, text in entries if f == file]
         lines.append("")
     return "\n".join(lines).encode()

@@ -4,6 +4,7 @@ Everything in one export is read inside one read-only snapshot transaction, so a
 running while it is exported yields files that agree with each other, and each trial row is
 either wholly present or absent (trials are single rows, written in one transaction).
 """
+import csv
 import hashlib
 import io
 import json
@@ -19,10 +20,13 @@ import pandas as pd
 from sqlalchemy import select
 
 from analysis.csv_cells import escape_cells
+from experiments.designs import Design, design_from_snapshot
+from experiments.schedule import session_opens_at
 from webapp.researcher.codebook import codebook_csv, codebook_markdown
 from webapp.extensions import db
 from webapp.models import Stimulus, SourceClip
 from webapp.models.manual_exclusion import rules_version
+from webapp.participant.calendar import iso_utc
 from webapp.researcher.roster import JSON_ROSTER_COLUMNS, roster_frame, study_trials
 from webapp.researcher.studies import require_study
 from webapp.trials import CANONICAL_COLUMNS
@@ -31,6 +35,7 @@ PROJECT_ROOT = Path(__file__).resolve().parents[2]
 TRIAL_JSON_COLUMNS = ("categories", "exclusion_reasons", "extra")
 INTEGER_COLUMNS = ("session_id", "trial_index", "dropped_frames")
 FILE_NAMES = ("trials.csv", "trials.json", "participants.csv", "prolific_decisions.csv",
+              "next_session_allowlist.csv", "next_session_start_times.csv",
               "codebook.csv", "codebook.md", "metadata.json")
 # Attention checks failed: the only rules' reasons a Prolific submission is rejected for
 # (with a researcher's manual exclusion). Practice, timeouts, technical trouble and the
@@ -41,6 +46,8 @@ REJECT_REASONS = {"catch_failed": "failed attention checks",
 SUBMITTED = ("completed", "failed_attention", "failed_practice", "no_consent", "stopped",
              "screened_out")
 PROLIFIC_COLUMNS = ["participant_id", "decision", "reason"]
+# Who may take a later session of a multi-session design, and from when (UTC).
+START_TIME_COLUMNS = ["participant_id", "session_number", "earliest_start_utc"]
 
 
 @contextmanager
@@ -83,6 +90,8 @@ def build_export(slug: str, now: datetime | None = None) -> dict[str, bytes]:
         stimuli = _stimulus_hashes([study.stimulus_set, *([catch_set] if catch_set else [])])
         record = _study_record(study)
         design = study.design_snapshot
+        later_sessions = next_session_csvs(participants, design_from_snapshot(
+            study.design, study.design_snapshot))
     files = {
         "trials.csv": trials_csv(trials),
         "trials.json": trials_json(trials),
@@ -90,6 +99,7 @@ def build_export(slug: str, now: datetime | None = None) -> dict[str, bytes]:
         "prolific_decisions.csv": prolific_csv(participants),
         "codebook.csv": codebook_csv(),
         "codebook.md": codebook_markdown(),
+        **later_sessions,
     }
     meta = {
         "study": record, "design": design,
@@ -151,6 +161,9 @@ def participants_csv(participants: pd.DataFrame) -> bytes:
         out[col] = out[col].map(_json_cell)
     for col in ("started_at", "last_seen_at", "completed_at", "manual_at"):
         out[col] = out[col].map(_iso_cell)
+    # A column of versions with an empty one would be floats ("1.0").
+    out["study_version"] = out["study_version"].map(
+        lambda v: "" if v is None or pd.isna(v) else str(int(v)))
     return escape_cells(out).to_csv(index=False, lineterminator="\n").encode()
 
 
@@ -204,6 +217,59 @@ def prolific_export(slug: str) -> tuple[str, bytes]:
         require_study(slug)
         participants = roster_frame(slug)
     return f"{slug}-prolific-decisions.csv", prolific_csv(participants)
+
+
+def next_session_allowlist(participants: pd.DataFrame, design: Design) -> pd.DataFrame:
+    """Who may take a next session of a multi-session design, which one, and the earliest
+    moment they may start it.
+
+    Eligible: a person (not a model, not simulated) whose latest session was completed (status
+    "completed": not failed attention, practice or anything else) and is not the design's
+    last, and who is excluded in no session after the researchers' manual rules. Someone who
+    has started their next session is no longer on it: that session is their latest. The
+    earliest start is when the entry link lets them in, ``session_gap_hours`` after that
+    completion. Columns :data:`START_TIME_COLUMNS`, earliest first, ``earliest_start_utc``
+    ISO 8601 UTC; empty for a one-session design.
+    """
+    people = participants[(participants["subject_kind"] == "human")
+                          & ~participants["simulated"].astype(bool)]
+    rows = []
+    for subject, sessions in people.groupby("subject_id", sort=False):
+        latest = sessions.sort_values("session_number").iloc[-1]
+        if latest["status"] != "completed" or latest["session_number"] >= design.sessions \
+                or sessions["excluded"].astype(bool).any():
+            continue
+        opens_at = session_opens_at(design, pd.Timestamp(latest["completed_at"]).to_pydatetime())
+        rows.append((subject, int(latest["session_number"]) + 1, iso_utc(opens_at)))
+    table = pd.DataFrame(rows, columns=START_TIME_COLUMNS)
+    return table.sort_values(["earliest_start_utc", "participant_id"], ignore_index=True)
+
+
+def next_session_csvs(participants: pd.DataFrame, design: Design) -> dict[str, bytes]:
+    """``next_session_allowlist.csv``, Prolific's custom allowlist (one participant id per
+    line, no header), and ``next_session_start_times.csv`` (:func:`next_session_allowlist`)."""
+    table = next_session_allowlist(participants, design)
+    ids = io.StringIO()
+    # Written as stored, never quoted against spreadsheets: Prolific must get the exact ids.
+    csv.writer(ids, lineterminator="\n").writerows([i] for i in table["participant_id"])
+    return {"next_session_allowlist.csv": ids.getvalue().encode(),
+            "next_session_start_times.csv": escape_cells(table).to_csv(
+                index=False, lineterminator="\n").encode()}
+
+
+def next_session_export(slug: str, name: str) -> bytes:
+    """One of :func:`next_session_csvs`'s files of study ``slug`` (KeyError for another name).
+
+    Raises
+    ------
+    webapp.researcher.studies.StudyError
+        If there is no such study.
+    """
+    with snapshot():
+        study = require_study(slug)
+        participants = roster_frame(slug)
+        design = design_from_snapshot(study.design, study.design_snapshot)
+    return next_session_csvs(participants, design)[name]
 
 
 def _json_cell(value) -> str:

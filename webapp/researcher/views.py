@@ -13,15 +13,16 @@ from flask import (Blueprint, abort, flash, redirect, render_template, request, 
                    url_for)
 from flask_login import current_user
 from flask_wtf import FlaskForm
-from wtforms import IntegerField, SelectField, StringField, TextAreaField
-from wtforms.validators import DataRequired, Length, NumberRange, Optional
+from flask_wtf.file import FileField
+from wtforms import HiddenField, SelectField, StringField, TextAreaField
+from wtforms.validators import DataRequired, Length
 
 from experiments.response_keys import reserved_key_warnings
-from webapp.stimuli import catalog
 from webapp.researcher import dashboard
 from webapp.researcher import exports
 from webapp.participant import sessions
 from webapp.researcher import studies
+from webapp.researcher import study_form
 from webapp.extensions import db, login_manager
 from webapp.models import access, manual_exclusion
 from webapp.priority import low_priority
@@ -53,19 +54,37 @@ def _permission_needed() -> str:
     (members, and any route added later) is for owners."""
     if request.endpoint == "researcher.change_status":
         return access.action_permission(request.view_args["action"])
-    if request.endpoint in ("researcher.preview", "researcher.manual_rule"):
+    if request.endpoint in ("researcher.preview", "researcher.manual_rule",
+                            "researcher.update_study"):
         return "run"  # reviewing participants is part of running a study: editors and owners
     return "view" if request.method in ("GET", "HEAD") else "manage"
 
 
 class StudyForm(FlaskForm):
+    """The study file's fields (``study_config.FORM_FIELDS``), as text: each value is checked by
+    the study file's own schema, so a careless one is answered with the field and what it
+    expects, as ``manage.py study validate`` answers it.  Blank: the design's default."""
+
     slug = StringField("Slug (in the participant link)",
                        validators=[DataRequired(), Length(max=64)])
+    based_on = HiddenField()
     title = StringField("Title", validators=[Length(max=200)])
-    design = SelectField("Design", validators=[DataRequired()])
-    stimulus_set = SelectField("Stimulus set", validators=[DataRequired()])
-    max_participants = IntegerField("Places (optional: no new participants once this many took part)",
-                                    validators=[Optional(), NumberRange(min=1, max=1_000_000)])
+    design = SelectField("Design", validate_choice=False)
+    stimulus_set = SelectField("Stimulus set", validate_choice=False)
+    languages = StringField("Languages (e.g. en, de; the first is the default)")
+    places = StringField("Places (no new participants once this many took part)")
+    sessions = StringField("Sessions (on different days)")
+    gap_hours = StringField("Hours between sessions")
+    blocks = StringField("Blocks")
+    trials_per_block = StringField("Trials per block (blank: every clip)")
+    catch_per_block = StringField("Catch trials per block")
+    practice_trials = StringField("Practice trials")
+    pass_accuracy = StringField("Practice pass accuracy (0 to 1)")
+    keys = StringField("Response keys (forward, backward; e.g. f, j)")
+    fixation_ms = StringField("Fixation (ms)")
+    response_timeout_ms = StringField("Response timeout after the clip (ms)")
+    inter_trial_ms = StringField("Between trials (ms)")
+    study_file = FileField("Texts and other settings: a study file (TOML, texts inline)")
 
 
 class ActionForm(FlaskForm):
@@ -86,10 +105,19 @@ class MemberForm(FlaskForm):
     role = SelectField("Role", choices=list(access.ROLES), default="viewer")
 
 
-def _study_form() -> StudyForm:
+def _study_form(study=None) -> StudyForm:
+    """The form with its choices: stimulus sets only where some design can use them, each
+    option naming the designs that can (researcher.js shows the chosen design's)."""
     form = StudyForm()
+    usable = studies.usable_sets()
     form.design.choices = [(name, f"{d.title} ({name})") for name, d in studies.DESIGNS.items()]
-    form.stimulus_set.choices = [(name, name) for name in sorted(catalog.stimulus_sets())]
+    sets = sorted({name for names in usable.values() for name in names})
+    form.stimulus_set.choices = [
+        (name, name, {"data-designs": " ".join(d for d, names in usable.items() if name in names)})
+        for name in sets]
+    form.usable = usable
+    if study is not None and request.method == "GET":
+        study_form.fill(form, studies.study_config(study), study)
     return form
 
 
@@ -98,9 +126,9 @@ def studies_index():
     return _render_list(_study_form())
 
 
-def _render_list(form: StudyForm, status: int = 200):
+def _render_list(form: StudyForm, status: int = 200, editing=None):
     return render_template("researcher/studies.html", studies=studies.studies_for(current_user),
-                           counts=studies.status_counts(), form=form), status
+                           counts=studies.status_counts(), form=form, editing=editing), status
 
 
 @bp.post("/studies")
@@ -108,16 +136,46 @@ def create_study():
     form = _study_form()
     if not form.validate_on_submit():
         return _render_list(form, 400)
+    config = study_form.config_from(form, base=None)
+    if config is None:
+        return _render_list(form, 400)
     try:
-        study = studies.create_study(form.slug.data, form.design.data,
-                                          form.stimulus_set.data, form.title.data,
-                                          owner=current_user.username,
-                                          max_participants=form.max_participants.data)
+        study = studies.create_study_from_config(form.slug.data, config,
+                                                 owner=current_user.username)
     except studies.StudyError as error:
         form.slug.errors = [*form.slug.errors, str(error)]
         return _render_list(form, 400)
     flash(f"Created study {study.slug!r} as a draft; open it to take participants.", "info")
     return redirect(url_for("researcher.study", slug=study.slug), 303)
+
+
+@bp.get("/studies/<slug>/edit")
+def edit_study(slug):
+    study = studies.get_study(slug)
+    return _render_list(_study_form(study), editing=study)
+
+
+@bp.post("/studies/<slug>/edit")
+def update_study(slug):
+    """Change a study's configuration: a draft in place, an opened study as a new version."""
+    study = studies.get_study(slug)
+    form = _study_form(study)
+    form.slug.data = slug
+    if not form.validate_on_submit():
+        return _render_list(form, 400, editing=study)
+    config = study_form.config_from(form, base=studies.study_config(study))
+    if config is None:
+        return _render_list(form, 400, editing=study)
+    try:
+        based_on = int(form.based_on.data) if (form.based_on.data or "").isdigit() else None
+        study = studies.update_study(slug, config, based_on=based_on,
+                                     by=current_user.username)
+    except studies.StudyError as error:
+        form.based_on.errors = [str(error)]
+        return _render_list(form, 409 if "meanwhile" in str(error) else 400, editing=study)
+    flash(f"Study {slug!r} is at version {study.config_version}"
+          + (" (sessions from now on run it)." if study.status != "draft" else "."), "info")
+    return redirect(url_for("researcher.study", slug=slug), 303)
 
 
 @bp.get("/studies/<slug>")
@@ -167,8 +225,9 @@ def change_status(slug, action):
 
 @bp.post("/studies/<slug>/preview")
 def preview(slug):
-    """Run the study as the simulated participant, in any state but stopped: a new session
-    stored as simulated (always excluded, taking no place)."""
+    """Run the study in any state but stopped, as the simulated participant or (``mode=manual``)
+    click by click: a new session marked as a preview (simulated, always excluded, taking no
+    place, never in exports or reports)."""
     if not ActionForm().validate_on_submit():
         abort(400, description="The form expired; reload the page and try again.")
     with db.engine.connect() as connection:
@@ -178,7 +237,10 @@ def preview(slug):
     if result.outcome != "run":
         flash(result.message, "error")
         return redirect(url_for("researcher.study", slug=slug), 303)
-    return redirect(url_for("participant.run", token=result.token), 303)
+    studies.mark_preview(result.token)
+    manual = request.form.get("mode") == "manual"
+    return redirect(url_for("participant.run", token=result.token,
+                            **({"manual": "1"} if manual else {})), 303)
 
 
 @bp.post("/studies/<slug>/exclusions")
@@ -213,6 +275,16 @@ def prolific(slug):
     name, data = exports.prolific_export(slug)
     return send_file(io.BytesIO(data), mimetype="text/csv", as_attachment=True,
                      download_name=name, max_age=0)
+
+
+@bp.get("/studies/<slug>/<any('next_session_allowlist.csv', 'next_session_start_times.csv'):name>")
+@low_priority
+def next_session_list(slug, name):
+    """Prolific's custom allowlist for the next session, or the same people with their
+    earliest start times (webapp.researcher.exports.next_session_allowlist)."""
+    data = exports.next_session_export(slug, name)
+    return send_file(io.BytesIO(data), mimetype="text/csv", as_attachment=True,
+                     download_name=f"{slug}-{name}", max_age=0)
 
 
 @bp.get("/studies/<slug>/export.zip")
