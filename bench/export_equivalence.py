@@ -285,12 +285,17 @@ def manage(checkout: Path, instance: Path, *args: str, stdin: str | None = None,
 
 
 def study_slugs(listing: str) -> dict[str, str]:
-    """{design: slug} from ``study demo`` output (lines "<design> <link>?participant=...")."""
-    slugs = {}
+    """{design: slug} from ``study demo`` output: older versions print "<design> <link>" on
+    one line, newer ones "<design> (open):" followed by indented links."""
+    slugs: dict[str, str] = {}
+    design = None
     for line in listing.splitlines():
         parts = line.split()
-        if len(parts) >= 2 and parts[0] in DESIGNS and "/p/" in parts[1]:
-            slugs[parts[0]] = parts[1].split("/p/", 1)[1].split("?", 1)[0]
+        if parts and parts[0] in DESIGNS:
+            design = parts[0]
+        links = [p for p in parts if "/p/" in p]
+        if design and links and design not in slugs:
+            slugs[design] = links[0].split("/p/", 1)[1].split("?", 1)[0]
     missing = set(DESIGNS) - set(slugs)
     if missing:
         raise SystemExit(f"study demo made no study for {sorted(missing)}:\n{listing}")

@@ -137,19 +137,27 @@ def _store_catch(app, folder: Path) -> None:
                          Path(app.config["STIMULUS_ROOT"]), frame_set_sizes=())
 
 
-def _open_studies(app) -> dict:
-    from webapp.extensions import db
+def open_study(app, slug: str, design, **settings) -> None:
+    """Create and open a study of ``design`` on the tiny stimulus set, as a study file would
+    (``settings``: other StudyConfig fields).  It opts in every engine, webkit too, which the
+    default refuses (README "Three browser engines"): tests/engines runs whole sessions in
+    WebKitGTK on these studies."""
+    from experiments.study_file import BROWSERS, StudyConfig
     from webapp.researcher import studies
 
-    slugs = {}
+    config = StudyConfig(design=design, stimulus_set=STIMULUS_SET,
+                         **{"browsers": BROWSERS, **settings})
     with app.app_context():
-        for kind, design in tiny_designs().items():
-            slug = f"tiny-{kind.replace('_', '-')}"
-            study = studies.create_study(slug, design.name, STIMULUS_SET)
-            study.design_snapshot = design.to_dict()
-            db.session.commit()
-            studies.transition(slug, "open")
-            slugs[kind] = slug
+        studies.create_study_from_config(slug, config)
+        studies.transition(slug, "open")
+
+
+def _open_studies(app) -> dict:
+    slugs = {}
+    for kind, design in tiny_designs().items():
+        slug = f"tiny-{kind.replace('_', '-')}"
+        open_study(app, slug, design)
+        slugs[kind] = slug
     return slugs
 
 

@@ -39,7 +39,8 @@ def test_a_careless_file_gets_every_error_with_line_and_field():
     assert problems(CARELESS) == [
         'study.toml:7: blocks.trials_per_block: expected a positive integer, got "ten"',
         "study.toml:9: blocks.catch_per_blok: unknown key (did you mean 'catch_per_block'?); "
-        "expected one of catch_per_block, clips_per_session, count, trials_per_block",
+        "expected one of catch_per_block, clips_per_session, count, repeats_per_direction, "
+        "trials_per_block",
         "study.toml:13: timing.response_timeout_ms: expected a non-negative integer, got -200",
         'study.toml:16: responses.keys: expected two different keys such as ["f", "j"], '
         'got ["f", "f"]',
@@ -139,3 +140,45 @@ def test_session_minutes_come_from_the_schedule():
     trials = [{"trial_type": "aot", "block": "main-1"}] * 60
     # 60 clips x (0.5 s fixation + 3 s clip + 1 s answer) + 120 + 60 + 3 breaks x 30 s = 540 s
     assert study_file.estimate_session_minutes(design, trials, clip_s=3.0) == 9
+
+
+MINIMAL = '[study]\ndesign = "{design}"\nstimulus_set = "s"\n'
+
+
+def test_webkit_is_refused_by_default_and_an_opt_in_is_warned_with_the_measured_error():
+    config, errors, warnings = study_file.check(MINIMAL.format(design="arrow-of-time"))
+    assert errors == [] and warnings == [] and config.browsers == ("chromium", "firefox")
+    assert study_file.DEFAULT_BROWSERS == ("chromium", "firefox")
+    opted_in = MINIMAL.format(design="arrow-of-time") + \
+        '[participants]\nbrowsers = ["chromium", "firefox", "webkit"]\n'
+    config, errors, warnings = study_file.check(opted_in)
+    assert errors == [] and "webkit" in config.browsers
+    # bench/rt_engines.py, README "Three browser engines": WebKitGTK 2.50, 9.19 / 4.01 ms.
+    assert [str(w) for w in warnings] == [
+        "study.toml:5: participants.browsers: webkit (Safari) is allowed, but its measured onset "
+        "error (mean 9.2 ms, SD 4.0 ms in WebKitGTK, bench/rt_engines.py) misses the goal "
+        "(|mean| < 5 ms, SD < 3 ms); the default is ['chromium', 'firefox']"]
+
+
+def test_repeats_per_direction_sets_a_sweep_design_and_round_trips():
+    source = MINIMAL.format(design="tra-sweep") + "[blocks]\nrepeats_per_direction = 6\n"
+    config = study_file.loads(source)
+    assert config.design.repeats_per_direction == 6
+    written = study_file.to_toml(config)
+    assert "repeats_per_direction = 6" in written
+    assert study_file.loads(written) == config
+    # A design that shows each clip once never writes the key, so its file loads again.
+    plain = study_file.loads(MINIMAL.format(design="arrow-of-time"))
+    assert "repeats_per_direction" not in study_file.to_toml(plain)
+    assert study_file.loads(study_file.to_toml(plain)) == plain
+
+
+@pytest.mark.parametrize(("design", "value", "message"), [
+    ("tra-sweep", "0", "expected a positive integer, got 0"),
+    ("tra-sweep", '"twelve"', 'expected a positive integer, got "twelve"'),
+    ("arrow-of-time", "3", "only for a sweep design (one with included_splits, such as "
+                           "tra-sweep); arrow-of-time shows each clip once per session"),
+])
+def test_repeats_per_direction_is_a_positive_integer_of_a_sweep_design(design, value, message):
+    source = MINIMAL.format(design=design) + f"[blocks]\nrepeats_per_direction = {value}\n"
+    assert problems(source) == [f"study.toml:5: blocks.repeats_per_direction: {message}"]

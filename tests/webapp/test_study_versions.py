@@ -6,6 +6,7 @@ from urllib.parse import urlsplit
 
 from sqlalchemy import select
 
+from experiments import study_file
 from webapp.extensions import db
 from webapp.models import Session
 from webapp.models.study import StudyVersion
@@ -208,3 +209,45 @@ def test_study_links_prints_the_participant_and_prolific_links(app, runner, fact
     assert "/p/s1?participant=ID" in result.output
     assert "PROLIFIC_PID={{%PROLIFIC_PID%}}" in result.output
     assert client.get("/p/s1?participant=ID").status_code == 303
+
+
+VERSIONED = ('[study]\ndesign = "arrow-of-time"\nstimulus_set = "synthetic"\n'
+             '[sessions]\ncount = {sessions}\n'
+             '[texts.en]\nconsent = "Consent of version {version}, {{duration_minutes}} minutes."\n')
+
+
+def _version(sessions: int, version: int):
+    return study_file.loads(VERSIONED.format(sessions=sessions, version=version))
+
+
+def test_a_running_session_runs_its_own_version_and_a_new_one_the_current(app, factory, client):
+    factory.stimulus_set()
+    with app.app_context():
+        studies.create_study_from_config("pilot", _version(2, 1))
+        studies.transition("pilot", "open")
+    first = urlsplit(client.get("/p/pilot?participant=P1").location).path.rsplit("/", 1)[1]
+    with app.app_context():
+        studies.update_study("pilot", _version(1, 2), based_on=1)
+    second = urlsplit(client.get("/p/pilot?participant=P2").location).path.rsplit("/", 1)[1]
+    running, new = (client.get(f"/api/session/{t}").get_json() for t in (first, second))
+    assert "Consent of version 1" in running["texts"]["consent"]
+    assert "Consent of version 2" in new["texts"]["consent"]
+    # The design (and with it the practice gate and exclusions) is the session's version's too.
+    assert (running["sessions"], new["sessions"]) == (2, 1)
+    with app.app_context():
+        ran = dict(db.session.execute(select(Session.token, Session.study_version)).all())
+    assert ran == {first: 1, second: 2}
+
+
+def test_entry_records_the_version_it_read_not_a_column_default(app, factory, client,
+                                                                 monkeypatch):
+    factory.stimulus_set()
+    with app.app_context():
+        studies.create_study_from_config("pilot", _version(2, 1))
+        studies.transition("pilot", "open")
+    # The column default would read the study's version again inside the insert; entry passes
+    # the version its schedule was built from instead.
+    monkeypatch.setattr(Session.__table__.c.study_version, "default", None)
+    token = urlsplit(client.get("/p/pilot?participant=P1").location).path.rsplit("/", 1)[1]
+    with app.app_context():
+        assert db.session.scalar(select(Session.study_version).where(Session.token == token)) == 1

@@ -1,8 +1,7 @@
 from datetime import datetime
 from typing import TYPE_CHECKING
 
-from sqlalchemy import (Boolean, Float, ForeignKey, Integer, String, Text, UniqueConstraint, false,
-                        select)
+from sqlalchemy import Boolean, Float, ForeignKey, Integer, String, Text, UniqueConstraint, false, select
 from sqlalchemy.orm import Mapped, mapped_column, relationship
 
 from webapp.extensions import db

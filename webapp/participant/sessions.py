@@ -194,7 +194,8 @@ def _new_session(connection: Connection, study: Row, design: Design, external_id
     """Open the participant's next session (and their subject on first entry); its token.
 
     The schedule is built before the write lock is taken, and subject and session are
-    inserted in one transaction.  None: a concurrent entry with the same id inserted first.
+    inserted in one transaction.  The session runs, and records, the study's version that
+    ``study`` was read at: the one its schedule was built from.  None: a concurrent entry with the same id inserted first.
     """
     if last is None or last.token is None:
         number, seed = 1, secrets.randbelow(2**31 - 1)
@@ -220,7 +221,8 @@ def _new_session(connection: Connection, study: Row, design: Design, external_id
             store.insert_session(
                 connection, subject_id=subject_id, token=token, session_number=number,
                 seed=seed, status="started", condition=condition, schedule=schedule,
-                available_from=available_from, simulated=simulated)
+                available_from=available_from, simulated=simulated,
+                study_version=study.config_version)
             if number == 1 and not simulated:
                 count_cell(connection, study.id, condition["cell"], +1)
     except IntegrityError:

@@ -19,6 +19,7 @@ from sqlalchemy.dialects import postgresql, sqlite
 
 from experiments.schedule import PRACTICE
 from webapp.models import CellCount, Session, Stimulus, Study, Subject, Trial
+from webapp.models.study import StudyVersion
 
 
 def now() -> datetime:
@@ -27,10 +28,11 @@ def now() -> datetime:
 
 # --- studies and subjects ------------------------------------------------------------------
 
-# What entry reads of the study.
+# What entry reads of the study: its current configuration and that configuration's version,
+# read together, so a new session records the version its schedule was built from.
 _STUDY_ROW = (select(Study.id, Study.slug, Study.status, Study.close_mode,
                      Study.max_participants, Study.design,
-                     Study.design_snapshot, Study.stimulus_set)
+                     Study.design_snapshot, Study.stimulus_set, Study.config_version)
               .where(Study.slug == bindparam("slug")))
 # The participant's subject id with their latest session (None columns: no session yet).
 _LAST_SESSION = (select(Subject.id.label("subject_id"), Session.token, Session.session_number,
@@ -116,14 +118,21 @@ def count_cell(connection: Connection, study_id: int, cell: str, change: int) ->
 # --- sessions ------------------------------------------------------------------------------
 
 # What every participant API call reads: the session with its participant's recruitment and its
-# study, as one row.
+# study, as one row.  The configuration is the one of the version the session runs (frozen in
+# StudyVersion), so a researcher's change reaches only sessions that start after it; a version
+# not frozen (a draft's preview) reads the study's own.
 _SESSION_ROW = (select(Session.id, Session.token, Session.status, Session.session_number,
                        Session.seed, Session.schedule, Session.condition, Session.simulated,
-                       Session.active_client, Session.completed_at, Subject.recruitment,
-                       Subject.study_id, Study.slug, Study.design,
-                       Study.design_snapshot, Study.stimulus_set,
+                       Session.active_client, Session.completed_at, Session.study_version,
+                       Subject.recruitment, Subject.study_id, Study.slug, Study.design,
+                       func.coalesce(StudyVersion.design_snapshot, Study.design_snapshot)
+                       .label("design_snapshot"),
+                       func.coalesce(StudyVersion.stimulus_set, Study.stimulus_set)
+                       .label("stimulus_set"),
                        Study.status.label("study_status"))
                 .join(Session.subject).join(Subject.study)
+                .outerjoin(StudyVersion, (StudyVersion.study_id == Study.id)
+                           & (StudyVersion.version == Session.study_version))
                 .where(Session.token == bindparam("token")))
 # Read inside a write transaction before changing a session (FOR UPDATE on PostgreSQL; SQLite's
 # BEGIN IMMEDIATE already excludes other writers).

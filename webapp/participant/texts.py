@@ -15,11 +15,11 @@ from markupsafe import Markup
 
 from experiments import texts as text_defaults
 from experiments.designs import STUDY_CONFIG_KEY, design_from_snapshot
-from experiments.study_file import estimate_session_minutes
+from experiments.study_file import DEFAULT_BROWSERS, estimate_session_minutes
 
 # How the study file's browser engines are named to a participant (product names).
 BROWSER_NAMES = {"chromium": "Chrome, Edge", "firefox": "Firefox", "webkit": "Safari"}
-DEFAULT_SETTINGS = {"languages": ["en"], "browsers": list(BROWSER_NAMES),
+DEFAULT_SETTINGS = {"languages": ["en"], "browsers": list(DEFAULT_BROWSERS),
                     "devices": ["desktop"], "min_window": [800, 600]}
 
 

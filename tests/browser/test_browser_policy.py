@@ -1,0 +1,74 @@
+"""The study's browser policy in the runner: WebKit (Safari) is refused by default, with the
+reason, and runs where a study opts it in (README "Three browser engines")."""
+import pytest
+
+from experiments.texts import defaults
+from tests.browser.participant import enter, stored
+from tests.live_site import STIMULUS_SET, tiny_designs
+
+pytestmark = pytest.mark.browser
+# Desktop Safari: the runner reads the engine from the user agent (static/js/device.js).
+SAFARI = ("Mozilla/5.0 (Macintosh; Intel Mac OS X 14_5) AppleWebKit/605.1.15 (KHTML, like "
+          "Gecko) Version/17.5 Safari/605.1.15")
+
+
+def open_default(site) -> str:
+    """A study made from a shipped design without a study file: the default browsers."""
+    from webapp.extensions import db
+    from webapp.researcher import studies
+
+    kind = "aot_default_browsers"
+    if kind not in site.slugs:
+        design = tiny_designs()["aot"]
+        with site.app.app_context():
+            study = studies.create_study("tiny-aot-default", design.name, STIMULUS_SET)
+            study.design_snapshot = design.to_dict()
+            db.session.commit()
+            studies.transition("tiny-aot-default", "open")
+        site.slugs[kind] = "tiny-aot-default"
+    return kind
+
+
+@pytest.fixture
+def safari_page(browser):
+    context = browser.new_context(viewport={"width": 1280, "height": 800}, user_agent=SAFARI)
+    page = context.new_page()
+    page.set_default_timeout(20_000)
+    yield page
+    context.close()
+
+
+def _screen_out_reasons(app, token: str) -> list:
+    from sqlalchemy import select
+
+    from webapp.extensions import db
+    from webapp.models import Session
+
+    with app.app_context():
+        info = db.session.scalar(select(Session.device_info).where(Session.token == token))
+    return info["screen_out"]["reasons"]
+
+
+def _device_outcome(page) -> str:
+    """What the device check decided: screened_out, or passed (the keyboard check or consent
+    comes next)."""
+    page.wait_for_function("() => document.body.dataset.status === 'screened_out' || "
+                           "['keyboard-check', 'consent'].includes(document.body.dataset.screen)")
+    return page.evaluate("() => document.body.dataset.status === 'screened_out'"
+                         " ? 'screened_out' : 'passed'")
+
+
+def test_webkit_is_screened_out_of_a_default_study_with_the_reason(safari_page, site):
+    token = enter(safari_page, site, open_default(site), "safari-default")
+    assert _device_outcome(safari_page) == "screened_out"
+    shown = safari_page.inner_text("#stage")
+    assert defaults("en")["device_problem_browser"].split("{")[0] in shown
+    assert "Chrome, Edge, Firefox" in shown and "Safari" not in shown
+    assert stored(site.app, token)["status"] == "screened_out"
+    assert _screen_out_reasons(site.app, token) == ["browser"]
+
+
+def test_webkit_runs_a_study_that_opts_it_in(safari_page, site):
+    token = enter(safari_page, site, "aot", "safari-opted-in")
+    assert _device_outcome(safari_page) == "passed"
+    assert stored(site.app, token)["status"] == "started"
