@@ -4,14 +4,17 @@
 // The runner starts one monitor per presentation, before the trial type shows anything, so
 // that whatever happens during the fixation or while a trial loads counts as much as what
 // happens while it waits for the answer; the trial type finishes it once the answer is in.
+// `expectFullscreen`: the session runs in fullscreen, so a trial that starts outside it (the
+// page left it between trials and the participant could not get back) has already left it.
 
 export class TrialMonitor {
-  constructor() {
+  constructor({ expectFullscreen = false } = {}) {
     // document.hasFocus() is false in headless browsers; a blur before the trial already
     // fired, so only what happens from now on (and a hidden page) counts.
     this.focusLost = document.visibilityState === "hidden";
-    this.wasFullscreen = Boolean(document.fullscreenElement);
+    this.wasFullscreen = expectFullscreen || Boolean(document.fullscreenElement);
     this.fullscreenExited = false;
+    this.checkFullscreen();
     this.stalls = 0;
     this.stallMs = 0;
     this.stallStart = null;

@@ -48,6 +48,7 @@ class SessionRunner {
       onInterrupt: (error) => this.interrupt(error),
     });
     this.simulate = null;
+    this.fullscreen = false;  // whether the browser ever granted fullscreen (noteFullscreen)
     this.practiceAttempts = 0;
     this.ran = new Set();  // trial indices run on this page since the last GET
     // The trial on screen when the page last went away: shown again, it is stored restarted.
@@ -100,6 +101,7 @@ class SessionRunner {
     const resuming = this.queue.pending().length > 0 || (session.stored_indices || []).length > 0;
     this.guardLeaving();
     await flow.fullscreen();
+    this.noteFullscreen();
     await flow.instructions(session, resuming ? this.position() : null);
     if (await this.runAll()) await flow.debrief();
     return this.finish();
@@ -170,6 +172,7 @@ class SessionRunner {
         await flow.blockIntro(block[0].block, { ...progress, practiceAttempts: this.practiceAttempts });
       }
       await flow.enterFullscreen();  // right after the click: it needs the user's gesture
+      this.noteFullscreen();
       for (const trial of block) await this.runTrial(trial);
       this.releaseAfter(block);
       if (isPractice(block[0])) {
@@ -218,11 +221,13 @@ class SessionRunner {
     if (!type) throw new Error(`unknown trial type ${trial.trial_type}`);
     const events = [];
     for (;;) {
+      await this.keepFullscreen();
+      if (this.interrupted) return;
       setScreen("trial-start");  // the trial names its own screens once it is ready
       document.body.dataset.trialIndex = String(trial.trial_index);
       // From the presentation's first moment (fixation, loading), not only from the clip on:
       // a browser that leaves fullscreen on an early key press swallows that key too.
-      const monitor = new TrialMonitor();
+      const monitor = new TrialMonitor({ expectFullscreen: this.fullscreen });
       writeStored(this.shownKey, String(trial.trial_index));
       let data;
       try {
@@ -238,6 +243,21 @@ class SessionRunner {
       await flow.backToFullscreen();
       if (this.interrupted) return;
     }
+  }
+
+  // Once the browser granted fullscreen, the session runs in it: a block that could not enter
+  // it (a reload lost the gesture) still expects it, and asks before its first trial.
+  noteFullscreen() {
+    this.fullscreen = Boolean(this.fullscreen || document.fullscreenElement);
+  }
+
+  // Before each presentation: a page that left fullscreen since the last trial (a key during
+  // feedback or the gap, which no trial's monitor saw) asks the participant back first, as
+  // at a block start.  Should the browser refuse, the trial starts counted as out of
+  // fullscreen (TrialMonitor), so a timeout is re-offered up to MAX_REOFFERS times.
+  async keepFullscreen() {
+    if (!this.fullscreen || document.fullscreenElement) return;
+    await flow.fullscreen();
   }
 
   store(trial, data) {

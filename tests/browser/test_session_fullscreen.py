@@ -176,3 +176,33 @@ def test_a_frame_ordering_trial_timed_out_out_of_fullscreen_is_offered_again(pag
     assert extra["timed_out"] is False and extra["technical"] is False and extra["moves"]
     assert extra["technical_events"] == [{"kind": "fullscreen_exited_timeout", "presentation": 1}]
     assert not page.js_errors
+
+
+def test_an_exit_between_trials_asks_back_before_the_next_trial(page, site):
+    # The monitor counted an exit only if its trial started in fullscreen: after an exit during
+    # a practice trial's feedback the next trials ran out of fullscreen, a timeout there a
+    # plain miss.  The runner now asks the participant back before the next trial starts.
+    token = enter(page, site, "aot", "fullscreen-between")
+    run_by_hand(page, until="feedback", site=site, token=token)
+    before = int(screen_state(page)["trial"])
+    assert page.evaluate(IS_FULLSCREEN), "the practice block did not start in fullscreen"
+    # A real Escape does not leave fullscreen in headless Chromium (the browser, not the page,
+    # handles it, and headless has no such handler): the page leaves it itself.
+    page.keyboard.press("Escape")
+    if page.evaluate(IS_FULLSCREEN):
+        page.evaluate("() => document.exitFullscreen()")
+    page.wait_for_function("() => document.body.dataset.screen !== 'feedback'")
+    state = screen_state(page)
+    assert state["screen"] == "fullscreen", f"the next trial started out of fullscreen ({state})"
+    assert int(state["trial"]) == before, "a trial started before the participant was back"
+    page.click("#fullscreen-go")  # the click is the gesture that re-enters fullscreen
+    page.wait_for_function("() => document.body.dataset.screen !== 'fullscreen'")
+    assert page.evaluate(IS_FULLSCREEN)
+    run_by_hand(page, site=site, token=token)
+
+    data = stored(site.app, token)
+    assert data["status"] == "completed"
+    assert_every_trial_once(data)
+    after = next(t for t in data["trials"] if t["trial_index"] > before)
+    assert after["extra"]["fullscreen_exited"] is False and not after["extra"]["technical_events"]
+    assert not page.js_errors
