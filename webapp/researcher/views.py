@@ -277,14 +277,24 @@ def prolific(slug):
                      download_name=name, max_age=0)
 
 
-@bp.get("/studies/<slug>/<any('next_session_allowlist.csv', 'next_session_start_times.csv'):name>")
-@low_priority
-def next_session_list(slug, name):
-    """Prolific's custom allowlist for the next session, or the same people with their
-    earliest start times (webapp.researcher.exports.next_session_allowlist)."""
+def _next_session_file(slug: str, name: str):
     data = exports.next_session_export(slug, name)
     return send_file(io.BytesIO(data), mimetype="text/csv", as_attachment=True,
                      download_name=f"{slug}-{name}", max_age=0)
+
+
+@bp.get("/studies/<slug>/next_session_allowlist.csv")
+@low_priority
+def next_session_allowlist(slug):
+    """Prolific's custom allowlist for the next session (webapp.researcher.exports)."""
+    return _next_session_file(slug, "next_session_allowlist.csv")
+
+
+@bp.get("/studies/<slug>/next_session_start_times.csv")
+@low_priority
+def next_session_start_times(slug):
+    """The same people with the earliest start time of their next session."""
+    return _next_session_file(slug, "next_session_start_times.csv")
 
 
 @bp.get("/studies/<slug>/export.zip")
