@@ -46,7 +46,7 @@ def _store_study(app, slug, n_subjects=6, n_trials=30, statuses=None, p_correct=
     rng = np.random.default_rng(0)
     statuses = statuses or ["completed"] * n_subjects
     with app.app_context():
-        exp = Study(slug=slug, title="t", design="aot", stimulus_set=slug)
+        exp = Study(slug=slug, title="t", design="arrow-of-time", stimulus_set=slug)
         db.session.add(exp)
         stimuli = {}
         for c, category in enumerate(["Fall", "Proceed", "Diffusion", "Put", "Division"] * 2):
