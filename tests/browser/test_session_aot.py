@@ -62,6 +62,7 @@ def test_auto_repeat_and_early_presses_are_not_responses(page, site):
 
 def test_declining_consent_ends_with_its_own_code(page, site):
     token = enter(page, site, "aot", "no-consent-1")
+    run_by_hand(page, until="consent")  # past the device check
     page.click("#consent-no")
     code = wait_done(page)
     assert stored(site.app, token)["status"] == "no_consent"

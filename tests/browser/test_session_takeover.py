@@ -22,7 +22,7 @@ def open_run_page(context, page):
 
 def test_a_second_tab_takes_over_at_once_and_the_session_completes_there(page, site):
     token = enter(page, site, "aot", "tabs-same-browser")
-    page.wait_for_selector("body[data-screen=consent]")
+    run_by_hand(page, until="consent")  # past the device check
     second = open_run_page(page.context, page)
     # Same browser: the first tab hears of it straight away, before it sends anything.
     page.wait_for_selector("body[data-screen=other-tab]", timeout=5_000)
@@ -37,16 +37,16 @@ def test_a_second_tab_takes_over_at_once_and_the_session_completes_there(page, s
 
 def test_another_browser_takes_over_and_the_first_stops_at_its_next_request(page, site, browser):
     token = enter(page, site, "aot", "tabs-two-browsers")
-    page.wait_for_selector("body[data-screen=consent]")
+    run_by_hand(page, until="consent")  # past the device check
     context = browser.new_context(viewport=VIEWPORT)
     try:
         second = open_run_page(context, page)
-        second.wait_for_selector("body[data-screen=consent]")
+        run_by_hand(second, until="consent")
         page.click("#consent-yes")  # refused by the server: the session is the other's now
         page.wait_for_selector("body[data-screen=other-tab]")
         # "Continue here instead" claims it back; the other browser then stops in its turn.
         page.click("#continue-here")
-        page.wait_for_selector("body[data-screen=consent]")
+        run_by_hand(page, until="consent")
         second.click("#consent-yes")
         second.wait_for_selector("body[data-screen=other-tab]")
         run_by_hand(page, site=site, token=token)
