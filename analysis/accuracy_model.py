@@ -19,6 +19,20 @@ class SeparationWarning(UserWarning):
     maximum-likelihood estimate."""
 
 
+class SeparationError(ValueError):
+    """Every design cell was answered all one way: no term of a model has a finite
+    estimate, so there is nothing to fit."""
+
+
+def _all_separated(correct: np.ndarray) -> SeparationError:
+    n, right = len(correct), int(np.sum(correct))
+    what = (f"no errors: all {n:,} trials were answered correctly" if right == n else
+            f"no correct answers: all {n:,} trials were answered wrongly" if right == 0 else
+            "separation: every design cell was answered all one way")
+    return SeparationError(f"{what}, so no log-odds has a finite estimate (complete "
+                           "separation); nothing to fit")
+
+
 def _design(trials: pd.DataFrame, codes: np.ndarray, sets: list, categories: list[str]):
     """Per (subject, category set, direction) correct counts, trial counts and indicators."""
     backward = (trials["direction"] == C.BACKWARD).to_numpy(int)
@@ -205,9 +219,15 @@ def _cluster_cov(d: dict, x: np.ndarray, ok_cells: np.ndarray, beta: np.ndarray)
 
 
 # Above this many trials the crossed GLMM is fitted on whole participants, evenly spaced by
-# id: each Laplace step re-weights every (participant, clip, cell) row, and a fit takes
+# id: each PIRLS step re-weights every (participant, clip, cell) row, and a fit takes
 # ~60 steps, about 1 s per 60,000 trials here.
 GLMM_MAX_TRIALS = 60_000
+
+
+GLMM_METHOD = ("logistic GLMM, crossed random intercepts for participant and clip; random-"
+               "intercept SDs minimise the Laplace-approximate deviance with fixed effects "
+               "and random effects estimated jointly by PIRLS (as lme4 glmer nAGQ=0, not the "
+               "Laplace fit nAGQ=1); SEs from the PIRLS fixed-effect block (analysis.crossed)")
 
 
 def crossed_accuracy_model(data: pd.DataFrame, max_trials: int = GLMM_MAX_TRIALS
@@ -237,14 +257,21 @@ def crossed_accuracy_model(data: pd.DataFrame, max_trials: int = GLMM_MAX_TRIALS
     + u_i + v_j`, :math:`u_i \\sim N(0, \\sigma_u^2)` per participant and
     :math:`v_j \\sim N(0, \\sigma_v^2)` per clip. Unlike the GEE's population-averaged
     coefficients, these are conditional on a typical participant and clip, so they are
-    larger in magnitude. Fitted by Laplace approximation as lme4's ``glmer(..., nAGQ = 0)``
-    (:func:`analysis.crossed.fit_glmm`), on counts per participant x clip x design cell.
+    larger in magnitude. Fitted as lme4's ``glmer(..., nAGQ = 0)``
+    (:func:`analysis.crossed.fit_glmm`), on counts per participant x clip x design cell:
+    the two random-intercept SDs minimise the Laplace approximation to the deviance, with
+    the fixed effects estimated jointly with the random effects' conditional modes by
+    penalised iteratively reweighted least squares (PIRLS) at each step, and standard errors
+    from PIRLS's fixed-effect block at the optimum. This is not lme4's Laplace fit
+    (``nAGQ = 1``, which also optimises the fixed effects over the Laplace deviance); on
+    lme4's ``cbpp`` example the two agree closely (tests/analysis/test_crossed.py). A study
+    without a single error (or a correct answer) in any design cell raises
+    :class:`SeparationError`.
 
     Why not statsmodels' ``BinomialBayesMixedGLM``: its variational fit took 2 s for
     6,000 trials and 60 s for 100,000, and its mean-field posterior SDs of fixed effects
-    came out at about half the Laplace standard errors (the factorisation drops the
-    correlation between intercepts and random effects). The Laplace fit reproduces lme4's
-    published ``cbpp`` estimates (tests/analysis/test_crossed.py).
+    came out at about half the standard errors of the fit here (the factorisation drops the
+    correlation between intercepts and random effects).
 
     References
     ----------
@@ -263,15 +290,14 @@ def crossed_accuracy_model(data: pd.DataFrame, max_trials: int = GLMM_MAX_TRIALS
     per_subject = len(trials) / n_subj
     cap = None if len(trials) <= max_trials else max(2, int(max_trials // per_subject))
     sample, fitted_on = rt.feasible_sample(
-        trials, cap, reason=f"the Laplace fit is capped at {max_trials:,} trials to bound "
+        trials, cap, reason=f"the GLMM fit is capped at {max_trials:,} trials to bound "
                             "its time (about a second here)")
     codes = codes[trials.index.get_indexer(sample.index)] if len(sample) < len(trials) \
         else codes
     info = {"n_obs": len(sample), "n_subjects": int(sample["subject_id"].nunique()),
             "n_clips": int(sample["source_clip_id"].nunique()), "fitted_on": fitted_on,
             "all_data": len(sample) == len(trials),
-            "method": "logistic GLMM, crossed random intercepts for participant and clip, "
-                      "Laplace approximation (lme4 glmer nAGQ=0; analysis.crossed)",
+            "method": GLMM_METHOD,
             "warnings": [], "converged": False}
     empty = pd.DataFrame(columns=list(MODEL_COLUMNS))
     if info["n_subjects"] < 2 or info["n_clips"] < 2 or not categories:
@@ -304,6 +330,8 @@ def _fit_glmm(trials: pd.DataFrame, codes: np.ndarray, sets: list, categories: l
     cols, ok_cells = _estimable(x_cells, cell_n, cell_y)
     bad = used & ~cols
     keep_rows = ok_cells[cell]
+    if not keep_rows.any():
+        raise _all_separated(correct)
     subject = pd.factorize(trials["subject_id"].to_numpy()[keep_rows])[0]
     clip = pd.factorize(trials["source_clip_id"].to_numpy()[keep_rows],
                         use_na_sentinel=False)[0]

@@ -57,6 +57,8 @@ AOT, FRAME_ORDER = trial_types.aot.NAME, trial_types.frame_order.NAME
 CATCH = trial_types.ATTENTION_CHECK
 PAIR_ORDER = "pair_order"  # asked of models only: no trial-type module
 PRACTICE_BLOCK = "practice"
+MAIN_BLOCK = "main"
+MAIN_BLOCK_PATTERN = r"main-[1-9][0-9]*"  # the n-th main block of a session
 SUBJECT_KINDS = (HUMAN, MODEL)
 DIRECTIONS = (FORWARD, BACKWARD)
 # Stored session statuses (webapp): people's sessions, then a model run that lacks items.
@@ -115,6 +117,7 @@ class ColumnRule:
     allowed: tuple = ()
     blank: bool = True
     note: str = ""
+    pattern: str = ""  # a regular expression other allowed values match in full
 
 
 FRAME_LIST = "frame_list"  # a JSON list of presented frame labels 1..N, e.g. "[2, 1, 3]"
@@ -158,7 +161,11 @@ def column_rules() -> dict[str, ColumnRule]:
         "experiment": ColumnRule("text"),
         "trial_index": ColumnRule("integer"),
         "trial_type": ColumnRule("choice", trial_type_names(), blank=False),
-        "block": ColumnRule("text"),
+        # As experiments/schedule.py writes it: "practice", "main-1", "main-2", ...; "main"
+        # for one unnamed main block (simulations); empty for model runs.
+        "block": ColumnRule("choice", (PRACTICE_BLOCK, MAIN_BLOCK), pattern=MAIN_BLOCK_PATTERN,
+                            note=f"'{PRACTICE_BLOCK}', '{MAIN_BLOCK}', 'main-1', 'main-2', ... "
+                                 "(exact spelling) or empty"),
         "stimulus_id": ColumnRule("text"),
         "source_clip_id": ColumnRule("text"),
         "categories": ColumnRule("json_list", CATEGORIES),
@@ -166,7 +173,9 @@ def column_rules() -> dict[str, ColumnRule]:
                                 f"trial_type {_or(directionless_trial_types())})"),
         "correct_response": ColumnRule("answer", blank=False),
         "response": ColumnRule("answer"),  # empty: a timeout or an unparseable model answer
-        "correct": ColumnRule("boolean"),  # empty: derived from the responses
+        # empty: derived from the responses; given, it must agree with them
+        "correct": ColumnRule("boolean", note="true or false (or 1 or 0) or empty; it must "
+                              "agree with response and correct_response"),
         "rt_ms": ColumnRule("number"),
         "onset_method": ColumnRule("text"),
         "dropped_frames": ColumnRule("integer"),

@@ -14,53 +14,84 @@ import numpy as np
 import pandas as pd
 from scipy import stats
 
-from analysis import aot, loading, observers
 from analysis import columns as C
+from analysis import loading, observers
 
 EXACT_BELOW = 25  # McNemar: exact binomial test when fewer discordant pairs than this
 CHANCE = 0.5
 
 
+BINOMIAL_COLUMNS = ["observer", "n_trials", "n_correct", "accuracy", "unit", "n_units",
+                    "ci_low", "ci_high", "p_value", "test", "note"]
+
+
 def binomial_tests(kept: pd.DataFrame, ci: float = 0.95) -> pd.DataFrame:
-    """Two-sided exact binomial test of each observer's accuracy against chance (50%).
+    """Each observer's accuracy against chance (50%), tested over independent units.
 
     Parameters
     ----------
     kept : pandas.DataFrame
         Counted trials (non-responses already handled by the report's policy).
     ci : float
-        Coverage of the Clopper-Pearson interval.
+        Coverage of the interval.
 
     Returns
     -------
     pandas.DataFrame
-        ``observer, n_trials, n_correct, accuracy, ci_low, ci_high, p_value, note``.
+        ``observer, n_trials, n_correct, accuracy`` (over trials), ``unit, n_units`` (what
+        was tested), ``ci_low, ci_high, p_value, test, note``.
 
     Notes
     -----
-    :math:`p = P(|K - n/2| \\geq |k - n/2|)`, :math:`K \\sim Bin(n, 0.5)` (scipy's
-    ``binomtest``). Trials are taken as independent: right for a model's items, optimistic
-    for people pooled (trials cluster within people), as the ``note`` says.
+    Trials are not independent, so none is a unit. People: a one-sample t-test of the
+    per-participant accuracies against 0.5 (t with participants - 1 df; the interval is the
+    t interval of their mean). Models: an item is a clip in one direction, whatever the
+    label orders it was asked in; each item's accuracy is averaged over its presentations
+    and a two-sided exact binomial (sign) test counts the items more often right than wrong
+    among those not tied at 50% (scipy's ``binomtest``), with the Clopper-Pearson interval
+    of that share. With one presentation per item this is the binomial test of accuracy.
     """
-    kept = kept.assign(observer=observers.observer_column(kept))
-    counts = aot.confusion_counts(kept, ["observer"])
+    kept = kept.assign(observer=observers.observer_column(kept),
+                       item=loading.stimulus_key(kept).astype(str).to_numpy(),
+                       right=(kept["response"] == kept["correct_response"]).to_numpy(float))
     rows = []
-    for r in counts.itertuples(index=False):
-        n = int(r.n_ff + r.n_fb + r.n_fn + r.n_bf + r.n_bb + r.n_bn)
-        k = int(r.n_ff + r.n_bb)
-        row = {"observer": r.observer, "n_trials": n, "n_correct": k,
+    for observer, trials in kept.groupby("observer", sort=True, observed=True):
+        n, k = len(trials), int(trials["right"].sum())
+        row = {"observer": observer, "n_trials": n, "n_correct": k,
                "accuracy": k / n if n else np.nan, "ci_low": np.nan, "ci_high": np.nan,
                "p_value": np.nan, "note": ""}
-        if n:
-            test = stats.binomtest(k, n, CHANCE)
-            interval = test.proportion_ci(confidence_level=ci, method="exact")
-            row.update(ci_low=interval.low, ci_high=interval.high, p_value=test.pvalue)
-        if r.observer == C.HUMAN:
-            people = kept.loc[kept["observer"] == C.HUMAN, "subject_id"].nunique()
-            row["note"] = f"trials of {people} people pooled: p is optimistic (clustered)"
+        if observer == C.HUMAN:
+            row.update(_participant_t_test(trials, ci))
+        else:
+            row.update(_item_sign_test(trials, ci))
         rows.append(row)
-    return pd.DataFrame(rows, columns=["observer", "n_trials", "n_correct", "accuracy",
-                                       "ci_low", "ci_high", "p_value", "note"])
+    return pd.DataFrame(rows, columns=BINOMIAL_COLUMNS)
+
+
+def _participant_t_test(trials: pd.DataFrame, ci: float) -> dict:
+    per = trials.groupby("subject_id", observed=True)["right"].mean().to_numpy()
+    out = {"unit": "participants", "n_units": len(per),
+           "test": "one-sample t-test of per-participant accuracy against 0.5"}
+    if len(per) < 2 or np.std(per) == 0:
+        return {**out, "note": "n/a: fewer than two participants or no spread among them"}
+    test = stats.ttest_1samp(per, CHANCE)
+    interval = test.confidence_interval(confidence_level=ci)
+    return {**out, "ci_low": interval.low, "ci_high": interval.high, "p_value": test.pvalue}
+
+
+def _item_sign_test(trials: pd.DataFrame, ci: float) -> dict:
+    per = trials.groupby("item")["right"].mean().to_numpy()
+    decided = per[per != CHANCE]
+    out = {"unit": "items", "n_units": len(per),
+           "test": "exact binomial (sign) test over items (clip x direction), presentations "
+                   "averaged"}
+    if not len(decided):
+        return {**out, "note": "n/a: every item tied at 50%"}
+    test = stats.binomtest(int((decided > CHANCE).sum()), len(decided), CHANCE)
+    interval = test.proportion_ci(confidence_level=ci, method="exact")
+    return {**out, "ci_low": interval.low, "ci_high": interval.high, "p_value": test.pvalue,
+            "note": f"{len(per) - len(decided)} items tied at 50% left out"
+            if len(decided) < len(per) else ""}
 
 
 def mcnemar(b: int, c: int) -> tuple[float, float, str]:
@@ -86,17 +117,15 @@ def mcnemar(b: int, c: int) -> tuple[float, float, str]:
 
 
 def _item_correctness(kept: pd.DataFrame) -> pd.DataFrame:
-    """Model observers x items (stimulus and label order): 1/0 where every presentation of
-    the item was right/wrong, NaN where unseen or mixed."""
+    """Model observers x items (a clip in one direction): the item's accuracy over its
+    presentations (label orders, repeats), NaN where unseen."""
     models = loading.aot_trials(kept[kept["subject_kind"] == C.MODEL])
     models = models.assign(observer=observers.observer_column(models))
-    order = loading.extra_column(models, C.EXTRA_LABEL_ORDER, "").fillna("").astype(str)
-    item = loading.stimulus_key(models).astype(str) + "|" + order
+    item = loading.stimulus_key(models).astype(str)
     correct = (models["response"] == models["correct_response"]).astype(float)
     frame = pd.DataFrame({"observer": models["observer"].to_numpy(), "item": item.to_numpy(),
                           "correct": correct.to_numpy()})
-    mean = frame.groupby(["observer", "item"])["correct"].mean().unstack()
-    return mean.where(mean.isin([0.0, 1.0]))
+    return frame.groupby(["observer", "item"])["correct"].mean().unstack()
 
 
 def mcnemar_tests(kept: pd.DataFrame) -> pd.DataFrame:
@@ -105,16 +134,19 @@ def mcnemar_tests(kept: pd.DataFrame) -> pd.DataFrame:
     Parameters
     ----------
     kept : pandas.DataFrame
-        Counted trials with ``observer``. An item is a stimulus in one label order; a
-        non-response counts as wrong, and an item shown twice with mixed results is left
-        out of the pair.
+        Counted trials with ``observer``. An item is a clip in one direction; its
+        presentations (both label orders, repeats) are averaged first, so they are not
+        counted as independent items. A non-response counts as wrong.
 
     Returns
     -------
     pandas.DataFrame
         ``observer_a, observer_b, n_items, n_both_correct, n_only_a, n_only_b,
-        n_both_wrong, accuracy_a, accuracy_b`` (on the shared items), ``statistic,
-        p_value, method`` (see :func:`mcnemar`).
+        n_both_wrong, n_tied_partial, accuracy_a, accuracy_b`` (on the shared items),
+        ``statistic, p_value, method`` (see :func:`mcnemar`). ``n_only_a`` counts the items
+        on which A did better than B (with one presentation per item: only A right),
+        ``n_tied_partial`` those both got equally, partly right; McNemar's test is the
+        sign test of ``n_only_a`` against ``n_only_b``.
 
     References
     ----------
@@ -128,19 +160,21 @@ def mcnemar_tests(kept: pd.DataFrame) -> pd.DataFrame:
     for a, b in combinations(sorted(matrix.index), 2):
         x, y = matrix.loc[a], matrix.loc[b]
         both = x.notna() & y.notna()
-        x, y = x[both].to_numpy(bool), y[both].to_numpy(bool)
+        x, y = x[both].to_numpy(float), y[both].to_numpy(float)
         if not len(x):
             continue
-        n_a, n_b = int((x & ~y).sum()), int((~x & y).sum())
+        n_a, n_b = int((x > y).sum()), int((x < y).sum())
         statistic, p, method = mcnemar(n_a, n_b)
         rows.append({"observer_a": a, "observer_b": b, "n_items": len(x),
-                     "n_both_correct": int((x & y).sum()), "n_only_a": n_a, "n_only_b": n_b,
-                     "n_both_wrong": int((~x & ~y).sum()), "accuracy_a": x.mean(),
-                     "accuracy_b": y.mean(), "statistic": statistic, "p_value": p,
+                     "n_both_correct": int(((x == 1) & (y == 1)).sum()), "n_only_a": n_a,
+                     "n_only_b": n_b, "n_both_wrong": int(((x == 0) & (y == 0)).sum()),
+                     "n_tied_partial": int(((x == y) & (x > 0) & (x < 1)).sum()),
+                     "accuracy_a": x.mean(), "accuracy_b": y.mean(), "statistic": statistic, "p_value": p,
                      "method": method})
     return pd.DataFrame(rows, columns=["observer_a", "observer_b", "n_items", "n_both_correct",
-                                       "n_only_a", "n_only_b", "n_both_wrong", "accuracy_a",
-                                       "accuracy_b", "statistic", "p_value", "method"])
+                                       "n_only_a", "n_only_b", "n_both_wrong", "n_tied_partial",
+                                       "accuracy_a", "accuracy_b", "statistic", "p_value",
+                                       "method"])
 
 
 def item_correlations(agreement: pd.DataFrame, ci: float = 0.95) -> pd.DataFrame:

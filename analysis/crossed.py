@@ -6,7 +6,10 @@ leaves a dense system the size of the smaller factor, so one evaluation of the l
 costs about (participants x clips^2) and never (trials x random effects^2), and every
 fixed-effect design here is categorical, so trials enter only through counts per
 (participant, clip, design cell). :func:`fit_lmm` is the REML fit of lme4's ``lmer``;
-:func:`fit_glmm` the Laplace fit of lme4's ``glmer`` (binomial, logit link).
+:func:`fit_glmm` lme4's ``glmer`` (binomial, logit link) with ``nAGQ = 0`` (the variance
+parameters minimise the Laplace-approximate deviance, the fixed effects found with the random
+effects by PIRLS) or ``nAGQ = 1`` (the Laplace fit: fixed effects optimised over the Laplace
+deviance too).
 
 References
 ----------
@@ -244,15 +247,16 @@ class _Pirls:
 
 
 def fit_glmm(design: Design, y, n, nagq: int = 0, names=("a", "b")) -> Fit:
-    """Laplace fit of logit P(y) = X beta + a_i + b_j from per-row successes and trials.
+    """GLMM fit of logit P(y) = X beta + a_i + b_j from per-row successes and trials.
 
     Parameters
     ----------
     nagq : {0, 1}
-        As lme4's ``nAGQ``: 0 optimises the Laplace deviance over theta with beta found
-        jointly with the random effects by PIRLS (fast; the choice for large data); 1
-        optimises it over (theta, beta), then refines with the standard errors from the
-        numerical Hessian of the deviance, as lme4 does.
+        As lme4's ``nAGQ``: 0 optimises the Laplace deviance over theta only, with beta
+        found jointly with the random effects by PIRLS (fast; the choice for large data;
+        ``cov`` from PIRLS's fixed-effect block); 1 is the Laplace fit: it optimises the
+        deviance over (theta, beta), with standard errors from the numerical Hessian of
+        the deviance, as lme4 does.
     """
     pirls = _Pirls(design, y, n)
     one = design.one_factor

@@ -83,12 +83,13 @@ def _pair_kappas(a, sa, b, sb, weights):
     return np.where(both > 0, kappa, np.nan)
 
 
-def _mean_ci(kappas: np.ndarray, ci: float) -> tuple[float, float]:
-    """Percentile interval of the per-resample mean kappa over pairs."""
+def _mean_ci(kappas: np.ndarray, ci: float, pair_weights: np.ndarray) -> tuple[float, float]:
+    """Percentile interval of the per-resample mean kappa over pairs, each pair counted as
+    often as the resample drew it (``pair_weights``: pairs x resamples)."""
     finite = np.isfinite(kappas)
-    counts = finite.sum(axis=0)
+    w = np.where(finite, pair_weights, 0.0)
     with np.errstate(all="ignore"):
-        means = np.where(finite, kappas, 0.0).sum(axis=0) / counts
+        means = (w * np.where(finite, kappas, 0.0)).sum(axis=0) / w.sum(axis=0)
     means = means[np.isfinite(means)]
     if not len(means):
         return np.nan, np.nan
@@ -105,6 +106,11 @@ def _stimulus_weights(trials: pd.DataFrame, stimuli: pd.Index, n_boot: int, rng)
     codes, uniques = pd.factorize(clip.to_numpy(object))
     draws = rng.multinomial(len(uniques), np.full(len(uniques), 1 / len(uniques)), size=n_boot)
     return draws[:, codes].astype(float)
+
+
+def _people_weights(n_people: int, n_boot: int, rng) -> np.ndarray:
+    """(n_boot x people) multiplicities of a bootstrap that resamples people."""
+    return rng.multinomial(n_people, np.full(n_people, 1 / n_people), size=n_boot)
 
 
 def _evenly_spaced(frame: pd.DataFrame, k: int) -> pd.DataFrame:
@@ -132,7 +138,7 @@ def error_consistency(data: pd.DataFrame, max_reference_humans: int = MAX_REFERE
         intervals use at most this many people, evenly spaced by id, since each costs a
         matrix product per pair.
     n_boot : int
-        Resamples of the clip bootstrap for the intervals (0: no intervals).
+        Resamples of the two-way bootstrap for the intervals (0: no intervals).
     ci : float
         Coverage of the intervals.
     rng : numpy.random.Generator, optional
@@ -154,9 +160,11 @@ def error_consistency(data: pd.DataFrame, max_reference_humans: int = MAX_REFERE
     :math:`\\kappa = (c_{obs} - c_{exp}) / (1 - c_{exp})`. A model is paired with each
     person and the kappas averaged. Repeated presentations are averaged, and agreement
     is then taken in expectation. Intervals are percentile intervals of the mean kappa
-    over a bootstrap that resamples whole clips (both directions of a clip together, as in
-    :mod:`analysis.bootstrap`); the ceiling's uses at most
-    :data:`MAX_CEILING_CI_HUMANS` people.
+    over a two-way bootstrap that resamples whole clips (both directions of a clip
+    together, as in :mod:`analysis.bootstrap`) and, independently, people: a model's mean
+    counts each person as often as drawn, the ceiling each pair of distinct people
+    :math:`m_i m_j` times (a person drawn twice is not paired with itself). The ceiling's
+    interval uses at most :data:`MAX_CEILING_CI_HUMANS` people.
 
     References
     ----------
@@ -171,7 +179,8 @@ def error_consistency(data: pd.DataFrame, max_reference_humans: int = MAX_REFERE
     models = mat.loc[C.MODEL] if C.MODEL in kinds else mat.iloc[:0].droplevel("kind")
     weights = _stimulus_weights(trials, mat.columns, n_boot, rng) if n_boot else None
     ref = _evenly_spaced(humans, max_reference_humans)
-    ceiling = _ceiling(ref, weights, ci)
+    people = _people_weights(len(ref), n_boot, rng) if n_boot and len(ref) else None
+    ceiling = _ceiling(ref, weights, people, ci)
     h_vals, h_seen = _arrays(humans)
     r_vals, r_seen = _arrays(ref)
     rows = []
@@ -180,10 +189,10 @@ def error_consistency(data: pd.DataFrame, max_reference_humans: int = MAX_REFERE
         kappa = _kappa_against(m_vals, m_seen > 0, h_vals, h_seen > 0)[0]
         shared = (m_seen * h_seen).sum(axis=1)
         row = _summary(model, kappa, shared)
-        if weights is not None and len(ref):
+        if weights is not None and people is not None:
             boot = _pair_kappas(np.repeat(m_vals, len(ref), 0), np.repeat(m_seen, len(ref), 0),
                                 r_vals, r_seen, weights)
-            row["kappa_ci_low"], row["kappa_ci_high"] = _mean_ci(boot, ci)
+            row["kappa_ci_low"], row["kappa_ci_high"] = _mean_ci(boot, ci, people.T)
         row.update({f"human_ceiling_{k}": ceiling.get(k, np.nan)
                     for k in ("kappa", "ci_low", "ci_high")})
         rows.append(row)
@@ -196,8 +205,9 @@ def error_consistency(data: pd.DataFrame, max_reference_humans: int = MAX_REFERE
         "human_ceiling_ci_high"])
 
 
-def _ceiling(ref: pd.DataFrame, weights, ci: float) -> dict:
-    """Human-human kappa over all pairs of ``ref``, with its bootstrap interval."""
+def _ceiling(ref: pd.DataFrame, weights, people, ci: float) -> dict:
+    """Human-human kappa over all pairs of ``ref``, with its two-way bootstrap interval
+    (``people``: resamples x people of ``ref``)."""
     if len(ref) < 2:
         return {}
     vals, seen = _arrays(ref)
@@ -209,10 +219,12 @@ def _ceiling(ref: pd.DataFrame, weights, ci: float) -> dict:
            "ci_high": np.nan}
     if weights is not None:
         few = _evenly_spaced(ref, MAX_CEILING_CI_HUMANS)
+        drawn = people[:, ref.index.get_indexer(few.index)]
         vals, seen = _arrays(few)
         i, j = np.triu_indices(len(few), 1)
         out["ci_low"], out["ci_high"] = _mean_ci(
-            _pair_kappas(vals[i], seen[i], vals[j], seen[j], weights), ci)
+            _pair_kappas(vals[i], seen[i], vals[j], seen[j], weights), ci,
+            (drawn[:, i] * drawn[:, j]).T)
     return out
 
 

@@ -7,14 +7,21 @@ exclusion rules set a person's aside favours people, so both follow one policy:
 ``"error"`` (the default, :data:`DEFAULT_POLICY`)
     A non-response is a wrong answer, for people and models alike (Hanyu et al. 2023
     count a timeout as an error; AoT-PsyPhyBENCH scores an unparseable answer as wrong).
-    Trials the exclusion rules removed *only* as a ``timeout`` are counted back in;
-    anything else the rules removed (technical failures, dropped frames, lost focus,
-    participant-level exclusions) stays out.
+    Trials the exclusion rules removed *only* for non-responses (:data:`NONRESPONSE_REASONS`:
+    the trial's own ``timeout`` and the participant-level ``too_many_timeouts``) are
+    counted back in; anything else the rules removed (technical failures, dropped frames,
+    lost focus, other participant-level exclusions) stays out.
 ``"excluded"``
     Non-responses of both are left out; accuracy is over answered trials.
 ``"chance"``
     Each non-response counts as a guess: half a correct answer, and in the confusion
     counts half an "F" and half a "B" answer.
+
+A person is never dropped for non-responses alone, under any policy, just as no model is
+dropped for unparseable answers: ``too_many_timeouts`` (``experiments.exclusions``, kept for
+the study's own bookkeeping) is a rule about non-responses, so it follows the policy. The
+person's answered trials count, and the timeouts are scored by the policy like a model's
+unparseable answers; a person also excluded for another reason stays out.
 
 The main tables use one policy (``"error"`` unless a report is built with another);
 :func:`sensitivity_table` gives accuracy, F1 and the human-model gap under all three.
@@ -34,6 +41,8 @@ POLICIES = ("error", "excluded", "chance")
 MAIN_POLICIES = ("error", "excluded")
 DEFAULT_POLICY = "error"
 TIMEOUT_REASON = "timeout"
+TOO_MANY_TIMEOUTS_REASON = "too_many_timeouts"  # participant level (experiments.exclusions)
+NONRESPONSE_REASONS = frozenset((TIMEOUT_REASON, TOO_MANY_TIMEOUTS_REASON))
 NONRESPONSE_REASON = "non_response"  # exclusion reason under the "excluded" policy
 AOT_ANSWERS = ("F", "B")
 
@@ -51,11 +60,12 @@ def is_nonresponse(data: pd.DataFrame) -> np.ndarray:
     return missing | (aot_rows & ~data["response"].isin(AOT_ANSWERS).to_numpy())
 
 
-def _only_timeout(data: pd.DataFrame, among: np.ndarray) -> np.ndarray:
-    """Rows (of those in ``among``) whose only exclusion reason is a timeout."""
+def _only_nonresponse(data: pd.DataFrame, among: np.ndarray) -> np.ndarray:
+    """Rows (of those in ``among``) excluded only for non-responses: every reason is one of
+    :data:`NONRESPONSE_REASONS`."""
     out = np.zeros(len(data), dtype=bool)
     reasons = data["exclusion_reasons"].to_numpy(object)[among]
-    out[among] = [tuple(r) == (TIMEOUT_REASON,) for r in reasons]
+    out[among] = [bool(r) and set(r) <= NONRESPONSE_REASONS for r in reasons]
     return out
 
 
@@ -67,9 +77,9 @@ def apply_policy(data: pd.DataFrame, policy: str = DEFAULT_POLICY) -> pd.DataFra
     data : pandas.DataFrame
         Canonical trials with ``excluded`` and ``exclusion_reasons``.
     policy : {"error", "excluded", "chance"}
-        ``"error"`` and ``"chance"`` count back in the trials excluded only as a timeout
-        (flags cleared); ``"excluded"`` flags every other non-response excluded, with
-        reason :data:`NONRESPONSE_REASON`.
+        Every policy counts back in the trials excluded only for non-responses (a timeout,
+        a person's ``too_many_timeouts``; flags cleared); ``"excluded"`` then flags every
+        non-response excluded, with reason :data:`NONRESPONSE_REASON`.
 
     Returns
     -------
@@ -89,16 +99,20 @@ def apply_policy(data: pd.DataFrame, policy: str = DEFAULT_POLICY) -> pd.DataFra
     """
     check_policy(policy)
     excluded = data["excluded"].astype(bool).to_numpy()
-    if policy == "excluded":
-        changed = ~excluded & is_nonresponse(data)
-    else:
-        changed = _only_timeout(data, excluded)
-    if not changed.any():
+    back = _only_nonresponse(data, excluded)
+    out = ~excluded | back
+    missing = out & is_nonresponse(data) if policy == "excluded" else np.zeros_like(out)
+    if not (back.any() or missing.any()):
         return data
     reasons = data["exclusion_reasons"].to_numpy(object).copy()
-    for i in np.flatnonzero(changed):  # one list per cell (numpy would stack equal lists)
-        reasons[i] = list(reasons[i]) + [NONRESPONSE_REASON] if policy == "excluded" else []
-    return data.assign(excluded=excluded ^ changed, exclusion_reasons=reasons)
+    for i in np.flatnonzero(back | missing):  # one list per cell (numpy stacks equal lists)
+        if not missing[i]:
+            reasons[i] = []
+        elif back[i]:  # excluded before, and still: a timeout, not the person
+            reasons[i] = [r for r in reasons[i] if r != TOO_MANY_TIMEOUTS_REASON]
+        else:
+            reasons[i] = list(reasons[i]) + [NONRESPONSE_REASON]
+    return data.assign(excluded=(excluded & ~back) | missing, exclusion_reasons=reasons)
 
 
 def included(data: pd.DataFrame, policy: str = DEFAULT_POLICY) -> pd.DataFrame:
@@ -122,7 +136,8 @@ def policy_metrics(data: pd.DataFrame, policy: str, by=("observer",)) -> pd.Data
     """Arrow-of-time metrics of :func:`analysis.aot.aot_metrics` under ``policy``.
 
     ``data`` holds every trial (exclusions flagged, not removed); the rows are chosen by
-    :func:`included`. Adds ``n_nonresponse`` (non-responses among the counted trials).
+    :func:`included`. Adds ``n_subjects`` (people, or model runs, with a counted trial) and
+    ``n_nonresponse`` (non-responses among the counted trials).
     """
     by = list(by)
     rows = included(loading.aot_trials(data), policy)
@@ -131,8 +146,11 @@ def policy_metrics(data: pd.DataFrame, policy: str, by=("observer",)) -> pd.Data
     if policy == "chance":
         counts = chance_counts(counts)
     metrics = pd.DataFrame(aot.metrics_from_counts(counts), index=counts.index)
+    subjects = rows.groupby(by, observed=True)["subject_id"].nunique()
+    n_subjects = subjects.reindex(pd.MultiIndex.from_frame(counts[by]) if len(by) > 1
+                                  else counts[by[0]]).fillna(0).astype(int).to_numpy()
     out = counts[by].assign(policy=policy, n_trials=metrics["n_trials"].astype(int),
-                            n_nonresponse=n_none.astype(int))
+                            n_subjects=n_subjects, n_nonresponse=n_none.astype(int))
     for col in ("accuracy", "f1_forward", "f1_backward"):
         out[col] = metrics[col]
     return out
@@ -152,9 +170,11 @@ def sensitivity_table(data: pd.DataFrame, main_policy: str = DEFAULT_POLICY) -> 
     Returns
     -------
     pandas.DataFrame
-        ``observer, policy, main, n_trials, n_nonresponse, accuracy, f1_forward,
-        f1_backward, gap_accuracy_points`` (people's accuracy minus the observer's, in
-        points, both under the same policy; NaN for people).
+        ``observer, policy, main, n_subjects, n_trials, n_nonresponse, accuracy,
+        f1_forward, f1_backward, gap_accuracy_points``: ``n_subjects`` is the number of
+        people (the ``human`` row) or model runs analysed under the policy; the gap is
+        people's accuracy minus the observer's, in points, both under the same policy (NaN
+        for people).
     """
     check_policy(main_policy)
     parts = []
@@ -165,7 +185,7 @@ def sensitivity_table(data: pd.DataFrame, main_policy: str = DEFAULT_POLICY) -> 
         table["gap_accuracy_points"] = np.where(table["observer"] == C.HUMAN, np.nan, gap)
         parts.append(table.assign(main=policy == main_policy))
     out = pd.concat(parts, ignore_index=True)
-    cols = ["observer", "policy", "main", "n_trials", "n_nonresponse", "accuracy",
+    cols = ["observer", "policy", "main", "n_subjects", "n_trials", "n_nonresponse", "accuracy",
             "f1_forward", "f1_backward", "gap_accuracy_points"]
     return out[cols].sort_values(["observer", "policy"], key=_policy_order, kind="stable",
                                  ignore_index=True)

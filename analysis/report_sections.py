@@ -53,7 +53,8 @@ def add_aot_tables(report, aot_kept: pd.DataFrame, exploded: pd.DataFrame, n_boo
     gaps = [g for g in gaps if not g.empty]
     if gaps:
         t["human_model_gap"] = pd.concat(gaps, ignore_index=True)
-    report.notes.append(report_stats.uncertainty_note(n_boot))
+    report.notes.append(report_stats.uncertainty_note(n_boot,
+                                                      signal_detection=not aot_kept.empty))
     report.fit_info["uncertainty"] = report_stats.uncertainty_info(n_boot)
     t["aot_by_direction"] = aot.aot_metrics(aot_kept, by=["observer", "direction"])
     t["aot_by_subject"] = timed(report, "by_subject", aot.aot_metrics, aot_kept,
@@ -113,10 +114,12 @@ def add_comparison_tables(report, aot_kept: pd.DataFrame, raw: pd.DataFrame,
     report.fit_info["holm"] = {"family_size": size, "tables": sorted(family)}
     report.notes.append(
         f"Holm correction across the family of {size} tests the report makes "
-        f"({', '.join(sorted(family))}): p_holm beside each p_value. Binomial tests are "
-        "two-sided against 50%; McNemar's test is exact below "
-        f"{comparisons.EXACT_BELOW} discordant items, else chi-square with continuity "
-        "correction; kappa intervals resample clips.")
+        f"({', '.join(sorted(family))}): p_holm beside each p_value. Tests against 50% "
+        "are two-sided and take independent units, never pooled trials: people by a "
+        "one-sample t-test of per-participant accuracy, models by an exact sign test over "
+        "items (a clip in one direction, label orders averaged), as are McNemar's pairs "
+        f"(exact below {comparisons.EXACT_BELOW} discordant items, else chi-square with "
+        "continuity correction); kappa intervals resample clips and people (two-way).")
 
 
 def add_ordering_tables(report, kept: pd.DataFrame, raw: pd.DataFrame, policy: str,

@@ -55,12 +55,13 @@ def uncertainty_info(n_boot: int) -> dict:
                        "Field & Welsh (2007) JRSS B 69(3)"]}
 
 
-def uncertainty_note(n_boot: int) -> str:
+def uncertainty_note(n_boot: int, signal_detection: bool = True) -> str:
     return (f"Intervals are 95% percentile bootstraps with {n_boot} resamples. People's "
             "metrics and every people-model gap resample participants and clips together "
             "(two-way, Owen 2007), since both are samples; models, which have no "
-            "participants, resample clips only. The ci_method column says which per row. "
-            f"Signal detection (d', c) uses the {CORRECTION}.")
+            "participants, resample clips only. The ci_method column says which per row."
+            + (f" Signal detection (d', c) uses the {CORRECTION}." if signal_detection
+               else ""))
 
 
 def add_model_fits(report, humans: pd.DataFrame, fit) -> None:

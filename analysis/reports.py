@@ -81,7 +81,7 @@ def build_report(data: pd.DataFrame, models: Sequence[str] | None = None, n_boot
     models : sequence of str, optional
         Model subject ids to include (default: all).
     n_boot : int
-        Bootstrap resamples for clip-clustered CIs.
+        Bootstrap resamples for the CIs (two-way for people, clips for models).
     rng : numpy.random.Generator, optional
         For the bootstrap; ``default_rng(0)`` when omitted, so reports are reproducible.
     tra_data : pandas.DataFrame, optional
@@ -109,7 +109,6 @@ def build_report(data: pd.DataFrame, models: Sequence[str] | None = None, n_boot
     report.notes.append(_session_note(report.sessions))
     nonresponse.check_policy(non_response, nonresponse.MAIN_POLICIES)
     raw, data = data, nonresponse.apply_policy(data, non_response)
-    report.notes.append(_nonresponse_note(raw, data, non_response))
     report.fit_info["non_response"] = {"policy": non_response,
                                        "policies_in_sensitivity": list(nonresponse.POLICIES)}
     t = report.tables
@@ -138,6 +137,7 @@ def build_report(data: pd.DataFrame, models: Sequence[str] | None = None, n_boot
     if report_tra.has_sweep_trials(aot_kept, tra_data, sweep_levels):
         t.update(fit(report, "tra_sweep_fits", report_tra.sweep_tables, aot_kept, tra_data,
                      sweep_levels, n_boot) or {})
+    report.notes.append(_nonresponse_note(raw, data, non_response, t))
     label_models(t, data)
     report.metrics = headline(report, data)
     report.figures = timed(report, "figures", report_figures, t, humans)
@@ -154,14 +154,20 @@ def _session_note(info: dict) -> str:
             + "; see the exclusion flow.")
 
 
-def _nonresponse_note(raw: pd.DataFrame, data: pd.DataFrame, policy: str) -> str:
-    changed = int((raw["excluded"].astype(bool) != data["excluded"].astype(bool)).sum())
-    if policy == "error":
-        detail = (f"{changed} trials the exclusion rules set aside only as a timeout are "
-                  "counted back in as errors")
-    else:
-        detail = f"{changed} further non-responses are left out (reason non_response)"
+def _nonresponse_note(raw: pd.DataFrame, data: pd.DataFrame, policy: str,
+                      tables: dict) -> str:
+    was, now = raw["excluded"].astype(bool), data["excluded"].astype(bool)
+    back, out = int((was & ~now).sum()), int((~was & now).sum())
+    detail = (f"{back} trials the exclusion rules set aside only for non-responses (a "
+              "timeout, or a person's too_many_timeouts) are counted back in"
+              + (" as errors" if policy == "error" else
+                 f"; {out} non-responses are left out (reason non_response)"))
+    sensitivity = [name for name in ("nonresponse_sensitivity",
+                                     "ordering_nonresponse_sensitivity") if name in tables]
+    shown = (f" {' and '.join(sensitivity)} give{'s' * (len(sensitivity) == 1)} the main "
+             "figures, with the number of people and models analysed, with non-responses "
+             "as errors, excluded, and as chance guesses." if sensitivity else "")
     return (f"Non-responses (people's timeouts, models' unparseable answers) follow one "
-            f"policy for both: '{policy}'; {detail}. nonresponse_sensitivity (and, for "
-            "frame orders, ordering_nonresponse_sensitivity) gives the main figures with "
-            "non-responses as errors, excluded, and as chance guesses.")
+            f"policy for both: '{policy}'; {detail}. No one is dropped for non-responses "
+            "alone, as no model is: a person excluded only as too_many_timeouts is "
+            "analysed, their timeouts scored by the policy." + shown)

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import json
 import math
+import re
 from typing import NamedTuple
 
 import numpy as np
@@ -84,6 +85,8 @@ def validate_trials(data: pd.DataFrame, rows: Rows | None = None) -> None:
             problems += _column_problems(data[name], name, rule)
     if {"trial_type", "correct_response"} <= set(data.columns):
         problems += _answer_problems(data)
+    if {"correct", "response", "correct_response"} <= set(data.columns):
+        problems += _correct_problems(data)
     if problems:
         raise ValueError(_message(problems, rows or Rows(data)))
 
@@ -95,7 +98,8 @@ def _column_problems(column: pd.Series, name: str, rule: C.ColumnRule) -> list[P
     if bad is None:
         check = _CHECKS[rule.kind]
         bad = _bad_values(column.to_numpy(dtype=object),
-                          lambda v: rule.blank if _blank(v) else check(v, rule.allowed))
+                          lambda v: rule.blank if _blank(v) else check(v, rule.allowed)
+                          or _matches(v, rule.pattern))
     allowed = _allowed_text(name, rule)
     return [Problem(name, _shown(value), allowed, positions) for value, positions in bad]
 
@@ -162,6 +166,10 @@ _DICT = _Dict()
 def _blank(value) -> bool:
     return value is None or value == "" or (isinstance(value, float) and math.isnan(value)) \
         or value is pd.NA or value is pd.NaT
+
+
+def _matches(value, pattern: str) -> bool:
+    return bool(pattern) and isinstance(value, str) and re.fullmatch(pattern, value) is not None
 
 
 def _is_int(value) -> bool:
@@ -334,6 +342,49 @@ def _direction_disagreements(direction: np.ndarray, answer: np.ndarray,
             problems.append(Problem("direction/correct_response", f"{way!r} with {value!r}",
                                     agree, at[pos]))
     return problems
+
+
+# --- correct, against the responses ----------------------------------------------------------
+
+def _correct_problems(data: pd.DataFrame) -> list[Problem]:
+    """A given ``correct`` must say what the app writes: ``response == correct_response``,
+    and no answer is not a correct one. Frame orders compare as lists (exact match)."""
+    factored = [_factorize(data[c].to_numpy(dtype=object))
+                for c in ("correct", "response", "correct_response")]
+    sizes = [len(uniques) for _, uniques in factored]
+    key = (np.asarray(factored[0][0], dtype=np.int64) * sizes[1]
+           + factored[1][0]) * sizes[2] + factored[2][0]
+    combos, combo_values = pd.factorize(key)
+    found: dict[tuple[str, bool], list[int]] = {}
+    for i, combined in enumerate(combo_values):
+        rest, a = divmod(int(combined), sizes[2])
+        g, r = divmod(rest, sizes[1])
+        stated, response = factored[0][1][g], factored[1][1][r]
+        if _blank(stated) or not _is_bool(stated):
+            continue  # empty is derived later; a non-boolean is reported by the column rule
+        expected = not _blank(response) and _same_answer(response, factored[2][1][a])
+        if _truth(stated) != expected:
+            found.setdefault((_shown(stated), expected), []).append(i)
+    problems = []
+    for (shown, expected), at in found.items():
+        why = ("response equals correct_response" if expected else
+               "response differs from correct_response or is empty (a non-response is not correct)")
+        problems.append(Problem("correct", shown, f"{str(expected).lower()}, as {why}",
+                                np.flatnonzero(np.isin(combos, at))))
+    return problems
+
+
+def _truth(value) -> bool:
+    if isinstance(value, str):
+        return value.strip().lower() in TRUE_TEXT
+    return bool(value)
+
+
+def _same_answer(response, answer) -> bool:
+    if isinstance(response, str) and isinstance(answer, str) and response == answer:
+        return True
+    given, wanted = _json(response, list), _json(answer, list)
+    return given is not None and given == wanted
 
 
 # --- the message --------------------------------------------------------------------------

@@ -12,6 +12,11 @@ Participant-level codes: ``catch_failed``, ``catch_accuracy``, ``practice_gate``
 Participant-level rules read main trials only (blocks other than ``practice``), except the
 practice gate, which reads the last practice attempt.
 
+``too_many_timeouts`` is a rule about non-responses: the study records it (dashboard, flow),
+but analysis counts a person excluded for it alone back in, under every non-response
+policy, as it keeps a model whatever its share of unparseable answers; their timeouts are
+then scored by the policy (:mod:`analysis.nonresponse`).
+
 A trial flagged technical (``extra["technical"]``: it timed out with fullscreen exited each
 time the browser offered it, see :mod:`experiments.trial_types.base`) never counts against
 the participant: the catch, practice, timeout and time rules leave it out.  Since only the

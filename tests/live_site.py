@@ -156,7 +156,10 @@ def _open_studies(app) -> dict:
     slugs = {}
     for kind, design in tiny_designs().items():
         slug = f"tiny-{kind.replace('_', '-')}"
-        open_study(app, slug, design)
+        # Frame ordering needs no keyboard: its study takes tablets too, so that a touch-only
+        # browser (tests/browser/test_session_frame_order.py) can drag with its finger.
+        devices = ("desktop", "tablet") if kind == "frame_order" else ("desktop",)
+        open_study(app, slug, design, devices=devices)
         slugs[kind] = slug
     return slugs
 

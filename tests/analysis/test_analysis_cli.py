@@ -178,6 +178,10 @@ def test_a_failed_fit_leaves_its_reason_and_the_report_is_written(app, runner, t
     reason = metrics["rt_lmm"]["failed"]
     assert reason.startswith("LinAlgError: ") and "singular" in reason.lower()
     assert metrics["observers"]["human"]["full"]["accuracy"] == 1.0
+    # The GLMM gave "ValueError: zero-size array to reduction ..."; the real reason:
+    glmm = next(v["failed"] for k, v in metrics.items()
+                if isinstance(v, dict) and "glmm" in k and "failed" in v)
+    assert glmm.startswith("SeparationError: no errors: all ") and "answered correctly" in glmm
     html = (out / "report.html").read_text()
     assert f"Not computed: {reason}" in _section(html, "rt")
     assert (out / "tables" / "rt_median.csv").is_file()
@@ -198,3 +202,11 @@ def test_report_rejects_a_stored_value_outside_the_codebook(app, runner, tmp_pat
     assert result.exit_code == 2
     assert f"(session_id {session_id}, trial_index 3), column 'response'" in result.output
     assert "allowed: 'F', 'B' or empty for trial_type 'aot'" in result.output
+
+
+def test_n_boot_help_says_how_intervals_resample(runner):
+    # It said "clip-clustered" after people's intervals moved to the two-way bootstrap.
+    for command in ("analyze", "report"):
+        result = runner.invoke(args=[command, "--help"])
+        assert "clip-clustered" not in result.output
+        assert "two-way" in result.output

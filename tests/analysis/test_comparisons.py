@@ -33,6 +33,48 @@ def test_binomial_test_and_interval_against_scipy_and_statsmodels():
     assert out.loc["b", "accuracy"] == 0.6 and out.loc["b", "n_trials"] == 20
 
 
+def test_people_are_tested_by_participant_not_by_pooled_trial():
+    # Pooled trials of people once entered the Holm family as independent. Reference:
+    # scipy's one-sample t-test of per-participant accuracy against 0.5.
+    people = [aot_rows(f"p{k}", [1] * right + [0] * (20 - right), kind="human")
+              for k, right in enumerate((12, 15, 11, 17, 13))]
+    kept = pd.concat(people).assign(observer="human")
+    row = comparisons.binomial_tests(kept).set_index("observer").loc["human"]
+    per = np.array([12, 15, 11, 17, 13]) / 20
+    ref = stats.ttest_1samp(per, 0.5)
+    assert row.unit == "participants" and row.n_units == 5 and row.n_trials == 100
+    assert row.p_value == pytest.approx(ref.pvalue)
+    assert (row.ci_low, row.ci_high) == pytest.approx(tuple(ref.confidence_interval(0.95)))
+    assert row.p_value > 2 * stats.binom.sf(67, 100, 0.5)  # the pooled test was optimistic
+
+
+def _both_label_orders(observer, fb, bf):
+    return pd.concat([aot_rows(observer, fb, label_order="FB"),
+                      aot_rows(observer, bf, label_order="BF")])
+
+
+def test_a_models_items_are_clips_not_label_orders():
+    # Two label orders of one clip are one item (averaged), not two independent items.
+    rng = np.random.default_rng(8)
+    fb, bf = rng.random(30) < 0.7, rng.random(30) < 0.65
+    kept = _both_label_orders("m", fb, bf)
+    row = comparisons.binomial_tests(kept).set_index("observer").loc["m"]
+    item = (fb.astype(float) + bf) / 2  # reference: per-item accuracy by hand
+    decided = item[item != 0.5]
+    ref = stats.binomtest(int((decided > 0.5).sum()), len(decided), 0.5)
+    assert row.unit == "items" and row.n_units == 30 and row.n_trials == 60
+    assert row.p_value == pytest.approx(ref.pvalue)
+    other_fb, other_bf = rng.random(30) < 0.5, rng.random(30) < 0.5
+    kept = pd.concat([kept, _both_label_orders("o", other_fb, other_bf)])
+    pair = comparisons.mcnemar_tests(kept).iloc[0]
+    mine, other = item, (other_fb.astype(float) + other_bf) / 2
+    better, worse = int((mine > other).sum()), int((mine < other).sum())
+    assert pair.n_items == 30 and (pair.n_only_a, pair.n_only_b) == (better, worse)
+    exact = better + worse < comparisons.EXACT_BELOW
+    ref = sm_mcnemar([[0, better], [worse, 0]], exact=exact, correction=True)
+    assert pair.p_value == pytest.approx(ref.pvalue)
+
+
 @pytest.mark.parametrize("only_a, only_b", [(10, 2), (3, 0), (0, 0), (30, 14), (40, 41)])
 def test_mcnemar_against_statsmodels(only_a, only_b):
     statistic, p, method = comparisons.mcnemar(only_a, only_b)

@@ -133,3 +133,44 @@ def test_gap_is_na_where_a_model_answered_nothing():
     gap = hm.category_gap(data).iloc[0]
     assert np.isnan(gap.model_accuracy) and np.isnan(gap.gap_accuracy_points)
     assert "no readable answer" in gap.note
+
+
+def _kappa(a, b):
+    """statsmodels' Cohen's kappa of two 0/1 vectors."""
+    from statsmodels.stats.inter_rater import cohens_kappa
+
+    table = np.bincount(2 * np.asarray(a, int) + np.asarray(b, int), minlength=4)
+    return cohens_kappa(table.reshape(2, 2)).kappa
+
+
+@pytest.mark.filterwarnings("ignore::RuntimeWarning")  # statsmodels SEs of small tables
+def test_kappa_intervals_resample_people_as_well_as_clips():
+    # The intervals once resampled clips only, treating people as fixed. Reference: an
+    # explicit two-way bootstrap with the same draws (clips, then people), each resample
+    # built as data with repeated clips and people and scored by statsmodels; the ceiling
+    # pairs every two drawn people who are not the same person.
+    n_people, n_clips, n_boot = 6, 30, 200
+    gen = np.random.default_rng(4)
+    clips = [f"c{i:02d}" for i in range(n_clips)]
+    skill = gen.uniform(0.55, 0.9, n_people)
+    people = [(gen.random(n_clips) < p).astype(int) for p in skill]
+    model = np.where(gen.random(n_clips) < 0.5, people[0], gen.random(n_clips) < 0.7)
+    data = pd.concat([rows(f"h{k}", "human", list(c), clips) for k, c in enumerate(people)]
+                     + [rows("m", "model", list(model.astype(int)), clips)])
+    out = hm.error_consistency(data, n_boot=n_boot, rng=np.random.default_rng(9))
+    row = out.set_index("observer").loc["m"]
+    draws = np.random.default_rng(9)
+    clip_draws = draws.multinomial(n_clips, np.full(n_clips, 1 / n_clips), size=n_boot)
+    person_draws = draws.multinomial(n_people, np.full(n_people, 1 / n_people), size=n_boot)
+    model_means, ceiling_means = [], []
+    for counts, drawn in zip(clip_draws, person_draws):
+        items = np.repeat(np.arange(n_clips), counts)
+        chosen = np.repeat(np.arange(n_people), drawn)
+        model_means.append(np.mean([_kappa(model[items], people[p][items]) for p in chosen]))
+        ceiling_means.append(np.mean([_kappa(people[p][items], people[q][items])
+                                      for i, p in enumerate(chosen) for q in chosen[i + 1:]
+                                      if p != q]))
+    assert (row.kappa_ci_low, row.kappa_ci_high) == pytest.approx(
+        tuple(np.percentile(model_means, [2.5, 97.5])), abs=1e-12)
+    assert (row.human_ceiling_ci_low, row.human_ceiling_ci_high) == pytest.approx(
+        tuple(np.percentile(ceiling_means, [2.5, 97.5])), abs=1e-12)

@@ -87,6 +87,32 @@ def test_report_counts_timeouts_back_in_and_the_flow_agrees(study):
         reports.build_report(study, non_response="chance")  # sensitivity table only
 
 
+def test_a_person_is_not_dropped_for_timeouts_alone_under_any_policy():
+    # The statistician: too_many_timeouts dropped the whole person under every policy,
+    # while a model with 30% unparseable answers stayed in. p1 timed out on 3 of 10 trials
+    # (excluded as too_many_timeouts on every trial); p2 failed a catch trial as well; the
+    # model has 3 unparseable answers of 10. By hand, answered trials right: p1 6 of 7,
+    # model 5 of 7.
+    ten = ["F", "B"] * 5
+    p1 = trials("p1", "human", ten[:7] + [None] * 3,
+                reasons=[["too_many_timeouts"]] * 7 + [["timeout", "too_many_timeouts"]] * 3)
+    p1.loc[0, "response"] = "B"
+    p2 = trials("p2", "human", ten, reasons=[["too_many_timeouts", "catch_failed"]] * 10)
+    model = trials("m", "model", ten[:7] + [None] * 3)
+    model.loc[0, "response"], model.loc[1, "response"] = "B", "F"
+    study = loading.normalize_trials(pd.concat([p1, p2, model], ignore_index=True))
+    table = nonresponse.sensitivity_table(observers.with_observer(study))
+    row = table.set_index(["observer", "policy"])
+    expected = {"error": (6 / 10, 5 / 10, 10), "excluded": (6 / 7, 5 / 7, 7),
+                "chance": (7.5 / 10, 6.5 / 10, 10)}
+    for policy, (human, model_accuracy, n) in expected.items():
+        assert row.loc[("human", policy), "n_subjects"] == 1  # p1 in, p2 out
+        assert row.loc[("m", policy), "n_subjects"] == 1
+        assert row.loc[("human", policy), "n_trials"] == n == row.loc[("m", policy), "n_trials"]
+        assert row.loc[("human", policy), "accuracy"] == pytest.approx(human)
+        assert row.loc[("m", policy), "accuracy"] == pytest.approx(model_accuracy)
+
+
 def test_logit_accuracy_beside_text_accuracy():
     # A model whose text could never be read still has logit scores: its accuracy is not
     # 0.000 but n/a (text) beside the logit accuracy, argmax P(F), computed here directly.

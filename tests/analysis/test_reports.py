@@ -179,3 +179,9 @@ def test_a_frame_ordering_report_has_no_arrow_of_time_section(tmp_path):
     html = report_output.write_report(report, tmp_path)["html"].read_text()
     assert "Arrow of time: accuracy" not in html and 'id="subjects"' not in html
     assert "Frame ordering" in html
+    # The notes speak of what the report has: no d'/c, no arrow-of-time sensitivity table.
+    notes = " ".join(report.notes)
+    assert "d'" not in notes and "d′" not in notes
+    assert "nonresponse_sensitivity" not in report.tables
+    assert "ordering_nonresponse_sensitivity give" in notes
+    assert " nonresponse_sensitivity" not in notes

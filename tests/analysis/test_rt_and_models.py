@@ -206,3 +206,20 @@ def test_the_report_says_when_rts_come_from_several_onset_methods(humans):
     assert any("onset_method as a covariate" in note for note in report.notes)
     assert "onset_method" in report.tables["rt_median"].columns
     assert not any("onset" in note for note in reports.build_report(humans, n_boot=20).notes)
+
+
+def test_glmm_on_a_study_without_errors_says_so(humans):
+    # The report once gave "ValueError: zero-size array to reduction ..." as the reason.
+    data = humans.assign(response=humans.correct_response, correct=1.0)
+    n = len(loading.aot_trials(data))  # every arrow-of-time trial has a category here
+    with pytest.raises(accuracy_model.SeparationError,
+                       match=rf"no errors: all {n:,} trials were answered correctly, so no "
+                             r"log-odds has a finite estimate \(complete separation\)"):
+        accuracy_model.crossed_accuracy_model(data)
+
+
+def test_glmm_method_says_what_the_fit_does(humans):
+    # lme4: nAGQ = 1 is the Laplace fit, nAGQ = 0 optimises theta only with beta in PIRLS.
+    method = accuracy_model.crossed_accuracy_model(humans, max_trials=1000)[1]["method"]
+    assert "nAGQ=0" in method and "PIRLS" in method
+    assert "Laplace approximation (lme4 glmer nAGQ=0" not in method

@@ -176,3 +176,51 @@ def test_the_docstring_example_runs():
 
     result = doctest.testmod(validation, optionflags=doctest.NORMALIZE_WHITESPACE)
     assert result.attempted and not result.failed
+
+
+def test_correct_must_agree_with_the_responses_on_every_trial_type(runner, canonical, tmp_path):
+    # correct=1.0 on every row once passed analyze with exit 0 and corrupted the GEE and kappa.
+    path = _csv(canonical, tmp_path, None, correct="1.0")
+    message = str(pytest.raises(ValueError, loading.read_trials, path).value)
+    # Independently: the rows whose response is empty or differs from the answer.
+    wrong = canonical.response.isna() | (canonical.response != canonical.correct_response)
+    first = int(np.flatnonzero(wrong.to_numpy())[0])
+    assert (f"line {_line(first)}, column 'correct': 1.0; allowed: false, as response "
+            "differs from correct_response or is empty") in message
+    assert f"the trial table has {wrong.sum()} invalid values" in message
+    result = runner.invoke(args=["analyze", "--trials", path, "--out", str(tmp_path / "o")])
+    assert result.exit_code == 2 and "column 'correct'" in result.output
+    for kind in ("aot", "frame_order"):  # frame orders: exact match of the lists
+        row = int(canonical.index[(canonical.trial_type == kind)
+                                  & (canonical.response == canonical.correct_response)][0])
+        bad = _csv(canonical, tmp_path, row, correct="false")
+        with pytest.raises(ValueError, match=rf"line {_line(row)}, column 'correct': 'false'; "
+                                             r"allowed: true, as response equals"):
+            loading.read_trials(bad)
+
+
+def test_a_frame_order_written_with_other_spacing_is_still_correct(canonical):
+    row = canonical.index[(canonical.trial_type == "frame_order")
+                          & (canonical.response == canonical.correct_response)][0]
+    frame = canonical.astype({"response": object, "correct": object})
+    frame.at[row, "response"] = json.dumps(json.loads(frame.at[row, "response"]), indent=1)
+    frame.at[row, "correct"] = True
+    loading.normalize_trials(frame)  # no error
+
+
+@pytest.mark.parametrize("value", ["Practice", "main1", "main-0", "Main-2", "training"])
+def test_block_must_be_practice_or_a_main_block(canonical, tmp_path, value):
+    # block=Practice once analysed practice trials as main trials without a word.
+    row = _aot_row(canonical)
+    with pytest.raises(ValueError, match=rf"line {_line(row)}, column 'block': '{value}'; "
+                                         r"allowed: 'practice', 'main', 'main-1', 'main-2', "
+                                         r"\.\.\. \(exact spelling\) or empty"):
+        loading.read_trials(_csv(canonical, tmp_path, row, block=value))
+
+
+@pytest.mark.parametrize("value", ["practice", "main", "main-1", "main-12", None])
+def test_the_blocks_the_app_writes_pass(canonical, value):
+    frame = canonical.copy()
+    frame["block"] = frame["block"].astype(object)
+    frame.at[3, "block"] = value
+    loading.normalize_trials(frame)

@@ -14,7 +14,8 @@ _OUT = click.option("--out", "out_dir", required=True,
 _MODELS = click.option("--models", "models", multiple=True,
                        help="Model subject id to include (repeat; default: every model).")
 _BOOT = click.option("--n-boot", default=1000, show_default=True, type=click.IntRange(1),
-                     help="Bootstrap resamples for clip-clustered confidence intervals.")
+                     help="Bootstrap resamples for the confidence intervals (people and "
+                          "people-model gaps: participants x clips, two-way; models: clips).")
 _SEED = click.option("--seed", default=0, show_default=True, type=int,
                      help="Seed of the bootstrap.")
 _SESSIONS = click.option("--sessions", default="completed", show_default=True,

@@ -67,7 +67,9 @@ def trial_codebook() -> list[tuple[str, str, str]]:
         ("experiment", "string", "Study slug."),
         ("trial_index", "integer", "Position of the trial in the session's schedule (from 0)."),
         ("trial_type", "string", _trial_type_text()),
-        ("block", "string", '"practice" or the main block name (e.g. "main-1").'),
+        ("block", "string", '"practice", or the main block name as the schedule writes it '
+                            '("main-1", "main-2", ...; "main" for one unnamed block), exact '
+                            "spelling; empty for model runs. Anything else is rejected."),
         ("stimulus_id", "string", "Opaque public id of the stimulus shown; see metadata.json "
                                   "stimuli for its clip, direction and sha256."),
         ("source_clip_id", "string", "Key of the source clip the stimulus was made from."),
@@ -80,7 +82,9 @@ def trial_codebook() -> list[tuple[str, str, str]]:
         ("response", "string", 'The answer given, in the same coding as correct_response; empty '
                                "for a timeout or an unparseable model answer."),
         ("correct", "boolean", "Whether response equals correct_response (computed by the "
-                               "server): true or false (1 or 0)."),
+                               "server; frame orders: the same list): true or false (1 or 0); "
+                               "false for a non-response. Analysis rejects a value that "
+                               "contradicts response and correct_response."),
         ("rt_ms", "float", "Response time in milliseconds from stimulus onset, unrounded."),
         ("onset_method", "string", "How stimulus onset was timestamped: 'element-timing' (the "
                                    "presentation time of the compositor frame that first shows "
@@ -103,7 +107,11 @@ def trial_codebook() -> list[tuple[str, str, str]]:
                                            f"'{MANUAL}' when a researcher excluded the participant "
                                            "by hand (see participants.csv manual_*). A participant "
                                            "reinstated by hand has the participant-level codes "
-                                           "lifted; a trial's own codes stay."),
+                                           "lifted; a trial's own codes stay. Analysis treats "
+                                           "'timeout' and 'too_many_timeouts' as non-responses: "
+                                           "a person excluded for them alone is analysed, the "
+                                           "timeouts scored by the report's non-response policy, "
+                                           "as a model's unparseable answers are."),
         ("extra", "JSON object", "Everything beyond the canonical columns: key pressed, onset "
                                  "callbacks, stalls, focus/fullscreen flags, frame-order moves, "
                                  "clicks on Done ignored because they came less than 300 ms after "
