@@ -1,5 +1,6 @@
 """``manage.py analyze`` and ``manage.py report`` through Flask's CLI runner."""
 import json
+from pathlib import Path
 
 import numpy as np
 import pandas as pd
@@ -210,3 +211,24 @@ def test_n_boot_help_says_how_intervals_resample(runner):
         result = runner.invoke(args=[command, "--help"])
         assert "clip-clustered" not in result.output
         assert "two-way" in result.output
+
+
+def test_analyze_runs_without_a_secret_key_or_database(app, runner, tmp_path):
+    # `analyze` reads a CSV: a statistician given an export has no app to configure.
+    import os
+    import subprocess
+    import sys
+
+    _store_study(app, "keyless")
+    export_dir = tmp_path / "export"
+    assert runner.invoke(args=["export", "keyless", "--out", str(export_dir)]).exit_code == 0
+    env = {k: v for k, v in os.environ.items()
+           if not k.startswith("CHRONOSCOPE_") and k != "FLASK_APP"}
+    env["CHRONOSCOPE_INSTANCE_PATH"] = str(tmp_path / "empty-instance")
+    repo = Path(__file__).resolve().parents[2]
+    result = subprocess.run([sys.executable, str(repo / "manage.py"), "analyze", "--trials",
+                             str(export_dir / "trials.csv"), "--out", str(tmp_path / "out"),
+                             "--n-boot", "20"], cwd=tmp_path, env=env, capture_output=True,
+                            text=True, timeout=300)
+    assert result.returncode == 0, result.stderr
+    assert (tmp_path / "out" / "metrics.json").exists()

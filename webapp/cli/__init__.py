@@ -21,6 +21,18 @@ def main():
     """Chronoscope: people and vision-language models judge the arrow of time."""
 
 
+def _add_app_free_commands() -> None:
+    # `analyze` reads an exported CSV and needs no app: on the group itself it runs before
+    # (and without) the app, so it works with no secret key or database configured.  It stays
+    # on app.cli too, for the app's own CLI runner.
+    from webapp.cli import analysis
+
+    main.add_command(analysis.analyze)
+
+
+_add_app_free_commands()
+
+
 def register_commands(app: Flask) -> None:
     from webapp.cli import (
         analysis,
