@@ -21,9 +21,13 @@ References
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 import numpy as np
 from scipy import linalg, optimize, special
+
+if TYPE_CHECKING:
+    import pandas as pd
 
 # Dense participant x clip coupling matrices above this many cells are not formed.
 MAX_COUPLING_CELLS = 30_000_000

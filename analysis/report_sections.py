@@ -8,8 +8,18 @@ import time
 import numpy as np
 import pandas as pd
 
-from analysis import (aot, comparisons, diagnostics, human_vs_model, nonresponse, ordering, ordering_factors,
-                      report_stats, rt, tra)
+from analysis import (
+    aot,
+    comparisons,
+    diagnostics,
+    human_vs_model,
+    nonresponse,
+    ordering,
+    ordering_factors,
+    report_stats,
+    rt,
+    tra,
+)
 from analysis import columns as C
 from analysis.report_summary import category_table, overall_table
 

@@ -16,15 +16,28 @@ from typing import Sequence
 import numpy as np
 import pandas as pd
 
-from analysis import (benchmark_reference, exclusions, loading, nonresponse, observers,
-                      report_stats, report_tra)
+from analysis import (
+    benchmark_reference,
+    exclusions,
+    loading,
+    nonresponse,
+    observers,
+    report_stats,
+    report_tra,
+)
 from analysis import columns as C
 from analysis.report_figures import report_figures
 from analysis.report_labels import label_models
 from analysis.report_metrics import headline
-from analysis.report_sections import (add_aot_tables, add_comparison_tables,
-                                      add_diagnostic_tables, add_human_tables,
-                                      add_ordering_tables, fit, timed)
+from analysis.report_sections import (
+    add_aot_tables,
+    add_comparison_tables,
+    add_diagnostic_tables,
+    add_human_tables,
+    add_ordering_tables,
+    fit,
+    timed,
+)
 
 EXPLODED_COLUMNS = ["subject_id", "subject_kind", "observer", "source_clip_id", "stimulus_id",
                     "trial_type", "direction", "correct_response", "response", "correct",

@@ -49,6 +49,7 @@ from dataclasses import asdict, dataclass, field, fields, replace
 
 from experiments import trial_types
 from experiments.exclusions import ExclusionRules
+
 # The shipped frame-ordering design's conditions are that trial type's parameters.
 from experiments.trial_types.frame_order import ANNOTATIONS, SPANS, OrderingCondition
 

@@ -4,7 +4,7 @@ from sqlalchemy import Select, select
 
 from analysis.columns import TRIAL_COLUMNS
 from webapp.extensions import db
-from webapp.models import Study, Session, SourceClip, Stimulus, Subject, Trial
+from webapp.models import Session, SourceClip, Stimulus, Study, Subject, Trial
 
 CANONICAL_COLUMNS = list(TRIAL_COLUMNS)
 

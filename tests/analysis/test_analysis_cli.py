@@ -42,7 +42,7 @@ def _store_study(app, slug, n_subjects=6, n_trials=30, statuses=None, p_correct=
     the data model. Sessions are completed unless ``statuses`` (one per subject) says
     otherwise; answers lean to "F" unless ``p_correct`` fixes the chance of a right one."""
     from webapp.extensions import db
-    from webapp.models import Study, Session, SourceClip, Stimulus, Subject, Trial
+    from webapp.models import Session, SourceClip, Stimulus, Study, Subject, Trial
 
     rng = np.random.default_rng(0)
     statuses = statuses or ["completed"] * n_subjects

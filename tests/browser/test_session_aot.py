@@ -1,8 +1,7 @@
 """Whole arrow-of-time sessions in headless Chromium: every trial stored exactly once."""
 import pytest
 
-from tests.browser.participant import (assert_every_trial_once, enter, run_by_hand, stored,
-                                       wait_done)
+from tests.browser.participant import assert_every_trial_once, enter, run_by_hand, stored, wait_done
 from webapp.participant import sessions
 
 pytestmark = pytest.mark.browser

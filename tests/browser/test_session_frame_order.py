@@ -2,8 +2,14 @@
 hint frames that stay put, and every trial stored exactly once."""
 import pytest
 
-from tests.browser.participant import (assert_every_trial_once, enter, order_with_keyboard,
-                                       run_by_hand, stored, wait_done)
+from tests.browser.participant import (
+    assert_every_trial_once,
+    enter,
+    order_with_keyboard,
+    run_by_hand,
+    stored,
+    wait_done,
+)
 
 pytestmark = pytest.mark.browser
 

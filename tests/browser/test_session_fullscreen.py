@@ -9,9 +9,18 @@ as a browser that takes the answer key for itself (WebKitGTK on F) does.
 """
 import pytest
 
-from tests.browser.participant import (WAITING, answer, assert_every_trial_once, enter,
-                                       instructed_key, order_with_keyboard, run_by_hand,
-                                       screen_state, stored, wait_change)
+from tests.browser.participant import (
+    WAITING,
+    answer,
+    assert_every_trial_once,
+    enter,
+    instructed_key,
+    order_with_keyboard,
+    run_by_hand,
+    screen_state,
+    stored,
+    wait_change,
+)
 from tests.browser.studies import QUICK_ORDERING_MS, open_quick_ordering
 
 pytestmark = pytest.mark.browser

@@ -2,13 +2,12 @@
 told and stops; a study stopped by its researchers ends the session on screen."""
 import pytest
 
-from tests.browser.participant import (assert_every_trial_once, enter, run_by_hand, stored,
-                                       wait_done)
+from tests.browser.participant import assert_every_trial_once, enter, run_by_hand, stored, wait_done
 from tests.conftest import VIEWPORT
-from webapp.participant import sessions
-from webapp.researcher import studies
 from webapp.extensions import db
 from webapp.models import Study
+from webapp.participant import sessions
+from webapp.researcher import studies
 
 pytestmark = pytest.mark.browser
 

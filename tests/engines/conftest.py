@@ -7,8 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from bench.harness.tabs import (FIREFOX, MINIBROWSER, WEBKIT_DRIVER, FirefoxBridge, FirefoxTab,
-                                WebKitTab)
+from bench.harness.tabs import FIREFOX, MINIBROWSER, WEBKIT_DRIVER, FirefoxBridge, FirefoxTab, WebKitTab
 from bench.harness.xserver import xvfb
 from tests.live_site import site  # noqa: F401  (fixture)
 
@@ -43,7 +42,7 @@ def webkit_display():
 
 
 @pytest.fixture(params=ENGINES)
-def tab(request, site):
+def tab(request, site):  # noqa: F811  (the imported fixture, by name)
     if request.param == "firefox":
         tab = FirefoxTab(request.getfixturevalue("firefox_bridge"))
     else:

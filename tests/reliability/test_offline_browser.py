@@ -12,8 +12,8 @@ from urllib.parse import urlsplit
 import pytest
 
 from tests.browser.conftest import site  # noqa: F401  (fixture)
-from tests.conftest import VIEWPORT
 from tests.browser.participant import assert_every_trial_once, enter, stored, wait_done
+from tests.conftest import VIEWPORT
 
 pytestmark = pytest.mark.browser
 OFFLINE_S = float(os.environ.get("CHRONOSCOPE_OFFLINE_S", "5"))

@@ -11,7 +11,7 @@ import pytest
 
 from webapp import auth
 from webapp.extensions import db
-from webapp.models import Study, Session, SourceClip, Stimulus, Subject, Trial, access
+from webapp.models import Session, SourceClip, Stimulus, Study, Subject, Trial, access
 
 RESEARCHER = "ada"
 RESEARCHER_PASSWORD = "correct horse battery"

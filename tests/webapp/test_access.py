@@ -7,9 +7,9 @@ is tried with every method, so a route added later is covered without a new test
 import pytest
 
 from tests.webapp.conftest import RESEARCHER_PASSWORD
-from webapp.researcher import studies
 from webapp.extensions import db
 from webapp.models import Study, access
+from webapp.researcher import studies
 
 # Values for the other URL variables of study routes; a route with a variable missing here
 # fails test_every_study_route_is_covered until it gets one.

@@ -7,10 +7,10 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from sqlalchemy import select
 
+from bench.harness.stored_study import add_aot_study, open_study
 from experiments.trial_types import presented_type
 from webapp.extensions import db
 from webapp.models import Session, Trial
-from bench.harness.stored_study import add_aot_study, open_study
 
 
 @pytest.fixture

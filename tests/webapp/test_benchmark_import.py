@@ -7,9 +7,9 @@ from sqlalchemy import func, select
 
 from experiments.benchmarks import aot_psyphybench as bench
 from tests.experiments.benchmark_videos import write_benchmark_videos
-from webapp.stimuli.benchmarks import STIMULUS_SET, import_benchmark
 from webapp.extensions import db
 from webapp.models import SourceClip, Stimulus
+from webapp.stimuli.benchmarks import STIMULUS_SET, import_benchmark
 
 SUBSET = ["00001", "00005", "00058", "00140"]  # 00140 is a "no_video_found" row
 

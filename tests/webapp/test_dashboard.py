@@ -5,7 +5,8 @@ import numpy as np
 import plotly.graph_objects as go
 import pytest
 
-from analysis import aot, figures as report_figures, loading
+from analysis import aot, loading
+from analysis import figures as report_figures
 from tests.webapp.conftest import minutes_ago
 from webapp.researcher import dashboard
 
@@ -255,8 +256,8 @@ def test_the_participants_table_agrees_with_the_report(app, reviewed):
 def test_an_excluded_participant_still_shows_their_numbers(app, factory, reviewed):
     # Excluded by the rules or by hand, the researcher reviewing them needs the numbers most.
     with app.app_context():
-        from webapp.models import Session
         from webapp.extensions import db
+        from webapp.models import Session
         session = db.session.get(Session, reviewed["P-a"].id)
         session.excluded, session.exclusion_reasons = True, ["catch_failed"]
         db.session.commit()

@@ -3,8 +3,8 @@ import csv
 import io
 import json
 import os
-import threading
 import sys
+import threading
 import uuid
 import zipfile
 from datetime import datetime, timezone
@@ -14,11 +14,10 @@ import pytest
 import sqlalchemy as sa
 
 from analysis.loading import read_trials
-from webapp.researcher import dashboard
-from webapp.researcher import exports
-from webapp.researcher.codebook import CODEBOOK
 from webapp.extensions import db
 from webapp.models import Trial
+from webapp.researcher import dashboard, exports
+from webapp.researcher.codebook import CODEBOOK
 from webapp.trials import CANONICAL_COLUMNS
 
 
@@ -47,7 +46,7 @@ def study(factory):
 
 
 def _stored(app, slug="pilot"):
-    from webapp.models import Study, Session, Subject
+    from webapp.models import Session, Study, Subject
 
     with app.app_context():
         return db.session.execute(

@@ -10,7 +10,7 @@ from sqlalchemy import select
 from sqlalchemy.exc import IntegrityError
 
 from webapp.extensions import db
-from webapp.models import ModelRun, Study, Session, SourceClip, Stimulus, Subject, Trial
+from webapp.models import ModelRun, Session, SourceClip, Stimulus, Study, Subject, Trial
 
 
 def _session_with_stimulus():

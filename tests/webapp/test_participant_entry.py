@@ -4,10 +4,10 @@ from datetime import timedelta
 import pytest
 from sqlalchemy import func, select
 
+from bench.harness.stored_study import add_aot_study, add_catch_set, add_stimulus_set, open_study
 from webapp.extensions import db
 from webapp.models import Session, Subject
 from webapp.participant.sessions import now
-from bench.harness.stored_study import add_aot_study, add_catch_set, add_stimulus_set, open_study
 
 
 @pytest.fixture
@@ -222,9 +222,9 @@ def test_unschedulable_study_stores_nothing_until_its_stimuli_arrive(app, client
 
 
 def test_catalog_is_cached_until_the_set_changes(app, study):
+    from bench.harness.stored_study import _stimulus
     from webapp.models import SourceClip
     from webapp.stimuli.catalog import load_catalog
-    from bench.harness.stored_study import _stimulus
 
     with app.app_context():
         first = load_catalog(db.session.connection(), "tiny", "catch")

@@ -6,13 +6,13 @@ from datetime import timedelta
 import pytest
 from sqlalchemy import func, select
 
-from experiments.trial_types import presented_type
 from bench.harness.stored_study import add_aot_study, add_catch_set, add_stimulus_set
+from experiments.trial_types import presented_type
 from webapp import create_app
+from webapp.extensions import db
+from webapp.models import CellCount, Session, Study, Subject, Trial
 from webapp.participant import sessions
 from webapp.researcher import studies
-from webapp.extensions import db
-from webapp.models import CellCount, Study, Session, Subject, Trial
 
 
 @pytest.fixture

@@ -3,10 +3,10 @@ import pytest
 
 from experiments.designs import DESIGNS, Design
 from webapp.cli.studies import DEMO_STUDIES
-from webapp.participant import sessions
-from webapp.researcher import studies
 from webapp.extensions import db
 from webapp.models import Study, access
+from webapp.participant import sessions
+from webapp.researcher import studies
 
 PATHS = [  # action sequence -> final status
     (["open"], "open"),

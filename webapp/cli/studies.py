@@ -7,9 +7,9 @@ from flask.cli import with_appcontext
 
 from experiments import study_file
 from experiments.response_keys import reserved_key_warnings
+from webapp.models import access
 from webapp.participant import sessions
 from webapp.researcher import studies
-from webapp.models import access
 
 
 @click.group()

@@ -22,11 +22,11 @@ from sqlalchemy import select
 from analysis.csv_cells import escape_cells
 from experiments.designs import Design, design_from_snapshot
 from experiments.schedule import session_opens_at
-from webapp.researcher.codebook import codebook_csv, codebook_markdown
 from webapp.extensions import db
-from webapp.models import Stimulus, SourceClip
+from webapp.models import SourceClip, Stimulus
 from webapp.models.manual_exclusion import rules_version
 from webapp.participant.calendar import iso_utc
+from webapp.researcher.codebook import codebook_csv, codebook_markdown
 from webapp.researcher.roster import JSON_ROSTER_COLUMNS, roster_frame, study_trials
 from webapp.researcher.studies import require_study
 from webapp.trials import CANONICAL_COLUMNS

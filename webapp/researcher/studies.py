@@ -16,15 +16,14 @@ from flask import current_app, has_request_context, url_for
 from sqlalchemy import and_, func, insert, or_, select, update
 from sqlalchemy.exc import IntegrityError
 
-from experiments import schedule
-from experiments import study_file
+from experiments import schedule, study_file
 from experiments.designs import DESIGNS, STUDY_CONFIG_KEY, design_from_snapshot
-from webapp.stimuli import catalog
 from webapp.database import write_transaction
 from webapp.extensions import db
-from webapp.models import Study, Researcher, Session, StudyMember, Subject
+from webapp.models import Researcher, Session, Study, StudyMember, Subject
 from webapp.models.study import StudyVersion
 from webapp.participant.sessions import ACTIVE, now
+from webapp.stimuli import catalog
 from webapp.stimuli.catalog import load_catalog
 
 # A study's state is (status, close_mode); action -> (states it may start from, state it leads to)

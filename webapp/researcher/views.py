@@ -9,8 +9,7 @@ import secrets
 from pathlib import Path
 
 import plotly
-from flask import (Blueprint, abort, flash, redirect, render_template, request, send_file,
-                   url_for)
+from flask import Blueprint, abort, flash, redirect, render_template, request, send_file, url_for
 from flask_login import current_user
 from flask_wtf import FlaskForm
 from flask_wtf.file import FileField
@@ -18,14 +17,11 @@ from wtforms import HiddenField, SelectField, StringField, TextAreaField
 from wtforms.validators import DataRequired, Length
 
 from experiments.response_keys import reserved_key_warnings
-from webapp.researcher import dashboard
-from webapp.researcher import exports
-from webapp.participant import sessions
-from webapp.researcher import studies
-from webapp.researcher import study_form
 from webapp.extensions import db, login_manager
 from webapp.models import access, manual_exclusion
+from webapp.participant import sessions
 from webapp.priority import low_priority
+from webapp.researcher import dashboard, exports, studies, study_form
 
 bp = Blueprint("researcher", __name__, url_prefix="/researcher")
 
