@@ -141,3 +141,26 @@ def assert_every_trial_once(data: dict) -> None:
     assert sorted(data["per_index"]) == scheduled, "some scheduled trial is missing"
     assert set(data["per_index"].values()) == {1}, "a trial was stored twice"
     assert len({t["client_uuid"] for t in data["trials"]}) == len(data["trials"])
+
+
+def enter_in(page, site, kind: str, participant: str, lang: str) -> str:
+    """Open the study's Prolific entry link asking for language ``lang`` (``?lang=``), as a
+    lab's recruitment link may; returns the session token (the same participant id entering
+    again opens their next session)."""
+    query = {"PROLIFIC_PID": participant, "STUDY_ID": "study-1",
+             "SESSION_ID": f"s-{participant}", "lang": lang}
+    page.goto(f"{site.base_url}/p/{site.slugs[kind]}?{urlencode(query)}")
+    page.wait_for_url("**/run/**")
+    return urlsplit(page.url).path.rstrip("/").split("/")[-1]
+
+
+def session_row(app, token: str) -> dict:
+    """What the session row stores beyond its trials: who, which session, which study
+    version, when, and what the device check and consent recorded."""
+    with app.app_context():
+        session = db.session.scalars(select(Session).where(Session.token == token)).one()
+        return {"subject_id": session.subject_id, "session_number": session.session_number,
+                "status": session.status, "study_version": session.study_version,
+                "available_from": session.available_from, "completed_at": session.completed_at,
+                "exclusion_reasons": list(session.exclusion_reasons),
+                "device_info": json.loads(json.dumps(session.device_info))}
