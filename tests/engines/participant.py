@@ -97,18 +97,25 @@ def answer(tab, state: dict, on_trial=None, site=None, token=None) -> None:
         tab.click("#order-done")
 
 
-def run_by_hand(tab, until: str = "done", on_trial=None, limit_s: float = 120,
-                site=None, token=None) -> None:
-    """Answers screens until ``until`` shows (real clicks and key presses, no simulation).
+def run_until(tab, done, on_trial=None, limit_s: float = 120, site=None, token=None) -> dict:
+    """Answers screens (real clicks and key presses, no simulation) until ``done(state)`` is
+    true; returns that state.
 
     ``on_trial(tab, state)`` orders the frames of a frame-ordering trial (default: one
     keyboard move); ``site`` and ``token`` let catch trials be answered as instructed.
     """
     deadline = time.monotonic() + limit_s
     state = screen_state(tab)
-    while state["screen"] != until:
+    while not done(state):
         if time.monotonic() > deadline:
             raise AssertionError(f"{tab.name}: session stuck at {state}")
         if state["screen"] not in WAITING:
             answer(tab, state, on_trial, site, token)
         state = wait_change(tab, state)
+    return state
+
+
+def run_by_hand(tab, until: str = "done", on_trial=None, limit_s: float = 120,
+                site=None, token=None) -> None:
+    """Answers screens by hand until the screen ``until`` shows (see run_until)."""
+    run_until(tab, lambda state: state["screen"] == until, on_trial, limit_s, site, token)
