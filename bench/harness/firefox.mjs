@@ -34,6 +34,9 @@ const commands = {
     page.on("console", (message) => {
       if (message.type() === "error") errors.push(`console.error: ${message.text()}`);
     });
+    // The runner asks before a participant leaves mid-session; a reload here is one the
+    // participant confirmed.
+    page.on("dialog", (dialog) => dialog.type() === "beforeunload" ? dialog.accept() : undefined);
   },
   goto: async ({ url }) => { await page.goto(url, { waitUntil: "load" }); return page.url(); },
   reload: async () => { await page.reload({ waitUntil: "load" }); },

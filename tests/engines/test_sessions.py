@@ -66,12 +66,7 @@ def resume_and_go_offline(tab, site, token) -> None:
     """Reloads once trial 3 has started, then takes the network away as the runner resumes,
     and answers until the resumed trial waits in the queue."""
     run_until(tab, on_trial(3), site=site, token=token)
-    if tab.name == "firefox":
-        # After real input the runner's leave prompt (beforeunload) holds a reload, and the
-        # puppeteer bridge cannot accept it (WebKitWebDriver does): drop the guard instead,
-        # as a participant who confirms the reload would.
-        tab.evaluate("window.chronoscope.stopGuardingLeaving(); return true;")
-    tab.reload()
+    tab.reload()  # through the runner's leave prompt, confirmed as a participant would
     index = int(run_until(tab, on_trial(0), site=site, token=token)["trial"])
     # Queue first: a trial sent in between is then in the database.
     done = set(tab.evaluate(PENDING)) | stored(site.app, token)["per_index"].keys()
