@@ -215,7 +215,8 @@ def subject_mean_draws(data: pd.DataFrame, metrics: Sequence[str] = ("accuracy",
         subj_w = np.ones_like(subj_w)
     flat = (k.astype(np.int64) * n_subj + p) * n_cells + aot.answer_cells(trials)
     # Integer counts times integer weights: exact in float32 while below 2**24.
-    dtype = np.float32 if len(trials) * item_w.max() < 2 ** 24 else np.float64
+    dtype: type[np.floating] = (np.float32 if len(trials) * item_w.max() < 2 ** 24
+                                 else np.float64)
     counts = np.bincount(flat, minlength=n_items * n_subj * n_cells).reshape(
         n_items, n_subj * n_cells).astype(dtype)
     out = {m: np.empty(n_boot) for m in metrics}

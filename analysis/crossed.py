@@ -59,7 +59,10 @@ class Design:
         self.a, self.cell = np.asarray(a, np.int64), np.asarray(cell, np.int64)
         self.b = np.zeros_like(self.a) if b is None else np.asarray(b, np.int64)
         self.x = np.asarray(x_cells, float)
-        self.n_a, self.n_b = n_a, (1 if b is None else n_b)
+        if b is not None and n_b is None:
+            raise TypeError("n_b is required when b is given")
+        self.n_a: int = n_a
+        self.n_b: int = 1 if n_b is None or b is None else n_b
         if self.n_a * self.n_b > MAX_COUPLING_CELLS or min(self.n_a, self.n_b) > \
                 MAX_SMALLER_FACTOR:
             raise ValueError(f"{self.n_a} x {self.n_b} crossed levels are too many to fit")

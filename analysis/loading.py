@@ -64,12 +64,14 @@ class CsvLines(Rows):
     plural = "lines"
 
     def __init__(self, path: Path):
-        self._path, self._starts = path, None
+        self._path = path
+        self._starts: list[int] | None = None
 
     def number(self, position: int) -> int:
-        if self._starts is None:  # read again only when a message needs it
-            self._starts = _record_lines(self._path)
-        return self._starts[position]
+        starts = self._starts
+        if starts is None:  # read again only when a message needs it
+            starts = self._starts = _record_lines(self._path)
+        return starts[position]
 
     def label(self, position: int) -> str:
         return f"line {self.number(position)}"

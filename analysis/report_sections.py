@@ -55,7 +55,8 @@ def add_aot_tables(report, aot_kept: pd.DataFrame, exploded: pd.DataFrame, n_boo
     direction, subject and session. Returns the per-category gap draws' table for
     :func:`analysis.report_stats.attach_category_gap_cis`, or None without categories."""
     t = report.tables
-    gaps, category_gaps = [], []
+    gaps: list[pd.DataFrame] = []
+    category_gaps: list[pd.DataFrame] = []
     t["aot_overall"] = timed(report, "overall", overall_table, aot_kept, n_boot, rng, gaps)
     if not exploded.empty:
         t["aot_by_category"] = timed(report, "category", category_table, exploded, n_boot,

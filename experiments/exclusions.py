@@ -172,7 +172,8 @@ def participant_reasons(records: Iterable[Mapping], rules: ExclusionRules = Excl
     failed = sum(not r.get("correct") for r in catch)
     if catch and failed > rules.max_failed_catch:
         reasons.append("catch_failed")
-    if catch and _accuracy(catch) < rules.min_catch_accuracy:
+    catch_accuracy = _accuracy(catch)  # None exactly when there are no catch trials
+    if catch_accuracy is not None and catch_accuracy < rules.min_catch_accuracy:
         reasons.append("catch_accuracy")
     practice = last_practice_attempt(records)
     if practice and not practice_passes(practice, rules.min_practice_accuracy):
@@ -181,8 +182,8 @@ def participant_reasons(records: Iterable[Mapping], rules: ExclusionRules = Excl
         reasons.append("too_many_timeouts")
     if expected_trials is not None and len(records) < expected_trials:
         reasons.append("incomplete")
-    rts = [_number(r.get("rt_ms")) for r in task if not is_timeout(r)]
-    rts = [rt for rt in rts if rt is not None]
+    numbers = [_number(r.get("rt_ms")) for r in task if not is_timeout(r)]
+    rts = [rt for rt in numbers if rt is not None]
     if rts and sum(rts) < rules.min_mean_trial_ms * len(rts):
         reasons.append("too_little_time")
     if sum(technical_events(r) for r in main) > rules.max_technical_events:

@@ -14,6 +14,7 @@ import multiprocessing
 import os
 from concurrent.futures import ProcessPoolExecutor
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 
@@ -61,7 +62,7 @@ def _regular_jobs(seed: int, per_category: int) -> list[dict]:
 
 def _sweep_jobs(seed: int) -> list[dict]:
     """The TRA sweeps: one fixed scene, only the dissipation parameter varies."""
-    jobs = []
+    jobs: list[dict[str, Any]] = []
     for e in RESTITUTIONS:
         params = {"scenario": "bouncing_ball", "restitution": e, "drop_m": 2.0, "vx_px_s": 0.0,
                   "radius_px": 12.0, "color": "red", "start_x": 160.0, "delay_s": 0.2}
