@@ -39,7 +39,7 @@ CAPTION = ("Each observer's fitted curve is rescaled to [0, 1] between its own m
            "maximum over the sweep ({rule}); people and VLMs: P(correct), chance 0.5; "
            "self-supervised models: TRA at context {context} (or the nearest). People's band: "
            "95% participant-bootstrap band of the pooled curve, on the pooled curve's scale. "
-           "A TRA curve whose peak-height interval holds 0 is not drawn.")
+           "A TRA curve whose peak-height interval holds 0 is drawn flat at 0.")
 FIT_COLUMNS = ["source", "observer_kind", "observer", "scenario", "parameter",
                "context_frames", "n", "location", "location_lo", "location_hi", "width",
                "width_lo", "width_hi", "peak_tra_pct", "peak_tra_pct_lo", "peak_tra_pct_hi",
@@ -151,10 +151,16 @@ def _curves(people, vlms, tra, humans, rng, n_boot) -> pd.DataFrame:
     if not tra.empty:
         drawn = tra.groupby(["model", *SWEEP], group_keys=False)["context_frames"].apply(
             lambda c: c == c.iloc[(c - TRA_CONTEXT).abs().argmin()])
-        parts.append(P.normalised_curves(tra[drawn.reindex(tra.index, fill_value=False)],
-                                         keys=keys))
-    curves = pd.concat([p for p in parts if not p.empty], ignore_index=True) if parts else \
-        pd.DataFrame(columns=[*keys, "level", "value", "value_normalised", "normalisation"])
+        ssl = P.normalised_curves(tra[drawn.reindex(tra.index, fill_value=False)], keys=keys)
+        # a curve whose peak-height interval holds 0 (normalised_curves leaves it NaN) is drawn
+        # flat at 0, "no asymmetry", rather than its noise stretched to [0, 1] or left out
+        parts.append(ssl.assign(value_normalised=ssl["value_normalised"].fillna(0.0)))
+    columns = [*keys, "level", "value", "value_normalised", "normalisation"]
+    parts = [p for p in parts if not p.empty]
+    # reindex: a key no drawn observer has (context_frames when no TRA curve is fitted) is
+    # still a column, since the figure groups by it
+    curves = (pd.concat(parts, ignore_index=True) if parts else pd.DataFrame()).reindex(
+        columns=columns)
     curves["band_lo"], curves["band_hi"] = np.nan, np.nan
     pooled = people[(people["subject_id"] == POOLED) & (people["status"] == "ok")] \
         if not people.empty else people
