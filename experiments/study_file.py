@@ -23,6 +23,7 @@ from dataclasses import dataclass, field, fields, replace
 from pathlib import Path
 
 from experiments import texts as text_defaults
+from experiments.catch import KEYS as CATCH_KEYS
 from experiments.designs import DESIGNS, Design, get_design
 from experiments.exclusions import ExclusionRules
 from experiments.trial_types import TRIAL_TYPES
@@ -106,11 +107,26 @@ class Setting:
     maximum: float | None = None
     required: bool = False
     choices: tuple[str, ...] = ()
+    # Said after ``expected`` when a value is above ``maximum`` (" of at most 200").
+    bound: str = ""
 
 
-def _int(minimum: int, field_: str | None = None, what: str = "") -> Setting:
+# Sanity bounds: a value past them is a typo (or would exhaust memory building a schedule).
+MAX_SESSIONS, MAX_BLOCKS, MAX_TRIALS_PER_BLOCK, MAX_PRACTICE_TRIALS = 20, 100, 2000, 200
+MAX_ATTEMPTS, MAX_REPEATS, MAX_PLACES, MAX_WINDOW_PX = 10, 100, 100_000, 10_000
+MAX_TIMING_MS, MAX_GAP_HOURS = 600_000, 24 * 365  # 10 minutes; a year
+
+
+def _int(minimum: int, field_: str | None = None, maximum: int | None = None,
+         note: str = "") -> Setting:
     words = {0: "a non-negative integer", 1: "a positive integer"}
-    return Setting("int", what or words.get(minimum, f"an integer >= {minimum}"), field_, minimum)
+    bound = f" of at most {maximum}{note}" if maximum is not None else ""
+    return Setting("int", words.get(minimum, f"an integer >= {minimum}"), field_, minimum,
+                   maximum, bound=bound)
+
+
+def _timing(minimum: int, field_: str) -> Setting:
+    return _int(minimum, field_, MAX_TIMING_MS, " (10 minutes)")
 
 
 DEVICES = ("desktop", "tablet", "phone")
@@ -124,29 +140,33 @@ SCHEMA: dict[str, dict[str, Setting]] = {
         "stimulus_set": Setting("str", "the name of a stimulus set", required=True),
         "languages": Setting("language_list", 'a list of language codes such as ["en", "de"]'),
     },
-    "sessions": {"count": _int(1, "sessions"),
+    "sessions": {"count": _int(1, "sessions", MAX_SESSIONS),
                  "gap_hours": Setting("number", "a non-negative number of hours",
-                                      "session_gap_hours", 0)},
-    "blocks": {"count": _int(1, "main_blocks"), "clips_per_session": _int(1, "max_clips"),
-               "trials_per_block": _int(1), "catch_per_block": _int(0, "catch_per_block"),
+                                      "session_gap_hours", 0, MAX_GAP_HOURS,
+                                      bound=f" of at most {MAX_GAP_HOURS} (a year)")},
+    "blocks": {"count": _int(1, "main_blocks", MAX_BLOCKS),
+               "clips_per_session": _int(1, "max_clips", MAX_TRIALS_PER_BLOCK * MAX_BLOCKS),
+               "trials_per_block": _int(1, None, MAX_TRIALS_PER_BLOCK),
+               "catch_per_block": _int(0, "catch_per_block", MAX_TRIALS_PER_BLOCK),
                # Sweep designs only (included_splits): each clip this many times per direction.
-               "repeats_per_direction": _int(1, "repeats_per_direction")},
-    "practice": {"trials": _int(0, "practice.n_trials"),
+               "repeats_per_direction": _int(1, "repeats_per_direction", MAX_REPEATS)},
+    "practice": {"trials": _int(0, "practice.n_trials", MAX_PRACTICE_TRIALS),
                  "pass_accuracy": Setting("number", "a proportion from 0 to 1",
                                           "practice.min_accuracy", 0, 1),
-                 "attempts": _int(1, "practice.max_attempts")},
+                 "attempts": _int(1, "practice.max_attempts", MAX_ATTEMPTS)},
     "responses": {"keys": Setting("key_pair", 'two different keys such as ["f", "j"]',
                                   "response_keys"),
                   "counterbalance": Setting("bool", "true or false", "counterbalance_keys")},
-    "timing": {"fixation_ms": _int(0, "fixation_ms"),
-               "response_timeout_ms": _int(0, "response_window_ms_after_clip"),
-               "ordering_timeout_ms": _int(1, "max_ordering_ms"),
-               "inter_trial_ms": _int(0, "inter_trial_ms")},
+    "timing": {"fixation_ms": _timing(0, "fixation_ms"),
+               "response_timeout_ms": _timing(0, "response_window_ms_after_clip"),
+               "ordering_timeout_ms": _timing(1, "max_ordering_ms"),
+               "inter_trial_ms": _timing(0, "inter_trial_ms")},
     "participants": {
-        "places": _int(1),
+        "places": _int(1, None, MAX_PLACES),
         "browsers": Setting("choice_list", f"a list of {', '.join(BROWSERS)}", choices=BROWSERS),
         "devices": Setting("choice_list", f"a list of {', '.join(DEVICES)}", choices=DEVICES),
-        "min_window_width": _int(1), "min_window_height": _int(1),
+        "min_window_width": _int(1, None, MAX_WINDOW_PX),
+        "min_window_height": _int(1, None, MAX_WINDOW_PX),
     },
     "exclusions": {f.name: replace(_RULE_TYPES[type(f.default).__name__],
                                    design_field=f"exclusions.{f.name}")
@@ -159,10 +179,13 @@ _KEY_NAME = re.compile(r"^[a-z0-9]$")
 def check_value(setting: Setting, value) -> str | None:
     """None when ``value`` fits ``setting``, else "expected ..., got ..."."""
     fits = _FITS[setting.kind](setting, value)
-    if fits and isinstance(value, (int, float)) and not isinstance(value, bool):
-        fits = (setting.minimum is None or value >= setting.minimum) and \
-            (setting.maximum is None or value <= setting.maximum)
-    return None if fits else f"expected {setting.expected}, got {_show(value)}"
+    bound = ""
+    if isinstance(value, (int, float)) and not isinstance(value, bool):
+        if setting.maximum is not None and value > setting.maximum:
+            fits, bound = False, setting.bound  # 1e17 for an integer: the bound is the news
+        elif fits:
+            fits = setting.minimum is None or value >= setting.minimum
+    return None if fits else f"expected {setting.expected}{bound}, got {_show(value)}"
 
 
 def _is_int(value) -> bool:
@@ -272,7 +295,7 @@ def check(source: str, name: str = "study.toml", base_dir: Path | None = None):
         data = tomllib.loads(source)
     except tomllib.TOMLDecodeError as error:
         match = re.search(r"\(at line (\d+), column \d+\)", str(error))
-        where = int(match.group(1)) if match else 1
+        where = int(match.group(1)) if match else _unterminated_line(source)
         if not reader.problems:
             reader.problems.append(Problem(name, where, "(file)", f"not valid TOML: {error}"))
         return None, reader.problems, reader.warnings
@@ -287,6 +310,19 @@ def check(source: str, name: str = "study.toml", base_dir: Path | None = None):
                      f"(|mean| < 5 ms, SD < 3 ms); the default is {list(DEFAULT_BROWSERS)}",
                      warn=True)
     return config, reader.problems, reader.warnings
+
+
+def _unterminated_line(source: str) -> int:
+    """The line where a string left open to the end of the file starts (tomllib says only
+    "at end of document"); else the last line."""
+    opened, mark = None, None
+    for number, line in enumerate(source.splitlines(), start=1):
+        for found in re.findall(r'"""|\'\'\'', line):
+            if mark is None:
+                opened, mark = number, found
+            elif found == mark:
+                opened, mark = None, None
+    return opened or max(1, len(source.splitlines()))
 
 
 def _check_sections(reader: _Reader, data: dict) -> dict[tuple, object]:
@@ -394,10 +430,18 @@ def _build(reader: _Reader, values: dict, text_overrides: dict) -> StudyConfig |
             target[last] = list(value) if isinstance(value, list) else value
     if ("blocks", "trials_per_block") in values:
         data["max_clips"] = values[("blocks", "trials_per_block")] * data["main_blocks"]
+    practice_gate = ("exclusions", "min_practice_accuracy")
+    if practice_gate not in values:
+        # One threshold: the exclusion rule follows the practice gate unless the file sets it.
+        data["exclusions"]["min_practice_accuracy"] = data["practice"]["min_accuracy"]
     try:
         design = Design.from_dict(data)
     except (TypeError, ValueError) as error:
-        reader.error(("study", "design"), f"the settings do not make a valid design: {error}")
+        culprit = _culprit(base, values)
+        reader.error(culprit, str(error) if culprit != ("study", "design")
+                     else f"the settings do not make a valid design: {error}")
+        return None
+    if not _check_design(reader, values, design):
         return None
     study = {key: values[(section, key)] for section, key in values
              if section in ("study", "participants") and not SCHEMA[section][key].design_field}
@@ -409,6 +453,49 @@ def _build(reader: _Reader, values: dict, text_overrides: dict) -> StudyConfig |
             study[key] = tuple(study[key])
     return StudyConfig(design=design, stimulus_set=values[("study", "stimulus_set")],
                        min_window=window, texts=text_overrides, **study)
+
+
+def _culprit(base: Design, values: dict) -> tuple:
+    """The first setting that alone makes ``base`` invalid (``study.design`` if none does)."""
+    for (section, key), value in values.items():
+        design_field = SCHEMA[section][key].design_field
+        if not design_field or "." in design_field:
+            continue
+        try:
+            Design.from_dict({**base.to_dict(), design_field: value})
+        except (TypeError, ValueError):
+            return (section, key)
+    return ("study", "design")
+
+
+def _check_design(reader: _Reader, values: dict, design: Design) -> bool:
+    """Checks across settings that the design itself cannot make; False after an error."""
+    ok = True
+    per_block = design.max_clips // design.main_blocks if design.max_clips else None
+    if per_block is not None and design.catch_per_block >= per_block:
+        reader.error(("blocks", "catch_per_block"),
+                     f"expected fewer catch trials than trials per block ({per_block}), "
+                     f"got {design.catch_per_block}")
+        ok = False
+    elif design.max_clips and per_block is not None and per_block > MAX_TRIALS_PER_BLOCK:
+        reader.error(("blocks", "clips_per_session"),
+                     f"expected at most {MAX_TRIALS_PER_BLOCK} trials per block, got "
+                     f"{design.max_clips} over {design.main_blocks} block(s)")
+        ok = False
+    if design.catch_per_block and not set(CATCH_KEYS) <= set(design.response_keys):
+        where = ("responses", "keys") if ("responses", "keys") in values else \
+            ("blocks", "catch_per_block")
+        reader.error(where, f"the catch videos instruct {' and '.join(CATCH_KEYS)}; with other "
+                            "keys set blocks.catch_per_block = 0 or use keys "
+                            f"{' and '.join(CATCH_KEYS)}")
+        ok = False
+    gate, rule = design.practice.min_accuracy, design.exclusions.min_practice_accuracy
+    if rule > gate:
+        reader.error(("exclusions", "min_practice_accuracy"),
+                     f"expected at most practice.pass_accuracy ({gate}): a participant the "
+                     f"practice gate lets through must not be excluded by it, got {rule}")
+        ok = False
+    return ok
 
 
 def _show(value) -> str:

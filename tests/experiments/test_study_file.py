@@ -182,3 +182,69 @@ def test_repeats_per_direction_sets_a_sweep_design_and_round_trips():
 def test_repeats_per_direction_is_a_positive_integer_of_a_sweep_design(design, value, message):
     source = MINIMAL.format(design=design) + f"[blocks]\nrepeats_per_direction = {value}\n"
     assert problems(source) == [f"study.toml:5: blocks.repeats_per_direction: {message}"]
+
+
+def test_response_keys_the_catch_videos_do_not_instruct_are_refused_while_catch_trials_run():
+    from experiments.catch import KEYS  # the keys the shipped catch videos instruct
+    assert KEYS == ("f", "j")
+    source = MINIMAL.format(design="arrow-of-time") + '[responses]\nkeys = ["d", "k"]\n'
+    assert problems(source) == [
+        "study.toml:5: responses.keys: the catch videos instruct f and j; with other keys set "
+        "blocks.catch_per_block = 0 or use keys f and j"]
+    assert problems(source + "[blocks]\ncatch_per_block = 0\n") == []
+    assert problems(MINIMAL.format(design="arrow-of-time") + '[responses]\nkeys = ["j", "f"]\n') == []
+
+
+def test_the_practice_exclusion_follows_the_practice_gate_unless_both_are_set():
+    gate = MINIMAL.format(design="arrow-of-time") + "[practice]\npass_accuracy = 0.5\n"
+    design = study_file.loads(gate).design
+    assert design.practice.min_accuracy == design.exclusions.min_practice_accuracy == 0.5
+    looser = gate + "[exclusions]\nmin_practice_accuracy = 0.25\n"
+    assert study_file.loads(looser).design.exclusions.min_practice_accuracy == 0.25
+    assert problems(gate + "[exclusions]\nmin_practice_accuracy = 0.75\n") == [
+        "study.toml:7: exclusions.min_practice_accuracy: expected at most "
+        "practice.pass_accuracy (0.5): a participant the practice gate lets through must not "
+        "be excluded by it, got 0.75"]
+    # Only the exclusion set: checked against the design's own gate (0.75 for arrow-of-time).
+    assert len(problems(MINIMAL.format(design="arrow-of-time")
+                        + "[exclusions]\nmin_practice_accuracy = 0.9\n")) == 1
+
+
+def test_a_design_error_names_the_setting_and_its_line():
+    source = '[study]\ndesign = "arrow-of-time"\nstimulus_set = "s"\n\n[sessions]\ncount = 3\n'
+    assert problems(source) == ["study.toml:6: sessions.count: an arrow-of-time design has one "
+                                "session or two (one per direction)"]
+
+
+def test_an_unterminated_string_is_reported_where_it_is():
+    source = MINIMAL.format(design="arrow-of-time") + '\n[study2]\ntitle = "Pilot\n'
+    assert problems(source) == ["study.toml:6: (file): not valid TOML: Illegal character '\\n' "
+                                "(at line 6, column 15)"]
+    open_end = MINIMAL.format(design="arrow-of-time") + '\n[texts.en]\nconsent = """Hi\n\nmore\n'
+    assert problems(open_end) == ["study.toml:6: (file): not valid TOML: Unterminated string "
+                                  "(at end of document)"]
+
+
+@pytest.mark.parametrize(("extra", "message"), [
+    ("[practice]\ntrials = 100000000\n",
+     "5: practice.trials: expected a non-negative integer of at most 200, got 100000000"),
+    ("[timing]\nfixation_ms = 1e17\n",
+     "5: timing.fixation_ms: expected a non-negative integer of at most 600000 (10 minutes), "
+     "got 1e+17"),
+    ("[timing]\ninter_trial_ms = 600001\n",
+     "5: timing.inter_trial_ms: expected a non-negative integer of at most 600000 "
+     "(10 minutes), got 600001"),
+    ("[blocks]\ntrials_per_block = 2001\n",
+     "5: blocks.trials_per_block: expected a positive integer of at most 2000, got 2001"),
+    ("[blocks]\ntrials_per_block = 2\ncatch_per_block = 20\n",
+     "6: blocks.catch_per_block: expected fewer catch trials than trials per block (2), got 20"),
+])
+def test_values_past_sane_bounds_are_refused(extra, message):
+    assert problems(MINIMAL.format(design="arrow-of-time") + extra) == [f"study.toml:{message}"]
+
+
+def test_shipped_study_files_use_the_default_browsers():
+    for path in sorted(SHIPPED.glob("*.toml")):
+        config, errors, warnings = study_file.check(path.read_text("utf-8"), path.name, SHIPPED)
+        assert errors == [] and warnings == [], path.name
+        assert config.browsers == study_file.DEFAULT_BROWSERS, path.name

@@ -57,3 +57,18 @@ def test_create_with_a_design_still_works_and_exports_its_defaults(app, runner, 
     exported = study_file.loads(runner.invoke(args=["study", "export-config", "plain"]).output)
     assert exported.design.to_dict() == DESIGNS["frame-ordering"].to_dict()
     assert runner.invoke(args=["study", "create", "x"]).exit_code != 0
+
+
+def test_keys_the_catch_videos_do_not_instruct_are_refused_not_a_traceback(runner, factory,
+                                                                          tmp_path):
+    factory.stimulus_set()
+    source = tmp_path / "keys.toml"
+    source.write_text('[study]\ndesign = "arrow-of-time"\nstimulus_set = "synthetic"\n'
+                      '[responses]\nkeys = ["d", "k"]\n')
+    expected = ("keys.toml:5: responses.keys: the catch videos instruct f and j; with other "
+                "keys set blocks.catch_per_block = 0 or use keys f and j")
+    for args in (["study", "validate", str(source)],
+                 ["study", "create", "keys", "--from", str(source)]):
+        result = runner.invoke(args=args)
+        assert result.exit_code != 0 and not isinstance(result.exception, KeyError), args
+        assert expected in result.output, result.output

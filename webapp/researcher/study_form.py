@@ -58,6 +58,10 @@ def config_from(form, base: study_file.StudyConfig | None) -> study_file.StudyCo
     upload = _upload(form)
     if upload is None:
         return None
+    if base is not None and "min_practice_accuracy" not in upload.get("exclusions", {}) and \
+            base.design.exclusions.min_practice_accuracy == base.design.practice.min_accuracy:
+        # The study's exclusion rule follows its practice gate: let it follow a changed gate.
+        data.get("exclusions", {}).pop("min_practice_accuracy", None)
     for section, values in upload.items():
         if section == "texts":
             data["texts"] = values  # the upload's texts replace the study's own
