@@ -9,7 +9,9 @@ English default, so a typo such as ``{duraton_minutes}`` is caught when a study 
 Rendering happens on the server: markdown-it-py turns Markdown (and any inline HTML) into
 HTML, then nh3 (the Ammonia sanitiser) keeps only harmless tags and attributes: no scripts,
 no event handlers, no ``javascript:`` links.  Placeholder values are escaped and filled in
-after sanitising, so neither a text nor a value can smuggle markup through the other.
+after sanitising, so neither a text nor a value can smuggle markup through the other; a value
+that lands inside a tag (an ``href``) is filled only if it is an http(s) URL, since escaping
+alone would let ``javascript:`` through where the sanitiser can no longer see it.
 """
 from __future__ import annotations
 
@@ -36,6 +38,8 @@ _TAGS = {"p", "br", "hr", "strong", "em", "b", "i", "u", "code", "pre", "blockqu
          "li", "a", "h1", "h2", "h3", "h4", "kbd", "small", "sup", "sub"}
 _ATTRIBUTES = {"a": {"href", "title"}, "ol": {"start"}}
 _SCHEMES = {"http", "https", "mailto"}
+# What a placeholder inside a tag's attribute may be filled with.
+_WEB_URL = re.compile(r"https?://[^\s\x00-\x1f]+", re.IGNORECASE)
 _MARKDOWN = MarkdownIt("commonmark", {"html": True, "linkify": False})
 
 
@@ -84,7 +88,13 @@ def render(key: str, text: str, values: Mapping[str, object] | None = None) -> s
 
     def fill(match: re.Match) -> str:
         name = match.group(1)
-        return html.escape(str(values[name])) if name in values else match.group(0)
+        if name not in values:
+            return match.group(0)
+        value = str(values[name])
+        in_tag = safe.rfind("<", 0, match.start()) > safe.rfind(">", 0, match.start())
+        if in_tag and not _WEB_URL.fullmatch(value):
+            return ""
+        return html.escape(value)
 
     return PLACEHOLDER.sub(fill, safe)
 

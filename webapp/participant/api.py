@@ -165,12 +165,19 @@ def device(token):
 
 @bp.post("/screen-out")
 def screen_out(token):
-    """The device check failed: the session ends ``screened_out`` with the screen-out code."""
+    """The device check failed before consent: the session ends ``screened_out`` with the
+    screen-out code.  400 ``no_reason`` without a reason; 409 ``screen_out_refused`` after
+    consent or once trials are stored."""
     with db.engine.connect() as connection:
         session = _session(connection, token)
-        fields = check_fields(read_body(), SCREEN_OUT_FIELDS)
-        return jsonify(sessions.screen_out(connection, _refuse_ended(session),
-                                           list(fields["reasons"])))
+        reasons = list(check_fields(read_body(), SCREEN_OUT_FIELDS)["reasons"])
+        if not reasons:
+            raise ApiError(400, "no_reason", "a screen-out needs at least one reason "
+                                             f"({', '.join(sessions.SCREEN_OUT_REASONS)})")
+        try:
+            return jsonify(sessions.screen_out(connection, _refuse_ended(session), reasons))
+        except sessions.ScreenOutRefused as refused:
+            raise ApiError(409, "screen_out_refused", str(refused)) from None
 
 
 @bp.post("/trials")
@@ -223,8 +230,8 @@ def calendar_file(token):
     if upcoming is None:
         raise ApiError(404, "no_next_session", "this session has no next session to come")
     language = texts.session_language(session, requested, request.accept_languages)
-    link = url_for("participant.entry", slug=session.slug, _external=True,
-                   **calendar.entry_query(session.recruitment), lang=language)
+    link = calendar.entry_link(session.slug,
+                               {**calendar.entry_query(session.recruitment), "lang": language})
     rendered = texts.session_texts(session, language,
                                    {"next_session": upcoming["session"], "link": link})
     body = calendar.calendar_file(

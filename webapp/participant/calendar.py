@@ -1,7 +1,8 @@
 """The next session of a multi-session design: when it opens, and its calendar file.
 
-A session's next one opens ``session_gap_hours`` after it was completed
-(:func:`experiments.schedule.session_opens_at`); that moment is what the end of the session
+A session's next one opens ``session_gap_hours`` after it was completed, the gap of the
+version that completed session ran (:func:`opens_after`): the promise made to the participant
+at its end, which a later change of the study does not break.  That moment is what the end of the session
 shows (in the participant's local time, formatted by the browser), what the calendar file's
 DTSTART says, what the next session stores as its ``available_from`` once it is opened, and
 what the researchers' allowlist export gives as the earliest start.
@@ -15,12 +16,14 @@ from __future__ import annotations
 import hashlib
 import re
 from datetime import datetime, timedelta, timezone
+from urllib.parse import urlsplit
 
+from flask import current_app
 from markupsafe import Markup
 from sqlalchemy import Row
 
 from experiments import schedule as scheduling
-from experiments.designs import design_from_snapshot
+from experiments.designs import Design, design_from_snapshot
 
 # Which recruitment parameter names the participant in an entry link, most specific first.
 ID_KEYS = ("PROLIFIC_PID", "participant")
@@ -35,7 +38,15 @@ def next_session(session: Row) -> dict | None:
             or session.session_number >= design.sessions:
         return None
     return {"session": session.session_number + 1, "sessions": design.sessions,
-            "opens_at": utc(scheduling.session_opens_at(design, session.completed_at))}
+            "opens_at": opens_after(design, session.completed_at)}
+
+
+def opens_after(ran: Design, completed_at: datetime) -> datetime:
+    """When the session after one completed at ``completed_at`` opens (UTC), ``ran`` being
+    the design of the version that completed session ran (its frozen snapshot), never the
+    study's current one: the end screen, the calendar file, the entry check and the
+    researchers' allowlist all ask this one function."""
+    return utc(scheduling.session_opens_at(ran, completed_at))
 
 
 def utc(moment: datetime) -> datetime:
@@ -55,6 +66,15 @@ def entry_query(recruitment: dict | None) -> dict[str, str]:
     recruitment = recruitment or {}
     key = next((k for k in ID_KEYS if recruitment.get(k)), None)
     return {key: recruitment[key]} if key else {}
+
+
+def entry_link(slug: str, query: dict[str, str]) -> str:
+    """The study's entry link with ``query``, on the configured ``PUBLIC_URL``: never the
+    request's Host header, which a client chooses and a calendar file would carry on."""
+    base = urlsplit(current_app.config["PUBLIC_URL"])
+    adapter = current_app.url_map.bind(base.netloc, script_name=base.path or "/",
+                                       url_scheme=base.scheme or "http")
+    return adapter.build("participant.entry", {"slug": slug, **query}, force_external=True)
 
 
 def plain_text(html: str) -> str:

@@ -32,6 +32,7 @@ from experiments.designs import Design, design_from_snapshot
 from webapp.database import write_transaction
 from webapp.extensions import limiter
 from webapp.participant import store
+from webapp.participant.calendar import opens_after
 from webapp.participant.store import (
     condition_counts,
     count_cell,
@@ -141,7 +142,7 @@ def _session_entry(connection: Connection, study: Row, external_id: str,
                              key=_DONE_KEYS.get(last.status, "already_taken_part"))
             # A participant already in goes on to their next session while the study is
             # paused or closed ("finish"): only "stop" ends their participation.
-            opens_at = scheduling.session_opens_at(design, last.completed_at or now())
+            opens_at = opens_after(ran_design(last), last.completed_at or now())
             if now() < opens_at:
                 return Entry("wait", opens_at=opens_at)
         elif not taking:
@@ -155,6 +156,11 @@ def _session_entry(connection: Connection, study: Row, external_id: str,
         if token is not None:
             return Entry("run", token)
     raise RuntimeError(f"could not open a session for {external_id!r} in {study.slug!r}")
+
+
+def ran_design(session: Row) -> Design:
+    """The design of the version ``session`` ran (from :func:`store.last_session`)."""
+    return design_from_snapshot(session.design, session.design_snapshot)
 
 
 _DONE_KEYS = {"completed": "already_completed", "stopped": "study_stopped"}
@@ -210,7 +216,7 @@ def _new_session(connection: Connection, study: Row, design: Design, external_id
     # A later session is available from the moment it opened (what the participant was told
     # and their calendar file says), not from when they came back.
     available_from = now() if number == 1 else \
-        scheduling.session_opens_at(design, last.completed_at or now())
+        opens_after(ran_design(last), last.completed_at or now())
     # A simulated participant takes no place and counts in no cell, in every session.
     simulated = admission.simulated or admission.preview or bool(last and last.simulated)
     try:
@@ -318,12 +324,28 @@ def heartbeat(connection: Connection, session: Row) -> None:
         touch_session(connection, session.id)
 
 
+class ScreenOutRefused(ValueError):
+    """A screen-out asked for when there is none to give: after consent, or with trials
+    stored (the participant has begun the study; the screen-out code would pay for it)."""
+
+
 def screen_out(connection: Connection, session: Row, reasons: list[str]) -> dict:
-    """End a session whose device check failed (before or after consent): it is marked
-    ``screened_out``, takes no place, and gets the study's screen-out code."""
+    """End a session whose device check failed before consent: it is marked
+    ``screened_out``, takes no place, and gets the study's screen-out code.
+
+    Raises
+    ------
+    ScreenOutRefused
+        If the session is past consent or has trials stored (the view has checked that
+        ``reasons`` names at least one).
+    """
     with write_transaction(connection):
         current = locked_session(connection, session.id)
-        if current.status in ACTIVE:
+        if current.status == "started" and store.stored_trials(connection, session.id):
+            raise ScreenOutRefused("this session has stored trials: it cannot be screened out")
+        if current.status == "in_progress":
+            raise ScreenOutRefused("this session is past consent: it cannot be screened out")
+        if current.status == "started":
             update_session(connection, session.id, status="screened_out", completed_at=now(),
                            excluded=True, exclusion_reasons=["screened_out"], device_info={
                                **(current.device_info or {}),

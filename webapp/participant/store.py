@@ -35,10 +35,16 @@ _STUDY_ROW = (select(Study.id, Study.slug, Study.status, Study.close_mode,
                      Study.design_snapshot, Study.stimulus_set, Study.config_version)
               .where(Study.slug == bindparam("slug")))
 # The participant's subject id with their latest session (None columns: no session yet).
+# Its design snapshot is the one of the version it ran (the study's own for an unfrozen one).
 _LAST_SESSION = (select(Subject.id.label("subject_id"), Session.token, Session.session_number,
                         Session.status, Session.seed, Session.condition, Session.completed_at,
-                        Session.simulated)
+                        Session.simulated, Study.design,
+                        func.coalesce(StudyVersion.design_snapshot, Study.design_snapshot)
+                        .label("design_snapshot"))
+                 .join(Study, Study.id == Subject.study_id)
                  .outerjoin(Session, Session.subject_id == Subject.id)
+                 .outerjoin(StudyVersion, (StudyVersion.study_id == Study.id)
+                            & (StudyVersion.version == Session.study_version))
                  .where(Subject.study_id == bindparam("study_id"),
                         Subject.kind == "human", Subject.external_id == bindparam("external_id"))
                  .order_by(Session.session_number.desc()).limit(1))

@@ -11,6 +11,7 @@ import json
 import math
 import subprocess
 import zipfile
+from collections.abc import Mapping
 from contextlib import contextmanager
 from datetime import datetime, timezone
 from importlib import metadata as importlib_metadata
@@ -21,11 +22,11 @@ from sqlalchemy import select
 
 from analysis.csv_cells import escape_cells
 from experiments.designs import Design, design_from_snapshot
-from experiments.schedule import session_opens_at
 from webapp.extensions import db
 from webapp.models import SourceClip, Stimulus
 from webapp.models.manual_exclusion import rules_version
-from webapp.participant.calendar import iso_utc
+from webapp.models.study import StudyVersion
+from webapp.participant.calendar import iso_utc, opens_after
 from webapp.researcher.codebook import codebook_csv, codebook_markdown
 from webapp.researcher.roster import JSON_ROSTER_COLUMNS, roster_frame, study_trials
 from webapp.researcher.studies import require_study
@@ -91,7 +92,7 @@ def build_export(slug: str, now: datetime | None = None) -> dict[str, bytes]:
         record = _study_record(study)
         design = study.design_snapshot
         later_sessions = next_session_csvs(participants, design_from_snapshot(
-            study.design, study.design_snapshot))
+            study.design, study.design_snapshot), version_designs(study))
     files = {
         "trials.csv": trials_csv(trials),
         "trials.json": trials_json(trials),
@@ -219,7 +220,8 @@ def prolific_export(slug: str) -> tuple[str, bytes]:
     return f"{slug}-prolific-decisions.csv", prolific_csv(participants)
 
 
-def next_session_allowlist(participants: pd.DataFrame, design: Design) -> pd.DataFrame:
+def next_session_allowlist(participants: pd.DataFrame, design: Design,
+                           ran: Mapping[int, Design] | None = None) -> pd.DataFrame:
     """Who may take a next session of a multi-session design, which one, and the earliest
     moment they may start it.
 
@@ -227,8 +229,10 @@ def next_session_allowlist(participants: pd.DataFrame, design: Design) -> pd.Dat
     "completed": not failed attention, practice or anything else) and is not the design's
     last, and who is excluded in no session after the researchers' manual rules. Someone who
     has started their next session is no longer on it: that session is their latest. The
-    earliest start is when the entry link lets them in, ``session_gap_hours`` after that
-    completion. Columns :data:`START_TIME_COLUMNS`, earliest first, ``earliest_start_utc``
+    earliest start is when the entry link lets them in, ``session_gap_hours`` of the version
+    that session ran (``ran``: designs by study version; ``design`` for a version not in it)
+    after that completion (:func:`webapp.participant.calendar.opens_after`). Columns
+    :data:`START_TIME_COLUMNS`, earliest first, ``earliest_start_utc``
     ISO 8601 UTC; empty for a one-session design.
     """
     people = participants[(participants["subject_kind"] == "human")
@@ -239,16 +243,20 @@ def next_session_allowlist(participants: pd.DataFrame, design: Design) -> pd.Dat
         if latest["status"] != "completed" or latest["session_number"] >= design.sessions \
                 or sessions["excluded"].astype(bool).any():
             continue
-        opens_at = session_opens_at(design, pd.Timestamp(latest["completed_at"]).to_pydatetime())
+        version = latest["study_version"]
+        version_design = (ran or {}).get(None if pd.isna(version) else int(version), design)
+        opens_at = opens_after(version_design,
+                               pd.Timestamp(latest["completed_at"]).to_pydatetime())
         rows.append((subject, int(latest["session_number"]) + 1, iso_utc(opens_at)))
     table = pd.DataFrame(rows, columns=START_TIME_COLUMNS)
     return table.sort_values(["earliest_start_utc", "participant_id"], ignore_index=True)
 
 
-def next_session_csvs(participants: pd.DataFrame, design: Design) -> dict[str, bytes]:
+def next_session_csvs(participants: pd.DataFrame, design: Design,
+                      ran: Mapping[int, Design] | None = None) -> dict[str, bytes]:
     """``next_session_allowlist.csv``, Prolific's custom allowlist (one participant id per
     line, no header), and ``next_session_start_times.csv`` (:func:`next_session_allowlist`)."""
-    table = next_session_allowlist(participants, design)
+    table = next_session_allowlist(participants, design, ran)
     ids = io.StringIO()
     # Written as stored, never quoted against spreadsheets: Prolific must get the exact ids.
     csv.writer(ids, lineterminator="\n").writerows([i] for i in table["participant_id"])
@@ -269,7 +277,15 @@ def next_session_export(slug: str, name: str) -> bytes:
         study = require_study(slug)
         participants = roster_frame(slug)
         design = design_from_snapshot(study.design, study.design_snapshot)
-    return next_session_csvs(participants, design)[name]
+        ran = version_designs(study)
+    return next_session_csvs(participants, design, ran)[name]
+
+
+def version_designs(study) -> dict[int, Design]:
+    """The design of each frozen version of ``study``, by version number."""
+    rows = db.session.execute(select(StudyVersion.version, StudyVersion.design_snapshot)
+                              .where(StudyVersion.study_id == study.id)).all()
+    return {row.version: design_from_snapshot(study.design, row.design_snapshot) for row in rows}
 
 
 def _json_cell(value) -> str:
