@@ -4,6 +4,8 @@ their role allows; admins see and do everything.
 The route tests are generated from ``app.url_map``: every researcher route that takes a study
 is tried with every method, so a route added later is covered without a new test.
 """
+from pathlib import Path
+
 import pytest
 
 from tests.webapp.conftest import RESEARCHER_PASSWORD
@@ -16,6 +18,20 @@ from webapp.researcher import studies
 URL_VALUES = {"username": "ada"}
 ACTIONS = [*studies.TRANSITIONS, "no-such-action"]
 SECRET = "Secret pilot"
+ROOT = Path(__file__).resolve().parents[2]
+ROLES = ("viewer", "editor", "owner")
+# The permission table README.md and SECURITY.md state, row by row: the roles allowed.
+VIEW = "See the study page, live panel, completion codes and configuration; download exports"
+PERMISSION_TABLE = {
+    VIEW: {"viewer", "editor", "owner"},
+    "Open and pause": {"editor", "owner"},
+    "Preview (simulated participant)": {"editor", "owner"},
+    "Exclude or reinstate a participant by hand, with a reason (an exclusion is a Prolific "
+    "REJECT)": {"editor", "owner"},
+    "Change the configuration (a draft in place, an opened study as a new version)": {"owner"},
+    "Close or stop": {"owner"},
+    "Add, change or remove members": {"owner"},
+}
 
 
 def study_requests(app, slug):
@@ -195,3 +211,63 @@ def test_membership_is_checked_on_every_request(app, team):
     with app.app_context():
         access.unshare(db.session.scalar(db.select(Study).filter_by(slug="pilot")), "vic")
     assert vic.get("/researcher/studies/pilot/panel").status_code == 404
+
+
+def table_row(method, url):
+    """The permission table's row of a study request; a route fitting no row fails the test
+    that walks the routes until the table (and the documents) say who may use it."""
+    tail = url.split("/researcher/studies/pilot", 1)[1]
+    if method == "GET":
+        return VIEW
+    rows = {"/open": "Open and pause", "/pause": "Open and pause",
+            "/preview": "Preview (simulated participant)",
+            "/exclusions": next(row for row in PERMISSION_TABLE if row.startswith("Exclude")),
+            "/edit": next(row for row in PERMISSION_TABLE if row.startswith("Change")),
+            "/close": "Close or stop", "/stop": "Close or stop",
+            "/no-such-action": "Close or stop"}  # any other action is the owners', as close
+    if tail.startswith("/members"):
+        return "Add, change or remove members"
+    assert tail in rows, f"{method} {url} is in no row of the permission table"
+    return rows[tail]
+
+
+def documented_table(name):
+    """The action x role table of README.md or SECURITY.md: {action: roles marked yes}."""
+    lines = [line.strip() for line in (ROOT / name).read_text("utf-8").splitlines()]
+    start = lines.index("| Action | Viewer | Editor | Owner |")
+    table = {}
+    for line in lines[start + 2:]:
+        if not line.startswith("|"):
+            break
+        action, *marks = [cell.strip() for cell in line.strip("|").split("|")]
+        assert all(mark in ("yes", "—") for mark in marks), line
+        table[action] = {role for role, mark in zip(ROLES, marks) if mark == "yes"}
+    return table
+
+
+@pytest.mark.parametrize("name", ["README.md", "SECURITY.md"])
+def test_the_documents_state_the_permission_table(name):
+    assert documented_table(name) == PERMISSION_TABLE
+
+
+@pytest.mark.parametrize("role", ROLES)
+def test_every_study_route_answers_each_role_as_the_permission_table_says(app, team, role):
+    """Allowed: anything but 403 (a form without its fields may be 400); refused: 403."""
+    username = {"viewer": "vic", "editor": "eddie", "owner": "ada"}[role]
+    client = sign_in(app, username)
+    for method, url in study_requests(app, "pilot"):
+        allowed = role in PERMISSION_TABLE[table_row(method, url)]
+        response = client.open(url, method=method, data={"username": "bob", "role": "viewer"})
+        assert (response.status_code != 403) == allowed, (role, method, url,
+                                                          response.status_code)
+
+
+def test_an_editor_cannot_change_the_configuration(app, team):
+    eddie = sign_in(app, "eddie")
+    response = eddie.post("/researcher/studies/pilot/edit",
+                          data={"slug": "pilot", "design": "arrow-of-time",
+                                "stimulus_set": "synthetic", "title": "Changed by an editor"})
+    assert response.status_code == 403
+    with app.app_context():
+        study = db.session.scalar(db.select(Study).filter_by(slug="pilot"))
+        assert (study.title, study.config_version) == (SECRET, 1)

@@ -251,3 +251,13 @@ def test_entry_records_the_version_it_read_not_a_column_default(app, factory, cl
     token = urlsplit(client.get("/p/pilot?participant=P1").location).path.rsplit("/", 1)[1]
     with app.app_context():
         assert db.session.scalar(select(Session.study_version).where(Session.token == token)) == 1
+
+
+def test_the_form_without_languages_offers_the_designs_shipped_ones(app, logged_in, factory):
+    factory.stimulus_set()
+    response = _form(logged_in)
+    assert response.status_code == 303, response.get_data(as_text=True)
+    with app.app_context():
+        config = studies.study_config(studies.get_study("pilot"))
+    assert config.languages == studies.shipped_languages("arrow-of-time")
+    assert "de" in config.languages

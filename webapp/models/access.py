@@ -1,7 +1,10 @@
 """Who may do what with a study: researchers are its members with a role; admins may do all.
 
 A role is a set of permissions: ``view`` (the study page, live panel, completion codes,
-export), ``run`` (open and pause), ``close`` (close or stop it) and ``manage`` (members).
+exports), ``run`` (the study day to day: open and pause, previews, manual exclusions with a
+reason), ``configure`` (change its configuration: in place for a draft, as a new version once
+opened), ``close`` (close or stop it) and ``manage`` (members).  README.md and SECURITY.md
+state the same table (tests/webapp/test_access.py checks both against every route).
 """
 from datetime import datetime
 
@@ -16,7 +19,7 @@ from webapp.models.study import Study
 ROLE_PERMISSIONS = {
     "viewer": frozenset({"view"}),
     "editor": frozenset({"view", "run"}),
-    "owner": frozenset({"view", "run", "close", "manage"}),
+    "owner": frozenset({"view", "run", "configure", "close", "manage"}),
 }
 ROLES = tuple(ROLE_PERMISSIONS)
 ALL_PERMISSIONS = ROLE_PERMISSIONS["owner"]

@@ -9,6 +9,7 @@ A study closed with ``finish`` can still be stopped.  Only the transitions in TR
 are allowed.
 """
 import re
+from pathlib import Path
 from urllib.parse import urlencode, urlsplit
 
 import numpy as np
@@ -37,6 +38,7 @@ TRANSITIONS = {
 ACTION_LABELS = {"open": "Open", "pause": "Pause",
                  "close": "Close (let current participants finish)",
                  "stop": "Stop now (end every session in progress)"}
+SHIPPED_STUDIES = Path(study_file.__file__).resolve().parent / "studies"
 _SLUG = re.compile(r"^[a-z0-9](?:[a-z0-9-]{0,62}[a-z0-9])?$")
 # Prolific fills these placeholders in a study URL with each participant's ids.
 PROLIFIC_QUERY = {"PROLIFIC_PID": "{{%PROLIFIC_PID%}}", "STUDY_ID": "{{%STUDY_ID%}}",
@@ -80,8 +82,20 @@ def create_study(slug: str, design: str, stimulus_set: str, title: str | None = 
         raise StudyError(f"unknown design {design!r}; expected one of {', '.join(sorted(DESIGNS))}")
     if stimulus_set not in catalog.stimulus_sets():
         raise StudyError(f"unknown stimulus set {stimulus_set!r}; import or generate it first")
-    chosen = DESIGNS[design] if config is None else config.design
-    return _store(slug, chosen, stimulus_set, title, owner_id, max_participants, config)
+    if config is None:  # --design: the design's defaults, in the languages it ships texts in
+        config = study_file.StudyConfig(design=DESIGNS[design], stimulus_set=stimulus_set,
+                                        title=title or "", places=max_participants,
+                                        languages=shipped_languages(design))
+    return _store(slug, config.design, stimulus_set, title, owner_id, max_participants, config)
+
+
+def shipped_languages(design: str) -> tuple[str, ...]:
+    """The languages of ``design``'s shipped study file (``experiments/studies/DESIGN.toml``);
+    English alone for a design without one."""
+    path = SHIPPED_STUDIES / f"{design}.toml"
+    if not path.is_file():
+        return study_file.StudyConfig.languages
+    return study_file.load(path).languages
 
 
 def create_study_from_config(slug: str, config: study_file.StudyConfig,
@@ -121,7 +135,8 @@ def _store(slug, chosen, stimulus_set, title, owner_id, max_participants, config
 
 
 def study_config(study: Study) -> study_file.StudyConfig:
-    """The study's configuration; a study made with ``--design`` gets the default settings."""
+    """The study's configuration; a study stored without one (before ``--design`` stored its
+    languages) gets the default settings."""
     snapshot = study.design_snapshot or {}
     design = design_from_snapshot(study.design, snapshot)
     settings = snapshot.get(STUDY_CONFIG_KEY) or {
@@ -352,10 +367,10 @@ def participant_link(slug: str, prolific: bool = False, **query) -> str:
 
 
 def status_counts() -> dict[int, dict[str, int]]:
-    """Sessions per study and status, for the study list."""
+    """Sessions per study and status, for the study list (previews never count)."""
     rows = db.session.execute(
         select(Subject.study_id, Session.status, func.count())
-        .join(Session.subject).where(Subject.kind == "human")
+        .join(Session.subject).where(Subject.kind == "human", Session.preview.is_(False))
         .group_by(Subject.study_id, Session.status)).all()
     counts: dict[int, dict[str, int]] = {}
     for study_id, status, n in rows:

@@ -9,6 +9,7 @@ import re
 import tomllib
 
 from experiments import study_file
+from webapp.researcher.studies import shipped_languages
 
 # form field -> (section, key, kind) of the study file; kind: text | number | list
 FORM_FIELDS = {
@@ -74,6 +75,10 @@ def config_from(form, base: study_file.StudyConfig | None) -> study_file.StudyCo
             table[key] = _value(raw, kind)
         elif not (section == "study" and key in upload.get("study", {})):
             table.pop(key, None)  # blank: the design's default
+    study = data.setdefault("study", {})
+    if "languages" not in study and study.get("design"):
+        # No languages given: those the design's shipped study file offers, as for a demo.
+        study["languages"] = list(shipped_languages(study["design"]))
     blocks = data.get("blocks", {})
     if "trials_per_block" in blocks:
         blocks.pop("clips_per_session", None)

@@ -46,13 +46,15 @@ def _require_login_and_access():
 
 
 def _permission_needed() -> str:
-    """Reads need "view", lifecycle actions what their action needs; every other write
-    (members, and any route added later) is for owners."""
+    """Reads need "view", lifecycle actions what their action needs, running the study day to
+    day "run", its configuration "configure"; every other write (members, and any route
+    added later) is for owners."""
     if request.endpoint == "researcher.change_status":
         return access.action_permission(request.view_args["action"])
-    if request.endpoint in ("researcher.preview", "researcher.manual_rule",
-                            "researcher.update_study"):
+    if request.endpoint in ("researcher.preview", "researcher.manual_rule"):
         return "run"  # reviewing participants is part of running a study: editors and owners
+    if request.endpoint == "researcher.update_study":
+        return "configure"
     return "view" if request.method in ("GET", "HEAD") else "manage"
 
 
