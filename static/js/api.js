@@ -15,6 +15,13 @@ export class ApiError extends Error {
   }
 }
 
+// What an error screen shows of ``error``: the API's machine code, never its English message
+// (the participant reads the screen in the study's language).
+export function errorCode(error) {
+  if (!(error instanceof ApiError)) return "client";
+  return /^[a-z0-9_]+$/.test(error.body.error || "") ? error.body.error : `http_${error.status}`;
+}
+
 // Network failures, timeouts, rate limits and server errors are worth retrying;
 // any other 4xx means the request itself is wrong and retrying cannot help.
 export function isRetryable(error) {

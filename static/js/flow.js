@@ -82,20 +82,16 @@ export async function backToFullscreen() {
   await enterFullscreen();  // right after the click: it needs the user's gesture
 }
 
-// Each trial type in the session says its own part (its module's instructions); the
-// attention-check note follows the first type's part: attention checks are catch videos, shown
-// as clip trials, which come first in the registry.  A participant back after a reload is told
-// where they are; the practice note only while practice is still ahead.
+// The session's task (its design's trial type) says its part (its module's instructions),
+// then the attention-check note.  Not the trials' types: catch videos are presented as clips
+// whatever the task, so they would bring in the clip task's paragraphs.  A participant back
+// after a reload is told where they are; the practice note only while practice is ahead.
 export async function instructions(session, position) {
-  const present = new Set(session.trials.map((t) => t.trial_type));
-  const [first = [], ...rest] = Object.values(TRIAL_TYPES)
-    .filter((type) => present.has(type.name)).map((type) => type.instructions(session));
   const keys = [];
   if (position && position.block) keys.push(["welcome_back_position", position]);
   else if (position) keys.push("welcome_back");
-  keys.push(...first);
+  keys.push(...TRIAL_TYPES[session.task].instructions(session));
   if (session.attention_checks) keys.push("instructions_attention");
-  keys.push(...rest.flat());
   if (!position || position.practice) keys.push("instructions_practice");
   await message("instructions", position ? "welcome_back_title" : "instructions_title", keys,
     "start_button");
@@ -203,7 +199,7 @@ export function otherTabScreen() {
     again);
 }
 
-// `key` names the text; `values` fill its placeholders (e.g. a technical {message}).
+// `key` names the text; `values` fill its placeholders (e.g. the error's {code}).
 export function errorScreen(key, values = {}) {
   show("error", el("h1", {}, text("error_title")), el("p", {}, text(key, values)));
 }

@@ -2,8 +2,8 @@
 // The page embeds {"token", "api"} in <script id="runner-config">; everything else comes
 // from GET /api/session/<token> (contract: webapp/openapi/participant.json, served at
 // /api/openapi.json).
-import { Api, ApiError, TrialQueue, backoffMs, isInterruption, sleep, startHeartbeat, uuid4 }
-  from "./api.js";
+import { Api, ApiError, TrialQueue, backoffMs, errorCode, isInterruption, sleep, startHeartbeat,
+  uuid4 } from "./api.js";
 import * as flow from "./flow.js";
 import { preloadTrials, release, stimulusUrls } from "./preload.js";
 import { TrialMonitor } from "./monitor.js";
@@ -335,7 +335,7 @@ class SessionRunner {
         } else if (!(error instanceof ApiError) || error.status === 0 || error.status >= 500) {
           await sleep(backoffMs(attempt++, 1000, 15000));
         } else {
-          return flow.errorScreen("error_reload", { message: error.message });
+          return flow.errorScreen("error_reload", { code: errorCode(error) });
         }
       }
     }
@@ -367,7 +367,7 @@ async function main() {
       return flow.notTakingScreen(error.body.error);
     }
     console.error(error);
-    flow.errorScreen("error_reload", { message: error.message });
+    flow.errorScreen("error_reload", { code: errorCode(error) });
   }
 }
 

@@ -85,6 +85,9 @@ def session_state(connection: Connection, session: Row) -> dict:
         "sessions": design.sessions, "consent": sessions.consent_state(session.status),
         "key_mapping": session.condition.get("key_mapping"),
         "response_keys": list(design.response_keys),
+        # The design's task (its trial type) says what the instructions explain: catch trials
+        # are presented as clips of another type, so the trials' types cannot.
+        "task": design.task,
         "trials": [scheduling.public_trial(t, media_url) for t in session.schedule],
         "next_trial_index": pending[0] if pending else len(session.schedule),
         "stored_indices": stored,
