@@ -94,14 +94,14 @@ ALLOWED = {"frame hint", "feedback correct", "feedback incorrect", "application/
            "feedback ${kind}", 'feedback ${right ? "correct" : "incorrect"}',
            "position:fixed;left:0;top:0;font:1px/1 sans-serif;color:rgba(128,128,128,0.02);"
            "pointer-events:none;visibility:hidden;",
-           # Diagnostics of the MP4 parser and decoders and HTTP errors: they reach a
-           # participant only as the {message} of the error_reload text, for the researchers.
+           # Diagnostics of the MP4 parser and decoders and HTTP errors: thrown for the console
+           # and the researchers; a participant sees only the error_reload text and a code.
            "HTTP ${status}", "the clip could not be decoded", "box ${type} overruns its parent",
            "no ${path}", "sample table does not add up", "no video track", "not H.264", "no avcC",
            "stts and stsz disagree"}
 _LITERAL = re.compile(r"""//[^\n]*|/\*.*?\*/|"(?:\\.|[^"\\\n])*"|'(?:\\.|[^'\\\n])*'|`(?:\\.|[^`\\])*`""",
                       re.S)
-# Messages for developers: the console, thrown errors (their text fills {message} at most).
+# Messages for developers: the console and thrown errors (never shown to a participant).
 _DEVELOPER = re.compile(r"(console\.\w+|new \w*Error|throw new \w+|withTimeout)\([^()]*$")
 
 
