@@ -64,7 +64,7 @@ def test_reload_after_reconnect_resumes_at_the_next_trial(browser, site):  # noq
         page.wait_for_function("() => window.chronoscope.queue.pending().length >= 1", polling=50)
         context.set_offline(False)
         page.wait_for_function("() => window.chronoscope.queue.pending().length === 0", polling=50)
-        with page.expect_response(lambda r: r.request.method == "GET" and r.url.endswith(api)) as state, \
+        with page.expect_response(lambda r: r.request.method == "GET" and urlsplit(r.url).path.endswith(api)) as state, \
                 page.expect_request(lambda r: r.method == "POST" and urlsplit(r.url).path.endswith("/trials")) as first:
             page.reload()
         resumed_at = state.value.json()["next_trial_index"]
