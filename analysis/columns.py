@@ -89,11 +89,13 @@ EXTRA_PAIR_ID = "pair_id"            # str: the underlying ordered pair (pair_or
 # Frame ordering (humans and models):
 EXTRA_HINT_FRAMES = "hint_frames"    # list of presented labels (1-based) of hint frames
 EXTRA_CONDITION = "condition"        # str: ordering condition, e.g. "4 frames", "hint 1&3"
-# Technical events (human rows): each time a trial timed out after the page left fullscreen,
-# the browser offered it again (at most twice); the trial keeps every such event.
+# Technical events (human rows): each time the page left fullscreen during a presentation
+# (timed out or answered), the browser offered the trial again (at most twice); the trial keeps
+# every such event.
 EXTRA_TECHNICAL_EVENTS = "technical_events"  # list of {"kind", "presentation"} (1-based)
-EXTRA_TECHNICAL = "technical"        # bool: unanswered even so, excluded as "technical" and
-                                     # never held against the participant
+EXTRA_TECHNICAL = "technical"        # bool: out of fullscreen every time, the stored one too:
+                                     # excluded as "technical" (response and RT not analysed)
+                                     # and never held against the participant
 
 LABEL_ORDERS = ("FB", "BF")
 PAIR_ORDERS = ("AB", "BA")

@@ -1,7 +1,8 @@
 """The exclusion flow from trial rows alone: participants and trials removed per reason.
 
 It needs only the canonical trial columns, so ``manage.py analyze`` can draw it from an
-exported CSV. (:func:`webapp.researcher.roster.participant_flow` is the dashboard's
+exported CSV; people who entered without a trial (screened out, declined consent) are counted
+only when the sessions table is given too, as ``manage.py report STUDY`` does. (:func:`webapp.researcher.roster.participant_flow` is the dashboard's
 participant flow, from the participants table with session statuses: consent, unfinished
 sessions.)
 """
@@ -133,9 +134,11 @@ def apply_session_rule(data: pd.DataFrame, sessions: str = "completed"
     return data, info
 
 
-def trial_exclusion_flow(data: pd.DataFrame, subject: str = "subject_id") -> pd.DataFrame:
-    """Entered -> failed practice gate -> each further reason -> sessions not completed ->
-    practice and catch trials (not analysed) -> remaining, the trials analysed.
+def trial_exclusion_flow(data: pd.DataFrame, subject: str = "subject_id",
+                         participants: pd.DataFrame | None = None) -> pd.DataFrame:
+    """Entered -> without trials, by status -> failed practice gate -> each further reason ->
+    sessions not completed -> practice and catch trials (not analysed) -> remaining, the
+    trials analysed.
 
     Parameters
     ----------
@@ -143,11 +146,19 @@ def trial_exclusion_flow(data: pd.DataFrame, subject: str = "subject_id") -> pd.
         Canonical trials with ``excluded`` and ``exclusion_reasons`` (a list of reason
         codes per trial, participant-level reasons repeated on each of their trials).
         Only people are counted when the table holds any.
+    participants : pandas.DataFrame, optional
+        One row per session, oldest first, with ``subject``, ``subject_kind`` and
+        ``status`` (the export's participants.csv). People in it without a trial in
+        ``data`` (screened out, declined consent, left before a trial) enter the flow too
+        and leave it at once, at a step named by their latest session's status. A trial
+        table alone cannot see them.
 
     Returns
     -------
     pandas.DataFrame
-        Rows ``entered``, ``practice_gate``, each other reason (most frequent first), then
+        Rows ``entered``, with ``participants`` one per status of people without trials
+        (``screened_out``, ``no_consent`` ..., most frequent first), ``practice_gate``,
+        each other reason (most frequent first), then
         where present ``manual`` (a researcher's exclusion), ``session_not_completed``,
         ``practice_trials`` and ``catch_trials``,
         and ``remaining``; columns ``step, n_participants_removed, n_trials_removed,
@@ -199,8 +210,12 @@ def trial_exclusion_flow(data: pd.DataFrame, subject: str = "subject_id") -> pd.
     subjects = data[subject].to_numpy()
     # A participant leaves at the latest step among their trials.
     last_step = pd.Series(step).groupby(subjects).max()
-    rows = [_row("entered", 0, 0, len(last_step), len(step))]
-    n_p, n_t = len(last_step), len(step)
+    without = _without_trials(participants, set(subjects), subject)
+    n_p, n_t = len(last_step) + int(without.sum()), len(step)
+    rows = [_row("entered", 0, 0, n_p, n_t)]
+    for status, removed_p in without.items():
+        n_p -= int(removed_p)
+        rows.append(_row(status, int(removed_p), 0, n_p, n_t))
     for i, reason in enumerate(order):
         removed_t = int((step == i).sum())
         removed_p = int((last_step == i).sum())
@@ -208,6 +223,16 @@ def trial_exclusion_flow(data: pd.DataFrame, subject: str = "subject_id") -> pd.
         rows.append(_row(reason, removed_p, removed_t, n_p, n_t))
     rows.append(_row("remaining", 0, 0, n_p, n_t))
     return pd.DataFrame(rows, columns=list(FLOW_COLUMNS))
+
+
+def _without_trials(participants: pd.DataFrame | None, seen: set, subject: str) -> pd.Series:
+    """How many people of ``participants`` have no trial (not in ``seen``), by the status of
+    their latest session, most frequent first."""
+    if participants is None:
+        return pd.Series(dtype=int)
+    people = participants[(participants["subject_kind"] == C.HUMAN)
+                          & ~participants[subject].isin(seen)]
+    return people.groupby(subject)["status"].last().value_counts()
 
 
 def _not_analysed(data: pd.DataFrame) -> np.ndarray:

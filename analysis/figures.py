@@ -350,7 +350,8 @@ def tra_sweep_figure(curves: pd.DataFrame, published: pd.DataFrame, caption: str
 
     ``curves``: one sweep's rows of :func:`analysis.report_tra.sweep_tables`'
     ``tra_sweep_curves`` (``observer_kind, observer, subject_id, level, value_normalised,
-    band_lo, band_hi``); ``published``: the TRA paper's peaks for this sweep (a dotted
+    band_lo, band_hi, note``; a non-empty ``note``, e.g. "not distinguishable from 0", is
+    added to the curve's legend label); ``published``: the TRA paper's peaks for this sweep (a dotted
     vertical line each, labelled published); ``caption``: the normalisation, stated under
     the plot.
     """
@@ -377,6 +378,9 @@ def tra_sweep_figure(curves: pd.DataFrame, published: pd.DataFrame, caption: str
     for i, ((kind, observer, context), part) in enumerate(others.groupby(
             ["observer_kind", "observer", "context_frames"], dropna=False, sort=True)):
         label = str(observer) + ("" if pd.isna(context) else f" (TRA, context {int(context)})")
+        note = part["note"].dropna().iloc[0] if "note" in part and part["note"].notna().any() \
+            else ""
+        label += f" — {note}" if note else ""
         fig.add_scatter(x=part["level"], y=part["value_normalised"], mode="lines", name=label,
                         line={"color": PALETTE[i % len(PALETTE)], "width": 2,
                               "dash": TRA_SWEEP_STYLES.get(kind, "solid")})
@@ -389,8 +393,10 @@ def tra_sweep_figure(curves: pd.DataFrame, published: pd.DataFrame, caption: str
     fig.add_annotation(text=caption, xref="paper", yref="paper", x=0, y=-0.32,
                        showarrow=False, align="left", xanchor="left", font={"size": 10})
     fig.update_xaxes(title_text=PARAMETER_TITLES.get(parameter, parameter))
-    fig.update_yaxes(title_text="normalised (0 = observer's minimum, 1 = maximum)",
-                     range=[-0.05, 1.1])
+    # below 0 is drawn, not clipped: worse than chance, or a TRA dip
+    low = np.nanmin(curves[["value_normalised", "band_lo"]].to_numpy(float), initial=0.0)
+    fig.update_yaxes(title_text="normalised (accuracy: 0 = chance, 1 = always right; TRA: "
+                                "1 = the largest |level mean|)", range=[min(-0.05, low - 0.05), 1.1])
     fig.update_layout(title=f"Arrow of time over the {scenario} sweep: people, VLMs and "
                             "self-supervised models", height=520,
                       margin={"b": 150})

@@ -23,21 +23,48 @@ link, which the tests check. psignifit's conventions are kept: ``threshold`` is 
 sigmoid is half way, ``width`` the distance between its 5% and 95% points, and the smallest
 width allowed defaults to the smallest spacing of the levels.
 
-Confidence intervals are percentile bootstrap intervals (``n_boot`` resamples, 2,000 by
-default): within each level over trials or clips for one observer; over participants
-(clusters) for the pooled fit. A resample whose best fit lies on a bound (width at its
-minimum or maximum, threshold more than one sweep span outside the sweep) keeps that bound,
-which widens the interval rather than narrowing it; ``boot_at_bound`` counts them. Measured
-coverage of nominal 95% intervals (200 simulated observers, 10 levels x 30 trials, 200
-resamples): threshold 0.925-0.945, width 0.895 (the ML width is biased low). Where the
-fit of the data itself lies on a bound (responses switch from all wrong to all right between
-two adjacent levels), ``at_bound`` is True, the threshold is the best point on that bound and
-the intervals are NaN: no interval is drawn where the likelihood gives none.
+Confidence intervals for one observer (a participant, a VLM) are percentile bootstrap
+intervals of ``n_boot`` resamples (2,000 by default) of trials or clips within each level.
+A resample whose best fit lies on a bound (width at its minimum or maximum, threshold more
+than one sweep span outside the sweep) keeps that bound, which widens the interval rather
+than narrowing it; ``boot_at_bound`` counts them. Measured coverage of nominal 95% intervals
+(200 simulated observers, 10 levels x 30 trials, 200 resamples): threshold 0.925-0.945,
+width 0.895 (the ML width is biased low). Where the fit of the data itself lies on a bound
+(responses switch from all wrong to all right between two adjacent levels), ``at_bound`` is
+True, the threshold is the best point on that bound and the intervals are NaN: no interval
+is drawn where the likelihood gives none.
 
-Normalisation for a shared axis: each observer's fitted curve is rescaled to [0, 1] between
-its own minimum and maximum over the sweep (:func:`normalised_curves`). A TRA bump whose
-height interval includes 0 is not rescaled (NaN): stretching noise to [0, 1] would draw a
-peak the data do not show.
+The pooled fit's intervals are jackknife t intervals over participants (leave one out, t
+with n - 1 degrees of freedom; the width's on the log scale), not a participant bootstrap:
+with few participants the percentile bootstrap's spread is sqrt((n - 1) / n) of the real
+one and its tails are normal where t tails are due. Coverage of nominal 95% intervals,
+threshold / width, for n identical simulated participants (24 trials a level; 1,000
+simulated studies per cell, so +-1.4%; percentile bootstrap with 1,000 resamples; about 5
+minutes for the table on this 2-core machine, the refits vectorised over studies;
+``tests/analysis/test_psychometric.py`` reruns n = 6):
+
+=====  ==========================  ==========================
+n      bouncing ball (10 levels)   pendulum (7 levels)
+       percentile -> jackknife t   percentile -> jackknife t
+=====  ==========================  ==========================
+6      0.87 / 0.86 -> 0.96 / 0.96  0.86 / 0.83 -> 0.95 / 0.96
+12     0.91 / 0.92 -> 0.95 / 0.96  0.90 / 0.90 -> 0.95 / 0.96
+24     0.94 / 0.93 -> 0.96 / 0.96  0.93 / 0.94 -> 0.95 / 0.96
+=====  ==========================  ==========================
+
+Hesterberg's expanded percentile interval (percentiles at Phi(-+sqrt(n / (n - 1)) t_{n-1}))
+was measured too and fell short on the pendulum at n = 6 (width 0.92). Participants who
+differ from one another are not covered by this check: there the pooled fit estimates the
+curve of the pooled trials, not any one participant's.
+
+Normalisation for a shared axis (:func:`normalised_curves`, :data:`NORMALISATIONS`), one
+fixed rule per kind of observer, never a per-observer rescaling that would stretch a
+near-chance curve to [0, 1]: psychometric curves as above-chance accuracy
+(P - guess) / (1 - guess), 2 P(correct) - 1 for two-choice accuracy; TRA curves are each
+model's level means (the data, not the fitted bump, whose sign flips between bump and dip on
+lopsided curves), divided by the largest |level mean| on the sweep of any model whose level
+means are distinguishable from 0 by a one-way F test across clips (:func:`tra_level_test`),
+and flat at 0, noted "not distinguishable from 0", otherwise.
 """
 from __future__ import annotations
 
@@ -48,26 +75,36 @@ import pandas as pd
 from scipy import special, stats
 
 from analysis import columns as C
-from analysis.bootstrap import resample_counts
 
 WIDTH_ALPHA = 0.05  # width = distance between the sigmoid's 5% and 95% points (psignifit's)
-NORMALISATION = "min-max of the fitted curve over the sweep, per observer"
 SIGMOIDS = {  # name -> (cdf, pdf, quantile)
     "norm": (special.ndtr, stats.norm.pdf, special.ndtri),
     "logistic": (special.expit, lambda e: special.expit(e) * special.expit(-e), special.logit),
+}
+INTERVALS = {  # how fit_psychometric's intervals are made, per resampling unit
+    "rows": "percentile bootstrap over trials (or clips) within each level",
+    "cluster": "jackknife t interval over participants (leave one out, t with n - 1 df)",
+}
+NORMALISATIONS = {  # the rule per observer kind, stated in the figure caption and the README
+    "psychometric": "above-chance accuracy (P - chance) / (1 - chance), i.e. 2 P(correct) - 1 "
+                    "at chance 0.5: 0 = chance, 1 = always right, not rescaled per observer",
+    "tra": "TRA level means / the largest |level mean| on the sweep of any model whose level "
+           "means are distinguishable from 0 (one-way F test that all are 0, p < 0.05); flat "
+           "at 0, noted \"not distinguishable from 0\", otherwise; not comparable with the "
+           "accuracy scale",
 }
 
 # Published, not measured: Vesesook & Yang, Temporal Reversal Asymmetry, V-JEPA 2 (ViT-L, EMA
 # target encoder) at context 12 (Table 9); random initialisation: Appendix F, Table 5.
 PUBLISHED_TRA_PEAKS = (
     {"model": "V-JEPA 2", "scenario": "bouncing_ball", "parameter": "restitution",
-     "peak_location": 0.5, "relation": "=", "peak_tra_pct": 0.27, "context_frames": 12,
+     "peak_location": 0.5, "relation": "equals", "peak_tra_pct": 0.27, "context_frames": 12,
      "reference": "TRA paper, Table 9"},
     {"model": "V-JEPA 2", "scenario": "pendulum", "parameter": "damping",
-     "peak_location": 2.0, "relation": "=", "peak_tra_pct": 0.68, "context_frames": 12,
+     "peak_location": 2.0, "relation": "equals", "peak_tra_pct": 0.68, "context_frames": 12,
      "reference": "TRA paper, Table 9"},
     {"model": "V-JEPA 2 (random init)", "scenario": "all", "parameter": "all",
-     "peak_location": np.nan, "relation": "<", "peak_tra_pct": 0.01, "context_frames": np.nan,
+     "peak_location": np.nan, "relation": "below", "peak_tra_pct": 0.01, "context_frames": np.nan,
      "reference": "TRA paper, Appendix F, Table 5"},
 )
 
@@ -100,6 +137,25 @@ def _bounds(x: np.ndarray, width_min):
     span = x.max() - x.min()
     width_min = np.diff(np.unique(x)).min() if width_min is None else width_min
     return span, width_min, 100 * span  # widest: flat over a hundred sweeps
+
+
+def ends_at_limit(fit: dict, limits: dict) -> str:
+    """The interval ends of ``fit`` (``name_lo``, ``name_hi``) that sit on one of ``limits``
+    (name -> (lower, upper)), as "name_lo; name_hi"; "" where none does."""
+    ends = []
+    for name, bounds in limits.items():
+        tol = 1e-6 * max(abs(bounds[1] - bounds[0]), 1e-12)
+        for end in ("lo", "hi"):
+            value = fit.get(f"{name}_{end}", np.nan)
+            if np.isfinite(value) and min(abs(value - b) for b in bounds) <= tol:
+                ends.append(f"{name}_{end}")
+    return "; ".join(ends)
+
+
+def fit_status(fit: dict) -> str:
+    """"at bound" where a fitted parameter or an interval end sits on a fitting limit, else
+    "ok"."""
+    return "at bound" if fit.get("at_bound") or fit.get("ends_at_limit") else "ok"
 
 
 def _start(x, k, n, cdfs, guess, lapse, sign):
@@ -141,6 +197,9 @@ def _fisher(x, k, n, cdfs, guess, lapse, b1_lim, m_lim, sign, iters=300):
     """ML (b0, b1) per row of k, n on standardised x, with b1 in sign * b1_lim and the
     threshold -b0/b1 in m_lim; rows stop moving once converged."""
     b0, b1 = _start(x, k, n, cdfs, guess, lapse, sign)
+    # a start outside the limits is never moved onto them by a step that is not taken
+    b1 = sign * np.clip(sign * b1, *b1_lim)
+    b0 = -b1 * np.clip(-b0 / b1, *m_lim)
     active = np.arange(len(b0))
     for _ in range(iters):
         a0, a1, ka, na = b0[active], b1[active], k[active], n[active]
@@ -193,29 +252,51 @@ def _resample_levels(x, level_of_row, y, n_boot, rng):
     return k, np.broadcast_to([(level_of_row == lv).sum() for lv in x], k.shape)
 
 
-def _resample_clusters(x, level_of_row, y, cluster, n_boot, rng):
-    """(k, n) for n_boot resamples of whole clusters (participants), with replacement."""
+def cluster_counts(x, level_of_row, y, cluster):
+    """Per-cluster response sums and trial counts at levels ``x`` (clusters x levels)."""
     codes, uniques = pd.factorize(cluster)
     col = np.searchsorted(x, level_of_row)
     sums, counts = np.zeros((len(uniques), len(x))), np.zeros((len(uniques), len(x)))
     np.add.at(sums, (codes, col), y)
     np.add.at(counts, (codes, col), 1)
-    w = resample_counts(rng, len(uniques), n_boot)
-    return w @ sums, w @ counts
+    return sums, counts
+
+
+def jackknife_interval(point, leave_one_out, ci: float = 0.95):
+    """Tukey's jackknife t interval: ``point +- t_{n-1}((1 + ci) / 2) SE``, with
+    ``SE^2 = (n - 1) / n sum_i (theta_(i) - mean)^2`` over the n leave-one-out estimates
+    (axis 0). NaN for fewer than 2 clusters."""
+    loo = np.asarray(leave_one_out, float)
+    n = loo.shape[0]
+    if n < 2:
+        return np.full(np.shape(point), np.nan), np.full(np.shape(point), np.nan)
+    se = np.sqrt((n - 1) / n * ((loo - loo.mean(0)) ** 2).sum(0))
+    half = stats.t.ppf((1 + ci) / 2, n - 1) * se
+    return point - half, point + half
+
+
+def _cluster_intervals(x, k, n, est, sums, counts, options, ci):
+    """Leave-one-cluster-out refits and jackknife t intervals (width on the log scale, so
+    its interval stays positive and follows its skew)."""
+    loo = fit_counts(x, k - sums, n - counts, **options)
+    threshold = jackknife_interval(est["threshold"][0], loo["threshold"], ci)
+    log_width = jackknife_interval(np.log(est["width"][0]), np.log(loo["width"]), ci)
+    return {"threshold": threshold, "width": tuple(np.exp(log_width))}, loo
 
 
 def fit_psychometric(data: pd.DataFrame, level: str, dv: str = "correct", cluster=None, *,
                      rng: np.random.Generator, sigmoid: str = "norm", guess: float = 0.0,
                      lapse: float = 0.0, width_min=None, n_boot: int = 2000,
                      ci: float = 0.95) -> dict:
-    """Fit one observer's psychometric function, with percentile bootstrap intervals.
+    """Fit one observer's psychometric function, with intervals for threshold and width.
 
     Parameters
     ----------
     data : DataFrame, one row per trial (people) or per clip (models).
     level, dv : the sweep column and the response in [0, 1] (0/1 trials, or P(correct)).
-    cluster : column of clusters (participants) to resample for a pooled fit; None resamples
-        rows within each level.
+    cluster : column of clusters (participants) for a pooled fit, whose intervals are
+        jackknife t intervals over clusters; None: percentile bootstrap intervals of
+        ``n_boot`` resamples of rows within each level.
     guess, lapse : fixed lower and upper asymptote offsets (0.5 for P(correct) on clips
         shown both ways; 0 for P("forward")).
 
@@ -223,8 +304,12 @@ def fit_psychometric(data: pd.DataFrame, level: str, dv: str = "correct", cluste
     -------
     dict
         ``n_levels, n_rows, n_clusters, threshold, threshold_lo, threshold_hi, width,
-        width_lo, width_hi, direction, at_bound, boot_at_bound, level_min, level_max, curve_min,
-        curve_max, sigmoid, guess, lapse, n_boot, ci``.
+        width_lo, width_hi, direction, at_bound, ends_at_limit, boot_at_bound, level_min, level_max, curve_min,
+        curve_max, sigmoid, guess, lapse, n_boot, interval, ci``. ``interval`` names the
+        method; ``ends_at_limit`` names the interval ends that sit on a fitting limit
+        (threshold one sweep span outside the sweep, smallest or largest width), e.g.
+        "threshold_hi; width_lo", "" where none; ``boot_at_bound`` counts refits (resamples or leave-one-out fits) on a bound;
+        ``n_boot`` is 0 for a pooled fit (no bootstrap).
 
     Notes
     -----
@@ -251,24 +336,53 @@ def fit_psychometric(data: pd.DataFrame, level: str, dv: str = "correct", cluste
     options = dict(sigmoid=sigmoid, guess=guess, lapse=lapse, width_min=width_min)
     est = fit_counts(x, k, n, **options)
     if cluster is None:
-        bk, bn = _resample_levels(x, lv, y, n_boot, rng)
+        boot = fit_counts(x, *_resample_levels(x, lv, y, n_boot, rng), **options)
+        q = [(1 - ci) / 2 * 100, (1 + ci) / 2 * 100]
+        intervals = {name: tuple(np.percentile(boot[name], q)) for name in ("threshold", "width")}
     else:
-        bk, bn = _resample_clusters(x, lv, y, data[cluster].to_numpy(), n_boot, rng)
-    boot = fit_counts(x, bk, bn, **options)
-    q = [(1 - ci) / 2 * 100, (1 + ci) / 2 * 100]
+        sums, counts = cluster_counts(x, lv, y, data[cluster].to_numpy())
+        intervals, boot = _cluster_intervals(x, k, n, est, sums, counts, options, ci)
     ends = _psychometric_values(est["threshold"][0], est["width"][0], est["direction"][0],
                                 np.array([x.min(), x.max()]), sigmoid, guess, lapse)
     out = {"n_levels": len(x), "n_rows": len(y),
            "n_clusters": data[cluster].nunique() if cluster else np.nan}
     for name in ("threshold", "width"):
         out[name] = float(est[name][0])
-        lo_hi = np.percentile(boot[name], q) if not est["at_bound"][0] else (np.nan, np.nan)
-        out[f"{name}_lo"], out[f"{name}_hi"] = lo_hi
+        lo_hi = intervals[name] if not est["at_bound"][0] else (np.nan, np.nan)
+        out[f"{name}_lo"], out[f"{name}_hi"] = (float(v) for v in lo_hi)
+    span, wmin, wmax = _bounds(x, width_min)
+    limits = {"threshold": (x.min() - span, x.max() + span), "width": (wmin, wmax)}
     return out | {"direction": int(est["direction"][0]), "at_bound": bool(est["at_bound"][0]),
+                  "ends_at_limit": ends_at_limit(out, limits),
                   "boot_at_bound": int(boot["at_bound"].sum()),
                   "level_min": x.min(), "level_max": x.max(), "curve_min": ends.min(),
                   "curve_max": ends.max(), "sigmoid": sigmoid, "guess": guess, "lapse": lapse,
-                  "n_boot": n_boot, "ci": ci}
+                  "n_boot": n_boot if cluster is None else 0,
+                  "interval": INTERVALS["cluster" if cluster else "rows"], "ci": ci}
+
+
+def pooled_band(data: pd.DataFrame, level: str, dv: str, cluster: str, fit, grid,
+                ci: float = 0.95) -> tuple[np.ndarray, np.ndarray]:
+    """Pointwise jackknife t band over clusters of a pooled fit's curve on ``grid``.
+
+    The interval is taken on the sigmoid's argument ``direction (x - threshold) / s`` (where
+    the leave-one-out curves are linear in x) and mapped through the curve, so the band stays
+    within [guess, 1 - lapse]. ``fit`` is the pooled row of :func:`fit_psychometric`.
+    """
+    lv, y = data[level].to_numpy(float), data[dv].to_numpy(float)
+    x = np.unique(lv)
+    sums, counts = cluster_counts(x, lv, y, data[cluster].to_numpy())
+    options = {o: fit[o] for o in ("sigmoid", "guess", "lapse")}
+    loo = fit_counts(x, sums.sum(0) - sums, counts.sum(0) - counts, **options)
+    _, _, quantile = SIGMOIDS[fit["sigmoid"]]
+    spread = quantile(1 - WIDTH_ALPHA) - quantile(WIDTH_ALPHA)
+    eta = lambda t, w, d: d * (np.asarray(grid) - t) * spread / w  # noqa: E731
+    point = eta(fit["threshold"], fit["width"], fit["direction"])
+    loo_eta = eta(loo["threshold"][:, None], loo["width"][:, None], loo["direction"][:, None])
+    lo, hi = jackknife_interval(point, loo_eta, ci)
+    curve = lambda e: fit["guess"] + (1 - fit["guess"] - fit["lapse"]) * SIGMOIDS[  # noqa: E731
+        fit["sigmoid"]][0](e)
+    return curve(lo), curve(hi)
 
 
 def _psychometric_values(threshold, width, direction, grid, sigmoid, guess, lapse):
@@ -283,8 +397,9 @@ def psychometric_table(data: pd.DataFrame, level: str, dv: str = "correct", by=(
     """:func:`fit_psychometric` per group of ``by``; with ``subject``, per subject and one
     pooled row per group (``subject`` = "pooled", participants resampled as clusters).
 
-    Returns the ``by`` columns, ``subject`` (where given), ``status`` ("ok", or why the row
-    could not be fitted; its numbers are then NaN) and the columns of :func:`fit_psychometric`.
+    Returns the ``by`` columns, ``subject`` (where given), ``status`` ("ok"; "at bound" where
+    a parameter or an interval end sits on a fitting limit; or why the row could not be
+    fitted, its numbers then NaN) and the columns of :func:`fit_psychometric`.
     """
     by = [c for c in ([by] if isinstance(by, str) else by) if c in data.columns]
     rows = []
@@ -296,8 +411,8 @@ def psychometric_table(data: pd.DataFrame, level: str, dv: str = "correct", by=(
         for name, part, cluster in parts:
             row = key | ({subject: name} if subject else {})
             try:
-                row |= {"status": "ok"} | fit_psychometric(part, level, dv, cluster, rng=rng,
-                                                           **options)
+                fit = fit_psychometric(part, level, dv, cluster, rng=rng, **options)
+                row |= {"status": fit_status(fit)} | fit
             except ValueError as err:
                 row["status"] = str(err)
             rows.append(row)
@@ -363,7 +478,9 @@ def fit_tra_peak(values: np.ndarray, levels: np.ndarray, *, rng: np.random.Gener
     Returns ``n_levels, n_clips, peak_location, peak_location_lo, peak_location_hi,
     peak_height_pct`` (h, the bump above its baseline; negative for a dip) with ``_lo/_hi``,
     ``peak_tra_pct`` (b + h, the curve at its peak, the paper's "peak TRA") with ``_lo/_hi``,
-    ``baseline_pct, sigma, level_min, level_max, n_boot, ci``.
+    the columns of :func:`tra_level_test`, ``baseline_pct, sigma, at_bound`` (mu at an end
+    of the sweep or sigma at a grid limit), ``ends_at_limit`` (``peak_location_lo`` /
+    ``_hi`` on an end of the sweep), ``level_min, level_max, n_boot, ci``.
 
     Notes
     -----
@@ -394,15 +511,51 @@ def fit_tra_peak(values: np.ndarray, levels: np.ndarray, *, rng: np.random.Gener
     for name, (point, draws) in stats_.items():
         out[name] = float(point)
         out[f"{name}_lo"], out[f"{name}_hi"] = np.percentile(draws, q)
-    return out | {"baseline_pct": 100 * est[2], "sigma": est[1], "level_min": x.min(),
-                  "level_max": x.max(), "n_boot": n_boot, "ci": ci}
+    mu_lim, sigma_lim = (x.min(), x.max()), (grid[1].min(), grid[1].max())
+    at_bound = any(min(abs(v - b) for b in lim) <= 1e-9 for v, lim in
+                   ((est[0], mu_lim), (est[1], sigma_lim)))
+    return out | tra_level_test(values, levels) | {
+        "baseline_pct": 100 * est[2], "sigma": est[1], "at_bound": at_bound,
+        "ends_at_limit": ends_at_limit(out, {"peak_location": mu_lim}),
+        "level_min": x.min(), "level_max": x.max(), "n_boot": n_boot, "ci": ci}
+
+
+def tra_level_test(values: np.ndarray, levels: np.ndarray, alpha: float = 0.05) -> dict:
+    """The TRA level means and the one-way F test that they are all 0.
+
+    Returns ``level_values`` and ``level_means_pct`` (tuples, one entry per level, TRA in
+    percent), ``level_f``, ``level_p`` and ``distinguishable`` (``level_p < alpha``).
+
+    Notes
+    -----
+    F = sum_j n_j m_j^2 / (L s^2) on (L, N - L) degrees of freedom: m_j the mean over the n_j
+    clips of level j, s^2 the pooled within-level variance, L levels, N clips. It tests the
+    data, not a fitted bump, so a constant TRA (no peak at all) is distinguishable from 0.
+    With one clip per level there is no within-level variance: p is NaN, not distinguishable.
+    """
+    x = np.unique(levels)
+    groups = [values[levels == v] for v in x]
+    n = np.array([len(g) for g in groups], float)
+    means = np.array([g.mean() for g in groups])
+    dof = n.sum() - len(x)
+    p_value = np.nan
+    f_value = np.nan
+    if dof > 0:
+        s2 = sum(((g - g.mean()) ** 2).sum() for g in groups) / dof
+        with np.errstate(divide="ignore", invalid="ignore"):
+            f_value = float((n * means ** 2).sum() / (len(x) * s2))
+        p_value = float(stats.f.sf(f_value, len(x), dof)) if not np.isnan(f_value) else 1.0
+    return {"level_values": tuple(float(v) for v in x),
+            "level_means_pct": tuple(float(v) for v in 100 * means), "level_f": f_value,
+            "level_p": p_value, "distinguishable": bool(p_value < alpha)}
 
 
 def tra_peak_table(data: pd.DataFrame, by=("model", "context_frames", "scenario", "parameter"),
                    level: str = "parameter_value", value: str = "tra", *,
                    rng: np.random.Generator, **options) -> pd.DataFrame:
     """:func:`fit_tra_peak` per group of ``by`` (rows of :data:`analysis.columns.TRA_COLUMNS`
-    with a ``parameter``); returns the ``by`` columns, ``status`` and its columns."""
+    with a ``parameter``); returns the ``by`` columns, ``status`` (as in
+    :func:`psychometric_table`) and its columns."""
     if value not in data.columns and {"loss_forward", "loss_reversed"} <= set(data.columns):
         from analysis.tra import tra_values
         data = data.assign(**{value: tra_values(data["loss_forward"], data["loss_reversed"])})
@@ -412,38 +565,76 @@ def tra_peak_table(data: pd.DataFrame, by=("model", "context_frames", "scenario"
     for key, group in (data.groupby(by, sort=True) if by else [((), data)]):
         row = dict(zip(by, key if isinstance(key, tuple) else (key,)))
         try:
-            row |= {"status": "ok"} | fit_tra_peak(group[value].to_numpy(float),
-                                                   group[level].to_numpy(float), rng=rng, **options)
+            fit = fit_tra_peak(group[value].to_numpy(float), group[level].to_numpy(float),
+                               rng=rng, **options)
+            row |= {"status": fit_status(fit)} | fit
         except ValueError as err:
             row["status"] = str(err)
         rows.append(row)
     return pd.DataFrame(rows)
 
 
-def normalised_curves(fits: pd.DataFrame, keys=("observer",), n_points: int = 101) -> pd.DataFrame:
-    """Each fitted curve on ``n_points`` levels across its sweep, and rescaled to [0, 1].
+def _psychometric_curve(row: pd.Series, grid: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    curve = _psychometric_values(row["threshold"], row["width"], row["direction"], grid,
+                                 row["sigmoid"], row["guess"], row["lapse"])
+    return curve, above_chance(curve, row["guess"])
+
+
+def above_chance(p, guess: float):
+    """(P - guess) / (1 - guess): 0 at chance, 1 always right, below 0 worse than chance."""
+    return (np.asarray(p, float) - guess) / (1 - guess)
+
+
+NOT_DISTINGUISHABLE = "not distinguishable from 0"
+
+
+def normalised_curves(fits: pd.DataFrame, keys=("observer",), n_points: int = 101,
+                      scale_by=("scenario", "parameter")) -> pd.DataFrame:
+    """Each observer's curve across its sweep, normalised for a shared axis.
 
     ``fits`` is a :func:`psychometric_table` or :func:`tra_peak_table` result (rows with
-    status "ok" are drawn). Returns ``keys`` present, ``level``, ``value`` (P, or TRA in
-    percent), ``value_normalised`` = (value - min) / (max - min) over the sweep, and
-    ``normalisation`` (the rule, stated). A TRA row whose peak-height interval includes 0
-    gets NaN in ``value_normalised``.
+    status "ok" or "at bound" are drawn). Returns ``keys`` present, ``level``, ``value`` (P,
+    or TRA in percent), ``value_normalised``, ``normalisation`` (the rule, from
+    :data:`NORMALISATIONS`) and ``note`` (:data:`NOT_DISTINGUISHABLE` for a TRA curve drawn
+    flat, else "").
+
+    Notes
+    -----
+    Psychometric curves: the fitted curve on ``n_points`` levels through :func:`above_chance`,
+    the same fixed map for every observer, so an observer near chance stays near 0 rather
+    than being stretched to [0, 1]. TRA curves: the level means themselves (the data, not the
+    fitted bump; the constant part is kept), divided by one scale per ``scale_by`` group: the
+    largest |level mean| of any row of the group whose level means are distinguishable from 0
+    (:func:`tra_level_test`), so models keep their sizes relative to each other; a row not
+    distinguishable from 0 is drawn flat at 0 and noted so.
     """
     keys = [c for c in keys if c in fits.columns]
+    group = [c for c in scale_by if c in fits.columns]
+    drawn = fits[fits["status"].isin(["ok", "at bound"])]
+    largest: dict[tuple, float] = {}
+    for _, row in drawn.iterrows():
+        if _is_tra(row) and row["distinguishable"]:
+            where = tuple(row[c] for c in group)
+            largest[where] = max(largest.get(where, 0.0),
+                                 float(np.abs(row["level_means_pct"]).max()))
     out = []
-    for _, row in fits[fits["status"] == "ok"].iterrows():
-        grid = np.linspace(row["level_min"], row["level_max"], n_points)
-        if "threshold" in row:
-            curve = _psychometric_values(row["threshold"], row["width"], row["direction"], grid,
-                                         row["sigmoid"], row["guess"], row["lapse"])
-            flat = False
+    for _, row in drawn.iterrows():
+        if not _is_tra(row):
+            grid = np.linspace(row["level_min"], row["level_max"], n_points)
+            curve, norm = _psychometric_curve(row, grid)
+            kind, note = "psychometric", ""
         else:
-            curve = row["baseline_pct"] + row["peak_height_pct"] * np.exp(
-                -0.5 * ((grid - row["peak_location"]) / row["sigma"]) ** 2)
-            flat = row["peak_height_pct_lo"] <= 0 <= row["peak_height_pct_hi"]
-        spread = curve.max() - curve.min()
-        norm = np.full_like(curve, np.nan) if flat or spread == 0 else (curve - curve.min()) / spread
+            grid, curve = np.asarray(row["level_values"]), np.asarray(row["level_means_pct"])
+            scale = largest.get(tuple(row[c] for c in group), 0.0)
+            shown = bool(row["distinguishable"]) and scale > 0
+            norm = curve / scale if shown else np.zeros_like(curve)
+            kind, note = "tra", "" if shown else NOT_DISTINGUISHABLE
         out.append(pd.DataFrame({**{k: row[k] for k in keys}, "level": grid, "value": curve,
-                                 "value_normalised": norm, "normalisation": NORMALISATION}))
+                                 "value_normalised": norm, "normalisation": NORMALISATIONS[kind],
+                                 "note": note}))
     return pd.concat(out, ignore_index=True) if out else pd.DataFrame(
-        columns=[*keys, "level", "value", "value_normalised", "normalisation"])
+        columns=[*keys, "level", "value", "value_normalised", "normalisation", "note"])
+
+
+def _is_tra(row: pd.Series) -> bool:
+    return "level_means_pct" in row and isinstance(row["level_means_pct"], tuple)

@@ -151,14 +151,15 @@ def _number(value: float) -> str:
 def report_to_folder(data: pd.DataFrame, out_dir: str | Path, models=None, n_boot: int = 1000,
                      seed: int = 0, tra_data: pd.DataFrame | None = None,
                      title: str = "Chronoscope report", sessions: str = "completed",
-                     rows=None, sweep_levels: pd.DataFrame | None = None) -> dict:
+                     rows=None, sweep_levels: pd.DataFrame | None = None,
+                     participants: pd.DataFrame | None = None) -> dict:
     """Check and normalise a canonical trial table, build the full report and write it.
 
     The one function behind ``manage.py analyze`` and ``manage.py report``. A table with
     a value outside the codebook raises ``ValueError`` (see
     :func:`analysis.validation.validate_trials`; ``rows`` says how its message names
     rows, e.g. :class:`analysis.loading.CsvLines`); ``sessions`` is the session rule of
-    :func:`analysis.reports.build_report`, and so is ``sweep_levels``.
+    :func:`analysis.reports.build_report`, and so are ``sweep_levels`` and ``participants``.
 
     Returns
     -------
@@ -174,7 +175,8 @@ def report_to_folder(data: pd.DataFrame, out_dir: str | Path, models=None, n_boo
     trials = loading.normalize_trials(data, rows=rows)
     report = reports.build_report(trials, models=models, n_boot=n_boot,
                                   rng=np.random.default_rng(seed), tra_data=tra_data,
-                                  sessions=sessions, sweep_levels=sweep_levels)
+                                  sessions=sessions, sweep_levels=sweep_levels,
+                                  participants=participants)
     paths = write_report(report, out_dir, title=title)
     paths["summary"] = report.metrics
     return paths

@@ -5,7 +5,8 @@ when the analysed trials hold arrow-of-time trials on sweep clips (restitution 0
 the bouncing ball, damping 0.0-5.0 for the pendulum):
 
 * people: P(correct) per level, one psychometric fit per participant and one pooled over
-  participants (participant bootstrap), chance = 0.5 (each clip is shown both ways);
+  participants (jackknife t intervals over participants), chance = 0.5 (each clip is shown
+  both ways);
 * VLMs: P(correct) per clip from their logits, both label orders averaged
   (:func:`analysis.psychometric.vlm_clip_correct`), one fit per model and setting;
 * self-supervised models: the Gaussian-bump fit of per-clip TRA from the ``--tra`` file.
@@ -16,7 +17,8 @@ it, from the TRA file's ``clip_id`` labels (the same clip keys).
 
 Tables: ``tra_sweep_fits`` (pooled people, VLMs, TRA, and the TRA paper's peaks with
 ``source`` = "published", never "measured"), ``tra_sweep_participants`` and
-``tra_sweep_curves`` (what the figures draw). Figures: ``tra_sweep_<scenario>``.
+``tra_sweep_curves`` (what the figures draw, normalised as :data:`CAPTION` states). Figures:
+``tra_sweep_<scenario>``.
 """
 from __future__ import annotations
 
@@ -25,7 +27,6 @@ import pandas as pd
 
 from analysis import columns as C
 from analysis import psychometric as P
-from analysis.bootstrap import resample_counts
 
 SEED = 0  # the section's own generator: adding it leaves every other table's draws alone
 SCENARIOS = ("bouncing_ball", "pendulum")
@@ -35,15 +36,26 @@ LEVEL_COLUMNS = ("source_clip_id", "scenario", "parameter", "parameter_value")
 SWEEP = ["scenario", "parameter"]
 PEOPLE, VLM, SSL = "people", "vlm", "self_supervised"
 POOLED = "pooled"
-CAPTION = ("Each observer's fitted curve is rescaled to [0, 1] between its own minimum and "
-           "maximum over the sweep ({rule}); people and VLMs: P(correct), chance 0.5; "
-           "self-supervised models: TRA at context {context} (or the nearest). People's band: "
-           "95% participant-bootstrap band of the pooled curve, on the pooled curve's scale. "
-           "A TRA curve whose peak-height interval holds 0 is drawn flat at 0.")
+CAPTION = ("Normalised for a shared axis, one rule per kind of observer. People and VLMs: "
+           "above-chance accuracy 2·P(correct) − 1 of the fitted curve (0 = chance, 1 = always "
+           "right; not rescaled, so an observer near chance stays near 0). VLM curves fitted "
+           "from one label order only (n_label_orders 1 in the fit table) are marked \"one "
+           "label order\". Self-supervised models: TRA level means at context {context} (or "
+           "the nearest), the data, not a fitted bump, constant part kept, divided by the "
+           "largest |level mean| on this sweep of any model whose level means are "
+           "distinguishable from 0 (one-way F test across clips that all are 0, p < 0.05); a "
+           "model not distinguishable from 0 is drawn flat at 0 and labelled so. TRA heights are "
+           "relative to that largest model's largest |level mean| and cannot be compared with "
+           "the accuracy scale. People's band: pointwise 95% jackknife t band of the pooled "
+           "curve over participants; participants' and the pooled fit's intervals in the fit "
+           "tables.")
 FIT_COLUMNS = ["source", "observer_kind", "observer", "scenario", "parameter",
-               "context_frames", "n", "location", "location_lo", "location_hi", "width",
-               "width_lo", "width_hi", "peak_tra_pct", "peak_tra_pct_lo", "peak_tra_pct_hi",
-               "relation", "status", "reference"]
+               "context_frames", "n", "n_clusters", "n_label_orders", "location",
+               "location_lo", "location_hi", "width", "width_lo", "width_hi", "direction",
+               "peak_height_pct", "peak_height_pct_lo", "peak_height_pct_hi", "peak_tra_pct",
+               "peak_tra_pct_lo", "peak_tra_pct_hi", "level_p", "distinguishable", "at_bound",
+               "ends_at_limit", "interval", "relation", "status", "reference"]
+TRA_INTERVAL = "percentile bootstrap over clips within each level"
 
 
 def sweep_levels(levels: pd.DataFrame | None, tra_data: pd.DataFrame | None) -> pd.DataFrame:
@@ -92,7 +104,11 @@ def _vlms(trials: pd.DataFrame, rng, n_boot: int) -> pd.DataFrame:
         return pd.DataFrame()
     fits = P.psychometric_table(clips, "parameter_value", "p_correct", by=["observer", *SWEEP],
                                 rng=rng, guess=0.5, n_boot=n_boot)
-    return fits.assign(observer_kind=VLM)
+    # 1 where any clip was scored with one label order only (README: run-models
+    # --label-orders FB,BF); such a fit carries the label's position bias
+    orders = clips.groupby(["observer", *SWEEP])["n_label_orders"].min().rename("n_label_orders")
+    return fits.merge(orders.reset_index(), on=["observer", *SWEEP], how="left").assign(
+        observer_kind=VLM)
 
 
 def _tra(tra_data: pd.DataFrame | None, rng, n_boot: int) -> pd.DataFrame:
@@ -102,7 +118,7 @@ def _tra(tra_data: pd.DataFrame | None, rng, n_boot: int) -> pd.DataFrame:
     if rows.empty:
         return pd.DataFrame()
     fits = P.tra_peak_table(rows, rng=rng, n_boot=n_boot)
-    return fits.assign(observer_kind=SSL, observer=fits["model"])
+    return fits.assign(observer_kind=SSL, observer=fits["model"], interval=TRA_INTERVAL)
 
 
 def _fit_rows(people, vlms, tra) -> pd.DataFrame:
@@ -125,54 +141,37 @@ def _fit_rows(people, vlms, tra) -> pd.DataFrame:
     return out.reindex(columns=FIT_COLUMNS)
 
 
-def _band(humans: pd.DataFrame, row: pd.Series, grid, rng, n_boot: int):
-    """95% pointwise band of the pooled curve over participant resamples."""
-    x = np.unique(humans["parameter_value"].to_numpy(float))
-    codes, uniques = pd.factorize(humans["subject_id"])
-    col = np.searchsorted(x, humans["parameter_value"].to_numpy(float))
-    sums, counts = np.zeros((len(uniques), len(x))), np.zeros((len(uniques), len(x)))
-    np.add.at(sums, (codes, col), humans["correct"].to_numpy(float))
-    np.add.at(counts, (codes, col), 1)
-    w = resample_counts(rng, len(uniques), n_boot)
-    boot = P.fit_counts(x, w @ sums, w @ counts, sigmoid=row["sigmoid"], guess=row["guess"])
-    cdf, _, quantile = P.SIGMOIDS[row["sigmoid"]]
-    s = boot["width"] / (quantile(1 - P.WIDTH_ALPHA) - quantile(P.WIDTH_ALPHA))
-    curves = row["guess"] + (1 - row["guess"]) * cdf(
-        boot["direction"][:, None] * (grid[None] - boot["threshold"][:, None]) / s[:, None])
-    return np.percentile(curves, [2.5, 97.5], axis=0)
-
-
-def _curves(people, vlms, tra, humans, rng, n_boot) -> pd.DataFrame:
+def _curves(people, vlms, tra, humans) -> pd.DataFrame:
     keys = ["observer_kind", "observer", "subject_id", *SWEEP, "context_frames"]
-    parts = []
-    for fits in (people, vlms):
-        if not fits.empty:
-            parts.append(P.normalised_curves(fits, keys=keys))
+    parts = [P.normalised_curves(fits, keys=keys) for fits in (people, vlms) if not fits.empty]
     if not tra.empty:
         drawn = tra.groupby(["model", *SWEEP], group_keys=False)["context_frames"].apply(
             lambda c: c == c.iloc[(c - TRA_CONTEXT).abs().argmin()])
-        ssl = P.normalised_curves(tra[drawn.reindex(tra.index, fill_value=False)], keys=keys)
-        # a curve whose peak-height interval holds 0 (normalised_curves leaves it NaN) is drawn
-        # flat at 0, "no asymmetry", rather than its noise stretched to [0, 1] or left out
-        parts.append(ssl.assign(value_normalised=ssl["value_normalised"].fillna(0.0)))
-    columns = [*keys, "level", "value", "value_normalised", "normalisation"]
+        # one call for all drawn models: they share each sweep's TRA scale
+        parts.append(P.normalised_curves(tra[drawn.reindex(tra.index, fill_value=False)],
+                                         keys=keys))
+    columns = [*keys, "level", "value", "value_normalised", "normalisation", "note"]
     parts = [p for p in parts if not p.empty]
     # reindex: a key no drawn observer has (context_frames when no TRA curve is fitted) is
     # still a column, since the figure groups by it
     curves = (pd.concat(parts, ignore_index=True) if parts else pd.DataFrame()).reindex(
         columns=columns)
     curves["band_lo"], curves["band_hi"] = np.nan, np.nan
-    pooled = people[(people["subject_id"] == POOLED) & (people["status"] == "ok")] \
+    if not vlms.empty:
+        single = vlms.loc[vlms["n_label_orders"] < 2, "observer"]
+        curves.loc[(curves["observer_kind"] == VLM) & curves["observer"].isin(single),
+                   "note"] = "one label order"
+    pooled = people[(people["subject_id"] == POOLED)
+                    & people["status"].isin(["ok", "at bound"])] \
         if not people.empty else people
     for _, row in pooled.iterrows():
         mask = ((curves["observer_kind"] == PEOPLE) & (curves["subject_id"] == POOLED)
                 & (curves["scenario"] == row["scenario"]))
-        part = curves[mask]
         sweep = humans[humans["scenario"] == row["scenario"]]
-        lo, hi = _band(sweep, row, part["level"].to_numpy(float), rng, n_boot)
-        low, spread = part["value"].min(), part["value"].max() - part["value"].min()
-        curves.loc[mask, "band_lo"] = (lo - low) / spread if spread else np.nan
-        curves.loc[mask, "band_hi"] = (hi - low) / spread if spread else np.nan
+        band = P.pooled_band(sweep, "parameter_value", "correct", "subject_id", row,
+                             curves.loc[mask, "level"].to_numpy(float))
+        curves.loc[mask, "band_lo"], curves.loc[mask, "band_hi"] = (
+            P.above_chance(b, row["guess"]) for b in band)
     return curves
 
 
@@ -183,7 +182,10 @@ def sweep_tables(aot_kept: pd.DataFrame, tra_data: pd.DataFrame | None = None,
 
     Returns ``tra_sweep_fits`` (:data:`FIT_COLUMNS`: ``location`` is the threshold for
     people and VLMs and the peak location for TRA; ``width`` the 5%-95% width;
-    ``peak_tra_pct`` the TRA at the peak; ``source`` "measured" or "published"),
+    ``peak_tra_pct`` the TRA at the peak; ``source`` "measured" or "published";
+    ``n_label_orders`` 1 for a VLM fitted from one label order; ``level_p`` and
+    ``distinguishable`` the test behind a TRA curve's drawing; ``status`` "at bound" where
+    a parameter or an interval end sits on a fitting limit, ``ends_at_limit`` naming them),
     ``tra_sweep_participants`` (one fit per participant and sweep) and ``tra_sweep_curves``
     (``level, value, value_normalised, band_lo, band_hi`` per observer).
     """
@@ -200,7 +202,7 @@ def sweep_tables(aot_kept: pd.DataFrame, tra_data: pd.DataFrame | None = None,
     if not people.empty:
         tables["tra_sweep_participants"] = people[people["subject_id"] != POOLED].drop(
             columns=["observer_kind", "observer"]).reset_index(drop=True)
-    tables["tra_sweep_curves"] = _curves(people, vlms, tra, humans, rng, n_boot)
+    tables["tra_sweep_curves"] = _curves(people, vlms, tra, humans)
     return tables
 
 
@@ -213,7 +215,7 @@ def sweep_figures(tables: dict) -> dict:
         return {}
     fits = tables["tra_sweep_fits"]
     published = fits[fits["source"] == "published"]
-    caption = CAPTION.format(rule=P.NORMALISATION, context=TRA_CONTEXT)
+    caption = CAPTION.format(context=TRA_CONTEXT)
     return {f"tra_sweep_{scenario}": figures.tra_sweep_figure(
         part, published[published["scenario"] == scenario], caption)
         for scenario, part in curves.groupby("scenario") if scenario in SCENARIOS}

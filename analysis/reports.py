@@ -84,7 +84,8 @@ def build_report(data: pd.DataFrame, models: Sequence[str] | None = None, n_boot
                  rng: np.random.Generator | None = None,
                  tra_data: pd.DataFrame | None = None, sessions: str = "completed",
                  non_response: str = nonresponse.DEFAULT_POLICY,
-                 sweep_levels: pd.DataFrame | None = None) -> Report:
+                 sweep_levels: pd.DataFrame | None = None,
+                 participants: pd.DataFrame | None = None) -> Report:
     """Every table, figure and headline metric of a study.
 
     Parameters
@@ -108,6 +109,9 @@ def build_report(data: pd.DataFrame, models: Sequence[str] | None = None, n_boot
         The one policy for people's timeouts and models' unparseable answers
         (:mod:`analysis.nonresponse`); the tables ``nonresponse_sensitivity`` and
         ``ordering_nonresponse_sensitivity`` give the figures under every policy.
+    participants : pandas.DataFrame, optional
+        The study's sessions (participants.csv), so that the exclusion flow counts people
+        who entered without a trial (:func:`analysis.exclusions.trial_exclusion_flow`).
 
     Returns
     -------
@@ -125,7 +129,8 @@ def build_report(data: pd.DataFrame, models: Sequence[str] | None = None, n_boot
     report.fit_info["non_response"] = {"policy": non_response,
                                        "policies_in_sensitivity": list(nonresponse.POLICIES)}
     t = report.tables
-    t["exclusion_flow"] = timed(report, "exclusion_flow", exclusions.trial_exclusion_flow, data)
+    t["exclusion_flow"] = timed(report, "exclusion_flow", exclusions.trial_exclusion_flow, data,
+                                participants=participants)
     kept = loading.included(data)
     aot_kept = loading.aot_trials(kept)
     exploded = timed(report, "explode", loading.explode_categories, aot_kept,

@@ -1,12 +1,15 @@
-"""Catch-trial videos: a clip that says which key to press ("Press J"), for attention checks.
+"""Catch-trial videos: a clip that shows one keyboard key, for attention checks.
 
-The instruction is drawn into the video itself, so the browser treats a catch trial like
-any other clip and never learns which key is expected.  The text appears after a short
-plain lead-in, as a task clip would start, and a bar fills underneath while it plays so
-the file is a genuine video (frames differ) rather than a still.
+The video draws no words, only the key itself as a keycap (a rounded key with its upper-case
+letter), so it asks the same of a participant in every language; the instructions, which are
+translated, say that such a key is to be pressed.  The key is drawn into the video itself, so
+the browser treats a catch trial like any other clip and never learns which key is expected.
+The keycap appears after a short plain lead-in, as a task clip would start, and a bar fills
+underneath while it plays so the file is a genuine video (frames differ) rather than a still.
 """
 from __future__ import annotations
 
+import string
 from pathlib import Path
 
 import numpy as np
@@ -15,13 +18,22 @@ from experiments.media import encode_browser_mp4
 from experiments.stimuli import ClipSpec
 
 CATCH_SET = "catch"
-KEYS = ("f", "j")
+# Every key a study file accepts as a response key (one lower-case letter or digit), so that
+# whichever two a study chooses, the set has a video for each.
+KEYS = tuple(string.ascii_lowercase + string.digits)
+# Stored in every clip's params, so that a stored set says which drawing its videos have
+# (plain "experiments.catch": the words "Press J"; "/2": a keycap with no words, f and j
+# only; "/3": the same keycaps for every key in KEYS).
+GENERATOR = "experiments.catch/3"
 WIDTH, HEIGHT, FPS = 320, 240, 30
 # As long as the 3-second clips of the built-in set and AoT-PsyPhyBENCH, so that a catch
 # video's length does not set it apart from the clips around it.
 DURATION_S = 3.0
 LEAD_IN_S = 0.2
 BACKGROUND, INK = (128, 128, 128), (255, 255, 255)
+# Black on white inside a black outline: the letter stands out as on a real key, and the
+# key stands out from the grey whatever the display's contrast.
+KEY_EDGE, KEY_SIDE, KEY_FACE, KEY_LETTER = (0, 0, 0), (200, 200, 200), (255, 255, 255), (0, 0, 0)
 
 
 def _font(size: int):
@@ -33,44 +45,73 @@ def _font(size: int):
         return ImageFont.load_default()
 
 
+def keycap_box(width: int, height: int) -> tuple[int, int, int, int]:
+    """``(left, top, right, bottom)`` of the square key: centred across the frame, and
+    centred above the progress bar where a clip's subject would be."""
+    side = round(height * 0.45)
+    left, top = (width - side) // 2, round(height * 0.4) - side // 2
+    return left, top, left + side - 1, top + side - 1
+
+
+def _draw_keycap(draw, box: tuple[int, int, int, int], letter: str) -> None:
+    """A key seen from the front: its outlined base, a lighter top face set in (deeper at
+    the bottom, where a real key shows its front side) and the letter centred on that face."""
+    left, top, right, bottom = box
+    side = right - left + 1
+    draw.rounded_rectangle(box, radius=max(1, side // 8), fill=KEY_SIDE, outline=KEY_EDGE,
+                           width=max(1, side // 36))
+    inset = max(1, side // 10)
+    face = (left + inset, top + inset // 2, right - inset, bottom - 2 * inset)
+    draw.rounded_rectangle(face, radius=max(1, side // 12), fill=KEY_FACE)
+    font, stroke = _font(max(1, side * 3 // 5)), side // 50  # a bold letter, legible at a glance
+    g_left, g_top, g_right, g_bottom = draw.textbbox((0, 0), letter, font=font, stroke_width=stroke)
+    centre_x, centre_y = (face[0] + face[2]) / 2, (face[1] + face[3]) / 2
+    draw.text((centre_x - (g_left + g_right) / 2, centre_y - (g_top + g_bottom) / 2), letter,
+              fill=KEY_LETTER, font=font, stroke_width=stroke, stroke_fill=KEY_LETTER)
+
+
 def render_catch_frames(key: str, width: int = WIDTH, height: int = HEIGHT, fps: int = FPS,
                         duration_s: float = DURATION_S) -> np.ndarray:
-    """``(T, H, W, 3)`` uint8 frames of a grey clip reading ``Press <KEY>``."""
+    """``(T, H, W, 3)`` uint8 frames of a grey clip showing the keycap of ``key``."""
     from PIL import Image, ImageDraw
 
     if key not in KEYS:
-        raise ValueError(f"catch key must be one of {KEYS}, got {key!r}")
+        raise ValueError(f"catch key must be one lower-case letter or digit, got {key!r}")
     n_frames = round(duration_s * fps)
-    text = Image.new("RGB", (width, height), BACKGROUND)
-    draw = ImageDraw.Draw(text)
-    font = _font(height // 5)
-    label = f"Press {key.upper()}"
-    left, top, right, bottom = draw.textbbox((0, 0), label, font=font)
-    draw.text(((width - (right - left)) / 2 - left, (height - (bottom - top)) / 2 - top - height // 10),
-              label, fill=INK, font=font)
-    with_text = np.asarray(text)
-    blank = np.full_like(with_text, BACKGROUND)
+    image = Image.new("RGB", (width, height), BACKGROUND)
+    _draw_keycap(ImageDraw.Draw(image), keycap_box(width, height), key.upper())
+    with_key = np.asarray(image)
+    blank = np.full_like(with_key, BACKGROUND)
     frames = np.empty((n_frames, height, width, 3), np.uint8)
     bar_top, bar_bottom = int(height * 0.8), int(height * 0.8) + max(2, height // 40)
     for i in range(n_frames):
-        frames[i] = blank if i < LEAD_IN_S * fps else with_text
+        frames[i] = blank if i < LEAD_IN_S * fps else with_key
         frames[i, bar_top:bar_bottom, : int(width * (i + 1) / n_frames)] = INK
     return frames
 
 
-def catch_specs(out_dir: Path, fps: int = FPS, duration_s: float = DURATION_S) -> list[ClipSpec]:
-    """Render one catch video per response key into ``out_dir`` as importable clip specs.
+def clip_key(key: str) -> str:
+    """The stored clip key of ``key``'s video.  It names the generation: a set's rows are never
+    replaced, so a newer generation is stored beside the older one's ``press-f``."""
+    return f"press-{key}-v{GENERATOR.rpartition('/')[2]}"
+
+
+def catch_specs(out_dir: Path, fps: int = FPS, duration_s: float = DURATION_S,
+                keys: tuple[str, ...] = KEYS) -> list[ClipSpec]:
+    """Render one catch video per key (every key a study may choose) into ``out_dir`` as
+    importable clip specs.
 
     Each spec carries ``params["instructed_key"]``, which the schedule reads to score the
-    trial against the participant's key mapping.
+    trial against the participant's key mapping.  Import them together, as one set: only then
+    are their files padded to one size (``catalog.import_clips``).
     """
     out_dir = Path(out_dir)
     out_dir.mkdir(parents=True, exist_ok=True)
     specs = []
-    for key in KEYS:
+    for key in keys:
         path = out_dir / f"press-{key}.mp4"
         encode_browser_mp4(render_catch_frames(key, fps=fps, duration_s=duration_s), path, fps=fps)
-        specs.append(ClipSpec(clip_key=f"press-{key}", path=path, categories=[], split=CATCH_SET,
+        specs.append(ClipSpec(clip_key=clip_key(key), path=path, categories=[], split=CATCH_SET,
                               params={"catch": True, "instructed_key": key,
-                                      "generator": "experiments.catch", "duration_s": duration_s}))
+                                      "generator": GENERATOR, "duration_s": duration_s}))
     return specs

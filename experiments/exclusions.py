@@ -5,8 +5,12 @@ A record is a mapping with the canonical trial columns (``extra`` a dict); a Dat
 row works the same way.
 
 Trial-level codes: ``anticipation`` (rt below ``min_rt_ms``), ``timeout``, ``technical``
-(a timeout the server flagged technical, instead of ``timeout``), ``dropped_frames`` (above
-``max_dropped_frames``), ``stall``, ``focus_lost``, ``fullscreen_exited``.
+(a trial the server flagged technical, instead of ``timeout``, ``anticipation`` and
+``no_moves_after_ignored_input``), ``no_moves_after_ignored_input`` (an answer left as it was
+shown, after input the browser ignored, faster than ``no_moves_after_ignored_input_ms``),
+``dropped_frames`` (above ``max_dropped_frames``), ``stall``, ``focus_lost``,
+``fullscreen_exited``, ``reoffered`` (answered in fullscreen only when offered again, after
+one or two presentations that left it: ``exclude_reoffered``).
 Participant-level codes: ``catch_failed``, ``catch_accuracy``, ``practice_gate``,
 ``too_many_timeouts``, ``incomplete``, ``too_little_time``, ``too_many_technical``.
 Participant-level rules read main trials only (blocks other than ``practice``), except the
@@ -17,12 +21,15 @@ but analysis counts a person excluded for it alone back in, under every non-resp
 policy, as it keeps a model whatever its share of unparseable answers; their timeouts are
 then scored by the policy (:mod:`analysis.nonresponse`).
 
-A trial flagged technical (``extra["technical"]``: it timed out with fullscreen exited each
-time the browser offered it, see :mod:`experiments.trial_types.base`) never counts against
-the participant: the catch, practice, timeout and time rules leave it out.  Since only the
-browser's word says fullscreen was left, the excuse is bounded: a session with more than
-``max_technical_events`` technical events (re-offers included) in its main trials is
-excluded as ``too_many_technical``, which is not a failed attention check.
+A trial flagged technical (``extra["technical"]``: the page left fullscreen during each
+presentation the browser offered, the stored one included, whether it timed out or was
+answered, see :mod:`experiments.trial_types.base`) is excluded, so its response and RT are
+never analysed, and it never counts against the participant: the catch, practice, timeout
+and time rules leave it out.  Since only the browser's word says fullscreen was left, the
+excuse is bounded: a session with more than ``max_technical_events`` technical events
+(re-offers included) in its trials, practice included, is excluded as ``too_many_technical``,
+which is not a failed attention check (the Prolific list leaves such sessions to the
+researcher).
 """
 from __future__ import annotations
 
@@ -32,11 +39,11 @@ from dataclasses import asdict, dataclass, fields
 
 from experiments.trial_types import ATTENTION_CHECK
 
-RULES_VERSION = "2026.11-2"
+RULES_VERSION = "2026.11-4"
 PRACTICE_BLOCK = "practice"
 
-TRIAL_REASONS = ("anticipation", "timeout", "technical", "dropped_frames", "stall", "focus_lost",
-                 "fullscreen_exited")
+TRIAL_REASONS = ("anticipation", "timeout", "technical", "no_moves_after_ignored_input",
+                 "dropped_frames", "stall", "focus_lost", "fullscreen_exited", "reoffered")
 # A session run by the built-in simulated participant (development, tests, researcher previews).
 SIMULATED = "simulated"
 PARTICIPANT_REASONS = ("catch_failed", "catch_accuracy", "practice_gate", "too_many_timeouts",
@@ -52,10 +59,21 @@ class ExclusionRules:
 
     version: str = RULES_VERSION
     min_rt_ms: float = 200.0
+    # A frame order submitted unchanged, faster than this, after the browser ignored input
+    # (clicks on Done in its first 300 ms): the ignored clicks show Done was being clicked
+    # before the frames could be looked at, and an unchanged order that soon after is that
+    # same clicking getting through the guard, not a judgement that the shown order is right.
+    # Moving the mouse to Done and comparing even two frames takes longer; a considered
+    # "already in order" later in the trial is kept.  0 switches the rule off.
+    no_moves_after_ignored_input_ms: float = 1000.0
     max_dropped_frames: int = 3
     exclude_stalls: bool = True
     exclude_focus_lost: bool = True
     exclude_fullscreen_exited: bool = False
+    # A trial answered on its second or third showing: the participant had already seen the
+    # clip (or frames) on the presentation that left fullscreen, so the answer is no first
+    # look and its RT runs from the re-offer's onset.  Re-offers count across reloads.
+    exclude_reoffered: bool = True
     max_failed_catch: int = 1
     min_catch_accuracy: float = 0.75
     min_practice_accuracy: float = 0.75
@@ -99,13 +117,13 @@ def is_timeout(record: Mapping) -> bool:
 
 
 def is_technical(record: Mapping) -> bool:
-    """A trial the server stored without an answer for a technical reason (never held
-    against the participant)."""
+    """A trial the server flagged technical: it left fullscreen every time it was offered, so
+    neither its answer nor its timeout is the participant's (never held against them)."""
     return bool(_extra(record).get("technical"))
 
 
 def technical_events(record: Mapping) -> int:
-    """How many times the trial timed out with fullscreen exited (re-offers included)."""
+    """How many presentations of the trial left fullscreen (re-offers included)."""
     events = _extra(record).get("technical_events")
     return len(events) if isinstance(events, Sequence) and not isinstance(events, str) else 0
 
@@ -121,6 +139,9 @@ def trial_reasons(record: Mapping, rules: ExclusionRules = ExclusionRules()) -> 
         reasons.append("timeout")
     elif rt is not None and rt < rules.min_rt_ms:
         reasons.append("anticipation")
+    elif rt is not None and rt < rules.no_moves_after_ignored_input_ms and \
+            _unchanged_after_ignored_input(extra, rt):
+        reasons.append("no_moves_after_ignored_input")
     dropped = _number(record.get("dropped_frames"))
     if dropped is not None and dropped > rules.max_dropped_frames:
         reasons.append("dropped_frames")
@@ -130,7 +151,26 @@ def trial_reasons(record: Mapping, rules: ExclusionRules = ExclusionRules()) -> 
         reasons.append("focus_lost")
     if rules.exclude_fullscreen_exited and extra.get("fullscreen_exited"):
         reasons.append("fullscreen_exited")
+    if rules.exclude_reoffered and is_reoffered(record):
+        reasons.append("reoffered")
     return reasons
+
+
+def is_reoffered(record: Mapping) -> bool:
+    """An answer given only when the trial was offered again: some presentation left
+    fullscreen, the stored one did not (so it is not technical), and it was answered."""
+    return technical_events(record) > 0 and not is_technical(record) and not is_timeout(record)
+
+
+def _unchanged_after_ignored_input(extra: Mapping, rt_ms: float) -> bool:
+    """An answer left as it was shown (a frame order with no moves: only such rows record
+    ``moves``), after input the browser ignored before that answer (``t_ms`` below
+    ``rt_ms``, both from the frames' appearance; anything else is no click that led to it)."""
+    moves, ignored = extra.get("moves"), extra.get("ignored_inputs")
+    if not (isinstance(moves, list) and not moves and isinstance(ignored, list)):
+        return False
+    times = [_number(item.get("t_ms")) for item in ignored if isinstance(item, Mapping)]
+    return any(t is not None and t < rt_ms for t in times)
 
 
 def _accuracy(records: Sequence[Mapping]) -> float | None:
@@ -186,7 +226,7 @@ def participant_reasons(records: Iterable[Mapping], rules: ExclusionRules = Excl
     rts = [rt for rt in numbers if rt is not None]
     if rts and sum(rts) < rules.min_mean_trial_ms * len(rts):
         reasons.append("too_little_time")
-    if sum(technical_events(r) for r in main) > rules.max_technical_events:
+    if sum(technical_events(r) for r in records) > rules.max_technical_events:
         reasons.append("too_many_technical")
     return reasons
 

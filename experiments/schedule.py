@@ -151,8 +151,24 @@ def _deal_into_blocks(trials: list[dict], n_blocks: int, factors: Callable,
     return [[block[i] for i in rng.permutation(len(block))] for block in blocks]
 
 
+def missing_catch_keys(design: Design, catalog: Catalog) -> tuple[str, ...]:
+    """The design's response keys that no catch video of ``catalog`` instructs."""
+    instructed = {record.instructed_key for record in catalog.catch}
+    return tuple(key for key in design.response_keys if key not in instructed)
+
+
+def catch_pool(design: Design, catalog: Catalog) -> tuple[CatchRecord, ...]:
+    """The catch videos a session of ``design`` draws from: those instructing one of its
+    response keys (another key is no answer the participant has), and none unless every
+    response key has one (one key alone would make every attention check the same press)."""
+    if missing_catch_keys(design, catalog):
+        return ()
+    return tuple(r for r in catalog.catch if r.instructed_key in design.response_keys)
+
+
 def _add_catch(blocks: list[list[dict]], design: Design, records: Sequence[CatchRecord],
                key_mapping: Mapping, rng: np.random.Generator) -> None:
+    """Add ``design.catch_per_block`` trials of ``records`` (a :func:`catch_pool`) to each block."""
     if not records or design.catch_per_block < 1:
         return
     order = [records[i] for i in rng.permutation(len(records))]
@@ -205,7 +221,7 @@ def main_trials(design: Design, catalog: Catalog, seed: int, session_number: int
         clips=clips, study_clips=main, seed=seed, session_number=session_number,
         rotation=int(condition.get("rotation", 0)), rng=rng))
     blocks = _deal_into_blocks(trials, design.main_blocks, task.block_factors, rng)
-    _add_catch(blocks, design, catalog.catch, condition["key_mapping"], rng)
+    _add_catch(blocks, design, catch_pool(design, catalog), condition["key_mapping"], rng)
     numbered: list[dict] = []
     for number, block in enumerate(blocks, start=1):
         numbered.extend(_number(block, len(numbered), f"main-{number}"))

@@ -23,9 +23,9 @@ from dataclasses import dataclass, field, fields, replace
 from pathlib import Path
 
 from experiments import texts as text_defaults
-from experiments.catch import KEYS as CATCH_KEYS
 from experiments.designs import DESIGNS, Design, get_design
 from experiments.exclusions import ExclusionRules
+from experiments.response_keys import reserved_key_warnings
 from experiments.trial_types import TRIAL_TYPES
 
 BROWSERS = ("chromium", "firefox", "webkit")
@@ -36,7 +36,7 @@ DEFAULT_BROWSERS = ("chromium", "firefox")
 WEBKIT_ONSET_ERROR = "mean 9.2 ms, SD 4.0 ms"
 
 __all__ = ["BROWSERS", "DEFAULT_BROWSERS", "Problem", "StudyConfig", "StudyFileError",
-           "estimate_session_minutes", "load", "loads", "to_toml"]
+           "estimate_session_minutes", "load", "loads", "problem_at", "to_toml"]
 
 
 @dataclass(frozen=True)
@@ -72,19 +72,43 @@ class StudyConfig:
     min_window: tuple[int, int] = (800, 600)
     # The study's own texts (Markdown) by language and key; the rest are the shipped defaults.
     texts: dict = field(default_factory=dict)
+    # The lab's facts the consent states (texts.STUDY_FACTS): Markdown, or Markdown by language.
+    contact: str | dict = ""
+    ethics: str | dict = ""
+    data_retention: str | dict = ""
 
     def settings(self) -> dict:
-        """The study-level settings as JSON (stored beside the design in its snapshot)."""
+        """The study-level settings as JSON (stored beside the design in its snapshot).
+
+        ``texts`` is what participants read: the study's own texts plus those the design's
+        task and the lab's facts fill (``texts.for_study``); ``own_texts`` is the file's."""
         return {"stimulus_set": self.stimulus_set, "title": self.title,
                 "languages": list(self.languages), "places": self.places,
                 "browsers": list(self.browsers), "devices": list(self.devices),
                 "min_window": list(self.min_window),
-                "texts": {lang: dict(keys) for lang, keys in self.texts.items()}}
+                **{fact: getattr(self, fact) for fact in text_defaults.STUDY_FACTS},
+                "own_texts": {lang: dict(keys) for lang, keys in self.texts.items()},
+                "texts": {lang: text_defaults.for_study(self.texts, lang, self.design.task,
+                                                        self.facts(lang))
+                          for lang in self.languages}}
+
+    def facts(self, language: str) -> dict[str, str]:
+        """The lab's facts in ``language`` (a fact given by language: that language's, else
+        the study's first language's)."""
+        found = {}
+        for fact in text_defaults.STUDY_FACTS:
+            value = getattr(self, fact)
+            if isinstance(value, dict):
+                value = value.get(language) or value.get(self.languages[0], "")
+            found[fact] = value
+        return found
 
     @classmethod
     def from_settings(cls, design: Design, settings: dict) -> "StudyConfig":
         data = dict(settings)
         data.pop("estimate", None)
+        if "own_texts" in data:  # else a study stored before texts were filled in
+            data["texts"] = data.pop("own_texts")
         for key in ("languages", "browsers", "devices", "min_window"):
             if key in data:
                 data[key] = tuple(data[key])
@@ -111,6 +135,8 @@ class Setting:
     bound: str = ""
 
 
+# Key pairs a participant can mistake for each other when a catch video shows one of them.
+LOOK_ALIKE_KEYS = frozenset(frozenset(pair) for pair in ("o0", "i1", "l1", "il", "s5", "b8", "z2"))
 # Sanity bounds: a value past them is a typo (or would exhaust memory building a schedule).
 MAX_SESSIONS, MAX_BLOCKS, MAX_TRIALS_PER_BLOCK, MAX_PRACTICE_TRIALS = 20, 100, 2000, 200
 MAX_ATTEMPTS, MAX_REPEATS, MAX_PLACES, MAX_WINDOW_PX = 10, 100, 100_000, 10_000
@@ -130,6 +156,8 @@ def _timing(minimum: int, field_: str) -> Setting:
 
 
 DEVICES = ("desktop", "tablet", "phone")
+_LOCALISED = ("Markdown text saying {}, or a table of such texts by language "
+              '(en = "...", de = "...")')
 _RULE_TYPES = {"str": Setting("str", "a string"), "bool": Setting("bool", "true or false"),
                "int": _int(0), "float": Setting("number", "a non-negative number", minimum=0)}
 SCHEMA: dict[str, dict[str, Setting]] = {
@@ -139,6 +167,11 @@ SCHEMA: dict[str, dict[str, Setting]] = {
                           choices=tuple(DESIGNS)),
         "stimulus_set": Setting("str", "the name of a stimulus set", required=True),
         "languages": Setting("language_list", 'a list of language codes such as ["en", "de"]'),
+        # The lab's facts the consent states (experiments.texts.STUDY_FACTS).
+        "contact": Setting("localised", _LOCALISED.format("whom participants contact")),
+        "ethics": Setting("localised", _LOCALISED.format("the ethics approval")),
+        "data_retention": Setting("localised", _LOCALISED.format(
+            "how long the data are kept and who may see them")),
     },
     "sessions": {"count": _int(1, "sessions", MAX_SESSIONS),
                  "gap_hours": Setting("number", "a non-negative number of hours",
@@ -154,8 +187,8 @@ SCHEMA: dict[str, dict[str, Setting]] = {
                  "pass_accuracy": Setting("number", "a proportion from 0 to 1",
                                           "practice.min_accuracy", 0, 1),
                  "attempts": _int(1, "practice.max_attempts", MAX_ATTEMPTS)},
-    "responses": {"keys": Setting("key_pair", 'two different keys such as ["f", "j"]',
-                                  "response_keys"),
+    "responses": {"keys": Setting("key_pair", "two different keys, each a lower-case letter or "
+                                              'digit, such as ["f", "j"]', "response_keys"),
                   "counterbalance": Setting("bool", "true or false", "counterbalance_keys")},
     "timing": {"fixation_ms": _timing(0, "fixation_ms"),
                "response_timeout_ms": _timing(0, "response_window_ms_after_clip"),
@@ -173,6 +206,8 @@ SCHEMA: dict[str, dict[str, Setting]] = {
                    for f in fields(ExclusionRules)},
 }
 _LANGUAGE = re.compile(r"^[a-z]{2,3}(-[A-Z]{2})?$")
+# The catch set has a video for each such key (experiments.catch.KEYS); whether the stored
+# one does is checked when a study is created, where the database can be seen.
 _KEY_NAME = re.compile(r"^[a-z0-9]$")
 
 
@@ -188,6 +223,10 @@ def check_value(setting: Setting, value) -> str | None:
     return None if fits else f"expected {setting.expected}{bound}, got {_show(value)}"
 
 
+def _is_text(value) -> bool:
+    return isinstance(value, str) and value.strip() != ""
+
+
 def _is_int(value) -> bool:
     return isinstance(value, int) and not isinstance(value, bool)
 
@@ -196,7 +235,7 @@ _FITS = {
     "int": lambda s, v: _is_int(v),
     "number": lambda s, v: _is_int(v) or (isinstance(v, float) and math.isfinite(v)),
     "bool": lambda s, v: isinstance(v, bool),
-    "str": lambda s, v: isinstance(v, str) and v.strip() != "",
+    "str": lambda s, v: _is_text(v),
     "choice": lambda s, v: v in s.choices,
     "language_list": lambda s, v: isinstance(v, list) and bool(v) and len(set(v)) == len(v)
     and all(isinstance(x, str) and _LANGUAGE.match(x) for x in v),
@@ -204,6 +243,8 @@ _FITS = {
     and all(isinstance(x, str) and _KEY_NAME.match(x) for x in v),
     "choice_list": lambda s, v: isinstance(v, list) and bool(v) and len(set(v)) == len(v)
     and all(x in s.choices for x in v),
+    "localised": lambda s, v: _is_text(v) or isinstance(v, dict) and bool(v)
+    and all(isinstance(k, str) and _LANGUAGE.match(k) and _is_text(x) for k, x in v.items()),
 }
 
 
@@ -245,7 +286,27 @@ def key_lines(source: str) -> tuple[dict[tuple, int], list[tuple[tuple, int, int
         if path in lines and not header:
             twice.append((path, number, lines[path]))
         lines.setdefault(path, number)
+        for end in range(len(table) + 1, len(path)):  # a dotted key's tables (ethics.en)
+            lines.setdefault(path[:end], number)
     return lines, twice
+
+
+# Settings a file may write in another form: a problem with the first is shown at the second.
+_WRITTEN_AS: dict[tuple[str, ...], tuple[tuple[str, ...], str]] = {
+    ("blocks", "clips_per_session"): (("blocks", "trials_per_block"),
+                                      "blocks.trials_per_block × blocks.count")}
+
+
+def problem_at(source: str, name: str, setting: str, message: str) -> Problem:
+    """A problem found after the file was read (when the study is created, where its stimulus
+    set can be seen) at the line of ``setting`` ("blocks.clips_per_session"), or of the
+    setting the file wrote it as (``blocks.trials_per_block``)."""
+    reader = _Reader(name, source, None)
+    path = tuple(setting.split("."))
+    written, how = _WRITTEN_AS.get(path, ((), ""))
+    if written in reader.lines and path not in reader.lines:
+        path, message = written, f"{message} ({how})"
+    return Problem(name, reader.line(path), ".".join(path), message)
 
 
 class _Reader:
@@ -286,7 +347,8 @@ def load(path: str | Path) -> StudyConfig:
 
 
 def check(source: str, name: str = "study.toml", base_dir: Path | None = None):
-    """``(config or None, problems, warnings)`` of a study file's text."""
+    """``(config or None, problems, warnings)`` of a study file's text; its ``{file = ...}``
+    texts are read in ``base_dir``, and are errors without one (an uploaded file's)."""
     reader = _Reader(name, source, base_dir)
     for path, number, first in reader.twice:
         reader.problems.append(Problem(name, number, ".".join(path),
@@ -309,7 +371,65 @@ def check(source: str, name: str = "study.toml", base_dir: Path | None = None):
                      f"({WEBKIT_ONSET_ERROR} in WebKitGTK, bench/rt_engines.py) misses the goal "
                      f"(|mean| < 5 ms, SD < 3 ms); the default is {list(DEFAULT_BROWSERS)}",
                      warn=True)
+    if config is not None and not _check_facts(reader, config):
+        config = None
+    # A key that a browser the study accepts keeps from the page can never be an answer
+    # there (every presentation is lost and re-offered, then stored technical).
+    reserved = reserved_key_warnings(config.design.response_keys, config.browsers) \
+        if config is not None else []
+    setting = ("responses", "keys") if ("responses", "keys") in values else \
+        ("participants", "browsers")
+    for warning in reserved:
+        reader.error(setting, f"{warning} Choose other keys or leave that browser out of "
+                              "participants.browsers")
+    if reserved:
+        config = None
+    if config is not None and frozenset(config.design.response_keys) in LOOK_ALIKE_KEYS:
+        reader.error(("responses", "keys"),
+                     f"{' and '.join(k.upper() for k in config.design.response_keys)} look alike "
+                     "on a keyboard legend and on the catch videos' keycaps; choose keys that "
+                     "cannot be mistaken for each other", warn=True)
     return config, reader.problems, reader.warnings
+
+
+# What participants miss in a consent without each fact (a consent form should say them all).
+_FACT_NEEDS = {"contact": "whom to ask about the study",
+               "ethics": "which ethics committee approved the study",
+               "data_retention": "how long their data are kept and who may see them"}
+
+
+def consent_warnings(config: StudyConfig) -> list[tuple[str, str]]:
+    """``(field, message)`` for each lab fact a language's consent would need and the study
+    does not give (an example value of a shipped study is flagged too)."""
+    found = []
+    for fact in text_defaults.STUDY_FACTS:
+        value = getattr(config, fact)
+        languages = [lang for lang in config.languages
+                     if "{%s}" % fact in config.resolved_texts(lang).get("consent", "")]
+        missing = [lang for lang in languages if not config.facts(lang)[fact].strip()]
+        if missing:
+            found.append((f"study.{fact}", f"not given: the consent ({', '.join(missing)}) does not "
+                                           f"tell participants {_FACT_NEEDS[fact]}"))
+        elif languages and "EXAMPLE" in json.dumps(value):
+            found.append((f"study.{fact}", "an example value: give the lab's own before "
+                                           "participants read the consent"))
+    return found
+
+
+def _check_facts(reader: _Reader, config: StudyConfig) -> bool:
+    """Errors for a fact in a language the study lacks (False after one), then warnings."""
+    ok = True
+    for fact in text_defaults.STUDY_FACTS:
+        value = getattr(config, fact)
+        extra = [lang for lang in value if lang not in config.languages] \
+            if isinstance(value, dict) else []
+        if extra:
+            reader.error(("study", fact, extra[0]), f"expected a language of study.languages "
+                                                    f"{list(config.languages)}, got {extra[0]!r}")
+            ok = False
+    for where, message in consent_warnings(config) if ok else ():
+        reader.error(tuple(where.split(".")), message, warn=True)
+    return ok
 
 
 def _unterminated_line(source: str) -> int:
@@ -381,11 +501,10 @@ def _check_texts(reader: _Reader, texts, languages) -> dict[str, dict[str, str]]
             text = _text_value(reader, where + (key,), value)
             if text is None:
                 continue
-            extra = text_defaults.placeholders(text) - text_defaults.allowed_placeholders(key)
-            if extra:
-                allowed = sorted(text_defaults.allowed_placeholders(key)) or "none"
-                reader.error(where + (key,), f"unknown placeholder {{{sorted(extra)[0]}}}; "
-                                             f"expected {allowed}")
+            allowed = text_defaults.allowed_placeholders(key)
+            for extra in sorted(text_defaults.placeholders(text) - allowed):
+                reader.error(where + (key,), f"unknown placeholder {{{extra}}}; "
+                                             f"expected {sorted(allowed) or 'none'}")
             found[language][key] = text
     for language in languages:
         shipped = set(text_defaults.defaults(language)) | set(found.get(language, {}))
@@ -401,7 +520,13 @@ def _text_value(reader: _Reader, path: tuple, value) -> str | None:
     if isinstance(value, str):
         return value
     if isinstance(value, dict) and set(value) == {"file"} and isinstance(value["file"], str):
-        target = (reader.base_dir or Path(".")) / value["file"]
+        if reader.base_dir is None:
+            # Without the file's folder (an upload) a path would name a file on the server.
+            reader.error(path, "expected the Markdown inline (a {file = ...} text cannot be "
+                               "read without the study file's folder, as in an upload), "
+                               f"got {_show(value)}")
+            return None
+        target = reader.base_dir / value["file"]
         try:
             return target.read_text("utf-8")
         except OSError as error:
@@ -441,7 +566,7 @@ def _build(reader: _Reader, values: dict, text_overrides: dict) -> StudyConfig |
         reader.error(culprit, str(error) if culprit != ("study", "design")
                      else f"the settings do not make a valid design: {error}")
         return None
-    if not _check_design(reader, values, design):
+    if not _check_design(reader, design):
         return None
     study = {key: values[(section, key)] for section, key in values
              if section in ("study", "participants") and not SCHEMA[section][key].design_field}
@@ -468,7 +593,7 @@ def _culprit(base: Design, values: dict) -> tuple:
     return ("study", "design")
 
 
-def _check_design(reader: _Reader, values: dict, design: Design) -> bool:
+def _check_design(reader: _Reader, design: Design) -> bool:
     """Checks across settings that the design itself cannot make; False after an error."""
     ok = True
     per_block = design.max_clips // design.main_blocks if design.max_clips else None
@@ -481,13 +606,6 @@ def _check_design(reader: _Reader, values: dict, design: Design) -> bool:
         reader.error(("blocks", "clips_per_session"),
                      f"expected at most {MAX_TRIALS_PER_BLOCK} trials per block, got "
                      f"{design.max_clips} over {design.main_blocks} block(s)")
-        ok = False
-    if design.catch_per_block and not set(CATCH_KEYS) <= set(design.response_keys):
-        where = ("responses", "keys") if ("responses", "keys") in values else \
-            ("blocks", "catch_per_block")
-        reader.error(where, f"the catch videos instruct {' and '.join(CATCH_KEYS)}; with other "
-                            "keys set blocks.catch_per_block = 0 or use keys "
-                            f"{' and '.join(CATCH_KEYS)}")
         ok = False
     gate, rule = design.practice.min_accuracy, design.exclusions.min_practice_accuracy
     if rule > gate:
@@ -525,8 +643,8 @@ def _setting_value(config, design, section, key, setting):
         return None  # written as clips_per_session
     if key == "repeats_per_direction" and not config.design.included_splits:
         return None  # a sweep design's setting only
-    if key == "title" and not config.title:
-        return None  # untitled: an empty title would not load again
+    if key in ("title", *text_defaults.STUDY_FACTS) and not getattr(config, key):
+        return None  # not given: an empty string would not load again
     if setting.design_field:
         value = design
         for part in setting.design_field.split("."):
@@ -545,6 +663,8 @@ def _toml(value) -> str:
         return "true" if value else "false"
     if isinstance(value, (list, tuple)):
         return "[" + ", ".join(_toml(item) for item in value) + "]"
+    if isinstance(value, dict):
+        return "{" + ", ".join(f"{key} = {_toml(item)}" for key, item in value.items()) + "}"
     if isinstance(value, str):
         return json.dumps(value, ensure_ascii=False)
     return repr(value)

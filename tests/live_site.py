@@ -13,6 +13,7 @@ for drivers that cannot read the browser console.
 import socket
 import tempfile
 import threading
+from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -103,6 +104,20 @@ class Faults:
         return [html]
 
 
+@contextmanager
+def writing(app):
+    """The ORM session of an app context, writing in one transaction that begins IMMEDIATE as
+    the app's own writers do (webapp/database.py), committed at the end.  A test's read-then-write
+    in a plain (DEFERRED) transaction fails at once with "database is locked" on SQLite when a
+    live page's request wrote in between (seen in CI)."""
+    from webapp.extensions import db
+
+    with app.app_context():
+        db.session.connection(execution_options={"sqlite_begin": "IMMEDIATE"})
+        yield db.session
+        db.session.commit()
+
+
 def tiny_designs() -> dict:
     """The shipped designs, cut down to a few trials per session."""
     from experiments.designs import ARROW_OF_TIME, FRAME_ORDERING, OrderingCondition, PracticeSpec
@@ -129,7 +144,8 @@ def _store_stimuli(app) -> None:
 
 
 def _store_catch(app, folder: Path) -> None:
-    """The catch videos ("press F" / "press J") that the designs put in every block."""
+    """The catch videos (a keycap for every key a study may choose) that designs put in every
+    block."""
     from experiments.catch import catch_specs
     from webapp.stimuli import catalog
 

@@ -47,7 +47,8 @@ def _still_module() -> types.ModuleType:
         NAME=NAME, TITLE="still frame 2AFC", PARAMETERS=("fixation_ms",), FIELDS=VIDEO_FIELDS,
         ANSWERS=("F", "B"), DIRECTIONS=(), METRICS=("analysis.loading.included",),
         MODEL_TASK=None,
-        validate=lambda payload, trial=None: validate_video(payload, NAME),
+        validate=lambda payload, trial=None, key_mapping=None: validate_video(payload, NAME,
+                                                                           key_mapping),
         build_trial=build_trial,
         public_view=lambda scheduled, media_url: video_public_view(scheduled, media_url, NAME),
         row_parts=video_row_parts,
@@ -84,14 +85,16 @@ def _take_part(client, participant: str) -> None:
     assert entered.status_code == 303, entered.data
     api = "/api/session/" + entered.headers["Location"].rsplit("/", 1)[-1]
     assert client.post(f"{api}/consent", json={"consent": True}).status_code == 200
-    shown = client.get(api).json["trials"]
+    state = client.get(api).json
+    shown = state["trials"]
+    key = next(k for k, label in state["key_mapping"].items() if label == "F")
     assert shown and {t["trial_type"] for t in shown} == {NAME}
     assert all(set(t["params"]) == {"fixation_ms"} for t in shown)  # server_only stays home
     for n, trial in enumerate(shown):
         posted = client.post(f"{api}/trials", json={
             "client_uuid": str(uuid.uuid4()), "trial_index": trial["trial_index"],
             "trial_type": NAME, "rt_ms": 700.0 + 10 * n, "timed_out": False,
-            "response": "F", "onset_method": "raf-next"})
+            "response": "F", "key": key, "onset_method": "raf-next"})
         assert posted.status_code == 201, posted.json
     assert client.post(f"{api}/complete").json["status"] == "completed"
 

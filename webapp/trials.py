@@ -3,6 +3,7 @@ import pandas as pd
 from sqlalchemy import Select, select
 
 from analysis.columns import TRIAL_COLUMNS
+from experiments.exclusions import SIMULATED
 from webapp.extensions import db
 from webapp.models import Session, SourceClip, Stimulus, Study, Subject, Trial
 
@@ -27,6 +28,7 @@ def canonical_query(experiment_slug: str | None = None) -> Select:
             Trial.excluded, Trial.exclusion_reasons, Trial.extra,
             Session.excluded.label("session_excluded"),
             Session.exclusion_reasons.label("session_exclusion_reasons"),
+            Session.simulated.label("session_simulated"),
         )
         .join(Trial.session).join(Session.subject).join(Subject.study)
         .outerjoin(Trial.stimulus).outerjoin(Stimulus.source_clip)
@@ -40,16 +42,28 @@ def canonical_query(experiment_slug: str | None = None) -> Select:
 def trials_frame(experiment_slug: str | None = None) -> pd.DataFrame:
     """The canonical trial table of one study (or all), with exclusions merged.
 
-    A trial is excluded when its own rules or its session's participant-level rules say so;
-    ``exclusion_reasons`` lists both, trial reasons first.
+    A trial is excluded when its own rules or its session's participant-level verdict
+    (:func:`session_verdict`) say so; ``exclusion_reasons`` lists both, trial reasons first.
     """
     rows = db.session.execute(canonical_query(experiment_slug)).mappings().all()
-    frame = pd.DataFrame(rows, columns=[*CANONICAL_COLUMNS, "session_excluded", "session_exclusion_reasons"])
+    session_columns = ["session_excluded", "session_exclusion_reasons", "session_simulated"]
+    frame = pd.DataFrame(rows, columns=[*CANONICAL_COLUMNS, *session_columns])
     frame["categories"] = frame["categories"].map(lambda c: list(c or []))
+    verdicts = [session_verdict(*row) for row in zip(*(frame[c] for c in session_columns))]
     frame["exclusion_reasons"] = [
-        list(trial or []) + [r for r in (session or []) if r not in (trial or [])]
-        for trial, session in zip(frame["exclusion_reasons"], frame["session_exclusion_reasons"])
+        list(trial or []) + [r for r in session if r not in (trial or [])]
+        for trial, (_, session) in zip(frame["exclusion_reasons"], verdicts)
     ]
-    frame["excluded"] = frame["excluded"].astype(bool) | frame["session_excluded"].astype(bool)
+    frame["excluded"] = frame["excluded"].astype(bool) | pd.Series(
+        [excluded for excluded, _ in verdicts], index=frame.index, dtype=bool)
     frame["extra"] = frame["extra"].map(lambda e: dict(e or {}))
     return frame[CANONICAL_COLUMNS]
+
+
+def session_verdict(excluded, reasons, simulated) -> tuple[bool, list[str]]:
+    """A session's participant-level verdict and reasons: as stored, except that a simulated
+    session is excluded as ``simulated`` while it runs too (the rules store that at its end)."""
+    reasons = list(reasons or [])
+    if simulated and SIMULATED not in reasons:
+        reasons.append(SIMULATED)
+    return bool(excluded) or bool(simulated), reasons

@@ -14,7 +14,10 @@ is harder to predict.
   representations); the predictor predicts the target tokens' latents, compared by MSE with
   the layer-normalised encoder latents of the full clip.
 
-torch and transformers are imported when a probe is built, never at import time.
+Each clip is resized and normalised once; its windows, forward and reversed, go through the
+model ``batch_size`` at a time, and V-JEPA 2 encodes each window's targets once for all
+context lengths.  torch and transformers are imported when a probe is built, never at import
+time.
 """
 from __future__ import annotations
 
@@ -25,6 +28,9 @@ import numpy as np
 
 CONTEXT_LENGTHS = (4, 6, 8, 10, 12, 14)  # TRA paper, Figure 4 / Tables 2-7
 WINDOW, STRIDE = 16, 2
+# Windows per forward pass.  A 48-frame clip has 17 windows each way; on CPU, batches of 8
+# ran as fast as batches of 16 or 34 (bench/probe.py), and memory grows with the batch.
+BATCH_SIZE = 8
 IMAGENET_MEAN = (0.485, 0.456, 0.406)
 IMAGENET_STD = (0.229, 0.224, 0.225)
 
@@ -57,15 +63,21 @@ def window_starts(n_frames: int, window: int = WINDOW, stride: int = STRIDE) -> 
 
 @dataclass
 class _Probe:
-    """Shared preprocessing and the sliding-window loop; subclasses define ``window_loss``."""
+    """Shared preprocessing and the batched sliding-window loop; subclasses define
+    ``batch_losses``."""
 
     model: Any  # a transformers model, imported only when a probe is built
     device: str
     size: int
     tubelet: int
+    batch_size: int
 
-    def _tensor(self, frames: np.ndarray):
-        """(T, H, W, 3) uint8 -> (1, T, 3, size, size) float, ImageNet-normalised."""
+    def __post_init__(self):
+        if self.batch_size < 1:
+            raise ValueError(f"batch_size must be at least 1 window, got {self.batch_size}")
+
+    def pixels(self, frames: np.ndarray):
+        """(T, H, W, 3) uint8 -> (T, 3, size, size) float, ImageNet-normalised."""
         import torch
         import torch.nn.functional as F
 
@@ -74,33 +86,51 @@ class _Probe:
                           antialias=True)
         mean = torch.tensor(IMAGENET_MEAN).view(1, 3, 1, 1)
         std = torch.tensor(IMAGENET_STD).view(1, 3, 1, 1)
-        return ((x - mean) / std).unsqueeze(0).to(self.device)
+        return ((x - mean) / std).to(self.device)
 
     def _check_context(self, context: int, window: int) -> None:
         if context % self.tubelet or not 0 < context < window:
             raise ValueError(f"context must be a multiple of {self.tubelet} in (0, {window}), "
                              f"got {context}")
 
-    def clip_loss(self, frames: np.ndarray, context: int, window: int = WINDOW,
-                  stride: int = STRIDE) -> float:
-        """Mean window loss over the clip's sliding windows."""
-        self._check_context(context, window)
-        losses = [self.window_loss(frames[s:s + window], context)
-                  for s in window_starts(len(frames), window, stride)]
-        return float(np.mean(losses))
+    def clip_losses(self, frames: np.ndarray, context_lengths) -> list[tuple[float, float]]:
+        """Mean window loss of the clip and of its reverse at each context length.
 
-    def window_loss(self, frames: np.ndarray, context: int) -> float:
+        The clip is resized and normalised once (frame by frame, so its reverse is the
+        reversed tensor), and the windows of both directions go through the model
+        ``batch_size`` at a time, each window's loss its own mean.
+        """
+        import torch
+
+        for context in context_lengths:
+            self._check_context(context, WINDOW)
+        starts = window_starts(len(frames))
+        pixels = self.pixels(frames)
+        spans = [(clip, s) for clip in (pixels, pixels.flip(0)) for s in starts]
+        losses = []
+        for i in range(0, len(spans), self.batch_size):
+            batch = torch.stack([clip[s:s + WINDOW] for clip, s in spans[i:i + self.batch_size]])
+            losses.append(self.batch_losses(batch, context_lengths))
+        per_window = torch.cat(losses, dim=1).double().cpu().numpy()  # (contexts, 2 x windows)
+        n = len(starts)
+        return [(float(np.mean(row[:n])), float(np.mean(row[n:]))) for row in per_window]
+
+    def batch_losses(self, windows, context_lengths):
+        """(contexts, B) losses of a (B, 16, 3, size, size) batch of windows."""
         raise NotImplementedError
 
 
 class VideoMAEProbe(_Probe):
     """Pixel-reconstruction loss of ``VideoMAEForPreTraining`` on the post-context tubes."""
 
-    def __init__(self, model, device: str = "cpu", spatial_mask_ratio: float = 0.0, seed: int = 0):
+    def __init__(self, model, device: str = "cpu", spatial_mask_ratio: float = 0.0, seed: int = 0,
+                 batch_size: int = BATCH_SIZE):
         config = model.config
-        super().__init__(model.to(device).eval(), device, config.image_size, config.tubelet_size)
+        super().__init__(model.to(device).eval(), device, config.image_size, config.tubelet_size,
+                         batch_size)
         if config.num_frames != WINDOW:
             raise ValueError(f"VideoMAE expects {config.num_frames} frames; windows have {WINDOW}")
+        self.patch = config.patch_size
         grid = config.image_size // config.patch_size
         rng = np.random.default_rng(seed)
         # A spatial tube mask: the same patches hidden at every time step, hence unchanged by
@@ -118,53 +148,88 @@ class VideoMAEProbe(_Probe):
         hidden[:context // self.tubelet] = self.spatial
         return torch.from_numpy(hidden.reshape(1, -1)).to(self.device)
 
-    def window_loss(self, frames: np.ndarray, context: int) -> float:
+    def tubes(self, windows):
+        """The reconstruction targets of every tube, (B, tokens, values), as
+        ``VideoMAEForPreTraining.forward`` builds its labels: the un-normalised pixels of each
+        tube, standardised per tube and channel when ``config.norm_pix_loss``."""
         import torch
 
+        mean = torch.tensor(IMAGENET_MEAN, device=windows.device).view(1, 1, 3, 1, 1)
+        std = torch.tensor(IMAGENET_STD, device=windows.device).view(1, 1, 3, 1, 1)
+        frames = windows * std + mean
+        b, t, c, h, w = frames.shape
+        ts, ps = self.tubelet, self.patch
+        tubes = frames.view(b, t // ts, ts, c, h // ps, ps, w // ps, ps).permute(
+            0, 1, 4, 6, 2, 5, 7, 3).reshape(b, -1, ts * ps * ps, c)
+        if self.model.config.norm_pix_loss:
+            tubes = (tubes - tubes.mean(dim=-2, keepdim=True)) / (
+                tubes.var(dim=-2, unbiased=True, keepdim=True).sqrt() + 1e-6)
+        return tubes.flatten(2)
+
+    def batch_losses(self, windows, context_lengths):
+        import torch
+
+        losses = []
         with torch.no_grad():
-            out = self.model(pixel_values=self._tensor(frames), bool_masked_pos=self.mask(context))
-        return float(out.loss)
+            tubes = self.tubes(windows)
+            for context in context_lengths:
+                mask = self.mask(context).expand(len(windows), -1)
+                # out.loss would average over the batch: each window's loss is computed here.
+                logits = self.model(pixel_values=windows, bool_masked_pos=mask).logits
+                labels = tubes[mask].view(logits.shape)
+                losses.append((logits - labels).pow(2).mean(dim=(1, 2)))
+        return torch.stack(losses)
 
 
 class VJEPA2Probe(_Probe):
     """Latent-prediction loss of ``VJEPA2Model``, encoding the context tokens only."""
 
-    def __init__(self, model, device: str = "cpu"):
+    def __init__(self, model, device: str = "cpu", batch_size: int = BATCH_SIZE):
         config = model.config
-        super().__init__(model.to(device).eval(), device, config.crop_size, config.tubelet_size)
+        super().__init__(model.to(device).eval(), device, config.crop_size, config.tubelet_size,
+                         batch_size)
         self.tokens_per_step = (config.crop_size // config.patch_size) ** 2
 
-    def window_loss(self, frames: np.ndarray, context: int) -> float:
-        import torch.nn.functional as F
+    def batch_losses(self, windows, context_lengths):
+        import torch
 
-        predicted, target = self.predict(frames, context)
-        return float(F.mse_loss(predicted, target))
+        target, predictions = self.predict(windows, context_lengths)
+        return torch.stack([(predicted - target[:, -predicted.shape[1]:]).pow(2).mean(dim=(1, 2))
+                            for predicted in predictions])
 
-    def predict(self, frames: np.ndarray, context: int):
-        """Predicted and target latents of the post-context tokens of one window."""
+    def predict(self, windows, context_lengths):
+        """Target latents of a batch of windows (B, tokens, hidden), layer-normalised, and the
+        predicted latents of the post-context tokens at each context length.
+
+        The targets do not depend on the context length: the full windows are encoded once.
+        """
         import torch
         import torch.nn.functional as F
 
-        pixels = self._tensor(frames)
-        encoder = self.model.encoder
-        n_tokens = (len(frames) // self.tubelet) * self.tokens_per_step
-        n_context = (context // self.tubelet) * self.tokens_per_step
-        context_ids = torch.arange(n_context, device=self.device).unsqueeze(0)
-        target_ids = torch.arange(n_context, n_tokens, device=self.device).unsqueeze(0)
+        b, t = windows.shape[:2]
+        n_tokens = (t // self.tubelet) * self.tokens_per_step
+        predictions = []
         with torch.no_grad():
-            hidden = encoder.embeddings(pixels)[:, :n_context]
-            for layer in encoder.layer:  # RoPE positions of the context tokens only
-                hidden = layer(hidden, context_ids)[0]
-            hidden = encoder.layernorm(hidden)
-            # The predictor gathers the context positions from a full-length sequence.
-            full = hidden.new_zeros(hidden.shape[0], n_tokens, hidden.shape[-1])
-            full[:, :n_context] = hidden
-            predicted = self.model.predictor(encoder_hidden_states=full,
-                                             context_mask=[context_ids],
-                                             target_mask=[target_ids]).last_hidden_state
-            target = encoder(pixel_values_videos=pixels).last_hidden_state[:, n_context:]
+            tokens = self.model.encoder.embeddings(windows)
+            target = self._encode(tokens, None)
             target = F.layer_norm(target, target.shape[-1:])
-        return predicted, target
+            for context in context_lengths:
+                n_context = (context // self.tubelet) * self.tokens_per_step
+                context_ids = torch.arange(n_context, device=self.device).expand(b, -1)
+                target_ids = torch.arange(n_context, n_tokens, device=self.device).expand(b, -1)
+                # RoPE positions of the context tokens only: the targets stay unseen.
+                hidden = self._encode(tokens[:, :n_context], context_ids)
+                predictions.append(self.model.predictor(
+                    encoder_hidden_states=hidden, context_mask=[context_ids],
+                    target_mask=[target_ids]).last_hidden_state)
+        return target, predictions
+
+    def _encode(self, tokens, positions):
+        """The encoder's layers and final norm over embedded ``tokens`` at ``positions``
+        (None: the whole window, as ``VJEPA2Encoder.forward``)."""
+        for layer in self.model.encoder.layer:
+            tokens = layer(tokens, positions)[0]
+        return self.model.encoder.layernorm(tokens)
 
 
 def clip_tra_rows(probe: _Probe, frames: np.ndarray, *, model: str, clip_id: str,
@@ -188,10 +253,8 @@ def clip_tra_rows(probe: _Probe, frames: np.ndarray, *, model: str, clip_id: str
         One row per context length with ``loss_forward``, ``loss_reversed`` and ``tra``.
     """
     rows = []
-    reversed_frames = np.ascontiguousarray(frames[::-1])
-    for context in context_lengths:
-        forward = probe.clip_loss(frames, context)
-        backward = probe.clip_loss(reversed_frames, context)
+    losses = probe.clip_losses(frames, context_lengths)
+    for context, (forward, backward) in zip(context_lengths, losses):
         rows.append({"model": model, "clip_id": clip_id, "scenario": labels.get("scenario"),
                      "process": labels.get("process"), "parameter": labels.get("parameter"),
                      "parameter_value": labels.get("parameter_value"),

@@ -36,12 +36,14 @@ class Outcome:
     ended: float = 0.0
 
 
-def trial_body(trial: dict, rng: random.Random) -> dict:
-    """An aot/catch answer as the runner posts it (practice answered correctly)."""
+def trial_body(trial: dict, key_mapping: dict, rng: random.Random) -> dict:
+    """An aot/catch answer as the runner posts it (practice answered correctly), with the
+    key that gives the response in the session's ``key_mapping``."""
     response = trial["params"].get("correct_response") or rng.choice("FB")
+    key = next(k for k, label in key_mapping.items() if label == response)
     return {"client_uuid": str(uuid.uuid4()), "trial_index": trial["trial_index"],
             "trial_type": trial["trial_type"], "rt_ms": rng.uniform(400.0, 1500.0),
-            "timed_out": False, "response": response, "key": "f", "onset_method": "rvfc",
+            "timed_out": False, "response": response, "key": key, "onset_method": "rvfc",
             "dropped_frames": 0, "total_frames": 90, "stalls": 0, "stall_ms": 0.0}
 
 
@@ -82,7 +84,7 @@ class Participant:
             self.think()
             if time.time() >= self.end:
                 return self.close(token, "unfinished")
-            body = trial_body(trial, self.rng)
+            body = trial_body(trial, state.body["key_mapping"], self.rng)
             answer = self.http.send("trial", "POST", f"{api}/trials", body)
             self.sent.append(Sent(token, trial["trial_index"], body["client_uuid"],
                                   answer.status if answer else None))

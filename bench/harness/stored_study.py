@@ -54,9 +54,10 @@ def add_stimulus_set(name="tiny", per_category=2, root: Path | None = None) -> l
     return clips
 
 
-def add_catch_set(root: Path | None = None) -> list[SourceClip]:
+def add_catch_set(root: Path | None = None, keys=("f", "j")) -> list[SourceClip]:
+    """A catch set with one video per key of ``keys``."""
     clips = []
-    for key in ("f", "j"):
+    for key in keys:
         clip = SourceClip(stimulus_set="catch", clip_key=f"press-{key}", categories=[],
                           params={"catch": True, "instructed_key": key}, split="catch",
                           duration_s=2.0, fps=30.0, frame_count=60, width=64, height=48)

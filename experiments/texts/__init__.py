@@ -6,6 +6,12 @@ key falls back to English.  Texts are Markdown with ``{placeholder}`` fields tha
 fills (``{duration_minutes}``, ``{n}``, ...): the placeholders a key may use are those of its
 English default, so a typo such as ``{duraton_minutes}`` is caught when a study is validated.
 
+A few placeholders are filled when a study is stored, not when a text is shown
+(:func:`for_study`): ``{task}`` takes the paragraph of the design's task (``consent_task_aot``
+for ``{task}`` in ``consent``), and ``{contact}``, ``{ethics}`` and ``{data_retention}`` take
+the paragraph of the lab's own fact (``consent_contact`` with the study file's
+``study.contact``); a fact a study does not give leaves no paragraph.
+
 Rendering happens on the server: markdown-it-py turns Markdown (and any inline HTML) into
 HTML, then nh3 (the Ammonia sanitiser) keeps only harmless tags and attributes: no scripts,
 no event handlers, no ``javascript:`` links.  Placeholder values are escaped and filled in
@@ -41,6 +47,9 @@ _SCHEMES = {"http", "https", "mailto"}
 # What a placeholder inside a tag's attribute may be filled with.
 _WEB_URL = re.compile(r"https?://[^\s\x00-\x1f]+", re.IGNORECASE)
 _MARKDOWN = MarkdownIt("commonmark", {"html": True, "linkify": False})
+# The lab's facts a consent should state (study file [study] settings of these names).
+STUDY_FACTS = ("contact", "ethics", "data_retention")
+STUDY_PLACEHOLDERS = frozenset({"task", *STUDY_FACTS})
 
 
 @cache
@@ -73,6 +82,33 @@ def resolve(overrides: Mapping[str, Mapping[str, str]], language: str) -> dict[s
     return {**english, **defaults(language), **overrides.get(language, {})}
 
 
+def for_study(overrides: Mapping[str, Mapping[str, str]], language: str, task: str,
+              facts: Mapping[str, str]) -> dict[str, str]:
+    """The study's own texts of ``language`` plus every text whose ``{task}`` or lab facts
+    (:data:`STUDY_FACTS`) this fills: ``{task}`` in KEY with KEY_task_TASK, a fact in KEY
+    with KEY_FACT around the fact's value (the value alone where no such text exists), a
+    fact missing from ``facts`` with nothing."""
+    texts = resolve(overrides, language)
+    filled = dict(overrides.get(language, {}))
+    for key, text in texts.items():
+        frame = "_task_" in key or key.endswith(tuple(f"_{fact}" for fact in STUDY_FACTS))
+        if frame or not placeholders(text) & STUDY_PLACEHOLDERS:
+            continue  # a paragraph filled into others, never shown on its own
+
+        def fill(match: re.Match, key: str = key) -> str:
+            name = match.group(1)
+            if name == "task":
+                return texts.get(f"{key}_task_{task}", "")
+            if name not in STUDY_FACTS:
+                return match.group(0)
+            value = (facts.get(name) or "").strip()
+            frame = texts.get(f"{key}_{name}", "{%s}" % name)
+            return frame.replace("{%s}" % name, value) if value else ""
+
+        filled[key] = PLACEHOLDER.sub(fill, text)
+    return filled
+
+
 def sanitise(markup: str) -> str:
     """Keep only harmless HTML: no script or style, no ``on*`` handlers, http(s)/mailto links."""
     return nh3.clean(markup, tags=_TAGS, attributes=_ATTRIBUTES, url_schemes=_SCHEMES,
@@ -101,5 +137,10 @@ def render(key: str, text: str, values: Mapping[str, object] | None = None) -> s
 
 def render_all(overrides: Mapping[str, Mapping[str, str]], language: str,
                values: Mapping[str, object] | None = None) -> dict[str, str]:
-    """Every text of ``language`` rendered to sanitised HTML, for the participant runner."""
-    return {key: render(key, text, values) for key, text in resolve(overrides, language).items()}
+    """Every text of ``language`` rendered to sanitised HTML, for the participant runner.
+
+    Study placeholders that :func:`for_study` did not fill (a study stored before it did)
+    are left out rather than shown as ``{contact}``."""
+    values = {**dict.fromkeys(STUDY_PLACEHOLDERS, ""), **(values or {})}
+    return {key: render(key, text, values).replace("<p></p>\n", "")
+            for key, text in resolve(overrides, language).items()}

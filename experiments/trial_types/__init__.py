@@ -5,7 +5,8 @@ ARCHITECTURE.md, "Adding a trial type").  Every module declares
 
 * ``NAME`` and ``TITLE`` (a few words for the codebook); ``PARAMETERS``, the ``params`` keys
   the browser is sent; ``FIELDS``, the browser payload it accepts, and
-  ``validate(payload, trial=None) -> dict`` raising :class:`PayloadError` (a ValueError);
+  ``validate(payload, trial=None, key_mapping=None) -> dict`` raising :class:`PayloadError`
+  (a ValueError; ``key_mapping``: the session's response key -> answer label, or None);
   ``ANSWERS``, how its rows code ``response`` and ``correct_response``;
 * ``DIRECTIONS``: the playback directions its rows store (``()``: none, ``direction`` is
   empty on its rows);
@@ -35,6 +36,8 @@ Every list of types is derived from the registry when it is read (``BROWSER_TYPE
 ``DIRECTIONLESS`` here, the analysis columns, the codebook), so a type is in all of them
 once it is in ``TRIAL_TYPES``, even one a test registers at run time.
 """
+from collections.abc import Mapping
+
 from experiments.trial_types import aot, catch, frame_order
 from experiments.trial_types.base import Field, PayloadError, is_technical
 
@@ -72,20 +75,22 @@ def __getattr__(name: str) -> tuple[str, ...]:
     raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 
-def validate(payload, trial=None) -> dict:
+def validate(payload, trial=None, key_mapping: Mapping | None = None) -> dict:
     """Validate a payload by its own ``trial_type`` (one the browser is shown); with the
-    scheduled ``trial``, by that trial's type, whose presented type the payload must name."""
+    scheduled ``trial``, by that trial's type, whose presented type the payload must name.
+    With the session's ``key_mapping`` (condition["key_mapping"]), a key-press answer must
+    name one of its keys and that key's label."""
     if not isinstance(payload, dict):
         raise PayloadError("wrong_type", "body must be a JSON object")
     name, shown = payload.get("trial_type"), browser_types()
     if not isinstance(name, str) or name not in shown:
         raise PayloadError("unknown_trial_type", f"trial_type must be one of {list(shown)}")
     if trial is None:
-        return TRIAL_TYPES[name].validate(payload)
+        return TRIAL_TYPES[name].validate(payload, None, key_mapping)
     if presented_type(trial["trial_type"]) != name:
         raise PayloadError("trial_type_mismatch", f"trial {trial['trial_index']} is a "
                            f"{presented_type(trial['trial_type'])!r} trial")
-    return TRIAL_TYPES[trial["trial_type"]].validate(payload, trial)
+    return TRIAL_TYPES[trial["trial_type"]].validate(payload, trial, key_mapping)
 
 
 __all__ = ["ATTENTION_CHECK", "BROWSER_TYPES", "DIRECTIONLESS", "TASKS", "TRIAL_TYPES", "Field",

@@ -9,7 +9,7 @@ every clip the other way.
 """
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING
 
 import numpy as np
@@ -38,8 +38,8 @@ METRICS = ("analysis.aot.aot_metrics", "analysis.rt.median_rt", "analysis.rt.rt_
 MODEL_TASK = "aot"
 
 
-def validate(payload, trial=None) -> dict:
-    return validate_video(payload, NAME)
+def validate(payload, trial=None, key_mapping: Mapping | None = None) -> dict:
+    return validate_video(payload, NAME, key_mapping)
 
 
 def check_design(design: Design) -> None:

@@ -159,19 +159,56 @@ class _Range(TypedDict):
 
 MS: _Range = {"minimum": 0.0, "maximum": MAX_MS}
 
-# A trial that timed out while the page was out of fullscreen is a technical event, not
-# inattention (leaving fullscreen can swallow the answer key: WebKitGTK leaves it on f and F).
-# The browser offers such a trial again at most twice (MAX_REOFFERS in static/js/runner.js)
-# and sends every event with the trial it finally stores, so a trial carries at most three;
-# exactly three means the last presentation timed out with fullscreen exited too and is the
-# one stored: the trial is flagged technical (see is_technical).
+# A presentation during which the page left fullscreen is a technical event, not the
+# participant's answer or miss.  Leaving fullscreen can swallow the answer key (WebKitGTK leaves
+# it on Escape, f and F and keeps the key), so a timeout then says nothing about the
+# participant; and an answer given after the exit (the second F, or a key right after Escape)
+# has an RT that includes the exit and may not even answer that clip.  The browser offers such
+# a trial again at most twice (MAX_REOFFERS in static/js/runner.js) and sends one event per
+# such presentation with the trial it finally stores, so a trial carries at most three;
+# exactly three means the stored presentation left fullscreen too: the trial is flagged
+# technical (see is_technical), whether it timed out or was answered.
 FULLSCREEN_EXITED_TIMEOUT = "fullscreen_exited_timeout"
+FULLSCREEN_EXITED_ANSWER = "fullscreen_exited_answer"
 MAX_TECHNICAL_EVENTS = 3
 TECHNICAL_EVENT = Field("technical_event", "object", keys=(
-    Field("kind", "str", required=True, choices=(FULLSCREEN_EXITED_TIMEOUT,)),
-    # Which presentation of the trial timed out (1 = the first).
+    Field("kind", "str", required=True,
+          choices=(FULLSCREEN_EXITED_TIMEOUT, FULLSCREEN_EXITED_ANSWER)),
+    # Which presentation of the trial left fullscreen (1 = the first).
     Field("presentation", "int", required=True, minimum=1, maximum=MAX_TECHNICAL_EVENTS),
 ))
+
+# Input a trial took no answer from because it came before the trial could take one (the
+# static/js/monitor.js MAX_IGNORED_INPUTS is the same cap); t_ms is from the trial's own zero
+# (a clip's onset, the frames' appearance), so earlier input is negative.
+MAX_IGNORED_INPUTS = 100
+
+
+def ignored_inputs_field(kinds: tuple[str, ...], earliest_ms: float = -MAX_MS,
+                         latest_ms: float = MAX_MS) -> Field:
+    """A trial type's ``ignored_inputs``: the kinds of input its browser module ignores, and
+    the bounds of the ``t_ms`` it can ignore one at (:func:`check_ignored_inputs` makes the
+    upper one strict)."""
+    return Field("ignored_inputs", "list", max_length=MAX_IGNORED_INPUTS, default=(),
+                 items=Field("ignored_input", "object", keys=(
+                     Field("t_ms", "number", required=True, minimum=earliest_ms,
+                           maximum=latest_ms),
+                     Field("kind", "str", required=True, choices=kinds),
+                 )))
+
+
+def check_ignored_inputs(fields: dict, before_ms: float) -> None:
+    """Refuse ignored input at or after ``before_ms`` (from then on the trial takes input as
+    an answer, so none is ignored) or out of time order (the browser notes each as it
+    comes); normalise the list."""
+    inputs = fields["ignored_inputs"] = list(fields["ignored_inputs"] or [])
+    times = [item["t_ms"] for item in inputs]
+    if any(t >= before_ms for t in times):
+        raise PayloadError("out_of_range", f"ignored_inputs: t_ms must be below {before_ms:g} "
+                                           "(the trial took input as an answer from then on)")
+    if times != sorted(times):
+        raise PayloadError("inconsistent", "ignored_inputs must be in time order")
+
 
 COMMON_FIELDS = (
     Field("client_uuid", "uuid", required=True),
@@ -195,31 +232,44 @@ def reject_inconsistent(fields: dict) -> None:
         raise PayloadError("inconsistent", "a trial that did not time out has a response")
 
 
+def technical_event_kind(fields: dict) -> str | None:
+    """The technical event a presentation is (it left fullscreen, and timed out or was
+    answered), or None."""
+    if not fields["fullscreen_exited"]:
+        return None
+    return FULLSCREEN_EXITED_TIMEOUT if fields["timed_out"] else FULLSCREEN_EXITED_ANSWER
+
+
 def check_technical_events(fields: dict) -> None:
     """Refuse technical events the runner cannot have sent, and normalise them to a list.
 
-    The technical flag excuses a missed trial, so the server takes it only in the one shape
-    the runner produces: the cap of events, with the stored presentation itself timed out with
-    fullscreen exited.  Such a timeout below the cap is refused too: the runner would have
-    offered that trial again.
+    The technical flag excuses a trial, so the server takes it only in the one shape the
+    runner produces: the cap of events, the last one the stored presentation's own (it left
+    fullscreen, and timed out or was answered as the event says).  A presentation that left
+    fullscreen below the cap is refused too, answered or not: the runner would have offered
+    that trial again.
     """
     events = fields["technical_events"] = list(fields["technical_events"] or [])
     if [event["presentation"] for event in events] != list(range(1, len(events) + 1)):
         raise PayloadError("inconsistent", "technical_events must number the presentations "
                                            "1, 2, ... in order")
-    out_of_fullscreen = fields["timed_out"] and fields["fullscreen_exited"]
-    if len(events) == MAX_TECHNICAL_EVENTS and not out_of_fullscreen:
-        raise PayloadError("inconsistent", f"a trial with {MAX_TECHNICAL_EVENTS} technical "
-                                           "events must be stored timed out with fullscreen "
-                                           "exited")
-    if events and out_of_fullscreen and len(events) < MAX_TECHNICAL_EVENTS:
-        raise PayloadError("inconsistent", "a trial that timed out with fullscreen exited is "
-                                           f"offered again until it has {MAX_TECHNICAL_EVENTS} "
-                                           "technical events")
+    kind = technical_event_kind(fields)
+    if kind is None:
+        if len(events) == MAX_TECHNICAL_EVENTS:
+            raise PayloadError("inconsistent", f"a trial with {MAX_TECHNICAL_EVENTS} technical "
+                                               "events must be stored with fullscreen exited")
+        return
+    if len(events) < MAX_TECHNICAL_EVENTS:
+        raise PayloadError("inconsistent", "a trial that left fullscreen (timed out or "
+                                           "answered) is offered again until it has "
+                                           f"{MAX_TECHNICAL_EVENTS} technical events")
+    if events[-1]["kind"] != kind:
+        raise PayloadError("inconsistent", f"the last technical event must be {kind!r}: the "
+                                           "stored presentation's own")
 
 
 def is_technical(fields: dict) -> bool:
-    """Whether a validated trial is stored without an answer for a technical reason (it timed
-    out with fullscreen exited every time it was offered): it never counts against the
-    participant."""
+    """Whether a validated trial is stored for a technical reason (the page left fullscreen
+    every time it was offered, the stored presentation included, whether it timed out or was
+    answered): excluded from analysis, it never counts against the participant."""
     return len(fields["technical_events"]) == MAX_TECHNICAL_EVENTS

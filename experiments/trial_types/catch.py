@@ -5,7 +5,8 @@ which trials check attention; only the video itself says which key to press.  Th
 knows that key and scores ``response`` against the label it has in the participant's mapping.
 
 Catch trials belong to no design's task: the schedule adds them to the main blocks of any
-design whose catalog has catch videos.
+design whose catalog has a catch video for each of its response keys, and shows only those
+(``schedule.catch_pool``).
 """
 from __future__ import annotations
 
@@ -38,8 +39,8 @@ METRICS = ("experiments.exclusions.participant_reasons",
 MODEL_TASK = None  # models are not checked for attention
 
 
-def validate(payload, trial=None) -> dict:
-    return validate_video(payload, PRESENTED_AS)
+def validate(payload, trial=None, key_mapping: Mapping | None = None) -> dict:
+    return validate_video(payload, PRESENTED_AS, key_mapping)
 
 
 def build_trial(design: Design, record: CatchRecord, key_mapping: Mapping) -> dict:

@@ -24,7 +24,9 @@ from experiments.trial_types.base import (
     Field,
     PayloadError,
     check_fields,
+    check_ignored_inputs,
     check_technical_events,
+    ignored_inputs_field,
 )
 from experiments.trial_types.plan import SessionPlan
 
@@ -75,31 +77,48 @@ MOVE = Field("move", "object", keys=(
     Field("via", "str", required=True, choices=("mouse", "touch", "keyboard")),
 ))
 LABEL = Field("label", "int", minimum=0, maximum=MAX_FRAMES - 1)
-# Input the browser ignored because it came before the trial was on screen long enough (the
-# second click of a double-click on the previous Done); t_ms from the frames' appearance.
-IGNORED_INPUT = Field("ignored_input", "object", keys=(
-    Field("t_ms", "number", required=True, minimum=-MAX_MS, maximum=MAX_MS),
-    Field("kind", "str", required=True, choices=("click",)),
-))
+# Done takes no click in the first DONE_GUARD_MS after the frames appear: MIN_INPUT_MS in
+# static/js/trials/frame_order.js (keep the two equal).  So an answer comes no sooner, and an
+# ignored click no later.
+DONE_GUARD_MS = 300.0
+# Clicks on Done the browser ignored because they came before the frames were on screen long
+# enough (the second click of a double-click on the previous Done); t_ms from the frames'
+# appearance (0 for a click before they were painted).
+IGNORED_INPUTS = ignored_inputs_field(("click",), earliest_ms=0.0, latest_ms=DONE_GUARD_MS)
 
 FIELDS = COMMON_FIELDS + (
     Field("initial_order", "list", required=True, max_length=MAX_FRAMES, items=LABEL),
     Field("final_order", "list", required=True, max_length=MAX_FRAMES, items=LABEL),
     Field("moves", "list", max_length=500, items=MOVE, default=()),
-    Field("ignored_inputs", "list", max_length=100, items=IGNORED_INPUT, default=()),
+    IGNORED_INPUTS,
 )
 
 
-def validate(payload, trial=None) -> dict:
+def validate(payload, trial=None, key_mapping=None) -> dict:
+    """The validated fields (``key_mapping`` is the video trials' business: no keys here)."""
     fields = check_fields(payload, FIELDS)
     if fields["trial_type"] != NAME:
         raise PayloadError("trial_type_mismatch", f"payload is a {fields['trial_type']!r} trial")
     fields["moves"] = list(fields["moves"] or [])
-    fields["ignored_inputs"] = list(fields["ignored_inputs"] or [])
+    check_ignored_inputs(fields, before_ms=DONE_GUARD_MS)
+    _check_rt(fields)
     check_technical_events(fields)
     if trial is not None:
         _check_against(fields, trial)
     return fields
+
+
+def _check_rt(fields: dict) -> None:
+    """An answer is a click on Done, no sooner than its guard; a timeout has no RT."""
+    rt = fields["rt_ms"]
+    if fields["timed_out"]:
+        if rt is not None:
+            raise PayloadError("inconsistent", "a timed-out trial has no rt_ms")
+    elif rt is None:
+        raise PayloadError("inconsistent", "a trial that did not time out has its rt_ms")
+    elif rt < DONE_GUARD_MS:
+        raise PayloadError("out_of_range", f"rt_ms = {rt:g} is below {DONE_GUARD_MS:g}: Done "
+                                           "takes no click that soon")
 
 
 def _check_against(fields: dict, trial) -> None:

@@ -1,11 +1,15 @@
 """Fields of the video trials (arrow of time and catch): one key press after a clip."""
+from collections.abc import Mapping
+
 from experiments.trial_types.base import (
     COMMON_FIELDS,
     MS,
     Field,
     PayloadError,
     check_fields,
+    check_ignored_inputs,
     check_technical_events,
+    ignored_inputs_field,
     reject_inconsistent,
 )
 
@@ -27,6 +31,10 @@ VIDEO_FIELDS = COMMON_FIELDS + (
     Field("total_frames", "int", nullable=True, minimum=0, maximum=10**6),
     Field("stalls", "int", minimum=0, maximum=10**4, default=0),
     Field("stall_ms", "number", default=0.0, **MS),
+    # Response keys pressed from the fixation on but before the clip's first frame was on
+    # screen: never an answer, so t_ms (from the onset) is negative (strictly: a key at the
+    # onset answers).
+    ignored_inputs_field(("key",), latest_ms=0.0),
 ) + (
     # Frame pacing of the canvas presenter (static/js/present.js); null from a <video> element.
     Field("frames_total", "int", nullable=True, minimum=0, maximum=10**6),
@@ -38,19 +46,38 @@ VIDEO_FIELDS = COMMON_FIELDS + (
 )
 
 
-def validate_video(payload, trial_type: str) -> dict:
+def validate_video(payload, trial_type: str, key_mapping: Mapping | None = None) -> dict:
+    """The validated fields of a video trial; with the session's ``key_mapping`` (response key
+    -> "F"/"B"), the key must be one of its keys and the response the key's label."""
     fields = check_fields(payload, VIDEO_FIELDS)
     if fields["trial_type"] != trial_type:
         raise PayloadError("trial_type_mismatch", f"payload is a {fields['trial_type']!r} trial")
     fields["onset_callbacks"] = list(fields["onset_callbacks"] or [])
+    check_ignored_inputs(fields, before_ms=0.0)
     reject_inconsistent(fields)
+    if fields["timed_out"] and (fields["rt_ms"] is not None or fields["key"] is not None):
+        raise PayloadError("inconsistent", "a timed-out trial has no rt_ms and no key")
+    if key_mapping is not None and not fields["timed_out"]:
+        _check_key(fields, key_mapping)
     check_technical_events(fields)
     return fields
 
 
+def _check_key(fields: dict, key_mapping: Mapping) -> None:
+    """The browser maps the pressed key through the session's mapping (static/js/trials/aot.js),
+    so an answer names one of its keys and that key's label."""
+    key = fields["key"]
+    if key not in key_mapping:
+        raise PayloadError("inconsistent", f"key must be one of the session's response keys "
+                                           f"{sorted(key_mapping)}")
+    if fields["response"] != key_mapping[key]:
+        raise PayloadError("inconsistent", f"response must be {key_mapping[key]!r}, the label "
+                                           f"of key {key!r} in the session's key mapping")
+
+
 # What a video trial's row keeps in ``extra`` of the validated payload.
 VIDEO_EXTRA = ("key", "onset_callbacks", "onset_time_ms", "key_time_ms", "total_frames",
-               "stalls", "stall_ms", "frames_total", "frames_shown", "frames_late",
+               "stalls", "stall_ms", "ignored_inputs", "frames_total", "frames_shown", "frames_late",
                "frames_dropped", "frame0_hold_refreshes", "refresh_ms")
 
 

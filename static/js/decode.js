@@ -17,6 +17,7 @@ import { parseMp4 } from "./mp4.js";
 
 export const DECODE_ERROR = "the clip could not be decoded";
 const SEEK_TIMEOUT_MS = 5000;
+const PRESENT_WAIT_MS = 500;
 
 export class ClipTooLarge extends Error {}
 
@@ -109,6 +110,29 @@ function videoEvent(video, name, ready = () => false) {
   });
 }
 
+// Resolves once the video has handed the frame starting at `start` (seconds) to the
+// compositor, or after PRESENT_WAIT_MS. After "seeked" an engine may still hold the previous
+// frame for a while (Chromium under load gave the last frame as its predecessor), so where
+// the engine reports the presented frame's media time (requestVideoFrameCallback) this waits
+// for that frame; elsewhere it waits one animation frame.
+function presented(video, start, tolerance) {
+  if (!video.requestVideoFrameCallback) {
+    return new Promise((resolve) => requestAnimationFrame(() => resolve()));
+  }
+  return new Promise((resolve) => {
+    const timer = setTimeout(resolve, PRESENT_WAIT_MS);
+    const check = (now, metadata) => {
+      if (Math.abs(metadata.mediaTime - start) <= tolerance) {
+        clearTimeout(timer);
+        resolve();
+      } else {
+        video.requestVideoFrameCallback(check);
+      }
+    };
+    video.requestVideoFrameCallback(check);
+  });
+}
+
 // Seeks to the middle of each frame's display interval, where every engine shows that frame.
 async function decodeBySeeking(url, track, size) {
   const video = document.createElement("video");
@@ -122,8 +146,10 @@ async function decodeBySeeking(url, track, size) {
     const order = track.samples.slice().sort((a, b) => a.pts - b.pts);
     for (const sample of order) {
       const seeked = videoEvent(video, "seeked");
+      const shown = presented(video, sample.pts / track.timescale,
+        sample.duration / 2 / track.timescale);
       video.currentTime = (sample.pts + sample.duration / 2) / track.timescale;
-      await seeked;
+      await Promise.all([seeked, shown]);
       frames.push(await toBitmap(video, size, track));
     }
     return frames;

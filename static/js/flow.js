@@ -71,8 +71,9 @@ export async function fullscreen() {
   await enterFullscreen();
 }
 
-// After a trial that timed out once the page had left fullscreen: leaving it may have taken
-// the answer key with it, so the same trial runs again once the participant is back.
+// After a trial during which the page left fullscreen: leaving it may have taken the answer
+// key with it (or timed an answer across the exit), so the same trial runs again once the
+// participant is back.
 export async function backToFullscreen() {
   show("fullscreen-lost", el("h1", {}, text("fullscreen_lost_title")),
     ...paragraphs(["fullscreen_lost"]),
@@ -149,7 +150,7 @@ export function completionScreen(result, found = []) {
     nodes.push(el("p", { class: "why" }, text(EXPLANATIONS[status])));
   }
   if (result.completion_code) {
-    nodes.push(el("p", {}, text("completion_code_label")),
+    nodes.push(el("p", {}, text(status === "screened_out" ? "screen_out_code_label" : "completion_code_label")),
       el("p", { id: "completion-code", class: "code" }, result.completion_code));
   }
   if (result.redirect_url) {

@@ -7,6 +7,25 @@
 // `expectFullscreen`: the session runs in fullscreen, so a trial that starts outside it (the
 // page left it between trials and the participant could not get back) has already left it.
 
+// A presentation during which the page left fullscreen is a technical event, answered or not
+// (experiments/trial_types/base.py): leaving can swallow the answer key (WebKitGTK keeps f and
+// F), so a timeout is not the participant's, and an answer after the exit (the second F, a key
+// just after Escape) has an RT that includes the exit.  The runner offers such a trial again;
+// the kind of event the server expects for a monitor's result, or null.
+export function technicalEvent(data) {
+  if (!data.fullscreen_exited) return null;
+  return data.timed_out ? "fullscreen_exited_timeout" : "fullscreen_exited_answer";
+}
+
+// Input a trial took no answer from (a response key before the clip's onset, a click on Done
+// in its first moments), stored with the trial as {t_ms, kind}, t_ms from the trial's own zero;
+// capped as the server caps it (MAX_IGNORED_INPUTS in experiments/trial_types/base.py).
+export const MAX_IGNORED_INPUTS = 100;
+
+export function noteIgnored(list, tMs, kind) {
+  if (list.length < MAX_IGNORED_INPUTS) list.push({ t_ms: tMs, kind });
+}
+
 export class TrialMonitor {
   constructor({ expectFullscreen = false } = {}) {
     // document.hasFocus() is false in headless browsers; a blur before the trial already

@@ -6,7 +6,7 @@ import { Api, ApiError, TrialQueue, backoffMs, errorCode, isInterruption, sleep,
   uuid4 } from "./api.js";
 import * as flow from "./flow.js";
 import { preloadTrials, release, stimulusUrls } from "./preload.js";
-import { TrialMonitor } from "./monitor.js";
+import { TrialMonitor, technicalEvent } from "./monitor.js";
 import { el, setAutoAnswer, setProgress, setScreen, setTexts, show, text, watchConnection }
   from "./screens.js";
 import { Simulation } from "./simulate.js";
@@ -14,18 +14,14 @@ import { TRIAL_TYPES } from "./trials/index.js";
 
 const FINISHED = new Set(["completed", "failed_attention", "failed_practice", "no_consent"]);
 const MAX_COMPLETE_ROUNDS = 5;
-// A trial that timed out while the page left fullscreen is offered again this many times.
-// Leaving fullscreen can swallow the answer itself (WebKitGTK leaves it on Escape, f and F and
-// never passes the key on), so such a timeout says nothing about the participant; the bound
-// stops a browser that loses the key every time from looping.  The server expects the same
+// A trial during which the page left fullscreen is offered again this many times, whether
+// it timed out or was answered (monitor.js technicalEvent).  Leaving fullscreen can swallow
+// the answer itself (WebKitGTK leaves it on Escape, f and F and never passes the key on), so
+// such a timeout says nothing about the participant, and an answer after the exit (the F
+// pressed again, a key right after Escape) has an RT that includes the exit.  The bound stops
+// a browser that loses fullscreen every time from looping.  The server expects the same
 // number (MAX_TECHNICAL_EVENTS = MAX_REOFFERS + 1 in experiments/trial_types/base.py).
 export const MAX_REOFFERS = 2;
-const FULLSCREEN_EXITED_TIMEOUT = "fullscreen_exited_timeout";
-
-// Whether a presentation's timeout is a technical event rather than the participant's answer.
-export function isTechnicalTimeout(data) {
-  return Boolean(data.timed_out && data.fullscreen_exited);
-}
 
 const isPractice = (trial) => String(trial.block).startsWith("practice");
 
@@ -54,6 +50,9 @@ class SessionRunner {
     // The trial on screen when the page last went away: shown again, it is stored restarted.
     this.shownKey = `chronoscope:shown:${config.token}`;
     this.interruptedIndex = readStored(this.shownKey);
+    // The technical events of the trial on screen, kept until it is stored: a reload must not
+    // give a trial fresh re-offers (more looks at the clip, and MAX_REOFFERS dodged).
+    this.eventsKey = `chronoscope:events:${config.token}`;
   }
 
   async refresh() {
@@ -173,7 +172,10 @@ class SessionRunner {
       }
       await flow.enterFullscreen();  // right after the click: it needs the user's gesture
       this.noteFullscreen();
-      for (const trial of block) await this.runTrial(trial);
+      for (const [position, trial] of block.entries()) {
+        if (position) await this.betweenTrials();
+        await this.runTrial(trial);
+      }
       this.releaseAfter(block);
       if (isPractice(block[0])) {
         if (!(await this.practiceGate())) return false;
@@ -213,13 +215,15 @@ class SessionRunner {
     }
   }
 
-  // Runs a trial until it has an answer to store: a timeout with fullscreen exited is recorded
-  // as a technical event and the trial offered again (up to MAX_REOFFERS times), once the
-  // participant is back in fullscreen; after that it is stored timed out with its events.
+  // Runs a trial until it has an answer to store: a presentation that left fullscreen, timed
+  // out or answered, is recorded as a technical event and the trial offered again (up to
+  // MAX_REOFFERS times), once the participant is back in fullscreen; after that it is stored
+  // as it ended, with its events, and the server flags it technical.  The events outlive a
+  // reload (storedEvents), so the bound holds however often the page is reloaded.
   async runTrial(trial) {
     const type = TRIAL_TYPES[trial.trial_type];
     if (!type) throw new Error(`unknown trial type ${trial.trial_type}`);
-    const events = [];
+    const events = this.storedEvents(trial);
     for (;;) {
       await this.keepFullscreen();
       if (this.interrupted) return;
@@ -236,13 +240,29 @@ class SessionRunner {
         monitor.finish();
       }
       if (this.interrupted) return;  // answered after the session left this tab: not sent
-      if (!isTechnicalTimeout(data)) return this.store(trial, { ...data, technical_events: events });
-      events.push({ kind: FULLSCREEN_EXITED_TIMEOUT, presentation: events.length + 1 });
-      // Past the cap it is stored timed out, and the server flags it technical.
+      const kind = technicalEvent(data);
+      if (!kind) return this.store(trial, { ...data, technical_events: events });
+      events.push({ kind, presentation: events.length + 1 });
+      writeStored(this.eventsKey, JSON.stringify({ trial_index: trial.trial_index, events }));
       if (events.length > MAX_REOFFERS) return this.store(trial, { ...data, technical_events: events });
       await flow.backToFullscreen();
       if (this.interrupted) return;
     }
+  }
+
+  // The events of `trial` recorded before the page was reloaded (none for any other trial).
+  storedEvents(trial) {
+    let saved;
+    try { saved = JSON.parse(readStored(this.eventsKey)); } catch { return []; }
+    if (!saved || saved.trial_index !== trial.trial_index || !Array.isArray(saved.events)) return [];
+    return saved.events.slice(0, MAX_REOFFERS);
+  }
+
+  // The study's blank gap between the trials of a block (timing.inter_trial_ms).
+  async betweenTrials() {
+    if (!this.session.inter_trial_ms) return;
+    show("gap");
+    await sleep(this.session.inter_trial_ms);
   }
 
   // Once the browser granted fullscreen, the session runs in it: a block that could not enter
@@ -254,7 +274,7 @@ class SessionRunner {
   // Before each presentation: a page that left fullscreen since the last trial (a key during
   // feedback or the gap, which no trial's monitor saw) asks the participant back first, as
   // at a block start.  Should the browser refuse, the trial starts counted as out of
-  // fullscreen (TrialMonitor), so a timeout is re-offered up to MAX_REOFFERS times.
+  // fullscreen (TrialMonitor), so it is offered again up to MAX_REOFFERS times.
   async keepFullscreen() {
     if (!this.fullscreen || document.fullscreenElement) return;
     await flow.fullscreen();
@@ -265,6 +285,7 @@ class SessionRunner {
     this.queue.push({ client_uuid: uuid4(), trial_index: trial.trial_index, ...data,
       ...(restarted ? { restarted: true } : {}) });
     writeStored(this.shownKey, null);
+    writeStored(this.eventsKey, null);
     this.ran.add(trial.trial_index);
     const progress = this.mainProgress();
     setProgress(progress.done, isPractice(trial) ? 0 : progress.total);

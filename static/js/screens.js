@@ -16,9 +16,19 @@ export function setTexts(rendered, language) {
 const escapeHtml = (value) => String(value).replace(/[&<>"']/g,
   (c) => ({ "&": "&amp;", "<": "&lt;", ">": "&gt;", '"': "&quot;", "'": "&#39;" })[c]);
 
+// A text's plural form: `key_one` (`_two`, `_few`, `_many`: whichever the language has) when
+// the first number among its values asks for that form by the language's plural rules, else
+// `key` itself ("other").  "in 1 second", "in 1 Sekunde"; "in 5 seconds".
+function pluralKey(key, values) {
+  const count = Object.values(values).find((value) => typeof value === "number");
+  if (count === undefined) return key;
+  const form = new Intl.PluralRules(document.documentElement.lang || undefined).select(count);
+  return form !== "other" && `${key}_${form}` in texts ? `${key}_${form}` : key;
+}
+
 // A text's HTML with `values` filled in; `raw` values are HTML already made by text().
 export function textHtml(key, values = {}, raw = {}) {
-  const markup = texts[key] ?? key;
+  const markup = texts[pluralKey(key, values)] ?? key;
   return markup.replace(/\{([a-z_]+)\}/g, (whole, name) =>
     name in raw ? raw[name] : name in values ? escapeHtml(values[name]) : whole);
 }

@@ -4,7 +4,8 @@
 // link with `?simulate=1` in development and tests, or a researcher's preview), which are
 // stored as simulated and excluded.  `?sim_accuracy=0.8` on the run page, or
 // `window.CHRONOSCOPE_SIMULATE = {accuracy: 0.8}`, sets how often it is right when it knows
-// the answer (practice); main-trial answers are random (it never sees them).  How a trial is
+// the answer (practice, and a preview's catch trials); main-trial answers are random (it
+// never sees them).  How a trial is
 // answered is its type's own `simulate` (static/js/trials/); this file holds the generic parts.
 import { TRIAL_TYPES } from "./trials/index.js";
 
@@ -47,8 +48,14 @@ export class Simulation {
   }
 
   // A trial's answer, by the trial's own type (trials/index.js): run() calls it once the
-  // trial is on screen, with what the type's answer needs (`state`).
+  // trial is on screen, with what the type's answer needs (`state`).  In a researcher's
+  // preview the server names a catch trial's instructed key (`preview_answer`; never in any
+  // other session): the type then knows the answer as in practice, so the preview passes
+  // its attention checks and goes on to the debrief.
   answer(trial, state) {
-    return TRIAL_TYPES[trial.trial_type].simulate(this, trial, state);
+    const known = trial.preview_answer ? { ...trial,
+      params: { ...trial.params, correct_response: trial.preview_answer.correct_response } }
+      : trial;
+    return TRIAL_TYPES[trial.trial_type].simulate(this, known, state);
   }
 }

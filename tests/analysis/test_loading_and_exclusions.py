@@ -167,6 +167,21 @@ def test_exclusion_flow_adds_up(study):
     assert list(flow.index[:2]) == ["entered", "practice_gate"]
 
 
+def test_people_without_trials_enter_the_flow_from_the_sessions_table():
+    trials = pd.DataFrame({"subject_id": ["a", "a", "b"], "subject_kind": "human",
+                           "excluded": [False, False, True],
+                           "exclusion_reasons": [[], [], ["catch_failed"]]})
+    sessions = pd.DataFrame({"subject_id": ["a", "b", "s1", "s2", "n", "gpt"],
+                             "subject_kind": ["human"] * 5 + ["model"],
+                             "status": ["completed", "failed_attention", "screened_out",
+                                        "screened_out", "no_consent", "completed"]})
+    flow = exclusions.trial_exclusion_flow(trials, participants=sessions)
+    assert flow[["step", "n_participants_removed", "n_participants_remaining",
+                 "n_trials_remaining"]].values.tolist() == [
+        ["entered", 0, 5, 3], ["screened_out", 2, 3, 3], ["no_consent", 1, 2, 3],
+        ["practice_gate", 0, 2, 3], ["catch_failed", 1, 1, 2], ["remaining", 0, 1, 2]]
+
+
 def test_session_rule_leaves_out_unfinished_sessions_of_people_only(study):
     data = loading.normalize_trials(study)
     people = data["subject_kind"] == "human"

@@ -5,7 +5,7 @@ import pytest
 from scipy import stats
 
 from analysis import columns as C
-from analysis import loading, report_tra, reports, simulate
+from analysis import csv_cells, loading, report_tra, reports, simulate
 from analysis.psychometric import WIDTH_ALPHA
 
 RESTITUTIONS = np.round(np.linspace(0.1, 1.0, 10), 1)
@@ -58,18 +58,36 @@ def _people(rng, n_people=12, per_level=24):
     return rows
 
 
-def _vlm():
+def _vlm(name="vlm-a", orders=("FB", "BF")):
     """P(forward) from logits set so that P(correct) per clip is the VLM's true curve."""
     rows, index = [], 0
     for clip in _levels().itertuples():
         p = _p_correct(clip.parameter_value, VLM_TRUE[clip.scenario])
         for direction in C.DIRECTIONS:
-            for order in ("FB", "BF"):
+            for order in orders:
                 p_forward = p if direction == C.FORWARD else 1 - p
                 extra = {C.EXTRA_P_FORWARD: p_forward, C.EXTRA_LABEL_ORDER: order,
                          C.EXTRA_SETTING: "zero-shot", C.EXTRA_PARSE_STATUS: "ok"}
-                rows.append(_row("vlm-a", C.MODEL, clip.source_clip_id, direction, p > 0.5,
+                rows.append(_row(name, C.MODEL, clip.source_clip_id, direction, p > 0.5,
                                  index, extra))
+                index += 1
+    return rows
+
+
+def _chance_vlm():
+    """Answers "backward" on every clip; P(correct) per level 0.503-0.523, like a tiny random
+    VLM of the walkthrough on the full TRA set (0.503-0.530 over 880 items)."""
+    rows, index = [], 0
+    for clip in _levels().itertuples():
+        t = clip.parameter_value / (5.0 if clip.scenario == "pendulum" else 1.0)
+        for direction in C.DIRECTIONS:
+            p_correct = 0.48 - 0.01 * t if direction == C.FORWARD else 0.526 + 0.05 * t
+            p_forward = p_correct if direction == C.FORWARD else 1 - p_correct
+            for order in ("FB", "BF"):
+                extra = {C.EXTRA_P_FORWARD: p_forward, C.EXTRA_LABEL_ORDER: order,
+                         C.EXTRA_SETTING: "zero-shot", C.EXTRA_PARSE_STATUS: "ok"}
+                rows.append(_row("vlm-chance", C.MODEL, clip.source_clip_id, direction,
+                                 direction == C.BACKWARD, index, extra))
                 index += 1
     return rows
 
@@ -92,15 +110,17 @@ def _tra(rng, clips_per_level=8, noise=0.0005):
 @pytest.fixture(scope="module")
 def built():
     rng = np.random.default_rng(42)
-    trials = loading.normalize_trials(pd.DataFrame(_people(rng) + _vlm()))
+    trials = loading.normalize_trials(pd.DataFrame(_people(rng) + _vlm() + _chance_vlm()
+                                                   + _vlm("vlm-fb-only", ("FB",))))
     report = reports.build_report(trials, n_boot=300, tra_data=_tra(rng),
                                   sweep_levels=_levels())
     return report
 
 
-def _fit(report, kind, scenario):
+def _fit(report, kind, scenario, observer=None):
     fits = report.tables["tra_sweep_fits"]
-    return fits[(fits["observer_kind"] == kind) & (fits["scenario"] == scenario)
+    mine = fits["observer"] == observer if observer else True
+    return fits[(fits["observer_kind"] == kind) & (fits["scenario"] == scenario) & mine
                 & (fits["source"] == "measured")].iloc[0]
 
 
@@ -115,7 +135,7 @@ def test_people_pooled_fit_recovers_the_simulated_curve(built, scenario):
 
 @pytest.mark.parametrize("scenario", sorted(VLM_TRUE))
 def test_vlm_fit_from_logits_recovers_its_curve(built, scenario):
-    row = _fit(built, "vlm", scenario)
+    row = _fit(built, "vlm", scenario, "vlm-a")
     # Noise-free P(correct) per clip: the fit is exact up to the optimiser's tolerance.
     assert row["location"] == pytest.approx(VLM_TRUE[scenario]["threshold"], abs=0.02)
     assert row["width"] == pytest.approx(VLM_TRUE[scenario]["width"], rel=0.05)
@@ -139,13 +159,58 @@ def test_one_figure_per_sweep_with_the_normalisation_in_its_caption(built):
         names = {trace.name for trace in fig.data}
         assert {"people (pooled)", "participants", "people, 95% band"} <= names
         assert any("TRA, context 12" in n for n in names) and any("vlm" in n for n in names)
-        assert any("min-max of the fitted curve" in a.text for a in fig.layout.annotations)
+        assert any("2·P(correct) − 1" in a.text and "largest |level mean|" in a.text
+                   and "cannot be compared with the accuracy scale" in a.text
+                   for a in fig.layout.annotations)
+        assert any("vlm-fb-only — one label order" in n for n in names)
         assert any("published" in a.text for a in fig.layout.annotations)
     curves = built.tables["tra_sweep_curves"]
     drawn = curves["value_normalised"].dropna()
-    assert drawn.between(0, 1).all()
+    assert drawn.between(-0.2, 1).all()  # TRA level means near 0 may dip below it
     pooled = curves[curves["subject_id"] == "pooled"]
     assert (pooled["band_lo"] <= pooled["value_normalised"] + 1e-9).all()
+    assert (pooled["band_hi"] >= pooled["value_normalised"] - 1e-9).all()
+
+
+@pytest.mark.parametrize("scenario", sorted(TRUE))
+def test_near_chance_vlm_stays_near_zero_and_people_span_the_axis(built, scenario):
+    # The walkthrough's tiny random VLM: min-max rescaling drew its 0.50-0.53 as a full 0->1
+    # curve. Above-chance accuracy 2 P(correct) - 1 keeps it under 0.06.
+    curves = built.tables["tra_sweep_curves"]
+    sweep = curves[curves["scenario"] == scenario]
+    chance = sweep[sweep["observer"] == "vlm-chance"]["value_normalised"]
+    assert len(chance) and chance.abs().max() < 0.1
+    pooled = sweep[sweep["subject_id"] == "pooled"]["value_normalised"]
+    assert pooled.max() - pooled.min() > 0.8 and pooled.min() > -0.05
+    tra = sweep[sweep["observer_kind"] == "self_supervised"]["value_normalised"]
+    assert tra.max() == pytest.approx(1.0)  # the one model with a clear peak sets the scale
+
+
+def test_fit_table_shows_direction_bounds_method_and_label_orders(built):
+    fits = built.tables["tra_sweep_fits"]
+    for column in ("direction", "at_bound", "interval", "n_clusters", "peak_height_pct",
+                   "peak_height_pct_lo", "peak_height_pct_hi", "n_label_orders",
+                   "ends_at_limit", "distinguishable"):
+        assert column in fits.columns
+    measured = fits[fits["source"] == "measured"]
+    vlm = measured[measured["observer_kind"] == "vlm"].set_index(["observer", "scenario"])
+    assert (vlm.loc["vlm-a", "n_label_orders"] == 2).all()
+    assert (vlm.loc["vlm-fb-only", "n_label_orders"] == 1).all()
+    people = measured[measured["observer_kind"] == "people"]
+    assert people["interval"].str.contains("jackknife").all() and (people["n_clusters"] > 1).all()
+    tra = measured[measured["observer_kind"] == "self_supervised"]
+    assert tra["interval"].str.contains("bootstrap over clips").all()
+    assert tra["peak_height_pct"].notna().all() and tra["distinguishable"].all()
+    on_limit = measured["at_bound"].astype(bool) | (measured["ends_at_limit"].fillna("") != "")
+    assert (measured.loc[on_limit, "status"] == "at bound").all()
+    assert (measured.loc[~on_limit, "status"] == "ok").all()
+
+
+def test_relation_column_is_words_not_a_formula(built):
+    fits = built.tables["tra_sweep_fits"]
+    published = fits[fits["source"] == "published"]
+    assert set(published["relation"]) == {"equals", "below"}
+    pd.testing.assert_frame_equal(csv_cells.escape_cells(fits), fits)  # nothing to guard
 
 
 def test_a_report_without_sweep_trials_is_unchanged():

@@ -9,7 +9,7 @@ from sqlalchemy import func, select
 from webapp.extensions import db
 from webapp.models import Session, Trial
 
-WAITING = {"loading", "saving", "trial-start", "fixation", "feedback", "device", "error"}
+WAITING = {"loading", "saving", "trial-start", "fixation", "feedback", "gap", "device", "error"}
 
 
 def enter(page, site, kind: str, participant: str, simulate: bool | dict = False,

@@ -4,7 +4,7 @@ import pytest
 
 from experiments.texts import defaults
 from tests.browser.participant import enter, stored
-from tests.live_site import STIMULUS_SET, tiny_designs
+from tests.live_site import STIMULUS_SET, tiny_designs, writing
 
 pytestmark = pytest.mark.browser
 # Desktop Safari: the runner reads the engine from the user agent (static/js/device.js).
@@ -14,16 +14,15 @@ SAFARI = ("Mozilla/5.0 (Macintosh; Intel Mac OS X 14_5) AppleWebKit/605.1.15 (KH
 
 def open_default(site) -> str:
     """A study made from a shipped design without a study file: the default browsers."""
-    from webapp.extensions import db
     from webapp.researcher import studies
 
     kind = "aot_default_browsers"
     if kind not in site.slugs:
         design = tiny_designs()["aot"]
-        with site.app.app_context():
+        with writing(site.app):
             study = studies.create_study("tiny-aot-default", design.name, STIMULUS_SET)
             study.design_snapshot = design.to_dict()
-            db.session.commit()
+        with site.app.app_context():
             studies.transition("tiny-aot-default", "open")
         site.slugs[kind] = "tiny-aot-default"
     return kind
@@ -66,6 +65,9 @@ def test_webkit_is_screened_out_of_a_default_study_with_the_reason(safari_page, 
     assert "Chrome, Edge, Firefox" in shown and "Safari" not in shown
     assert stored(site.app, token)["status"] == "screened_out"
     assert _screen_out_reasons(site.app, token) == ["browser"]
+    # The code it shows is a screen-out code, not a completion code.
+    assert defaults("en")["screen_out_code_label"] in shown
+    assert defaults("en")["completion_code_label"] not in shown
 
 
 def test_webkit_runs_a_study_that_opts_it_in(safari_page, site):

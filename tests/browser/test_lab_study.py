@@ -42,8 +42,8 @@ from tests.browser.participant import (
     stored,
 )
 from tests.browser.stimuli import tiny_specs
+from tests.live_site import writing
 from tests.webapp.test_next_session import event, utc_time
-from webapp.extensions import db
 from webapp.models import Session
 
 pytestmark = pytest.mark.browser
@@ -174,10 +174,9 @@ def test_a_participant_runs_both_sessions_in_german(page, site, lab):
     screenshot(page, "end_of_session_1_de")
 
     # Twenty hours pass: session 1 ended that long ago (the gap stays the README's).
-    with site.app.app_context():
-        row = db.session.scalar(select(Session).where(Session.token == token_1))
+    with writing(site.app) as session:
+        row = session.scalar(select(Session).where(Session.token == token_1))
         row.completed_at = first["completed_at"] - GAP - timedelta(minutes=1)
-        db.session.commit()
     token_2 = enter_in(page, site, lab, "lab-desk-1", "de")
     assert token_2 != token_1
     run_by_hand(page, site=site, token=token_2)

@@ -10,9 +10,8 @@ from sqlalchemy import select
 from experiments.designs import STUDY_CONFIG_KEY
 from experiments.texts import defaults
 from tests.browser.participant import enter, run_by_hand
-from tests.live_site import STIMULUS_SET, tiny_designs
+from tests.live_site import STIMULUS_SET, tiny_designs, writing
 from tests.webapp.test_next_session import event, unescape, utc_time
-from webapp.extensions import db
 from webapp.models import Session
 
 pytestmark = pytest.mark.browser
@@ -46,10 +45,10 @@ def german(site) -> str:
     kind = "aot_de_next"
     if kind not in site.slugs:
         design = tiny_designs()["aot"]
-        with site.app.app_context():
+        with writing(site.app):
             study = studies.create_study("tiny-aot-de-next", design.name, STIMULUS_SET)
             study.design_snapshot = {**design.to_dict(), STUDY_CONFIG_KEY: {"languages": ["de"]}}
-            db.session.commit()
+        with site.app.app_context():
             studies.transition("tiny-aot-de-next", "open")
         site.slugs[kind] = "tiny-aot-de-next"
     return kind
@@ -57,11 +56,10 @@ def german(site) -> str:
 
 def completed_at(site, token: str, when: datetime | None = None) -> datetime:
     """The session's completion (set to ``when`` as completed, if given), in UTC."""
-    with site.app.app_context():
-        row = db.session.scalar(select(Session).where(Session.token == token))
+    with writing(site.app) as session:
+        row = session.scalar(select(Session).where(Session.token == token))
         if when is not None:
             row.status, row.completed_at = "completed", when
-            db.session.commit()
         return row.completed_at.astimezone(timezone.utc)
 
 

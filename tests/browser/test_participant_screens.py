@@ -7,7 +7,7 @@ import pytest
 from experiments.designs import STUDY_CONFIG_KEY
 from experiments.texts import defaults
 from tests.browser.participant import WAITING, answer, enter, screen_state, stored, wait_change
-from tests.live_site import STIMULUS_SET, tiny_designs
+from tests.live_site import STIMULUS_SET, tiny_designs, writing
 from webapp.participant import sessions
 
 pytestmark = pytest.mark.browser
@@ -19,16 +19,15 @@ ENGLISH = [defaults("en")[k] for k in ("consent_yes", "debrief_title", "completi
 
 
 def open_german(site) -> str:
-    from webapp.extensions import db
     from webapp.researcher import studies
 
     kind = "aot_de"
     if kind not in site.slugs:
         design = tiny_designs()["aot"]
-        with site.app.app_context():
+        with writing(site.app):
             study = studies.create_study("tiny-aot-de", design.name, STIMULUS_SET)
             study.design_snapshot = {**design.to_dict(), STUDY_CONFIG_KEY: {"languages": ["de"]}}
-            db.session.commit()
+        with site.app.app_context():
             studies.transition("tiny-aot-de", "open")
         site.slugs[kind] = "tiny-aot-de"
     return kind

@@ -1,7 +1,14 @@
 """Whole arrow-of-time sessions in headless Chromium: every trial stored exactly once."""
 import pytest
 
-from tests.browser.participant import assert_every_trial_once, enter, run_by_hand, stored, wait_done
+from tests.browser.participant import (
+    assert_every_trial_once,
+    enter,
+    practice_key,
+    run_by_hand,
+    stored,
+    wait_done,
+)
 from webapp.participant import sessions
 
 pytestmark = pytest.mark.browser
@@ -57,6 +64,42 @@ def test_auto_repeat_and_early_presses_are_not_responses(page, site):
     assert_every_trial_once(data)
     first = data["trials"][0]
     assert first["response"] is None and first["rt_ms"] is None
+
+
+def test_keys_pressed_during_the_fixation_are_recorded_and_never_answer(page, site):
+    """Issue 15: keys before the clip's onset were not recorded at all (the keys were
+    collected only from the moment playback was requested).  Pressed during the fixation, the
+    wrong key is stored as ignored input, t_ms before the onset, and the answer is the key
+    pressed once the clip is on screen."""
+    token = enter(page, site, "aot", "fixation-keys-1")
+    run_by_hand(page, until="block-intro", site=site, token=token)
+    page.click("#continue")
+    page.wait_for_selector("body[data-screen=fixation]")
+    index = int(page.evaluate("document.body.dataset.trialIndex"))
+    right = practice_key(page)
+    wrong = next(k for k in page.evaluate("window.chronoscope.session.response_keys")
+                 if k != right)
+    page.keyboard.press(wrong)
+    page.keyboard.press(wrong)
+    assert page.evaluate("document.body.dataset.screen") == "fixation", \
+        "the clip started before the presses: the test did not press during the fixation"
+    page.wait_for_selector("body[data-screen=clip][data-onset]")
+    page.wait_for_timeout(100)  # still the clip: the early presses did not answer
+    assert page.evaluate("document.body.dataset.screen") == "clip"
+    page.keyboard.press(right)
+    run_by_hand(page, site=site, token=token)
+
+    data = stored(site.app, token)
+    assert_every_trial_once(data)
+    row = next(t for t in data["trials"] if t["trial_index"] == index)
+    assert row["correct"] and row["rt_ms"] > 100 and row["extra"]["key"] == right
+    ignored = row["extra"]["ignored_inputs"]
+    assert [i["kind"] for i in ignored] == ["key", "key"]
+    assert all(i["t_ms"] < 0 for i in ignored)
+    assert ignored[0]["t_ms"] <= ignored[1]["t_ms"]
+    others = [t for t in data["trials"] if t["trial_index"] != index]
+    assert all(t["extra"]["ignored_inputs"] == [] for t in others)
+    assert not page.js_errors
 
 
 def test_declining_consent_ends_with_its_own_code(page, site):

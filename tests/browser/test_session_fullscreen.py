@@ -1,7 +1,8 @@
-"""A trial that times out after the page left fullscreen is a technical event: the runner
-offers it again once the participant is back in fullscreen, and it never fails the session.
-An exit counts wherever in the trial it happens (the fixation cross included), and in both
-trial types.  tests/engines/test_fullscreen.py runs the same in Firefox ESR and WebKitGTK.
+"""A trial during which the page left fullscreen is a technical event, whether it timed out
+or was answered: the runner offers it again once the participant is back in fullscreen, and
+it never fails the session.  An exit counts wherever in the trial it happens (the fixation
+cross included), and in both trial types.  tests/engines/test_fullscreen.py runs the same in
+Firefox ESR and WebKitGTK.
 
 Chromium lets a page enter fullscreen only from a user gesture, so the participant's real
 clicks on the fullscreen buttons enter it; the test leaves it with document.exitFullscreen(),
@@ -101,6 +102,117 @@ def test_after_two_re_offers_the_trial_is_stored_technical_and_never_fails_the_s
     assert_every_trial_once(data)
     assert row["response"] is None and row["extra"]["technical"] is True
     assert [e["presentation"] for e in row["extra"]["technical_events"]] == [1, 2, 3]
+    assert not page.js_errors
+
+
+def exit_twice_then_reload(page, site, token, index: int) -> None:
+    """The reviewer's sequence: leave fullscreen on the trial, come back, leave again, and
+    reload on the "fullscreen lost" screen; then run until the trial shows once more."""
+    run_until_clip(page, site, token, index)
+    assert leave_fullscreen_and_wait_out(page) == "fullscreen-lost"
+    page.click("#fullscreen-return")
+    page.wait_for_selector(CLIP_OF.format(index=index))
+    assert leave_fullscreen_and_wait_out(page) == "fullscreen-lost"
+    page.reload()
+    run_until_clip(page, site, token, index)
+
+
+def test_a_reload_keeps_the_re_offers_already_made(page, site):
+    # Review 15b D1: the events were kept only in memory, so after a reload the trial was
+    # stored with technical_events [] and offered three more times (unbounded looks).
+    token = enter(page, site, "aot", "fullscreen-reload-1")
+    catch = first_main_catch(site, token)
+    exit_twice_then_reload(page, site, token, catch)
+    page.keyboard.press(instructed_key(site.app, token, catch))
+    run_by_hand(page, site=site, token=token)
+
+    data, row = catch_row(site, token, catch)
+    assert data["status"] == "completed"
+    assert_every_trial_once(data)
+    assert row["extra"]["restarted"] is True and row["extra"]["technical"] is False
+    assert row["extra"]["technical_events"] == [
+        {"kind": "fullscreen_exited_timeout", "presentation": 1},
+        {"kind": "fullscreen_exited_timeout", "presentation": 2}]
+    assert not page.js_errors
+
+
+def test_after_a_reload_the_third_exit_makes_the_trial_technical(page, site):
+    token = enter(page, site, "aot", "fullscreen-reload-2")
+    catch = first_main_catch(site, token)
+    exit_twice_then_reload(page, site, token, catch)
+    assert leave_fullscreen_and_wait_out(page) != "fullscreen-lost", "offered again past the cap"
+    run_by_hand(page, site=site, token=token)
+
+    data, row = catch_row(site, token, catch)
+    assert data["status"] == "completed"
+    assert_every_trial_once(data)
+    assert row["extra"]["technical"] is True
+    assert [e["presentation"] for e in row["extra"]["technical_events"]] == [1, 2, 3]
+    assert not page.js_errors
+
+
+def leave_fullscreen_and_answer(page, key: str) -> str:
+    """Leaves fullscreen during the clip, then presses ``key`` (WebKitGTK's second F, or a
+    key right after Escape); returns the screen after the trial."""
+    assert page.evaluate(IS_FULLSCREEN), "the trial did not start in fullscreen"
+    page.evaluate("() => document.exitFullscreen()")
+    page.wait_for_function("() => !document.fullscreenElement")
+    page.keyboard.press(key)
+    page.wait_for_function("() => document.body.dataset.screen !== 'clip'", timeout=30_000)
+    return screen_state(page)["screen"]
+
+
+def other_key(page, key: str) -> str:
+    return next(k for k in page.evaluate("() => window.chronoscope.session.response_keys")
+                if k != key)
+
+
+def test_a_clip_answered_after_leaving_fullscreen_is_offered_again(page, site):
+    # Issue 15: WebKitGTK swallowed the first F and left fullscreen, and the second F was
+    # stored as a normal answer, its RT some 300 ms too long, with no technical event.
+    token = enter(page, site, "aot", "fullscreen-answer-1")
+    catch = first_main_catch(site, token)
+    key = instructed_key(site.app, token, catch)
+    run_until_clip(page, site, token, catch)
+    after = leave_fullscreen_and_answer(page, key)
+    assert after == "fullscreen-lost", f"the answer out of fullscreen was stored ({after})"
+    page.click("#fullscreen-return")
+    page.wait_for_selector(CLIP_OF.format(index=catch))
+    assert page.evaluate(IS_FULLSCREEN)
+    page.keyboard.press(key)
+    run_by_hand(page, site=site, token=token)
+
+    data, row = catch_row(site, token, catch)
+    assert data["status"] == "completed"
+    assert_every_trial_once(data)
+    assert row["correct"], "the answer to the re-offer was lost"
+    extra = row["extra"]
+    assert extra["fullscreen_exited"] is False and extra["technical"] is False
+    assert extra["technical_events"] == [{"kind": "fullscreen_exited_answer", "presentation": 1}]
+    assert not page.js_errors
+
+
+def test_answered_out_of_fullscreen_every_time_the_trial_is_technical(page, site):
+    # Answered out of fullscreen on every presentation, and wrongly: the answer is stored for
+    # the record but flagged technical, so the missed attention check fails nothing.
+    token = enter(page, site, "aot", "fullscreen-answer-2")
+    catch = first_main_catch(site, token)
+    run_until_clip(page, site, token, catch)
+    wrong = other_key(page, instructed_key(site.app, token, catch))
+    for _ in range(2):
+        assert leave_fullscreen_and_answer(page, wrong) == "fullscreen-lost"
+        page.click("#fullscreen-return")
+        page.wait_for_selector(CLIP_OF.format(index=catch))
+    assert leave_fullscreen_and_answer(page, wrong) != "fullscreen-lost", "offered past the cap"
+    run_by_hand(page, site=site, token=token)
+
+    data, row = catch_row(site, token, catch)
+    assert data["status"] == "completed", "a technical catch answer failed the session"
+    assert_every_trial_once(data)
+    assert row["response"] is not None and not row["correct"]
+    assert row["extra"]["technical"] is True and row["extra"]["fullscreen_exited"] is True
+    assert [e["kind"] for e in row["extra"]["technical_events"]] == \
+        ["fullscreen_exited_answer"] * 3
     assert not page.js_errors
 
 

@@ -4,6 +4,7 @@ import pytest
 
 from tests.browser.participant import assert_every_trial_once, enter, run_by_hand, stored, wait_done
 from tests.conftest import VIEWPORT
+from tests.live_site import writing
 from webapp.extensions import db
 from webapp.models import Study
 from webapp.participant import sessions
@@ -70,9 +71,8 @@ def test_a_study_stopped_mid_session_ends_it_on_screen_with_the_stopped_code(pag
         assert code == codes["stopped"]
         assert "answers you gave are saved" in page.text_content("#stage")
     finally:
-        with site.app.app_context():  # the other browser tests share this study
+        with writing(site.app) as session:  # the other browser tests share this study
             study = studies.get_study(site.slugs["aot"])
-            db.session.execute(db.update(Study).where(Study.id == study.id)
-                               .values(status="open", close_mode=None))
-            db.session.commit()
+            session.execute(db.update(Study).where(Study.id == study.id)
+                            .values(status="open", close_mode=None))
     assert stored(site.app, token)["status"] == "stopped"

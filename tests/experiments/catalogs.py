@@ -5,7 +5,10 @@ from experiments.categories import CATEGORIES
 FRAME_SETS = ((2, "medium"), (4, "medium"), (8, "medium"), (4, "short"), (4, "long"))
 
 
-def make_catalog(per_category: int = 4, categories=CATEGORIES, with_catch: bool = True) -> Catalog:
+def make_catalog(per_category: int = 4, categories=CATEGORIES, with_catch: bool = True,
+                 catch_keys=("f", "j")) -> Catalog:
+    """Clips of every category in both directions with their frame sets, and one catch video
+    per key of ``catch_keys`` (none without ``with_catch``)."""
     clips, next_id = [], iter(range(1, 10**6))
     for category in categories:
         for k in range(per_category):
@@ -18,6 +21,7 @@ def make_catalog(per_category: int = 4, categories=CATEGORIES, with_catch: bool 
             clips.append(ClipRecord(len(clips) + 1, f"{category.lower()}-{k:02d}", (category,),
                                     tuple(stimuli), annotation_brief=f"brief {k}",
                                     annotation_comprehensive=f"long {k}"))
-    catch = (CatchRecord(StimulusRecord(90001, "catch-f", "clip", "forward", meta={"duration_s": 2.0}), "f"),
-             CatchRecord(StimulusRecord(90002, "catch-j", "clip", "forward", meta={"duration_s": 2.0}), "j"))
+    catch = tuple(CatchRecord(StimulusRecord(90001 + n, f"catch-{key}", "clip", "forward",
+                                             meta={"duration_s": 2.0}), key)
+                  for n, key in enumerate(catch_keys))
     return Catalog(tuple(clips), catch if with_catch else ())

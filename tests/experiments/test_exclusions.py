@@ -120,8 +120,23 @@ def technical(record, n_events=3):
 
 def test_a_technical_trial_is_its_own_trial_reason():
     assert trial_reasons(technical(trial())) == ["technical"]
-    assert trial_reasons(technical(trial(), n_events=1)) == []
+    assert trial_reasons(technical(trial(), n_events=1),
+                         ExclusionRules(exclude_reoffered=False)) == []
     assert "technical" in TRIAL_REASONS and "too_many_technical" in PARTICIPANT_REASONS
+
+
+@pytest.mark.parametrize("n_events", [1, 2])
+def test_a_trial_answered_only_when_offered_again_is_excluded_as_reoffered(n_events):
+    # Review 15b D4: answered on its second or third showing, the clip already seen once.
+    assert ExclusionRules().exclude_reoffered is True
+    assert trial_reasons(technical(trial(), n_events=n_events)) == ["reoffered"]
+    assert trial_reasons(technical(trial(), n_events=n_events),
+                         ExclusionRules(exclude_reoffered=False)) == []
+    # A re-offer that timed out is a timeout; a trial never re-offered is kept.
+    missed = technical(trial(response=None, rt_ms=None), n_events=n_events)
+    assert trial_reasons(missed) == ["timeout"]
+    assert trial_reasons(trial()) == []
+    assert "reoffered" in TRIAL_REASONS
 
 
 def test_technical_catch_trials_never_fail_attention_but_plain_misses_do():
@@ -139,12 +154,22 @@ def test_technical_timeouts_and_practice_trials_are_left_out():
     for i in (0, 1):
         technical(records[i])
     technical(records[14])  # practice: 3 of 3 counted trials right
-    assert participant_reasons(records) == []
+    lenient = ExclusionRules(max_technical_events=100)  # this test is about the other rules
+    assert participant_reasons(records, lenient) == []
     records[2].update(response=None, rt_ms=None, extra={"timed_out": True})
-    assert participant_reasons(records) == []  # 1 of 8 counted main trials timed out
+    assert participant_reasons(records, lenient) == []  # 1 of 8 counted main trials timed out
     for i in range(14, 18):
         technical(records[i])  # a practice attempt of technical trials only shows nothing
-    assert participant_reasons(records) == ["practice_gate"]
+    assert participant_reasons(records, lenient) == ["practice_gate"]
+
+
+def test_practice_fullscreen_exits_count_towards_too_many_technical():
+    # A reviewer passed the practice gate on one real answer by leaving fullscreen on the
+    # other three practice trials (9 events) and was never bounded: only main trials counted.
+    records = session()
+    for i in (15, 16, 17):
+        technical(records[i])
+    assert participant_reasons(records) == ["too_many_technical"]  # 9 > 6
 
 
 def test_too_many_technical_events_exclude():
@@ -154,3 +179,51 @@ def test_too_many_technical_events_exclude():
     technical(records[2], n_events=1)  # answered on a re-offer: its event still counts
     assert participant_reasons(records) == ["too_many_technical"]  # 7 > 6
     assert participant_reasons(records, ExclusionRules(max_technical_events=7)) == []
+
+
+def unchanged_order(rt_ms, ignored=1, moves=0, **extra):
+    """A frame-ordering record answered in ``rt_ms`` after ``ignored`` clicks on Done that the
+    browser ignored, with ``moves`` moves."""
+    return trial(trial_type="frame_order", rt_ms=rt_ms, extra={
+        "moves": [{"t_ms": 400.0, "from": 0, "to": 1, "via": "mouse"}] * moves,
+        "ignored_inputs": [{"t_ms": 35.0 * (i + 1), "kind": "click"} for i in range(ignored)],
+        **extra})
+
+
+@pytest.mark.parametrize("record, reasons", [
+    # Issue 15: Done mashed through the 300 ms guard, the initial order stored as an answer.
+    (unchanged_order(450.0), ["no_moves_after_ignored_input"]),
+    (unchanged_order(999.0, ignored=3), ["no_moves_after_ignored_input"]),
+    (unchanged_order(1000.0), []),  # time enough to judge the order shown and click Done
+    (unchanged_order(450.0, ignored=0), []),  # no carried-over clicks: nothing to say so
+    (unchanged_order(450.0, moves=1), []),  # the order was worked on
+    # Review 15b: only ignored clicks before the answer led to it.
+    (trial(trial_type="frame_order", rt_ms=450.0, extra={
+        "moves": [], "ignored_inputs": [{"t_ms": 600.0, "kind": "click"}]}), []),
+    (trial(trial_type="frame_order", rt_ms=450.0, extra={
+        "moves": [], "ignored_inputs": [{"kind": "click"}, "junk"]}), []),
+    (unchanged_order(None, timed_out=True), ["timeout"]),
+    (trial(rt_ms=450.0, extra={"ignored_inputs": [{"t_ms": -80.0, "kind": "key"}]}), []),  # a clip
+])
+def test_an_unchanged_order_right_after_ignored_clicks_is_excluded(record, reasons):
+    if record["rt_ms"] is None:
+        record["response"] = None
+    assert trial_reasons(record) == reasons
+    assert "no_moves_after_ignored_input" in TRIAL_REASONS
+    assert trial_reasons(record, ExclusionRules(no_moves_after_ignored_input_ms=0)) == \
+        [r for r in reasons if r != "no_moves_after_ignored_input"]
+
+
+def test_an_answer_given_out_of_fullscreen_is_only_technical():
+    """Answered after the page left fullscreen on every presentation (issue 15): flagged
+    technical, so its fast RT is no anticipation and a wrong catch answer fails nothing."""
+    events = [{"kind": "fullscreen_exited_timeout", "presentation": 1},
+              {"kind": "fullscreen_exited_timeout", "presentation": 2},
+              {"kind": "fullscreen_exited_answer", "presentation": 3}]
+    spoiled = {"timed_out": False, "fullscreen_exited": True, "technical_events": events,
+               "technical": True}
+    assert trial_reasons(trial(rt_ms=4.0, extra=spoiled)) == ["technical"]
+    records = session()
+    for i in (10, 11):
+        records[i].update(correct=False, extra={**records[i]["extra"], **spoiled})
+    assert participant_reasons(records) == []

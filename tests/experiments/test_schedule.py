@@ -6,14 +6,17 @@ import numpy as np
 import pytest
 
 from experiments.catalog_records import Catalog
+from experiments.catch import KEYS as CATCH_KEYS
 from experiments.designs import DESIGNS
 from experiments.schedule import (
     ScheduleError,
     build_schedule,
+    catch_pool,
     choose_condition,
     clip_pools,
     design_trials,
     insert_practice_attempt,
+    missing_catch_keys,
     practice_trials,
     public_trial,
     session_opens_at,
@@ -138,6 +141,45 @@ def test_catch_trials_per_block_balanced_keys(catalog):
     assert all(t["trial_type"] != "catch" for t in firsts.values())
     without = build_schedule(AOT, make_catalog(8, with_catch=False), 11, 1, condition)
     assert not [t for t in without if t["trial_type"] == "catch"]
+
+
+@pytest.mark.parametrize("seed", range(4))
+def test_catch_trials_instruct_the_study_keys_and_score_against_its_mapping(seed):
+    # Issue 15: a lab that avoids f (WebKitGTK leaves fullscreen on it) answers with d and k;
+    # the catch set holds a video for every key a study may choose.
+    design = AOT.with_changes(response_keys=("d", "k"), main_blocks=4, catch_per_block=2)
+    catalog = make_catalog(4, catch_keys=CATCH_KEYS)
+    condition = _condition(design, seed)
+    assert set(condition["key_mapping"]) == {"d", "k"}
+    catch = [t for t in build_schedule(design, catalog, seed, 1, condition)
+             if t["trial_type"] == "catch"]
+    assert len(catch) == 8
+    assert Counter(t["instructed_key"] for t in catch) == {"d": 4, "k": 4}
+    ids = {r.instructed_key: r.stimulus.id for r in catalog.catch}
+    for trial in catch:
+        assert trial["stimulus_id"] == ids[trial["instructed_key"]]
+        assert trial["correct_response"] == condition["key_mapping"][trial["instructed_key"]]
+    assert {condition["key_mapping"][key] for key in "dk"} == {"F", "B"}
+
+
+def test_a_catch_video_for_a_key_the_study_does_not_use_is_never_scheduled():
+    catalog = make_catalog(4, catch_keys=("a", "f", "j", "x"))
+    assert [r.instructed_key for r in catch_pool(AOT, catalog)] == ["f", "j"]
+    for seed in range(8):
+        keys = {t["instructed_key"] for t in build_schedule(AOT, catalog, seed, 1, _condition(AOT))
+                if t["trial_type"] == "catch"}
+        assert keys == {"f", "j"}
+
+
+def test_without_a_catch_video_for_each_study_key_no_catch_trial_is_scheduled():
+    # A set stored before it held every key (f and j only): a d/k study would otherwise show
+    # only the one key it has, or none; study creation refuses it (tests/webapp/test_studies.py).
+    design = AOT.with_changes(response_keys=("d", "k"))
+    for keys, missing in ((("f", "j"), ("d", "k")), (("d", "f", "j"), ("k",))):
+        catalog = make_catalog(4, catch_keys=keys)
+        assert missing_catch_keys(design, catalog) == missing and catch_pool(design, catalog) == ()
+        schedule = build_schedule(design, catalog, 3, 1, _condition(design))
+        assert not [t for t in schedule if t["trial_type"] == "catch"]
 
 
 def test_key_mapping_least_filled_and_counterbalanced():

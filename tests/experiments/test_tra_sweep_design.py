@@ -10,6 +10,7 @@ from experiments.catalog_records import Catalog, ClipRecord, StimulusRecord
 from experiments.designs import DESIGNS, Design
 from experiments.schedule import build_schedule, choose_condition, clip_pools, condition_cells
 from experiments.synthetic import DAMPINGS, RESTITUTIONS, TRA_SPLIT
+from experiments.synthetic.tra_bullet import SWEEP_DAMPINGS, SWEEP_RESTITUTIONS
 from tests.experiments.catalogs import make_catalog
 
 DESIGN = DESIGNS["tra-sweep"]
@@ -17,14 +18,16 @@ SHIPPED = Path(__file__).resolve().parents[2] / "experiments" / "studies" / "tra
 TRIALS_PER_LEVEL = 24  # the power calculation in experiments/designs.py
 
 
-def _sweep_catalog(clips_per_level: int = 1) -> Catalog:
-    """make_catalog's regular clips and catch videos plus the 17 sweep levels."""
+def _sweep_catalog(clips_per_level: int = 1, levels=None) -> Catalog:
+    """make_catalog's regular clips and catch videos plus the 17 sweep levels (or ``levels``:
+    (scenario, parameter, value, category, clips at that level) rows)."""
     base = make_catalog(per_category=2)
     clips, ids = list(base.clips), iter(range(50_000, 10**6))
-    levels = [("bouncing_ball", "restitution", e, "Fall") for e in RESTITUTIONS] + \
-             [("pendulum", "damping", d, "Reciprocal") for d in DAMPINGS]
-    for scenario, parameter, value, category in levels:
-        for k in range(clips_per_level):
+    levels = levels or [("bouncing_ball", "restitution", e, "Fall", clips_per_level)
+                        for e in RESTITUTIONS] + \
+        [("pendulum", "damping", d, "Reciprocal", clips_per_level) for d in DAMPINGS]
+    for scenario, parameter, value, category, clips_here in levels:
+        for k in range(clips_here):
             stimuli = tuple(StimulusRecord(n, f"s{n}", "clip", d)
                             for d, n in (("forward", next(ids)), ("backward", next(ids))))
             clips.append(ClipRecord(len(clips) + 1, f"tra-{scenario}-{value:.1f}-{k}",
@@ -63,6 +66,24 @@ def test_k_clips_per_level_give_k_times_the_trials():
     main = _main(build_schedule(DESIGN, _sweep_catalog(2), 3, 1,
                                 choose_condition(DESIGN, {}, np.random.default_rng(3))))
     assert len(main) == 2 * 17 * TRIALS_PER_LEVEL
+
+
+def test_the_pybullet_study_file_gives_22_ball_and_20_pendulum_trials_a_level():
+    # The PyBullet set's sweeps (experiments/synthetic/tra_bullet.py): 10 restitution levels
+    # with 11 clips each, 11 damping levels with 10 clips each.
+    design = study_file.load(SHIPPED.with_name("tra-sweep-pybullet.toml")).design
+    levels = [("bouncing_ball", "restitution", e, "Fall", 11) for e in SWEEP_RESTITUTIONS] + \
+             [("pendulum", "damping", d, "Reciprocal", 10) for d in SWEEP_DAMPINGS]
+    catalog = _sweep_catalog(levels=levels)
+    keys = {c.id: c.clip_key for c in catalog.clips}  # "tra-pendulum-2.0-7": level, clip 7
+    main = _main(build_schedule(design, catalog, 5, 1,
+                                choose_condition(design, {}, np.random.default_rng(5))))
+    assert len(main) == 440
+    per_level = Counter(keys[t["source_clip_id"]].rsplit("-", 1)[0] for t in main)
+    assert {k: v for k, v in per_level.items() if "bouncing_ball" in k} == {
+        f"tra-bouncing_ball-{e:.1f}": 22 for e in SWEEP_RESTITUTIONS}
+    assert {k: v for k, v in per_level.items() if "pendulum" in k} == {
+        f"tra-pendulum-{d:.1f}": 20 for d in SWEEP_DAMPINGS}
 
 
 def test_order_is_random_blocks_are_balanced_and_catch_trials_are_in_every_block(catalog):

@@ -115,8 +115,8 @@ def test_trial_type_must_match_schedule():
 
 
 def test_ignored_inputs_are_declared_and_checked():
-    fields = validate(ordering(ignored_inputs=[{"t_ms": -12.5, "kind": "click"}]), SCHEDULED)
-    assert fields["ignored_inputs"] == [{"t_ms": -12.5, "kind": "click"}]
+    fields = validate(ordering(ignored_inputs=[{"t_ms": 0.0, "kind": "click"}]), SCHEDULED)
+    assert fields["ignored_inputs"] == [{"t_ms": 0.0, "kind": "click"}]
     assert validate(ordering(), SCHEDULED)["ignored_inputs"] == []
     for bad in ([{"t_ms": 1.0, "kind": "tap"}], [{"t_ms": 1.0}], [{"kind": "click"}] * 101):
         with pytest.raises(PayloadError):
@@ -127,11 +127,81 @@ def test_a_trial_that_did_not_time_out_needs_its_response():
     # The red team stored {"response": null, "timed_out": false}: an answer that is neither.
     with pytest.raises(PayloadError, match="did not time out"):
         validate(aot(response=None, timed_out=False))
-    assert validate(aot(response=None, timed_out=True, rt_ms=None))["response"] is None
+    assert validate(aot(response=None, timed_out=True, rt_ms=None, key=None))["response"] is None
 
 
-def events(n):
-    return [{"kind": "fullscreen_exited_timeout", "presentation": i + 1} for i in range(n)]
+def clicks(*times):
+    return [{"t_ms": t, "kind": "click"} for t in times]
+
+
+def keys(*times):
+    return [{"t_ms": t, "kind": "key"} for t in times]
+
+
+@pytest.mark.parametrize("payload, scheduled, code", [
+    # Review 15b: ignored input where the trial takes an answer, or out of time order.
+    (aot(ignored_inputs=keys(0.0)), None, "out_of_range"),  # a key at the onset answers
+    (aot(ignored_inputs=keys(-10.0, -50.0)), None, "inconsistent"),
+    (ordering(ignored_inputs=clicks(-12.5)), SCHEDULED, "out_of_range"),
+    (ordering(ignored_inputs=clicks(300.0)), SCHEDULED, "out_of_range"),  # Done took it
+    (ordering(ignored_inputs=clicks(5000.0)), SCHEDULED, "out_of_range"),
+    (ordering(ignored_inputs=clicks(200.0, 100.0)), SCHEDULED, "inconsistent"),
+    # An ordering answer is a click on Done, no sooner than its guard.
+    (ordering(rt_ms=None), SCHEDULED, "inconsistent"),
+    (ordering(rt_ms=299.9), SCHEDULED, "out_of_range"),
+    (ordering(rt_ms=12.0, timed_out=True), SCHEDULED, "inconsistent"),
+    # A timed-out clip has neither RT nor key.
+    (aot(response=None, timed_out=True, rt_ms=700.0, key=None), None, "inconsistent"),
+    (aot(response=None, timed_out=True, rt_ms=None, key="f"), None, "inconsistent"),
+])
+def test_impossible_timings_are_refused(payload, scheduled, code):
+    with pytest.raises(PayloadError) as caught:
+        validate(payload, scheduled)
+    assert caught.value.code == code and caught.value.message
+
+
+def test_possible_timings_pass():
+    fields = validate(ordering(rt_ms=300.0, ignored_inputs=clicks(0.0, 0.0, 120.0, 299.9)),
+                      SCHEDULED)
+    assert fields["ignored_inputs"] == clicks(0.0, 0.0, 120.0, 299.9)
+    assert validate(aot(ignored_inputs=keys(-900.0, -0.5)))["ignored_inputs"] == keys(-900.0, -0.5)
+    assert validate(ordering(rt_ms=None, timed_out=True), SCHEDULED)["rt_ms"] is None
+
+
+def test_the_done_guard_matches_the_browser():
+    from pathlib import Path
+
+    from experiments.trial_types.frame_order import DONE_GUARD_MS
+    source = (Path(__file__).parents[2] / "static/js/trials/frame_order.js").read_text()
+    assert f"export const MIN_INPUT_MS = {DONE_GUARD_MS:g};" in source
+
+
+MAPPING = {"f": "B", "j": "F"}
+
+
+@pytest.mark.parametrize("overrides, message", [
+    ({"key": "k", "response": "F"}, "response keys"),
+    ({"key": None, "response": "F"}, "response keys"),
+    ({"key": "f", "response": "F"}, "label of key 'f'"),
+])
+def test_an_answer_must_be_its_key_s_label_in_the_session_mapping(overrides, message):
+    catch = {"trial_index": 3, "trial_type": "catch", "params": {}}
+    for scheduled in (None, catch):
+        with pytest.raises(PayloadError, match=message) as caught:
+            validate(aot(**overrides), scheduled, key_mapping=MAPPING)
+        assert caught.value.code == "inconsistent"
+    assert validate(aot(key="f", response="B"), key_mapping=MAPPING)["response"] == "B"
+    assert validate(aot(key="j", response="F"), catch, key_mapping=MAPPING)["key"] == "j"
+    missed = aot(response=None, timed_out=True, rt_ms=None, key=None, key_time_ms=None)
+    assert validate(missed, key_mapping=MAPPING)["response"] is None
+    # Frame orders have no keys: the mapping changes nothing.
+    assert validate(ordering(), SCHEDULED, key_mapping=MAPPING)["rt_ms"] == 5123.0
+
+
+def events(n, last="fullscreen_exited_timeout"):
+    """The events of ``n`` presentations that left fullscreen, the first ones timed out."""
+    kinds = ["fullscreen_exited_timeout"] * (n - 1) + [last]
+    return [{"kind": kind, "presentation": i + 1} for i, kind in enumerate(kinds[:n])]
 
 
 MISSED = dict(response=None, timed_out=True, rt_ms=None, key=None, fullscreen_exited=True)
@@ -154,6 +224,15 @@ def test_technical_events_are_declared_for_every_trial_type():
     aot(**MISSED, technical_events=events(2)),  # the runner would have offered it again
     aot(technical_events=[{"kind": "fullscreen_exited_timeout", "presentation": 2}]),
     ordering(timed_out=True, rt_ms=None, technical_events=events(3)),
+    # Issue 15: the page left fullscreen, then a key answered (WebKitGTK's second F, a key
+    # after Escape).  The runner offers that trial again, so below the cap it cannot be sent.
+    aot(fullscreen_exited=True),
+    aot(fullscreen_exited=True, technical_events=events(2)),
+    aot(**MISSED),  # a timeout out of fullscreen without its events
+    ordering(fullscreen_exited=True, technical_events=events(1)),
+    # At the cap the last event is the stored presentation's own kind.
+    aot(fullscreen_exited=True, technical_events=events(3)),
+    aot(**MISSED, technical_events=events(3, last="fullscreen_exited_answer")),
 ])
 def test_inconsistent_technical_events_are_refused(payload):
     with pytest.raises(PayloadError) as caught:
@@ -172,3 +251,51 @@ def test_malformed_technical_events_are_refused(bad, code):
     with pytest.raises(PayloadError) as caught:
         validate(aot(technical_events=bad))
     assert caught.value.code == code
+
+
+def test_a_trial_answered_out_of_fullscreen_at_the_cap_is_technical():
+    from experiments.trial_types import is_technical
+
+    answered = validate(aot(fullscreen_exited=True,
+                            technical_events=events(3, last="fullscreen_exited_answer")))
+    assert answered["response"] == "F" and is_technical(answered)
+    ordering_answered = validate(ordering(fullscreen_exited=True, technical_events=events(
+        3, last="fullscreen_exited_answer")), SCHEDULED)
+    assert is_technical(ordering_answered)
+    # Answered in fullscreen after two spoiled presentations of either kind: not technical.
+    again = validate(aot(technical_events=[
+        {"kind": "fullscreen_exited_answer", "presentation": 1},
+        {"kind": "fullscreen_exited_timeout", "presentation": 2}]))
+    assert not is_technical(again)
+
+
+CATCH = {"trial_index": 3, "trial_type": "catch", "params": {}}
+
+
+def test_clips_record_keys_pressed_before_the_onset():
+    """Response keys pressed during the fixation never answer; an arrow-of-time trial (and a
+    catch trial, posted as one) keeps them, t_ms from the onset, so never after it."""
+    keys = [{"t_ms": -412.5, "kind": "key"}, {"t_ms": -0.25, "kind": "key"}]
+    assert validate(aot(ignored_inputs=keys))["ignored_inputs"] == keys
+    assert validate(aot(ignored_inputs=keys), CATCH)["ignored_inputs"] == keys
+    assert validate(aot())["ignored_inputs"] == []
+    for bad, code in (([{"t_ms": 12.0, "kind": "key"}], "out_of_range"),  # after the onset
+                      ([{"t_ms": -12.0, "kind": "click"}], "out_of_range"),
+                      ([{"t_ms": -12.0}], "missing_field"),
+                      ([{"t_ms": -1.0, "kind": "key"}] * 101, "out_of_range")):
+        with pytest.raises(PayloadError) as caught:
+            validate(aot(ignored_inputs=bad))
+        assert caught.value.code == code
+    with pytest.raises(PayloadError):  # frame ordering ignores clicks only
+        validate(ordering(ignored_inputs=[{"t_ms": 1.0, "kind": "key"}]), SCHEDULED)
+
+
+def test_both_types_declare_ignored_inputs_from_one_definition():
+    from experiments.trial_types import base
+
+    by_type = {name: next(f for f in module.FIELDS if f.name == "ignored_inputs")
+               for name, module in TRIAL_TYPES.items()}
+    assert {field.max_length for field in by_type.values()} == {base.MAX_IGNORED_INPUTS}
+    assert [k.name for k in by_type["aot"].items.keys] == \
+        [k.name for k in by_type["frame_order"].items.keys] == ["t_ms", "kind"]
+    assert by_type["catch"] == by_type["aot"]

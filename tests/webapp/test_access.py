@@ -25,7 +25,7 @@ VIEW = "See the study page, live panel, completion codes and configuration; down
 PERMISSION_TABLE = {
     VIEW: {"viewer", "editor", "owner"},
     "Open and pause": {"editor", "owner"},
-    "Preview (simulated participant)": {"editor", "owner"},
+    "Preview (click by click or simulated participant)": {"editor", "owner"},
     "Exclude or reinstate a participant by hand, with a reason (an exclusion is a Prolific "
     "REJECT)": {"editor", "owner"},
     "Change the configuration (a draft in place, an opened study as a new version)": {"owner"},
@@ -220,7 +220,7 @@ def table_row(method, url):
     if method == "GET":
         return VIEW
     rows = {"/open": "Open and pause", "/pause": "Open and pause",
-            "/preview": "Preview (simulated participant)",
+            "/preview": "Preview (click by click or simulated participant)",
             "/exclusions": next(row for row in PERMISSION_TABLE if row.startswith("Exclude")),
             "/edit": next(row for row in PERMISSION_TABLE if row.startswith("Change")),
             "/close": "Close or stop", "/stop": "Close or stop",

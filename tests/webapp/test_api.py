@@ -5,7 +5,7 @@ import weakref
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
-from sqlalchemy import select
+from sqlalchemy import func, select
 
 from bench.harness.stored_study import add_aot_study, open_study
 from experiments.trial_types import presented_type
@@ -30,8 +30,12 @@ def start(client, participant="p-1", slug="study", consent=True):
 
 
 def schedule_of(app, api):
+    """The session's scheduled trials, each with ``keys``: the key that gives each response
+    in the session's key mapping (what a participant presses)."""
     with app.app_context():
-        return db.session.scalar(select(Session).where(Session.token == api.rsplit("/", 1)[-1])).schedule
+        session = db.session.scalar(select(Session).where(Session.token == api.rsplit("/", 1)[-1]))
+        keys = {label: key for key, label in (session.condition.get("key_mapping") or {}).items()}
+        return [{**trial, "keys": keys} for trial in session.schedule]
 
 
 def answer(trial, correct=True, **overrides):
@@ -49,8 +53,10 @@ def answer(trial, correct=True, **overrides):
                        ignored_inputs=[{"t_ms": 120.0, "kind": "click"}])
     else:
         wrong = {"F": "B", "B": "F"}[trial["correct_response"]]
-        payload.update(response=trial["correct_response"] if correct else wrong, key="f",
-                       onset_method="rvfc", dropped_frames=0, total_frames=90)
+        response = trial["correct_response"] if correct else wrong
+        payload.update(response=response, key=trial.get("keys", {}).get(response, "f"),
+                       onset_method="rvfc", dropped_frames=0, total_frames=90,
+                       ignored_inputs=[{"t_ms": -120.0, "kind": "key"}])
     payload.update(overrides)
     return payload
 
@@ -144,6 +150,21 @@ def test_bad_trials_are_400(app, client, study, mutate, code):
     response = client.post(f"{api}/trials", json=mutate(answer(schedule_of(app, api)[0])))
     assert response.status_code == 400 and response.json["error"] == code
     assert response.json["message"]
+
+
+def test_an_answer_must_be_the_label_of_its_key_in_the_sessions_mapping(app, client, study):
+    # A hostile client posting the other label for its key (or a key the session does not
+    # use) would turn a wrong answer right; the server knows the mapping and refuses it.
+    api = start(client)
+    trial = schedule_of(app, api)[0]
+    other = {"F": "B", "B": "F"}[trial["correct_response"]]
+    for key in (trial["keys"][other], "q"):
+        payload = answer(trial, correct=True, key=key)
+        response = client.post(f"{api}/trials", json=payload)
+        assert response.status_code == 400 and response.json["error"] == "inconsistent"
+    assert client.post(f"{api}/trials", json=answer(trial)).status_code == 201
+    with app.app_context():
+        assert db.session.scalar(select(func.count(Trial.id))) == 1
 
 
 @pytest.mark.parametrize("raw, code", [
@@ -325,6 +346,45 @@ def test_frame_order_trial_stored_in_analysis_labels(app, client, study):
         assert row.extra["hint_frames"] == [h + 1 for h in main["params"]["hint_positions"]]
         # Frame orders have no playback direction: empty, as on model rows and in the codebook.
         assert row.dropped_frames is None and row.direction is None
+
+
+def test_keys_pressed_before_the_onset_are_stored_with_clip_and_catch_trials(app, client, study):
+    api = start(client)
+    schedule = schedule_of(app, api)
+    shown = [schedule[0], next(t for t in schedule if t["trial_type"] == "catch")]
+    for trial in schedule:
+        if trial["block"] == "practice" or trial in shown:
+            assert client.post(f"{api}/trials", json=answer(trial)).status_code == 201
+    with app.app_context():
+        rows = {row.trial_index: row for row in db.session.scalars(select(Trial))}
+    for trial in shown:
+        row = rows[trial["trial_index"]]
+        assert row.extra["ignored_inputs"] == [{"t_ms": -120.0, "kind": "key"}], trial["trial_type"]
+        assert not row.excluded
+
+
+def test_an_unchanged_order_mashed_through_the_done_guard_is_excluded(app, client, study):
+    """Issue 15: Done clicked through the 300 ms guard gave the initial order as an answer
+    (rt 450 ms, no moves, ignored clicks); stored, it is excluded with its own reason."""
+    api = start(client, slug="order")
+    schedule = schedule_of(app, api)
+    practice = [t for t in schedule if t["block"] == "practice"]
+    for trial in practice:
+        assert client.post(f"{api}/trials", json=answer(trial)).status_code == 201
+    main = [t for t in schedule if t["trial_type"] == "frame_order" and t["block"] != "practice"]
+    def unchanged(trial, **overrides):  # the order as shown, frames in presented slots
+        return answer(trial, moves=[], final_order=list(range(trial["params"]["n_frames"])),
+                      **overrides)
+
+    clicks = [{"t_ms": 40.0, "kind": "click"}, {"t_ms": 210.0, "kind": "click"}]
+    mashed = unchanged(main[0], rt_ms=450.0, ignored_inputs=clicks)
+    considered = unchanged(main[1], rt_ms=6000.0, ignored_inputs=clicks)
+    for body in (mashed, considered):
+        assert client.post(f"{api}/trials", json=body).status_code == 201
+    with app.app_context():
+        rows = {row.trial_index: row for row in db.session.scalars(select(Trial))}
+    assert rows[main[0]["trial_index"]].exclusion_reasons == ["no_moves_after_ignored_input"]
+    assert rows[main[1]["trial_index"]].exclusion_reasons == []
 
 
 def test_device_heartbeat(app, client, study):

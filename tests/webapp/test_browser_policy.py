@@ -22,10 +22,11 @@ def test_a_study_file_may_opt_in_webkit_and_validate_says_what_it_costs(app, run
     factory.stimulus_set()
     source = tmp_path / "study.toml"
     source.write_text('[study]\ndesign = "arrow-of-time"\nstimulus_set = "synthetic"\n'
+                      '[responses]\nkeys = ["d", "k"]\n'  # WebKitGTK keeps f
                       '[participants]\nbrowsers = ["chromium", "firefox", "webkit"]\n')
     result = runner.invoke(args=["study", "validate", str(source)])
     assert result.exit_code == 0, result.output
-    assert "Warning: study.toml:5: participants.browsers: webkit (Safari) is allowed, but its " \
+    assert "Warning: study.toml:7: participants.browsers: webkit (Safari) is allowed, but its " \
            "measured onset error (mean 9.2 ms, SD 4.0 ms" in result.output
     with app.app_context():
         studies.create_study_from_config("pilot", study_file.load(source))

@@ -1,4 +1,6 @@
 """The study page: participants and their status, accuracy and RT figures, exclusion flow."""
+import csv
+import io
 import re
 
 import numpy as np
@@ -8,7 +10,7 @@ import pytest
 from analysis import aot, loading
 from analysis import figures as report_figures
 from tests.webapp.conftest import minutes_ago
-from webapp.researcher import dashboard
+from webapp.researcher import dashboard, exports
 
 
 @pytest.fixture
@@ -54,6 +56,22 @@ def test_the_participants_table_shows_status_progress_and_last_seen(logged_in, s
     assert "excluded: catch_failed" in rows["P-catch"]
     assert "excluded: practice_gate" in rows["P-practice"]
     assert re.search(r"\d{4}-\d\d-\d\d \d\d:\d\d:\d\d UTC", rows["P-gone"])
+
+
+def test_a_simulated_session_is_excluded_while_it_runs_too(app, logged_in, factory):
+    # The stored flag is set when a session ends; README: simulated sessions are always excluded.
+    study = factory.study(slug="sim")
+    factory.trial(factory.session(study, subject_id="P-robot", simulated=True))
+    page = logged_in.get("/researcher/studies/sim").get_data(as_text=True)
+    row = re.search(r'data-participant="P-robot"\s+data-excluded="(\w+)"(.*?)</tr>', page,
+                    flags=re.S)
+    assert row.group(1) == "yes" and "excluded: simulated" in row.group(2)
+    with app.app_context():
+        files = exports.build_export("sim")
+    person = next(csv.DictReader(io.StringIO(files["participants.csv"].decode())))
+    trial = next(csv.DictReader(io.StringIO(files["trials.csv"].decode())))
+    assert (person["excluded"], person["exclusion_reasons"]) == ("True", '["simulated"]')
+    assert (trial["excluded"], trial["exclusion_reasons"]) == ("True", '["simulated"]')
 
 
 def test_abandonment_follows_the_configured_heartbeat_window(app, logged_in, study):

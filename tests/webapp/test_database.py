@@ -76,3 +76,36 @@ def test_locked_database_answers_503_with_retry_after(tmp_path):
     assert response.headers["Retry-After"] == "1"
     assert response.get_json()["error"] == "busy"
     assert app.test_client().post("/api/probe").status_code == 200
+
+
+def test_tests_read_then_write_beside_a_live_writer(app, tmp_path):
+    """The CI flake: a browser test read a row, a live page's request wrote, and the test's
+    write then failed at once with "database is locked" (a DEFERRED read cannot upgrade past a
+    newer commit).  Tests write through ``tests.live_site.writing``, which begins IMMEDIATE."""
+    from sqlalchemy.exc import OperationalError
+
+    from tests.live_site import writing
+
+    def live_request_writes():
+        other = sqlite3.connect(tmp_path / "test.db", isolation_level=None, timeout=5)
+        other.execute("CREATE TABLE IF NOT EXISTS live (n)")
+        other.execute("INSERT INTO live VALUES (1)")
+        other.close()
+
+    live_request_writes()
+    with app.app_context():
+        _add_experiment("row")
+        db.session.scalar(select(Study).where(Study.slug == "row"))  # a plain read
+        live_request_writes()
+        with pytest.raises(OperationalError, match="locked"):
+            db.session.execute(db.update(Study).values(title="lost"))
+        db.session.rollback()
+    with writing(app) as session:
+        study = session.scalar(select(Study).where(Study.slug == "row"))
+        writer = threading.Thread(target=live_request_writes)  # waits for our commit
+        writer.start()
+        study.title = "kept"
+    writer.join()
+    with app.app_context():
+        assert db.session.scalar(select(Study.title).where(Study.slug == "row")) == "kept"
+        assert db.session.scalar(db.text("SELECT count(*) FROM live")) == 3

@@ -372,7 +372,9 @@ def test_the_prolific_list_rejects_only_failed_attention_and_manual_exclusions(
              "P-slow": ("completed", ["too_many_timeouts"]),
              "P-practice": ("failed_practice", ["practice_gate"]),
              "P-bot": ("completed", []), "P-forgiven": ("failed_attention", ["catch_accuracy"]),
-             "P-running": ("in_progress", []), "=HYPERLINK(1)": ("completed", [])}
+             "P-running": ("in_progress", []), "=HYPERLINK(1)": ("completed", []),
+             # Told to return the study: never approved (a client can screen itself out).
+             "P-screened": ("screened_out", ["screened_out"])}
     for subject, (status, reasons) in cases.items():
         factory.session(study, subject_id=subject, status=status, excluded=bool(reasons),
                         exclusion_reasons=reasons)
@@ -389,8 +391,10 @@ def test_the_prolific_list_rejects_only_failed_attention_and_manual_exclusions(
     assert decisions.pop("P-catch") == ("REJECT", "Failed attention checks.")
     assert decisions.pop("P-bot") == ("REJECT", "Excluded by the researchers: pasted text")
     assert decisions.pop("'=HYPERLINK(1)") == ("APPROVE", "")  # quoted, never a formula
+    # Too many fullscreen exits: a broken browser or trials dodged; the researcher decides
+    # (a session of nothing but exits was approved).
     assert decisions == {s: ("APPROVE", "") for s in
-                         ("P-ok", "P-tech", "P-slow", "P-practice", "P-forgiven")}
+                         ("P-ok", "P-slow", "P-practice", "P-forgiven")}
     with app.app_context():
         files = exports.build_export("payday")
     assert files["prolific_decisions.csv"] == response.get_data()

@@ -54,7 +54,7 @@ def _every_kind_of_response(client, run, media):
         "plotly": client.get("/researcher/vendor/plotly.min.js"),
         "static": client.get("/static/js/runner.js"),
         "entry": client.get("/p/study", query_string={"participant": "p-1"}),
-        "entry refused": client.get("/p/study"),
+        "entry refused": client.get("/p/study", query_string={"participant": "bad id!"}),
         "run": client.get(run),
         "api": client.get(api),
         "api refused": client.post(f"{api}/trials", json={"bogus": 1}),

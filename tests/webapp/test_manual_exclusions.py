@@ -1,6 +1,7 @@
 """Manual exclusion rules: who may add one, what a careless or hostile request gets, and where
 the verdict shows (roster, exports, codebook, exclusion flow, Prolific list)."""
 import csv
+import html
 import io
 import json
 import re
@@ -160,6 +161,21 @@ def test_bad_requests_store_nothing(app, logged_in, study, data, status):
     assert _rules(app) == []
 
 
+@pytest.mark.parametrize("participant, reason, status, message", [
+    ("P-nobody", "answered at random", 404, "No participant 'P-nobody' in 'pilot'."),
+    ("P-ok", "  ", 400, "A reason is required to exclude a participant."),
+])
+def test_a_refused_rule_shows_its_error_on_the_study_page_with_the_form_kept(
+        logged_in, study, participant, reason, status, message):
+    response = _post(logged_in, participant, reason=reason)
+    page = html.unescape(response.get_data(as_text=True))
+    assert response.status_code == status and message in page
+    form = page[page.index('id="exclusion-form"'):page.index("</form>", page.index(
+        'id="exclusion-form"'))]
+    assert f'value="{participant}"' in form and message in form
+    assert 'id="participants"' in page  # the rest of the study page is there too
+
+
 def test_a_double_submit_stores_one_rule(app, logged_in, study):
     assert _post(logged_in).status_code == 303
     second = _post(logged_in, reason="clicked twice")
@@ -260,3 +276,15 @@ def test_the_report_from_the_database_applies_manual_rules(app, logged_in, study
     assert metrics["n_participants_included"] == 1  # ODD only: P-ok by hand, P-catch by rule
     flow = (tmp_path / "tables" / "exclusion_flow.csv").read_text()
     assert "manual" in flow
+
+
+def test_the_reports_flow_counts_who_entered_without_a_trial(app, factory, study, tmp_path):
+    factory.session(study, subject_id="P-screened", status="screened_out", excluded=True,
+                    exclusion_reasons=["screened_out"])
+    result = app.test_cli_runner().invoke(args=["report", "pilot", "--out", str(tmp_path),
+                                                "--n-boot", "20"])
+    assert result.exit_code == 0, result.output
+    with (tmp_path / "tables" / "exclusion_flow.csv").open() as handle:
+        flow = {row["step"]: row for row in csv.DictReader(handle)}
+    assert flow["entered"]["n_participants_remaining"] == "4"
+    assert flow["screened_out"]["n_participants_removed"] == "1"

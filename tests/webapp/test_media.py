@@ -7,6 +7,7 @@ time, whether a trial is an attention check).
 """
 import json
 import os
+import string
 from pathlib import Path
 
 import pytest
@@ -134,14 +135,16 @@ def test_catch_trials_look_like_every_other_trial(site):
 
 def test_catch_trials_are_answered_as_arrow_of_time_trials(site):
     client = site.test_client()
-    token, _ = enter(client)
+    token, state = enter(client)
     api = f"/api/session/{token}"
+    keys = {label: key for key, label in state["key_mapping"].items()}
     for trial in schedule(site, token):
         if trial["trial_type"] == "frame_order":
             continue
         body = {"client_uuid": f"00000000-0000-4000-8000-{trial['trial_index']:012d}",
                 "trial_index": trial["trial_index"], "rt_ms": 700.0, "timed_out": False,
-                "response": trial["correct_response"], "trial_type": trial["trial_type"]}
+                "response": trial["correct_response"], "key": keys[trial["correct_response"]],
+                "trial_type": trial["trial_type"]}
         if trial["trial_type"] == "catch":  # the name the browser never sees is refused
             assert client.post(f"{api}/trials", json=body).status_code == 400
         body["trial_type"] = "aot"
@@ -197,7 +200,9 @@ def test_missing_file_is_404(site):
 
 def test_catch_videos_cannot_be_told_apart_by_size_or_length(app, tmp_path):
     # The red team read which key a catch video names from its Content-Length (6741 vs 6948
-    # bytes in every session) and spotted catch trials by their 2 s length.
+    # bytes in every session) and spotted catch trials by their 2 s length.  Studies choose
+    # their keys (issue 15), so every key's video is one size: W's keycap encodes some 40%
+    # larger than I's, and whichever two a study uses must not differ.
     from experiments import media
     from experiments.catch import catch_specs
     from webapp.stimuli import catalog
@@ -206,9 +211,12 @@ def test_catch_videos_cannot_be_told_apart_by_size_or_length(app, tmp_path):
     with app.app_context():
         clips = catalog.import_clips(catch_specs(tmp_path / "sources"), "catch", root,
                                      frame_set_sizes=())
+        assert sorted(clip.params["instructed_key"] for clip in clips) == \
+            sorted(string.ascii_lowercase + string.digits)
         files = [(root / s.path, s) for clip in clips for s in clip.stimuli]
         assert len({path.stat().st_size for path, _ in files}) == 1
         for path, stimulus in files:
             assert stimulus.sha256 == media.sha256_file(path)
             assert stimulus.meta["size_bytes"] == path.stat().st_size
         assert {clip.duration_s for clip in clips} == {3.0}
+        assert {media.probe(path).duration_s for path, _ in files} == {3.0}

@@ -23,7 +23,7 @@ def enter(client, **params):
 
 def token_of(response):
     assert response.status_code == 303, response.data
-    return response.headers["Location"].rsplit("/", 1)[-1]
+    return response.headers["Location"].rsplit("/", 1)[-1].split("?")[0]
 
 
 def test_entry_creates_subject_and_session_then_runner(app, client, study):
@@ -55,13 +55,90 @@ def test_repeat_entry_resumes_never_duplicates(app, client, study):
 
 
 @pytest.mark.parametrize("params, status", [
-    ({}, 400), ({"participant": "bad id!"}, 400), ({"participant": "x" * 201}, 400),
+    ({"STUDY_ID": "s1"}, 400), ({"participant": "bad id!"}, 400), ({"participant": "x" * 201}, 400),
     ({"participant": "abc\n"}, 400),  # "$" would accept a trailing newline
     ({"PROLIFIC_PID": "ok", "STUDY_ID": "<script>"}, 400),
 ])
 def test_entry_needs_a_valid_id(client, study, params, status):
     response = enter(client, **params)
     assert response.status_code == status and b"not available" in response.data
+
+
+def offer_languages(app, languages):
+    from experiments.designs import STUDY_CONFIG_KEY
+    from webapp.models import Study
+
+    with app.app_context():
+        row = db.session.scalar(select(Study).where(Study.slug == "study"))
+        row.design_snapshot = {**row.design_snapshot, STUDY_CONFIG_KEY: {"languages": languages}}
+        db.session.commit()
+
+
+def test_the_bare_link_asks_for_the_participant_id(app, client, study):
+    """The link the dashboard and `study list` show (no id) opens a form that asks for the
+    id and opens the same link with it, in the participant's language."""
+    from experiments.texts import defaults
+    from webapp.researcher import studies
+
+    offer_languages(app, ["en", "de"])
+    with app.app_context():
+        shown = studies.participant_link("study").removeprefix(app.config["PUBLIC_URL"])
+    assert shown == "/p/study"
+    page = client.get(shown)
+    assert page.status_code == 200, page.data
+    html = page.get_data(as_text=True)
+    assert '<form method="get" action="/p/study"' in html and 'name="participant"' in html
+    assert defaults("en")["ask_id_title"] in html and 'name="lang"' not in html
+    german = client.get(shown, headers={"Accept-Language": "de"}).get_data(as_text=True)
+    assert defaults("de")["ask_id"] in german and '<html lang="de">' in german
+    # ?lang= travels with the form; an empty id asks again; what is typed in is checked.
+    assert '<input type="hidden" name="lang" value="de">' in client.get(
+        shown + "?lang=de").get_data(as_text=True)
+    assert client.get(shown + "?participant=").status_code == 200
+    assert client.get(shown + "?participant=bad%20id!").status_code == 400
+    assert token_of(client.get(shown + "?participant=typed-in"))
+    # A study that is not open says so, with or without an id.
+    with app.app_context():
+        open_study(slug="drafted", status="draft")
+    assert client.get("/p/drafted").status_code == 404
+    assert client.get("/p/missing").status_code == 404
+
+
+def test_a_screened_out_participant_sees_the_screen_out_code_again(app, client, study):
+    """Coming back after a screen-out shows why, the study to return and the screen-out code
+    (a redirect that failed can be recovered), not \"nothing more to do\"."""
+    from experiments.texts import defaults
+    from webapp.participant.sessions import completion_codes
+
+    offer_languages(app, ["en", "de"])
+    with app.app_context():
+        code = completion_codes("study")["screened_out"]
+    link = {"PROLIFIC_PID": "phone-1", "STUDY_ID": "s", "SESSION_ID": "x"}
+    token = token_of(enter(client, **link, lang="de"))
+    assert client.post(f"/api/session/{token}/screen-out",
+                       json={"reasons": ["device"]}).status_code == 200
+    again = enter(client, **link)  # no ?lang=: the session's language (German)
+    html = again.get_data(as_text=True)
+    assert again.status_code == 200 and '<html lang="de">' in html
+    assert defaults("de")["once_only"] not in html and defaults("de")["already_taken_part"] not in html
+    assert defaults("de")["screen_out_title"] in html
+    assert defaults("de")["device_problem_desktop"] in html  # why
+    assert "Studie auf der" in html and f"<strong>{code}</strong>" in html
+    assert defaults("de")["screen_out_code_label"] in html and f'class="code">{code}<' in html
+    assert f'href="https://app.prolific.com/submissions/complete?cc={code}"' in html
+    english = enter(client, **link, lang="en").get_data(as_text=True)
+    assert defaults("en")["screen_out_code_label"] in english and code in english
+
+
+def test_participant_pages_name_an_icon_that_is_served(client, study):
+    """Without an icon of its own a page makes the browser ask for /favicon.ico, a 404 in
+    the participant's console."""
+    token = token_of(enter(client, participant="icon-1"))
+    for path in ("/p/study", f"/run/{token}", "/p/study?participant=icon-1&x=1", "/p/nothing"):
+        html = client.get(path, follow_redirects=True).get_data(as_text=True)
+        assert '<link rel="icon" href="/static/favicon.svg"' in html, path
+    icon = client.get("/static/favicon.svg")
+    assert icon.status_code == 200 and icon.mimetype == "image/svg+xml"
 
 
 @pytest.mark.parametrize("status", ["draft", "paused", "closed"])

@@ -35,15 +35,21 @@ def start(client, participant="p-1", **params):
 
 
 def session_row(app, api):
+    """The session, each scheduled trial given ``keys``: the key of each response in the
+    session's key mapping (read only here, never stored)."""
     with app.app_context():
-        return db.session.scalar(select(Session).where(Session.token == api.rsplit("/", 1)[-1]))
+        row = db.session.scalar(select(Session).where(Session.token == api.rsplit("/", 1)[-1]))
+        keys = {label: key for key, label in row.condition["key_mapping"].items()}
+        for trial in row.schedule:
+            trial["keys"] = keys
+        return row
 
 
 def answer(trial):
-    body = {"client_uuid": str(uuid.uuid4()), "trial_index": trial["trial_index"],
+    return {"client_uuid": str(uuid.uuid4()), "trial_index": trial["trial_index"],
             "trial_type": presented_type(trial["trial_type"]), "rt_ms": 800.0,
-            "timed_out": False, "response": trial["correct_response"]}
-    return body
+            "timed_out": False, "response": trial["correct_response"],
+            "key": trial["keys"][trial["correct_response"]]}
 
 
 def store_practice(client, app, api, query=""):

@@ -138,3 +138,69 @@ def test_the_literal_finder_finds_a_sentence():
     assert participant_literals('show("x", el("h1", {}, "Loading the next clips…"));') == [
         '"Loading the next clips…"']
     assert participant_literals('throw new Error(`unknown trial type ${t}`);') == []
+
+
+def _token(response) -> str:
+    assert response.status_code == 303, response.data
+    return response.headers["Location"].split("?")[0].rsplit("/", 1)[-1]
+
+
+def _session(app, token) -> Session:
+    with app.app_context():
+        return db.session.scalar(select(Session).where(Session.token == token))
+
+
+def test_consent_records_the_language_and_the_text_read(app, client, study):
+    """The consent record says in which language, and which wording, the participant read:
+    the session's language (the link's ?lang=), not the browser's; it is exported with the
+    session (participants.csv's device_info)."""
+    from webapp.participant import texts
+    from webapp.researcher.roster import roster_frame
+
+    offer_languages(app, ["en", "de"])
+    token = _token(client.get("/p/study?PROLIFIC_PID=p-de&lang=de"))
+    english_browser = {"Accept-Language": "en-GB,en;q=0.9"}
+    # The run page and the state follow the session's language, whatever the browser says.
+    page = client.get(f"/run/{token}", headers=english_browser).get_data(as_text=True)
+    assert '<html lang="de">' in page and '"lang": "de"' in page
+    api = f"/api/session/{token}"
+    assert client.get(api, headers=english_browser).json["language"] == "de"
+    assert client.post(f"{api}/consent", json={"consent": True},
+                       headers=english_browser).status_code == 200
+    row = _session(app, token)
+    consent = row.device_info["consent"]
+    assert consent["given"] is True and consent["language"] == "de"
+    assert consent["study_version"] == row.study_version
+    with app.app_context():
+        german, english = (texts.consent_version(sessions.session_by_token(
+            db.session.connection(), token), language) for language in ("de", "en"))
+        exported = roster_frame("study").set_index("session_id").loc[row.id, "device_info"]
+    assert consent["text_version"] == german != english and len(german) == 16
+    assert exported["consent"]["language"] == "de"
+    assert exported["consent"]["text_version"] == german
+
+
+def test_the_next_session_keeps_the_language_of_the_first(app, client, study):
+    """Session 2 opens in the language of session 1 (the browser's does not matter), unless
+    its link says ?lang=."""
+    from datetime import timedelta
+
+    offer_languages(app, ["en", "de"])
+    english_browser = {"Accept-Language": "en"}
+    first = _token(client.get("/p/study?participant=p-2&lang=de"))
+    client.post(f"/api/session/{first}/consent", json={"consent": True})
+    with app.app_context():
+        row = db.session.scalar(select(Session).where(Session.token == first))
+        row.status, row.completed_at = "completed", sessions.now() - timedelta(days=2)
+        db.session.commit()
+    second = _token(client.get("/p/study?participant=p-2", headers=english_browser))
+    assert second != first and _session(app, second).device_info["language"] == "de"
+    page = client.get(f"/run/{second}", headers=english_browser).get_data(as_text=True)
+    assert '<html lang="de">' in page
+    assert client.get(f"/api/session/{second}", headers=english_browser).json["language"] == "de"
+    # Coming back with ?lang=en: from now on the session is English, and so is its consent.
+    assert _token(client.get("/p/study?participant=p-2&lang=en")) == second
+    assert client.get(f"/api/session/{second}").json["language"] == "en"
+    client.post(f"/api/session/{second}/consent", json={"consent": True}, headers={
+        "Accept-Language": "de"})
+    assert _session(app, second).device_info["consent"]["language"] == "en"

@@ -1,10 +1,14 @@
 """Study set-up and lifecycle, from Python, the CLI and the dashboard."""
 import pytest
+from sqlalchemy import select
 
+from bench.harness.stored_study import add_catch_set
+from experiments import study_file
+from experiments.catch import KEYS as CATCH_KEYS
 from experiments.designs import DESIGNS, design_from_snapshot
 from webapp.cli.studies import DEMO_STUDIES
 from webapp.extensions import db
-from webapp.models import Study, access
+from webapp.models import Session, Study, access
 from webapp.participant import sessions
 from webapp.researcher import studies
 
@@ -136,6 +140,50 @@ def test_an_opened_study_admits_participants_at_its_link(app, client, factory):
     assert client.get(path + "?participant=P1").status_code not in (403, 404)
 
 
+# Issue 15: a lab that avoids f (WebKitGTK leaves fullscreen on it) answers with d and k.
+DK_STUDY = ('[study]\ndesign = "arrow-of-time"\nstimulus_set = "synthetic"\n'
+            '[responses]\nkeys = ["d", "k"]\n')
+NO_D_OR_K = ("the catch set 'catch' has no video for response key 'd' or 'k' (it holds f, j): "
+             "run `python manage.py stimuli generate` to add every key's video, or set "
+             "blocks.catch_per_block = 0")
+
+
+def test_catch_trials_the_stored_catch_set_cannot_show_are_refused_with_the_fix(ctx):
+    # A catch set generated before it held every key: f and j only (the CLI's words:
+    # tests/webapp/test_study_file_cli.py).
+    add_catch_set()
+    with pytest.raises(studies.StudyError) as refused:
+        studies.create_study_from_config("dk", study_file.loads(DK_STUDY))
+    assert str(refused.value) == NO_D_OR_K
+    assert studies.get_study("dk") is None
+    without = DK_STUDY + "[blocks]\ncatch_per_block = 0\n"
+    studies.create_study_from_config("dk", study_file.loads(without))  # no check to show
+    with pytest.raises(studies.StudyError, match="no video for response key 'd' or 'k'"):
+        studies.update_study("dk", study_file.loads(DK_STUDY))  # nor by a change
+    add_catch_set(keys=("d",))  # one key is not enough: every check would be the same press
+    with pytest.raises(studies.StudyError, match=r"response key 'k' \(it holds d, f, j\)"):
+        studies.create_study_from_config("dk-2", study_file.loads(DK_STUDY))
+
+
+def test_a_study_answering_with_d_and_k_checks_attention_with_d_and_k(app, client, factory):
+    factory.stimulus_set()
+    with app.app_context():
+        add_catch_set(keys=CATCH_KEYS)
+        studies.create_study_from_config("dk", study_file.loads(DK_STUDY))
+        studies.transition("dk", "open")
+    location = client.get("/p/dk", query_string={"participant": "p-1"}).headers["Location"]
+    with app.app_context():
+        session = db.session.scalar(select(Session).where(
+            Session.token == location.rsplit("/", 1)[-1]))
+        condition, schedule = session.condition, session.schedule
+    assert condition["catch_available"] is True and set(condition["key_mapping"]) == {"d", "k"}
+    catch = [t for t in schedule if t["trial_type"] == "catch"]
+    assert len(catch) == len({t["block"] for t in schedule if t["block"] != "practice"}) >= 2
+    assert {t["instructed_key"] for t in catch} == {"d", "k"}
+    for trial in catch:
+        assert trial["correct_response"] == condition["key_mapping"][trial["instructed_key"]]
+
+
 # --- CLI -----------------------------------------------------------------------------------
 
 def test_cli_lifecycle(app, runner, factory):
@@ -169,6 +217,34 @@ def test_cli_demo_opens_one_study_per_design_once(app, runner, factory):
         demos = db.session.query(Study).filter(Study.slug.like("demo-%")).all()
         assert sorted(e.design for e in demos) == sorted(DEMO_STUDIES.values())
         assert {e.status for e in demos} == {"open"}
+
+
+def test_cli_links_say_which_server_they_assume(app, client, runner, factory):
+    """`study links`, `list` and `demo` print links for CHRONOSCOPE_PUBLIC_URL (or its
+    default), say so, and take --base-url for a server elsewhere; every link printed works."""
+    from urllib.parse import urlsplit
+
+    factory.stimulus_set()
+    factory.study(slug="pilot")
+    default = app.config["PUBLIC_URL"]
+    for args in (["study", "links", "pilot"], ["study", "list"], ["study", "demo"]):
+        result = runner.invoke(args=args)
+        assert result.exit_code == 0, result.output
+        assert f"Links assume this server is reached at {default}" in result.stderr
+        assert "--base-url" in result.stderr and "CHRONOSCOPE_PUBLIC_URL" in result.stderr
+        moved = runner.invoke(args=[*args, "--base-url", "http://127.0.0.1:5721/"])
+        assert moved.exit_code == 0, moved.output
+        links = [word for word in moved.stdout.split() if "/p/" in word]
+        assert links and all(link.startswith("http://127.0.0.1:5721/p/") for link in links)
+        assert default not in moved.stdout and "http://127.0.0.1:5721" in moved.stderr
+        for link in links:  # the printed links open the study (the bare one asks for the id)
+            if "{{%" not in link:
+                parts = urlsplit(link.replace("?participant=ID", "?participant=someone"))
+                response = client.get(parts.path, query_string=parts.query)
+                assert response.status_code in (200, 303), (link, response.status_code)
+    assert app.config["PUBLIC_URL"] == default  # the option changes no setting
+    wrong = runner.invoke(args=["study", "links", "pilot", "--base-url", "javascript:alert(1)"])
+    assert wrong.exit_code == 2 and "not an http(s) address" in wrong.output
 
 
 @pytest.mark.parametrize("args, message", [
@@ -292,15 +368,32 @@ def test_dashboard_404s_for_unknown_studies_and_actions(logged_in, factory):
     assert logged_in.post("/researcher/studies/s/delete").status_code == 404
 
 
-def test_cli_warns_about_response_keys_a_browser_keeps(runner, factory):
+def test_cli_warns_about_response_keys_a_browser_keeps(runner, factory, tmp_path):
     factory.stimulus_set()
     result = runner.invoke(args=["study", "create", "keys", "--design", "arrow-of-time",
                                  "--stimulus-set", "synthetic"])
     assert result.exit_code == 0, result.output
-    # The shipped designs answer with f: WebKitGTK leaves fullscreen on it instead.
-    assert "Warning: Response key 'f'" in result.output and "WebKitGTK" in result.output
-    result = runner.invoke(args=["study", "open", "keys"])
+    # The shipped designs answer with f, which WebKitGTK keeps; the default study refuses
+    # WebKit, so no browser it accepts loses the key.
+    assert "Warning: Response key" not in result.output
+    webkit = tmp_path / "webkit.toml"
+    webkit.write_text('[study]\ndesign = "arrow-of-time"\nstimulus_set = "synthetic"\n'
+                      '[participants]\nbrowsers = ["chromium", "firefox", "webkit"]\n')
+    # A study file opting WebKit in with f is refused: no F press could ever be stored there.
+    result = runner.invoke(args=["study", "create", "keys-webkit", "--from", str(webkit)])
+    assert result.exit_code != 0
+    assert "participants.browsers: Response key 'f'" in result.output
+    assert "WebKitGTK" in result.output and "nothing was created" in result.output
+    # A study stored without a file (an older one) still gets the warning when it opens.
+    snapshot = DESIGNS["arrow-of-time"].to_dict()
+    snapshot["study_config"] = {"stimulus_set": "synthetic",
+                                "browsers": ["chromium", "firefox", "webkit"]}
+    factory.study(slug="keys-webkit", status="draft", design_snapshot=snapshot)
+    result = runner.invoke(args=["study", "open", "keys-webkit"])
     assert "Warning: Response key 'f'" in result.output
+    escape = DESIGNS["arrow-of-time"].with_changes(response_keys=("escape", "j")).to_dict()
+    factory.study(slug="escape", status="draft", design_snapshot=escape)
+    assert "Warning: Response key 'escape'" in runner.invoke(args=["study", "open", "escape"]).output
     safe = DESIGNS["arrow-of-time"].with_changes(response_keys=("j", "k")).to_dict()
     factory.study(slug="safe", status="draft", design_snapshot=safe)
     result = runner.invoke(args=["study", "open", "safe"])
@@ -308,7 +401,18 @@ def test_cli_warns_about_response_keys_a_browser_keeps(runner, factory):
     assert "Warning" not in result.output
 
 
-def test_study_page_warns_about_response_keys_a_browser_reserves(logged_in, factory):
+def test_study_page_warns_about_response_keys_a_browser_it_accepts_reserves(logged_in, factory):
+    from experiments.designs import DESIGNS
+    from webapp.researcher.studies import STUDY_CONFIG_KEY
+
+    # The default study refuses WebKit, the one engine that keeps f: no warning (the page
+    # warned about f for every study, unlike `study create` and `open`).
     factory.study(slug="keys-page")
     page = logged_in.get("/researcher/studies/keys-page").get_data(as_text=True)
+    assert 'id="key-warnings"' not in page
+    snapshot = DESIGNS["arrow-of-time"].to_dict()
+    snapshot[STUDY_CONFIG_KEY] = {"stimulus_set": "synthetic",
+                                  "browsers": ["chromium", "firefox", "webkit"]}
+    factory.study(slug="keys-webkit", design_snapshot=snapshot)
+    page = logged_in.get("/researcher/studies/keys-webkit").get_data(as_text=True)
     assert 'id="key-warnings"' in page and "Response key &#39;f&#39;" in page

@@ -1,6 +1,8 @@
 """``manage.py study create --from / validate / export-config``."""
+import re
 from pathlib import Path
 
+from bench.harness.stored_study import add_catch_set
 from experiments import study_file
 from experiments.designs import DESIGNS, STUDY_CONFIG_KEY
 from webapp.participant import sessions
@@ -13,6 +15,9 @@ def test_validate_prints_a_summary_or_every_error(runner, tmp_path):
     result = runner.invoke(args=["study", "validate", str(SHIPPED / "arrow-of-time.toml")])
     assert result.exit_code == 0, result.output
     assert "arrow-of-time.toml: valid." in result.output
+    for shipped in sorted(SHIPPED.glob("*.toml")):  # tra-sweep-pybullet.toml among them
+        result = runner.invoke(args=["study", "validate", str(shipped)])
+        assert result.exit_code == 0 and f"{shipped.name}: valid." in result.output, result.output
     bad = tmp_path / "study.toml"
     bad.write_text('[study]\ndesign = "arrow-of-time"\nstimulus_set = "s"\n'
                    '[blocks]\ncount = "four"\n[timing]\nfixation = 500\n')
@@ -59,16 +64,78 @@ def test_create_with_a_design_still_works_and_exports_its_defaults(app, runner, 
     assert runner.invoke(args=["study", "create", "x"]).exit_code != 0
 
 
-def test_keys_the_catch_videos_do_not_instruct_are_refused_not_a_traceback(runner, factory,
-                                                                          tmp_path):
+def test_keys_the_stored_catch_set_lacks_are_refused_at_creation_not_a_traceback(app, runner,
+                                                                                  factory, tmp_path):
+    # Issue 15: any two keys may check attention, as the catch set has a video for every key
+    # a study file accepts; a set stored before it did (F and J only) is found at creation.
     factory.stimulus_set()
+    with app.app_context():
+        add_catch_set()
     source = tmp_path / "keys.toml"
     source.write_text('[study]\ndesign = "arrow-of-time"\nstimulus_set = "synthetic"\n'
                       '[responses]\nkeys = ["d", "k"]\n')
-    expected = ("keys.toml:5: responses.keys: the catch videos instruct f and j; with other "
-                "keys set blocks.catch_per_block = 0 or use keys f and j")
-    for args in (["study", "validate", str(source)],
-                 ["study", "create", "keys", "--from", str(source)]):
-        result = runner.invoke(args=args)
-        assert result.exit_code != 0 and not isinstance(result.exception, KeyError), args
-        assert expected in result.output, result.output
+    result = runner.invoke(args=["study", "validate", str(source)])
+    assert result.exit_code == 0 and "keys d/k" in result.output, result.output
+    result = runner.invoke(args=["study", "create", "keys", "--from", str(source)])
+    assert result.exit_code != 0 and not isinstance(result.exception, KeyError)
+    assert ("the catch set 'catch' has no video for response key 'd' or 'k' (it holds f, j): run "
+            "`python manage.py stimuli generate`") in " ".join(result.output.split()), result.output
+
+
+def test_create_refuses_more_clips_than_the_set_has_at_the_files_line(app, runner, factory,
+                                                                      tmp_path):
+    # Issue 19 review: 500 trials per block validated, and participants silently got the
+    # dozen clips the set has; the export still said 2000.
+    factory.stimulus_set()
+    source = tmp_path / "many.toml"
+    source.write_text('[study]\ndesign = "arrow-of-time"\nstimulus_set = "synthetic"\n'
+                      '[blocks]\ncount = 4\ntrials_per_block = 500\n')
+    assert runner.invoke(args=["study", "validate", str(source)]).exit_code == 0  # no set here
+    result = runner.invoke(args=["study", "create", "many", "--from", str(source)])
+    output = " ".join(result.output.split())
+    found = re.search(r"many\.toml:6: blocks\.trials_per_block: expected at most the (\d+) "
+                      r"clip\(s\) per session that stimulus set 'synthetic' has for design "
+                      r"'arrow-of-time', got 2000 \(blocks\.trials_per_block × blocks\.count\)",
+                      output)
+    assert result.exit_code != 0 and found and 0 < int(found.group(1)) < 2000, output
+    with app.app_context():
+        assert studies.get_study("many") is None
+    source.write_text('[study]\ndesign = "arrow-of-time"\nstimulus_set = "synthetic"\n'
+                      '[blocks]\nclips_per_session = 2000\n')
+    result = runner.invoke(args=["study", "create", "many", "--from", str(source)])
+    assert "many.toml:5: blocks.clips_per_session: expected at most the" in \
+        " ".join(result.output.split()), result.output
+
+
+def test_create_names_the_stimulus_set_line_when_the_design_cannot_run_on_it(app, runner,
+                                                                            factory, tmp_path):
+    factory.stimulus_set()
+    with app.app_context():
+        add_catch_set()
+    source = tmp_path / "catch.toml"
+    source.write_text('[study]\ntitle = "T"\ndesign = "arrow-of-time"\nstimulus_set = "catch"\n')
+    assert runner.invoke(args=["study", "validate", str(source)]).exit_code == 0
+    result = runner.invoke(args=["study", "create", "c", "--from", str(source)])
+    assert result.exit_code != 0
+    assert "catch.toml:4: study.stimulus_set: design 'arrow-of-time' cannot run on stimulus " \
+        "set 'catch'" in " ".join(result.output.split()), result.output
+
+
+def test_create_and_validate_warn_about_a_consent_without_the_labs_facts(app, runner, factory,
+                                                                         tmp_path):
+    factory.stimulus_set()
+    result = runner.invoke(args=["study", "create", "plain", "--design", "arrow-of-time",
+                                 "--stimulus-set", "synthetic"])
+    assert result.exit_code == 0, result.output
+    for fact in ("contact", "ethics", "data_retention"):
+        assert f"Warning: study.{fact}: not given: the consent (en, de)" in result.output
+    source = tmp_path / "lab.toml"
+    source.write_text('[study]\ndesign = "arrow-of-time"\nstimulus_set = "synthetic"\n'
+                      'contact = "Dr. A, <a@example.org>"\nethics = "Board X, ref. 7"\n')
+    for args in (["validate", str(source)], ["create", "lab", "--from", str(source)]):
+        result = runner.invoke(args=["study", *args])
+        assert result.exit_code == 0, result.output
+        assert "Warning: lab.toml:1: study.data_retention: not given" in result.output
+        assert "study.contact" not in result.output and "study.ethics" not in result.output
+    shipped = runner.invoke(args=["study", "validate", str(SHIPPED / "arrow-of-time.toml")])
+    assert "arrow-of-time.toml:11: study.contact: an example value" in shipped.output

@@ -1,17 +1,27 @@
 """The dashboard's study form refuses what the study file refuses (400, never a 500)."""
+import html
+
+from bench.harness.stored_study import add_catch_set
 from webapp.researcher import studies
 
 FORM = {"slug": "pilot", "design": "arrow-of-time", "stimulus_set": "synthetic"}
 
 
-def test_keys_the_catch_videos_do_not_instruct_are_a_field_error(app, logged_in, factory):
+def test_keys_the_stored_catch_set_lacks_are_refused_with_the_fix(app, logged_in, factory):
+    # A catch set generated before it held every key (F and J only; issue 15).
     factory.stimulus_set()
+    with app.app_context():
+        add_catch_set()
     response = logged_in.post("/researcher/studies", data={**FORM, "keys": "d, k"})
     assert response.status_code == 400
-    assert ("responses.keys: the catch videos instruct f and j; with other keys set "
-            "blocks.catch_per_block = 0 or use keys f and j") in response.get_data(as_text=True)
+    page = html.unescape(response.get_data(as_text=True))
+    assert ("the catch set 'catch' has no video for response key 'd' or 'k' (it holds f, j): "
+            "run `python manage.py stimuli generate`") in page
     with app.app_context():
         assert studies.get_study("pilot") is None
+        add_catch_set(keys=("d", "k"))
+    response = logged_in.post("/researcher/studies", data={**FORM, "keys": "d, k"})
+    assert response.status_code == 303, response.get_data(as_text=True)
 
 
 def test_past_a_sane_bound_is_a_field_error(app, logged_in, factory):
@@ -20,3 +30,13 @@ def test_past_a_sane_bound_is_a_field_error(app, logged_in, factory):
     assert response.status_code == 400
     assert "practice.trials: expected a non-negative integer of at most 200, got 100000000" in \
         response.get_data(as_text=True)
+
+
+def test_the_keys_field_does_not_say_the_first_key_means_forward(logged_in, factory):
+    # The label read "Response keys (forward, backward; e.g. f, j)", while which key means
+    # forward is counterbalanced between participants by default (a German participant saw
+    # "F = Rückwärts").
+    factory.stimulus_set()  # the form shows once there is a set to run on
+    page = logged_in.get("/researcher/").get_data(as_text=True)
+    assert "Response keys (two letters or digits" in page and "counterbalanced" in page
+    assert "(forward, backward" not in page

@@ -1,5 +1,6 @@
 """The dashboard's study form, study versions, previews and the first-run links."""
 import csv
+import html
 import io
 import re
 from urllib.parse import urlsplit
@@ -22,7 +23,7 @@ def _form(logged_in, url="/researcher/studies", **values):
 
 
 def test_the_form_creates_a_study_with_the_study_files_fields(app, logged_in, factory):
-    factory.stimulus_set()
+    factory.stimulus_set(per_category=2)  # clips for every trial the study asks for
     response = _form(logged_in, title="Pilot", blocks="2", trials_per_block="3",
                      practice_trials="2", keys="d, k", fixation_ms="400", languages="en, de",
                      places="12", catch_per_block="0")
@@ -66,7 +67,8 @@ def test_an_uploaded_study_file_cannot_read_a_file_on_the_server(app, logged_in,
         **FORM, "study_file": (io.BytesIO(upload), "study.toml")},
         content_type="multipart/form-data")
     page = response.get_data(as_text=True)
-    assert response.status_code == 400 and "cannot be uploaded" in page and "root:" not in page
+    assert response.status_code == 400 and "root:" not in page
+    assert "study.toml:4: texts.en.consent: expected the Markdown inline" in page
 
 
 def test_an_uploaded_study_files_texts_are_stored(app, logged_in, factory):
@@ -79,6 +81,95 @@ def test_an_uploaded_study_files_texts_are_stored(app, logged_in, factory):
     with app.app_context():
         config = studies.study_config(studies.get_study("pilot"))
     assert config.texts["en"]["consent"].startswith("Our own consent")
+
+
+LAB_FILE = """\
+[study]
+title = "Lab pilot"
+design = "arrow-of-time"
+stimulus_set = "synthetic"
+languages = ["en", "de"]
+
+[sessions]
+count = 2
+gap_hours = 36
+
+[blocks]
+count = 2
+trials_per_block = 2
+catch_per_block = 1
+
+[practice]
+trials = 3
+
+[participants]
+places = 17
+
+[texts.en]
+consent = "Our own consent, {duration_minutes} minutes."
+"""
+
+
+def _upload(logged_in, source, url="/researcher/studies", **values):
+    return logged_in.post(url, data={**FORM, **values,
+                                     "study_file": (io.BytesIO(source.encode()), "lab.toml")},
+                          content_type="multipart/form-data")
+
+
+def test_an_uploaded_files_settings_win_over_blank_fields(app, logged_in, factory, runner):
+    factory.stimulus_set(per_category=2)  # clips for every trial the study asks for
+    response = _upload(logged_in, LAB_FILE)
+    assert response.status_code == 303, response.get_data(as_text=True)
+    exported = runner.invoke(args=["study", "export-config", "pilot"]).output
+    assert study_file.loads(exported) == study_file.loads(LAB_FILE)
+
+
+def test_a_filled_in_field_overrides_the_uploaded_file_and_an_edit_keeps_it(
+        app, logged_in, factory):
+    factory.stimulus_set(per_category=2)  # clips for every trial the study asks for
+    assert _upload(logged_in, LAB_FILE, places="9").status_code == 303
+    with app.app_context():
+        config = studies.study_config(studies.get_study("pilot"))
+    assert (config.places, config.design.session_gap_hours) == (9, 36)
+    # Editing: the form shows the study's values; those left as shown give way to the file.
+    page = logged_in.get("/researcher/studies/pilot/edit").get_data(as_text=True)
+    shown = dict(re.findall(r'name="(\w+)"[^>]*value="([^"]*)"', page))
+    shown.pop("csrf_token", None)
+    response = _upload(logged_in, LAB_FILE.replace("places = 17", "places = 21"),
+                       url="/researcher/studies/pilot/edit", **{**shown, "blocks": "1"})
+    assert response.status_code == 303, response.get_data(as_text=True)
+    with app.app_context():
+        config = studies.study_config(studies.get_study("pilot"))
+    assert (config.places, config.design.main_blocks) == (21, 1)
+
+
+def test_a_design_other_than_the_uploaded_files_is_an_error_naming_both(app, logged_in, factory):
+    factory.stimulus_set()
+    response = _upload(logged_in, LAB_FILE, design="frame-ordering")
+    assert response.status_code == 400
+    assert ("study.design: the form chose &#39;frame-ordering&#39;, the uploaded study file "
+            "&#39;arrow-of-time&#39;") in response.get_data(as_text=True)
+    with app.app_context():
+        assert studies.get_study("pilot") is None
+
+
+def test_every_error_of_an_uploaded_file_is_shown_as_validate_prints_it(
+        app, logged_in, factory, runner, tmp_path):
+    factory.stimulus_set()
+    source = ('[blocks]\ncount = "three"\ncatch_per_blok = 1\n\n[timing]\nfixation_ms = -1\n'
+              '\n[texts.en]\nconsent = "{code} {unknown}"\ndebrief = {file = "debrief.md"}\n')
+    (tmp_path / "lab.toml").write_text(source)
+    printed = runner.invoke(args=["study", "validate", str(tmp_path / "lab.toml")]).output
+    expected = [line for line in printed.splitlines() if line.startswith("lab.toml:")
+                and "required" not in line and "debrief" not in line]
+    assert len(expected) == 5  # count, catch_per_blok, fixation_ms, {code}, {unknown}
+    response = _upload(logged_in, source)
+    assert response.status_code == 400
+    page = html.unescape(response.get_data(as_text=True))
+    for line in expected:
+        assert line in page
+    # A {file = ...} text would read a file on the server: refused, with its line.
+    assert "lab.toml:10: texts.en.debrief: expected the Markdown inline" in page
 
 
 def test_a_viewer_cannot_change_a_study(app, client, factory, logged_in):

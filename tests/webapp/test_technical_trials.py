@@ -1,6 +1,6 @@
-"""Trials that timed out after the page left fullscreen (technical events) through the
-participant API: stored with their events, never held against the participant, and accepted
-only in the shape the runner sends them."""
+"""Trials during which the page left fullscreen (technical events: timed out or answered)
+through the participant API: stored with their events, never held against the participant,
+and accepted only in the shape the runner sends them."""
 import pytest
 from sqlalchemy import select
 
@@ -11,16 +11,25 @@ from webapp.extensions import db
 from webapp.models import Session, Trial
 
 
-def events(n):
-    return [{"kind": "fullscreen_exited_timeout", "presentation": i + 1} for i in range(n)]
+def events(n, last="fullscreen_exited_timeout"):
+    kinds = ["fullscreen_exited_timeout"] * (n - 1) + [last]
+    return [{"kind": kind, "presentation": i + 1} for i, kind in enumerate(kinds[:n])]
 
 
 def missed(trial, technical: bool):
-    """A trial the participant did not answer, left out of fullscreen; ``technical``: after
-    the runner offered it twice more (the shape the runner stores at the cap)."""
-    body = answer(trial, rt_ms=None, timed_out=True, response=None, key=None,
-                  fullscreen_exited=True)
-    return {**body, "technical_events": events(3)} if technical else body
+    """A trial the participant did not answer; ``technical``: the page left fullscreen during
+    it and the two re-offers (the shape the runner stores at the cap), else a plain miss in
+    fullscreen (a timeout out of fullscreen below the cap is offered again, never sent)."""
+    body = answer(trial, rt_ms=None, timed_out=True, response=None, key=None)
+    return {**body, "fullscreen_exited": True, "technical_events": events(3)} if technical \
+        else body
+
+
+def answered_out_of_fullscreen(trial, correct=True):
+    """A trial answered each time after the page left fullscreen (WebKitGTK's second F), as
+    the runner stores it at the cap: its answer is no answer of the participant's."""
+    return answer(trial, correct, fullscreen_exited=True,
+                  technical_events=events(3, last="fullscreen_exited_answer"))
 
 
 @pytest.fixture
@@ -138,11 +147,20 @@ def test_technical_practice_trials_are_left_out_of_the_gate(any_db_app, technica
      "inconsistent"),
     ({"technical_events": [{"kind": "tab_hidden", "presentation": 1}]}, "out_of_range"),
     ({"technical": True}, "unknown_field"),  # the server decides the flag, never the browser
+    # Answered after the page left fullscreen: offered again below the cap (issue 15) ...
+    ({"timed_out": False, "rt_ms": 700.0, "response": "F", "key": "f", "technical_events": []},
+     "inconsistent"),
+    ({"timed_out": False, "rt_ms": 700.0, "response": "F", "key": "f",
+      "technical_events": events(2, last="fullscreen_exited_answer")}, "inconsistent"),
+    # ... and so is a timeout, even one sent without its events.
+    ({"technical_events": []}, "inconsistent"),
 ])
 def test_technical_events_are_accepted_only_as_the_runner_sends_them(
         app, client, study, overrides, code):
     api = start(client, "p-5")
     trial = schedule_of(app, api)[0]
+    if "key" in overrides:  # the key that gives the response in this session's mapping
+        overrides = {**overrides, "key": trial["keys"][overrides["response"]]}
     response = client.post(f"{api}/trials", json={**missed(trial, technical=True), **overrides})
     assert response.status_code == 400 and response.json["error"] == code, response.json
     assert "technical" in response.json["message"]
@@ -156,4 +174,48 @@ def test_an_answer_after_a_re_offer_is_stored_with_its_event(app, client, study)
     _, trials = session_and_trials(app, api)
     stored = trials[trial["trial_index"]]
     assert stored.correct and stored.extra["technical"] is False
-    assert stored.extra["technical_events"] == events(1) and stored.exclusion_reasons == []
+    assert stored.extra["technical_events"] == events(1)
+    # Not a first look at the clip (review 15b D4): kept, but excluded from analysis.
+    assert stored.exclusion_reasons == ["reoffered"]
+
+
+def test_an_answer_given_out_of_fullscreen_is_technical_and_never_analysed(app, client, study):
+    """Issue 15: WebKitGTK swallowed the first F and left fullscreen; the second F was stored
+    as a normal answer (RT ~300 ms too long).  Answered out of fullscreen every time it was
+    offered, the trial is stored technical: its answer kept for the record, excluded, and a
+    wrong answer to a catch trial fails nothing."""
+    api = start(client, "p-7")
+    schedule = schedule_of(app, api)
+    catches = [t for t in schedule if is_catch(t) and t["block"] != "practice"]
+    for trial in schedule:
+        body = answered_out_of_fullscreen(trial, correct=False) if trial in catches \
+            else answer(trial)
+        response = client.post(f"{api}/trials", json=body)
+        assert response.status_code == 201, response.json
+    assert client.post(f"{api}/complete").json["status"] == "completed"
+    session, trials = session_and_trials(app, api)
+    assert not session.excluded and session.exclusion_reasons == []
+    for trial in (trials[t["trial_index"]] for t in catches):
+        assert trial.response is not None and trial.rt_ms is not None and not trial.correct
+        assert trial.extra["technical"] is True and trial.extra["fullscreen_exited"] is True
+        assert trial.extra["technical_events"][-1]["kind"] == "fullscreen_exited_answer"
+        assert trial.excluded and trial.exclusion_reasons == ["technical"]
+
+
+def test_a_technical_answer_is_left_out_of_the_rt_analysis(app, client, study):
+    from analysis import loading
+    from webapp.trials import trials_frame
+
+    api = start(client, "p-8")
+    schedule = schedule_of(app, api)
+    spoiled = next(t for t in schedule if t["trial_type"] == "aot" and t["block"] != "practice")
+    for trial in schedule:
+        body = answered_out_of_fullscreen(trial) if trial is spoiled else answer(trial)
+        assert client.post(f"{api}/trials", json=body).status_code == 201
+    client.post(f"{api}/complete")
+    with app.app_context():
+        data = trials_frame()
+    analysed = loading.included(data)
+    assert spoiled["trial_index"] in set(data["trial_index"])
+    assert spoiled["trial_index"] not in set(analysed["trial_index"])
+    assert len(analysed) == int((data["block"] != "practice").sum()) - 1

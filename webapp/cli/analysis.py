@@ -45,9 +45,10 @@ def _read_tra(path):
 
 
 def _run(frame_loader, out_dir, models, n_boot, seed, tra_file, title, sessions,
-         sweep_levels=None):
+         sweep_levels=None, participants=None):
     """``frame_loader()`` gives the trial table as read and how messages name its rows;
-    ``sweep_levels()``, if given, the TRA sweep clips' levels (else the TRA file names them)."""
+    ``sweep_levels()``, if given, the TRA sweep clips' levels (else the TRA file names them);
+    ``participants()``, if given, the sessions, so the flow counts who entered without a trial."""
     from analysis.report_output import report_to_folder
 
     try:
@@ -55,7 +56,8 @@ def _run(frame_loader, out_dir, models, n_boot, seed, tra_file, title, sessions,
         paths = report_to_folder(data, out_dir, models=_models(models), n_boot=n_boot,
                                  seed=seed, tra_data=_read_tra(tra_file), title=title,
                                  sessions=sessions, rows=rows,
-                                 sweep_levels=sweep_levels() if sweep_levels else None)
+                                 sweep_levels=sweep_levels() if sweep_levels else None,
+                                 participants=participants() if participants else None)
     except ValueError as error:
         raise click.UsageError(str(error)) from error
     summary = paths["summary"]
@@ -102,7 +104,7 @@ def analyze(trials_file, out_dir, models, n_boot, seed, sessions, tra_file):
 def report(study, out_dir, models, n_boot, seed, sessions, tra_file):
     """Full report of STUDY (people and models) from the database."""
     from webapp.researcher import studies
-    from webapp.researcher.roster import study_trials
+    from webapp.researcher.roster import roster_frame, study_trials
 
     def load():
         studies.require_study(study)  # StudyError is a ValueError: a clean usage error
@@ -112,7 +114,8 @@ def report(study, out_dir, models, n_boot, seed, sessions, tra_file):
         return frame, None
 
     _run(load, out_dir, models, n_boot, seed, tra_file, title=f"Chronoscope report: {study}",
-         sessions=sessions, sweep_levels=lambda: _sweep_levels(study))
+         sessions=sessions, sweep_levels=lambda: _sweep_levels(study),
+         participants=lambda: roster_frame(study))
 
 
 def _sweep_levels(study: str) -> pd.DataFrame | None:

@@ -6,7 +6,7 @@ import click
 from flask import current_app
 from flask.cli import with_appcontext
 
-from analysis.probes.tra import CONTEXT_LENGTHS, PROBES
+from analysis.probes.tra import BATCH_SIZE, CONTEXT_LENGTHS, PROBES
 from webapp import model_runs
 from webapp.cli.models import device
 
@@ -37,11 +37,13 @@ def _context_lengths(text: str) -> tuple[int, ...]:
               show_default=True, help="Context lengths in frames (multiples of the tubelet).")
 @click.option("--device", default="cpu", show_default=True, callback=lambda c, p, v: device(v),
               help="cpu, cuda or cuda:N.")
+@click.option("--batch-size", type=click.IntRange(min=1), default=BATCH_SIZE, show_default=True,
+              help="16-frame windows per forward pass; memory grows with it.")
 @click.option("--limit", type=click.IntRange(min=1), default=None,
               help="Probe only the first N sweep clips.")
 @click.option("--no-progress", is_flag=True, help="No progress bar.")
 @with_appcontext
-def tra(kind, model, study, stimulus_set, context, device, limit, no_progress):
+def tra(kind, model, study, stimulus_set, context, device, batch_size, limit, no_progress):
     """Losses on each sweep clip forward and reversed, cached and resumable; writes tra.csv."""
     from analysis.probes.run import run_tra_probe
 
@@ -54,7 +56,8 @@ def tra(kind, model, study, stimulus_set, context, device, limit, no_progress):
     try:
         result = run_tra_probe(kind, model, clips, instance / "model_cache.sqlite3",
                                instance / "model_runs", device=device,
-                               context_lengths=contexts, progress=not no_progress)
+                               context_lengths=contexts, batch_size=batch_size,
+                               progress=not no_progress)
     except Exception as error:  # noqa: BLE001 - one line for a researcher, not a traceback
         raise click.ClickException(f"the {kind} probe of {model!r} failed: "
                                    f"{type(error).__name__}: {error}") from error

@@ -33,14 +33,10 @@ def generate(seed, clips_per_category, stimulus_set, workers, limit):
     With ``--set tra``: the TRA paper's set, resumable (stored clips are kept, rendered
     sources are reused).
     """
-    from experiments.catch import CATCH_SET, catch_specs
     from experiments.synthetic import synthetic_specs
     from webapp.stimuli import catalog
 
-    if CATCH_SET not in catalog.stimulus_sets():  # the attention-check videos every design uses
-        with tempfile.TemporaryDirectory() as sources:
-            catch = _import(catch_specs(Path(sources)), CATCH_SET)
-        click.echo(f"Generated {len(catch)} catch-trial videos into {CATCH_SET!r}.")
+    _generate_catch()
     seed = current_app.config["SYNTHETIC_SEED"] if seed is None else seed
     if stimulus_set == TRA_SET:
         _generate_tra(seed, workers, limit)
@@ -86,13 +82,39 @@ def list_clips(stimulus_set):
                    f"{clip.frame_count:>6} {clip.fps:>6.2f} {len(clip.stimuli):>7}")
 
 
-def _import(specs, stimulus_set):
+def _generate_catch():
+    """Store the attention-check videos every design uses: one per key a study may choose.
+
+    A set stored before it held every key gets a whole new generation beside it rather than
+    the missing keys alone: files are padded to one size per import, and most keys' videos
+    are larger than the stored F and J, which cannot be padded further without changing
+    files (and hashes) that sessions and exports refer to.  Schedules draw from the newest
+    generation only (``catalog.catch_records``).
+    """
+    from experiments.catch import CATCH_SET, KEYS, catch_specs
+    from webapp.stimuli import catalog
+
+    held = {r.instructed_key for r in catalog.catch_records(db.session.connection(), CATCH_SET)}
+    if held >= set(KEYS):
+        return
+    with tempfile.TemporaryDirectory() as sources:
+        # No frame sets: a catch trial always plays the video.
+        catch = _import(catch_specs(Path(sources)), CATCH_SET, frame_set_sizes=())
+    if held:
+        click.echo(f"Added {len(catch)} catch-trial videos (every letter and digit) to "
+                   f"{CATCH_SET!r}; its {len(held)} earlier ones ({', '.join(sorted(held))}) "
+                   "are kept for the sessions that showed them.")
+    else:
+        click.echo(f"Generated {len(catch)} catch-trial videos into {CATCH_SET!r}.")
+
+
+def _import(specs, stimulus_set, frame_set_sizes=None):
     # Video tooling is imported only by the commands that prepare stimuli.
     from webapp.stimuli import catalog
 
     root = Path(current_app.config["STIMULUS_ROOT"])
     try:
-        return catalog.import_clips(specs, stimulus_set, root)
+        return catalog.import_clips(specs, stimulus_set, root, frame_set_sizes)
     except ValueError as error:
         raise click.ClickException(str(error)) from error
 

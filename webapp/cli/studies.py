@@ -1,8 +1,11 @@
 """``manage.py study ...``: the dashboard's study set-up, lifecycle and sharing, from a shell."""
 import secrets
+from contextlib import contextmanager
 from pathlib import Path
+from urllib.parse import urlsplit
 
 import click
+from flask import current_app
 from flask.cli import with_appcontext
 
 from experiments import study_file
@@ -50,12 +53,21 @@ def create(slug, from_file, design, stimulus_set, title, owner, max_participants
             study = studies.create_study(slug, design, stimulus_set, title, owner=owner,
                                          max_participants=max_participants)
     except studies.StudyError as error:
+        if from_file is not None and error.setting:  # the file's line and field
+            raise click.UsageError(str(study_file.problem_at(
+                from_file.read_text("utf-8"), from_file.name, error.setting, str(error)))) \
+                from error
         raise click.UsageError(str(error)) from error
     click.echo(f"Created study {study.slug!r} ({study.design} on "
                f"{study.stimulus_set}); it is a draft: `manage.py study open {slug}`.")
     if owner is None:
         click.echo(f"It has no owner, so only admins see it: `manage.py study share {slug} "
                    "USERNAME --role owner`.")
+    if from_file is None:  # a file's warnings were shown with its lines when it was read
+        for field, message in study_file.consent_warnings(studies.study_config(study)):
+            click.echo(f"Warning: {field}: {message} (give it in a study file: "
+                       f"`study export-config {slug}`, edit, `study create {slug} --from FILE`)",
+                       err=True)
     _echo_key_warnings(study)
 
 
@@ -82,7 +94,7 @@ def validate(file):
                f"block(s), clips per session: {clips}; practice {design.practice.n_trials} "
                f"trial(s); keys {'/'.join(design.response_keys)}; languages "
                f"{', '.join(config.languages)}; places {config.places or 'unlimited'}.")
-    for warning in reserved_key_warnings(design.response_keys):
+    for warning in reserved_key_warnings(design.response_keys, config.browsers):
         click.echo(f"Warning: {warning}")
 
 
@@ -98,9 +110,11 @@ def export_config(slug):
 
 
 def _echo_key_warnings(study) -> None:
-    """Response keys that some browser keeps from the page (lost answers, timed-out trials)."""
+    """Response keys that a browser the study accepts keeps from the page (lost answers,
+    timed-out trials)."""
     design = sessions.study_design(study)
-    for warning in reserved_key_warnings(design.response_keys):
+    for warning in reserved_key_warnings(design.response_keys,
+                                         studies.study_config(study).browsers):
         click.echo(f"Warning: {warning}")
 
 
@@ -121,6 +135,38 @@ def _transition_command(action: str, help_text: str):
     return study.command(action)(command)
 
 
+def _check_base_url(_context, _param, value: str | None) -> str | None:
+    if value is None:
+        return None
+    parts = urlsplit(value)
+    if parts.scheme not in ("http", "https") or not parts.netloc or parts.query:
+        raise click.BadParameter(f"{value!r} is not an http(s) address such as "
+                                 "https://study.example.org or http://127.0.0.1:5721")
+    return value.rstrip("/")
+
+
+base_url_option = click.option(
+    "--base-url", metavar="URL", default=None, callback=_check_base_url,
+    help="Where participants reach this server, for the printed links (default: "
+         "CHRONOSCOPE_PUBLIC_URL, else http://127.0.0.1:5000).")
+
+
+@contextmanager
+def _links_at(base_url: str | None):
+    """Print links with ``base_url`` for this command, and say which base they assume."""
+    config = current_app.config
+    saved = config["PUBLIC_URL"]
+    if base_url is not None:
+        config["PUBLIC_URL"] = base_url
+    try:
+        yield
+        click.echo(f"Links assume this server is reached at {config['PUBLIC_URL']}/ (for a "
+                   "server elsewhere, e.g. `manage.py run --port 5721`, give --base-url URL "
+                   "or set CHRONOSCOPE_PUBLIC_URL).", err=True)
+    finally:
+        config["PUBLIC_URL"] = saved
+
+
 def _echo_links(slug: str) -> None:
     click.echo(f"Participant link: {studies.participant_link(slug)}?participant=ID")
     click.echo(f"Prolific link:    {studies.participant_link(slug, prolific=True)}")
@@ -130,8 +176,9 @@ def _echo_links(slug: str) -> None:
 
 @study.command("links")
 @click.argument("slug")
+@base_url_option
 @with_appcontext
-def links(slug):
+def links(slug, base_url):
     """Print the participant and Prolific links of open study SLUG, with its completion codes."""
     try:
         study = studies.require_study(slug)
@@ -140,7 +187,8 @@ def links(slug):
     if study.status != "open":
         click.echo(f"Study {slug!r} is {studies.state_name(study)}: participants can start only "
                    f"while it is open (`manage.py study open {slug}`).", err=True)
-    _echo_links(slug)
+    with _links_at(base_url):
+        _echo_links(slug)
 
 
 _transition_command("open", "Open study SLUG to participants (from draft or paused).")
@@ -180,21 +228,24 @@ def unshare(slug, username):
 
 
 @study.command("list")
+@base_url_option
 @with_appcontext
-def list_():
-    """List studies with their status, design, stimulus set and participant link."""
+def list_(base_url):
+    """List studies with their status, design, stimulus set and participant link (which asks
+    for the participant id when opened without one)."""
     rows = studies.list_studies()
     if not rows:
         click.echo("No studies yet: `manage.py study create SLUG --design ... --stimulus-set ...`.")
         return
     counts = studies.status_counts()
     click.echo(f"{'slug':<24} {'status':<18} {'design':<18} {'stimuli':<14} {'sessions':>8}  link")
-    for study in rows:
-        n = sum(counts.get(study.id, {}).values())
-        link = studies.participant_link(study.slug)
-        click.echo(f"{study.slug:<24} {studies.state_name(study):<18} "
-                   f"{study.design:<18} "
-                   f"{study.stimulus_set:<14} {n:>8}  {link}")
+    with _links_at(base_url):
+        for study in rows:
+            n = sum(counts.get(study.id, {}).values())
+            link = studies.participant_link(study.slug)
+            click.echo(f"{study.slug:<24} {studies.state_name(study):<18} "
+                       f"{study.design:<18} "
+                       f"{study.stimulus_set:<14} {n:>8}  {link}")
 
 
 DEMO_STUDIES = {"demo-arrow-of-time": "arrow-of-time", "demo-frame-ordering": "frame-ordering"}
@@ -205,9 +256,15 @@ DEMO_STUDIES = {"demo-arrow-of-time": "arrow-of-time", "demo-frame-ordering": "f
 @click.option("--local-admin", is_flag=True,
               help="With no researcher account yet, create the admin 'admin' and print its "
                    "password once (make run).")
+@base_url_option
 @with_appcontext
-def demo(stimulus_set, local_admin):
+def demo(stimulus_set, local_admin, base_url):
     """Open one study per shipped design on STIMULUS_SET (kept when they already exist)."""
+    with _links_at(base_url):
+        _demo(stimulus_set, local_admin)
+
+
+def _demo(stimulus_set: str, local_admin: bool) -> None:
     for slug, design in DEMO_STUDIES.items():
         try:
             if studies.get_study(slug) is None:

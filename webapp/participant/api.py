@@ -147,9 +147,12 @@ def consent(token):
     with db.engine.connect() as connection:
         session = _session(connection, token)
         fields = check_fields(read_body(), CONSENT_FIELDS)  # a bad body is a 400 in any state
+        # The language the consent form was read in: the session's (chosen at entry from the
+        # link's ?lang=, the participant's last session or the browser), else the browser's.
+        language = texts.session_language(session, None, request.accept_languages)
         try:
             return jsonify(sessions.record_consent(connection, _refuse_ended(session),
-                                                       fields["consent"]))
+                                                   fields["consent"], language))
         except sessions.ConsentRefused as error:
             raise ApiError(409, error.code, str(error)) from None
 

@@ -88,10 +88,11 @@ def session_state(connection: Connection, session: Row) -> dict:
         # The design's task (its trial type) says what the instructions explain: catch trials
         # are presented as clips of another type, so the trials' types cannot.
         "task": design.task,
-        "trials": [scheduling.public_trial(t, media_url) for t in session.schedule],
+        "trials": [_public_trial(session, t, media_url) for t in session.schedule],
         "next_trial_index": pending[0] if pending else len(session.schedule),
         "stored_indices": stored,
         "response_window_ms_after_clip": design.response_window_ms_after_clip,
+        "inter_trial_ms": design.inter_trial_ms,
         "practice": {"min_accuracy": design.practice.min_accuracy,
                      "max_attempts": design.practice.max_attempts},
         "practice_passed": practice_passed(session.status, session.schedule, records, design),
@@ -99,10 +100,23 @@ def session_state(connection: Connection, session: Row) -> dict:
         # Whether some trials check attention (the instructions say so), never which ones.
         "attention_checks": any(t["trial_type"] == ATTENTION_CHECK for t in session.schedule),
         "simulated": session.simulated,
+        "preview": bool(session.preview),
     }
     if session.status in sessions.ENDED:
         state.update(sessions.ending(session, session.status))
     return state
+
+
+def _public_trial(session: Row, trial: dict, media_url) -> dict:
+    """What the browser sees of ``trial``; in a researcher's preview, a catch trial also
+    names its instructed key (``preview_answer``), so that the simulated participant passes
+    the attention checks and the preview reaches the debrief.  No participant's session, and
+    no other simulated one, is ever sent it."""
+    view = scheduling.public_trial(trial, media_url)
+    if session.preview and trial["trial_type"] == ATTENTION_CHECK:
+        view["preview_answer"] = {"instructed_key": trial["instructed_key"],
+                                  "correct_response": trial["correct_response"]}
+    return view
 
 
 def _row(session_id: int, scheduled: dict, fields: dict, rules) -> dict:
@@ -144,7 +158,7 @@ def store_trial(connection: Connection, target: Row, payload) -> tuple[int, dict
     index = payload.get("trial_index")
     scheduled = next((t for t in target.schedule if t["trial_index"] == index), None) \
         if isinstance(index, int) and not isinstance(index, bool) else None
-    fields = validate(payload, scheduled)
+    fields = validate(payload, scheduled, key_mapping=target.condition.get("key_mapping"))
     if scheduled is None:
         raise ApiError(400, "unknown_trial", f"trial_index {index} is not in this session's schedule")
     if target.status != "in_progress":  # a replay may still arrive after the session ended

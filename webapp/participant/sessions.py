@@ -18,7 +18,7 @@ import hmac
 import re
 import secrets
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from datetime import datetime
 
 import numpy as np
@@ -31,7 +31,7 @@ from experiments import schedule as scheduling
 from experiments.designs import Design, design_from_snapshot
 from webapp.database import write_transaction
 from webapp.extensions import limiter
-from webapp.participant import store
+from webapp.participant import store, texts
 from webapp.participant.calendar import opens_after
 from webapp.participant.store import (
     condition_counts,
@@ -56,8 +56,8 @@ PROLIFIC_COMPLETE = "https://app.prolific.com/submissions/complete?cc={code}"
 
 @dataclass
 class Entry:
-    """What the entry link leads to: run | done | wait | closed | full | busy | invalid |
-    unavailable."""
+    """What the entry link leads to: run | ask_id | done | screened_out | wait | closed |
+    full | busy | invalid | unavailable."""
 
     outcome: str
     token: str | None = None  # the session to run
@@ -65,6 +65,9 @@ class Entry:
     opens_at: datetime | None = None
     key: str = ""  # the text (experiments/texts) the page shows
     study: Row | None = None  # for the page's language and the study's own texts
+    language: str | None = None  # the language of the participant's last session
+    # A screened-out participant's ending again: its code, redirect, reasons and device check.
+    ending: dict = field(default_factory=dict)
 
 
 def study_design(study) -> Design:
@@ -99,52 +102,92 @@ class Admission:
 
 
 def enter(connection: Connection, slug: str, args: Mapping[str, str],
-          admission: Admission = Admission()) -> Entry:
-    """Resolve an entry link to a session to run (creating subject and session as needed)."""
+          admission: Admission = Admission(), accept_languages=None) -> Entry:
+    """Resolve an entry link to a session to run (creating subject and session as needed).
+
+    A new session remembers its language: ``?lang=``, else the participant's last session's,
+    else the best match of ``accept_languages`` (the browser's); none where nothing chooses
+    one (a researcher's preview passes no ``accept_languages``: the run page then picks by
+    the researcher's browser).
+    """
     study = store.study_by_slug(connection, slug)
     if study is None:
         return Entry("closed", message="There is no study at this address.", key="no_study")
-    entry = _study_entry(connection, study, args, admission)
+    entry = _study_entry(connection, study, args, admission, accept_languages)
     entry.study = study
     return entry
 
 
 def _study_entry(connection: Connection, study: Row, args: Mapping[str, str],
-                 admission: Admission) -> Entry:
+                 admission: Admission, accept_languages) -> Entry:
     if study.status == "draft" and not admission.preview:
         return Entry("closed", message=NOT_OPEN, key="not_open")
     if study.close_mode == "stop":
         return Entry("closed", message=STOPPED, key="study_stopped")
+    if not any(args.get(key) for key in RECRUITMENT_KEYS):
+        # The bare link (as the dashboard and `study list` show it): ask for the id.
+        return Entry("ask_id", key="ask_id")
     try:
         external_id, recruitment = recruitment_from(args)
     except ValueError as error:
         return Entry("invalid", message=str(error), key="invalid_link")
     try:
-        return _session_entry(connection, study, external_id, recruitment, admission)
+        return _session_entry(connection, study, external_id, recruitment, admission,
+                              _LanguageChoice(args.get("lang"), accept_languages))
     except scheduling.ScheduleError as error:  # a study set up on an unusable stimulus set
         current_app.logger.error("study %s cannot schedule: %s", study.slug, error)
         return Entry("unavailable", message="This study cannot start at the moment.",
                      key="cannot_start")
 
 
+@dataclass(frozen=True)
+class _LanguageChoice:
+    """What picks a new session's language: the link's ``?lang=`` and the browser's
+    Accept-Language (None outside a participant's request)."""
+
+    requested: str | None
+    accept_languages: object = None
+
+    def pick(self, study: Row, last: Row | None) -> str | None:
+        """The new session's language; None where nothing chose one (the study's first is
+        then only a default, and the browser at the run page decides)."""
+        remembered = _language_of(last) if last is not None else None
+        return texts.preferred_language(texts.study_settings(study.design_snapshot)["languages"],
+                                        self.requested, self.accept_languages, remembered)
+
+
+def _language_of(session: Row) -> str | None:
+    """The language a participant's session was in: the one chosen for it, else the one its
+    consent was given in."""
+    info = session.device_info or {}
+    return texts.remembered_language(info) or (info.get("consent") or {}).get("language")
+
+
 def _session_entry(connection: Connection, study: Row, external_id: str,
-                   recruitment: dict, admission: Admission) -> Entry:
+                   recruitment: dict, admission: Admission,
+                   language: _LanguageChoice = _LanguageChoice(None)) -> Entry:
     design = study_design(study)
     # Paused and closed ("finish") studies take no new participants; those in may finish.
     taking = study.status == "open" or admission.preview
     for _ in range(2):  # twice: a concurrent entry with the same id may create the rows first
         last = store.last_session(connection, study.id, external_id)
         if last is not None and last.token is not None:
+            remembered = _language_of(last)
             if last.status in ACTIVE:
+                _remember_language(connection, study, last, language.requested)
                 return Entry("run", last.token)
+            if last.status == "screened_out":
+                return Entry("screened_out", key="screen_out", language=remembered,
+                             ending=_screen_out_again(study, last, recruitment))
             if last.status != "completed" or last.session_number >= design.sessions:
                 return Entry("done", message=_done_message(last.status),
-                             key=_DONE_KEYS.get(last.status, "already_taken_part"))
+                             key=_DONE_KEYS.get(last.status, "already_taken_part"),
+                             language=remembered)
             # A participant already in goes on to their next session while the study is
             # paused or closed ("finish"): only "stop" ends their participation.
             opens_at = opens_after(ran_design(last), last.completed_at or now())
             if now() < opens_at:
-                return Entry("wait", opens_at=opens_at)
+                return Entry("wait", opens_at=opens_at, language=remembered)
         elif not taking:
             return Entry("closed", message=NOT_OPEN, key="not_open")
         elif not admission.preview:
@@ -152,10 +195,35 @@ def _session_entry(connection: Connection, study: Row, external_id: str,
             if refused is not None:
                 return refused
         token = _new_session(connection, study, design, external_id, recruitment, last,
-                             admission)
+                             admission, language.pick(study, last))
         if token is not None:
             return Entry("run", token)
     raise RuntimeError(f"could not open a session for {external_id!r} in {study.slug!r}")
+
+
+def _remember_language(connection: Connection, study: Row, session: Row,
+                       requested: str | None) -> None:
+    """A participant who comes back to an unfinished session with another ``?lang=`` (one the
+    study offers) reads it in that language from now on: the session remembers it."""
+    offered = texts.study_settings(study.design_snapshot)["languages"]
+    if requested not in offered or requested == texts.remembered_language(session.device_info):
+        return
+    with write_transaction(connection):
+        current = locked_session(connection, session.session_id)
+        update_session(connection, session.session_id,
+                       device_info={**(current.device_info or {}), "language": requested})
+
+
+def _screen_out_again(study: Row, session: Row, recruitment: dict) -> dict:
+    """What a screened-out participant is shown again when they open their link: the
+    screen-out code (to return the study with), its redirect, and why."""
+    code = completion_codes(study.slug)["screened_out"]
+    stored = (session.device_info or {})
+    return {"code": code,
+            "redirect_url": PROLIFIC_COMPLETE.format(code=code)
+            if "PROLIFIC_PID" in recruitment else None,
+            "reasons": list((stored.get("screen_out") or {}).get("reasons") or []),
+            "device": dict(stored.get("device") or {})}
 
 
 def ran_design(session: Row) -> Design:
@@ -196,7 +264,8 @@ def admission_refusal(connection: Connection, study: Row, address: str) -> Entry
 
 
 def _new_session(connection: Connection, study: Row, design: Design, external_id: str,
-                 recruitment: dict, last, admission: Admission) -> str | None:
+                 recruitment: dict, last, admission: Admission,
+                 language: str | None = None) -> str | None:
     """Open the participant's next session (and their subject on first entry); its token.
 
     The schedule is built before the write lock is taken, and subject and session are
@@ -210,7 +279,7 @@ def _new_session(connection: Connection, study: Row, design: Design, external_id
     else:  # later sessions continue the participant's seed and between-subject cell
         number, seed, condition = last.session_number + 1, last.seed, dict(last.condition)
     catalog = load_catalog(connection, study.stimulus_set, design.catch_set)
-    condition["catch_available"] = bool(catalog.catch)
+    condition["catch_available"] = bool(scheduling.catch_pool(design, catalog))
     schedule = scheduling.build_schedule(design, catalog, seed, number, condition)
     token = secrets.token_urlsafe(32)
     # A later session is available from the moment it opened (what the participant was told
@@ -227,8 +296,9 @@ def _new_session(connection: Connection, study: Row, design: Design, external_id
             store.insert_session(
                 connection, subject_id=subject_id, token=token, session_number=number,
                 seed=seed, status="started", condition=condition, schedule=schedule,
-                available_from=available_from, simulated=simulated,
-                study_version=study.config_version)
+                available_from=available_from, simulated=simulated, preview=admission.preview,
+                study_version=study.config_version,
+                device_info={"language": language} if language else {})
             if number == 1 and not simulated:
                 count_cell(connection, study.id, condition["cell"], +1)
     except IntegrityError:
@@ -267,7 +337,15 @@ def ending(session: Row, status: str) -> dict:
             "redirect_url": PROLIFIC_COMPLETE.format(code=code) if prolific and code else None}
 
 
-def record_consent(connection: Connection, session: Row, consent: bool) -> dict:
+def record_consent(connection: Connection, session: Row, consent: bool,
+                   language: str | None = None) -> dict:
+    """Record the participant's answer to the consent form, with what they read: its
+    ``language``, the version of its text (:func:`texts.consent_version`) and the study's
+    configuration version."""
+    record: dict = {"given": consent, "at": now().isoformat()}
+    if language is not None:
+        record.update(language=language, text_version=texts.consent_version(session, language),
+                      study_version=session.study_version)
     with write_transaction(connection):
         current = locked_session(connection, session.id)
         status = current.status
@@ -282,8 +360,7 @@ def record_consent(connection: Connection, session: Row, consent: bool) -> dict:
             status = "in_progress" if consent else "no_consent"
             ended = {} if consent else {"completed_at": now()}
             update_session(connection, session.id, status=status, **ended, device_info={
-                **(current.device_info or {}),
-                "consent": {"given": consent, "at": now().isoformat()}})
+                **(current.device_info or {}), "consent": record})
             if not consent and session.session_number == 1 and not session.simulated:
                 count_cell(connection, session.study_id, session.condition["cell"], -1)
     if status == "no_consent":

@@ -36,9 +36,10 @@ _STUDY_ROW = (select(Study.id, Study.slug, Study.status, Study.close_mode,
               .where(Study.slug == bindparam("slug")))
 # The participant's subject id with their latest session (None columns: no session yet).
 # Its design snapshot is the one of the version it ran (the study's own for an unfrozen one).
-_LAST_SESSION = (select(Subject.id.label("subject_id"), Session.token, Session.session_number,
+_LAST_SESSION = (select(Subject.id.label("subject_id"), Session.id.label("session_id"),
+                        Session.token, Session.session_number,
                         Session.status, Session.seed, Session.condition, Session.completed_at,
-                        Session.simulated, Study.design,
+                        Session.simulated, Session.device_info, Study.design,
                         func.coalesce(StudyVersion.design_snapshot, Study.design_snapshot)
                         .label("design_snapshot"))
                  .join(Study, Study.id == Subject.study_id)
@@ -130,7 +131,7 @@ def count_cell(connection: Connection, study_id: int, cell: str, change: int) ->
 _SESSION_ROW = (select(Session.id, Session.token, Session.status, Session.session_number,
                        Session.seed, Session.schedule, Session.condition, Session.simulated,
                        Session.active_client, Session.completed_at, Session.study_version,
-                       Subject.recruitment, Subject.study_id, Study.slug, Study.design,
+                       Session.preview, Session.device_info, Subject.recruitment, Subject.study_id, Study.slug, Study.design,
                        func.coalesce(StudyVersion.design_snapshot, Study.design_snapshot)
                        .label("design_snapshot"),
                        func.coalesce(StudyVersion.stimulus_set, Study.stimulus_set)

@@ -9,6 +9,7 @@ runner fills, escaped (static/js/screens.js).
 """
 from __future__ import annotations
 
+import hashlib
 from collections.abc import Mapping
 
 from markupsafe import Markup
@@ -30,19 +31,30 @@ def study_settings(snapshot: Mapping | None) -> dict:
     return {**DEFAULT_SETTINGS, **{k: v for k, v in stored.items() if v is not None}}
 
 
-def choose_language(languages, requested: str | None, accept_languages=None) -> str:
-    """``requested`` when the study offers it, else the best Accept-Language match, else the
-    study's first language."""
+def choose_language(languages, requested: str | None, accept_languages=None,
+                    remembered: str | None = None) -> str:
+    """``requested`` when the study offers it, else ``remembered`` (the language the
+    participant's session was in, or their last session's), else the best Accept-Language
+    match, else the study's first language."""
     languages = list(languages) or [text_defaults.DEFAULT_LANGUAGE]
-    if requested in languages:
-        return requested
+    return preferred_language(languages, requested, accept_languages, remembered) \
+        or languages[0]
+
+
+def preferred_language(languages, requested: str | None, accept_languages=None,
+                       remembered: str | None = None) -> str | None:
+    """The language :func:`choose_language` picks, or None where nothing asks for one (the
+    study's first is then a default, not anyone's choice)."""
+    for language in (requested, remembered):
+        if language is not None and language in languages:
+            return language
     if accept_languages is not None:
         # Accept-Language often names a region ("de-CH"): its primary tag counts too.
         for value, _quality in accept_languages:
             primary = value.split("-")[0].lower()
             if primary in languages:
                 return primary
-    return languages[0]
+    return None
 
 
 def requirements(settings: Mapping) -> dict:
@@ -74,10 +86,28 @@ def session_texts(session, language: str, extra: Mapping[str, object] | None = N
     return text_defaults.render_all(settings.get("texts") or {}, language, values)
 
 
+def remembered_language(device_info: Mapping | None) -> str | None:
+    """The language a session's participant chose (by the link's ?lang=, their last session
+    or their browser at entry), stored with the session; None if nothing chose one."""
+    return (device_info or {}).get("language")
+
+
 def session_language(session, requested: str | None, accept_languages=None) -> str:
-    """The language ``session``'s texts are in: see :func:`choose_language`."""
+    """The language ``session``'s texts are in: see :func:`choose_language` (the session's
+    remembered language comes before the browser's)."""
     return choose_language(study_settings(session.design_snapshot)["languages"], requested,
-                           accept_languages)
+                           accept_languages, remembered_language(session.device_info))
+
+
+def consent_version(session, language: str) -> str:
+    """A short hash of the consent text ``session``'s participant read in ``language`` (the
+    rendered form, with the sessions sentence where the design has several): which wording
+    a recorded consent was given to."""
+    rendered = session_texts(session, language)
+    shown = [rendered["consent"]]
+    if design_from_snapshot(session.design, session.design_snapshot).sessions > 1:
+        shown.append(rendered["consent_sessions"])
+    return hashlib.sha256("\n".join(shown).encode()).hexdigest()[:16]
 
 
 def session_reading(session, requested: str | None, accept_languages=None) -> dict:
@@ -88,11 +118,35 @@ def session_reading(session, requested: str | None, accept_languages=None) -> di
 
 
 def page_texts(snapshot: Mapping | None, requested: str | None, accept_languages=None,
-               ) -> tuple[str, dict[str, str]]:
+               remembered: str | None = None) -> tuple[str, dict[str, str]]:
     """(language, rendered texts) for a server-rendered participant page of a study (or of no
     study: ``snapshot`` None offers the shipped languages)."""
     settings = study_settings(snapshot)
     languages = settings["languages"] if snapshot else text_defaults.SHIPPED_LANGUAGES
-    language = choose_language(languages, requested, accept_languages)
+    language = choose_language(languages, requested, accept_languages, remembered)
     rendered = text_defaults.render_all(settings.get("texts") or {}, language)
     return language, {key: Markup(html) for key, html in rendered.items()}  # sanitised HTML
+
+
+# The device check's problem text for each screen-out reason (static/js/device.js problems()).
+SCREEN_OUT_TEXTS = {"device": "device_problem_desktop", "browser": "device_problem_browser",
+                    "fullscreen": "device_problem_fullscreen", "window": "device_problem_window",
+                    "video": "device_problem_video"}
+
+
+def screen_out_text(snapshot: Mapping | None, language: str, reasons, device: Mapping | None,
+                    code: str) -> Markup:
+    """The screen-out text, as the runner showed it, for a screened-out participant who opens
+    their link again: why (from the stored reasons and device check), and the code."""
+    settings = study_settings(snapshot)
+    overrides = settings.get("texts") or {}
+    width, height = settings["min_window"]
+    device = device or {}
+    values = {"min_width": width, "min_height": height,
+              "browsers": ", ".join(BROWSER_NAMES.get(b, b) for b in settings["browsers"]),
+              "width": device.get("window_w", "?"), "height": device.get("window_h", "?")}
+    chosen = text_defaults.resolve(overrides, language)
+    why = " ".join(Markup(text_defaults.render(key, chosen[key], values)).striptags()
+                   for key in dict.fromkeys(SCREEN_OUT_TEXTS.get(r) for r in reasons) if key)
+    return Markup(text_defaults.render("screen_out", chosen["screen_out"],
+                                       {"reasons": why, "code": code}))

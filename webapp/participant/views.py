@@ -16,9 +16,11 @@ def simulation_allowed() -> bool:
     return bool(app.testing or app.debug or app.config["DEVELOPMENT"])
 
 
-def _texts(snapshot) -> tuple[str, dict]:
-    """The page's language and texts: ``?lang=``, else the browser's, else the study's first."""
-    return texts.page_texts(snapshot, request.args.get("lang"), request.accept_languages)
+def _texts(snapshot, remembered: str | None = None) -> tuple[str, dict]:
+    """The page's language and texts: ``?lang=``, else the participant's session's
+    (``remembered``), else the browser's, else the study's first."""
+    return texts.page_texts(snapshot, request.args.get("lang"), request.accept_languages,
+                            remembered)
 
 
 @bp.get("/p/<slug>")
@@ -27,13 +29,27 @@ def entry(slug):
         address=request.remote_addr or "",
         simulated="simulate" in request.args and simulation_allowed())
     with db.engine.connect() as connection:
-        result = sessions.enter(connection, slug, request.args, admission)
+        result = sessions.enter(connection, slug, request.args, admission,
+                                request.accept_languages)
     if result.outcome == "run":
         # The language asked for travels on to the runner page.
         query = {"lang": request.args["lang"]} if request.args.get("lang") else {}
         target = url_for("participant.run", token=result.token)
         return redirect(f"{target}?{urlencode(query)}" if query else target, code=303)
-    lang, text = _texts(result.study.design_snapshot if result.study else None)
+    snapshot = result.study.design_snapshot if result.study else None
+    lang, text = _texts(snapshot, result.language)
+    if result.outcome == "ask_id":
+        # The link without a participant id: a form that opens the same link with one.
+        return render_template("participant/ask_id.html", lang=lang, texts=text,
+                               action=url_for("participant.entry", slug=slug),
+                               keep_lang=request.args.get("lang") == lang), 200
+    if result.outcome == "screened_out":
+        ending = result.ending
+        return render_template(
+            "participant/screened_out.html", lang=lang, texts=text, code=ending["code"],
+            redirect_url=ending["redirect_url"],
+            why=texts.screen_out_text(snapshot, lang, ending["reasons"], ending["device"],
+                                      ending["code"])), 200
     if result.outcome == "done":
         return render_template("participant/done.html", lang=lang, texts=text,
                                message=text.get(result.key) or result.message), 200
@@ -54,10 +70,12 @@ def entry(slug):
 def run(token):
     with db.engine.connect() as connection:
         session = sessions.session_by_token(connection, token)
-    lang, text = _texts(session.design_snapshot if session is not None else None)
     if session is None:
+        lang, text = _texts(None)
         return render_template("participant/closed.html", lang=lang, texts=text,
                                message=text["invalid_link"]), 404
+    lang, text = _texts(session.design_snapshot,
+                        texts.remembered_language(session.device_info))
     response = make_response(render_template(
         "participant/run.html", token=session.token, lang=lang, texts=text,
         api_base=url_for("api.state", token=session.token)))

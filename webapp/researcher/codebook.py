@@ -13,8 +13,15 @@ import pandas as pd
 
 from analysis import columns as C
 from analysis.csv_cells import escape_cells
-from experiments.exclusions import MANUAL, PARTICIPANT_REASONS, TRIAL_REASONS
+from experiments.exclusions import MANUAL, PARTICIPANT_REASONS, TRIAL_REASONS, ExclusionRules
 from experiments.trial_types import TRIAL_TYPES
+from experiments.trial_types.base import (
+    FULLSCREEN_EXITED_ANSWER,
+    FULLSCREEN_EXITED_TIMEOUT,
+    MAX_TECHNICAL_EVENTS,
+)
+
+_DEFAULT_RULES = ExclusionRules()
 
 
 def _quoted(values) -> str:
@@ -107,22 +114,49 @@ def trial_codebook() -> list[tuple[str, str, str]]:
                                            f"'{MANUAL}' when a researcher excluded the participant "
                                            "by hand (see participants.csv manual_*). A participant "
                                            "reinstated by hand has the participant-level codes "
-                                           "lifted; a trial's own codes stay. Analysis treats "
+                                           "lifted; a trial's own codes stay. 'technical': the "
+                                           "page left fullscreen during every presentation of "
+                                           "the trial (see extra), so its response and RT are "
+                                           "not analysed and it never counts against the "
+                                           "participant. 'no_moves_after_ignored_input': a frame "
+                                           "order submitted unchanged, after clicks on Done the "
+                                           "browser ignored, faster than the rules' "
+                                           "no_moves_after_ignored_input_ms ("
+                                           f"{_DEFAULT_RULES.no_moves_after_ignored_input_ms:g} "
+                                           "ms by default): the same clicking got through, not "
+                                           "a judgement of the order (only ignored clicks "
+                                           "before the answer count). 'reoffered': answered "
+                                           "in fullscreen only when the trial was offered "
+                                           "again after a presentation that left it, so not "
+                                           "a first look and its RT runs from the re-offer's "
+                                           "onset (rules' exclude_reoffered, "
+                                           f"{str(_DEFAULT_RULES.exclude_reoffered).lower()} "
+                                           "by default). Analysis treats "
                                            "'timeout' and 'too_many_timeouts' as non-responses: "
                                            "a person excluded for them alone is analysed, the "
                                            "timeouts scored by the report's non-response policy, "
                                            "as a model's unparseable answers are."),
         ("extra", "JSON object", "Everything beyond the canonical columns: key pressed, onset "
                                  "callbacks, stalls, focus/fullscreen flags, frame-order moves, "
-                                 "clicks on Done ignored because they came less than 300 ms after "
-                                 "the frames appeared (ignored_inputs), "
+                                 "input that did not answer (ignored_inputs: a list of {t_ms, "
+                                 "kind}; on clips, kind 'key', a response key pressed during the "
+                                 "fixation or loading, before the clip's onset, t_ms from the "
+                                 "onset so negative; on frame orders, kind 'click', a click on "
+                                 "Done less than 300 ms after the frames appeared, t_ms from "
+                                 "their appearance), "
                                  "the canvas presenter's frame pacing (frames_total, "
                                  "frames_shown, frames_late: drawn a refresh or more after they "
                                  "were due, frames_dropped, frame0_hold_refreshes, refresh_ms), "
-                                 "technical_events (each time the trial timed out after the page "
-                                 "left fullscreen and was offered again: kind, presentation) and "
-                                 "technical (true when it timed out this way every time it was "
-                                 "offered: reason 'technical', never counted against the "
+                                 "technical_events (one per presentation during which the page "
+                                 "left fullscreen: presentation, and kind "
+                                 f"'{FULLSCREEN_EXITED_TIMEOUT}' or '{FULLSCREEN_EXITED_ANSWER}' "
+                                 "as it timed out or was answered; after each the trial was "
+                                 f"offered again, at most {MAX_TECHNICAL_EVENTS - 1} times, "
+                                 "counted across reloads of the page: a reload neither "
+                                 "erases the events nor gives the trial new re-offers) "
+                                 "and technical (true when the page left fullscreen during "
+                                 "every presentation, the stored one included, answered or "
+                                 "not: reason 'technical', never counted against the "
                                  "participant), "
                                  "model raw text and log-probabilities."),
     ]
@@ -157,7 +191,9 @@ PARTICIPANT_CODEBOOK = [
     ("last_seen_at", "ISO 8601 UTC", "Last heartbeat or request of the session."),
     ("completed_at", "ISO 8601 UTC", "When the session completed; empty if it did not."),
     ("condition", "JSON object", "Between-subject assignment: key mapping and factors."),
-    ("device_info", "JSON object", "Browser, screen, window, refresh rate, video check; for a "
+    ("device_info", "JSON object", "Browser, screen, window, refresh rate, video check; "
+     "language: the language the participant saw; consent: {given, at, language, "
+     "text_version (sha256 prefix of the consent text shown), study_version}; for a "
      "model run, its provenance (model, revision, backend, decoding, counts, failures)."),
     ("recruitment", "JSON object", "Recruitment parameters (e.g. PROLIFIC_PID, STUDY_ID, "
                                    "SESSION_ID)."),
@@ -175,7 +211,11 @@ PARTICIPANT_CODEBOOK = [
 PROLIFIC_CODEBOOK = [
     ("participant_id", "string", "The participant's recruitment id (Prolific PID); one row per "
                                  "participant whose session ended with a completion code "
-                                 "(unfinished sessions, previews and models are left out)."),
+                                 "(unfinished sessions, previews and models are left out, and "
+                                 "so are participants screened out by the device check: "
+                                 "participants.csv lists them with status screened_out; they "
+                                 "were told to return the study, so ask them to return it on "
+                                 "Prolific rather than approving it)."),
     ("decision", "string", 'APPROVE or REJECT. Conservative: REJECT only for failed attention '
                            "checks (catch_failed, catch_accuracy) or a researcher's manual "
                            "exclusion. Technical failures, timeouts, the practice gate, "

@@ -44,8 +44,13 @@ FILE_NAMES = ("trials.csv", "trials.json", "participants.csv", "prolific_decisio
 REJECT_REASONS = {"catch_failed": "failed attention checks",
                   "catch_accuracy": "failed attention checks"}
 # Sessions that ended with a completion code, so that Prolific holds a submission to review.
-SUBMITTED = ("completed", "failed_attention", "failed_practice", "no_consent", "stopped",
-             "screened_out")
+# Not screened_out: those participants were told to return the study, and Prolific's bulk
+# approve and reject take ids to pay or not, none to ask for a return.
+# Left out of the approve/reject list for the researcher to decide: the page left fullscreen
+# so often that either the browser kept losing answers or the participant dodged trials (a
+# session of nothing but fullscreen exits would otherwise be approved with no real answer).
+REVIEW_REASONS = ("too_many_technical",)
+SUBMITTED = ("completed", "failed_attention", "failed_practice", "no_consent", "stopped")
 PROLIFIC_COLUMNS = ["participant_id", "decision", "reason"]
 # Who may take a later session of a multi-session design, and from when (UTC).
 START_TIME_COLUMNS = ["participant_id", "session_number", "earliest_start_utc"]
@@ -181,19 +186,21 @@ def prolific_decisions(participants: pd.DataFrame) -> pd.DataFrame:
     (:data:`REJECT_REASONS`); a manual reinstatement approves. Everyone else whose
     session ended with a completion code (:data:`SUBMITTED`) is approved, excluded or not:
     technical failures and the other rules are not the participant's fault. Simulated
-    sessions, model runs and sessions that never ended are left out.
+    sessions, model runs, sessions that never ended, screened-out sessions (asked to
+    return the study; participants.csv lists them) and sessions with
+    :data:`REVIEW_REASONS` (for the researcher to decide) are left out.
     Columns :data:`PROLIFIC_COLUMNS`; ``reason`` is empty for an approval.
     """
     people = participants[(participants["subject_kind"] == "human") & ~participants["simulated"]]
     rows = []
     for subject, sessions in people.groupby("subject_id", sort=False):
-        if not sessions["status"].isin(SUBMITTED).any():
-            continue
-        rows.append((subject, *_decision(sessions)))
+        decision = _decision(sessions) if sessions["status"].isin(SUBMITTED).any() else None
+        if decision is not None:
+            rows.append((subject, *decision))
     return pd.DataFrame(rows, columns=PROLIFIC_COLUMNS)
 
 
-def _decision(sessions: pd.DataFrame) -> tuple[str, str]:
+def _decision(sessions: pd.DataFrame) -> tuple[str, str] | None:
     first = sessions.iloc[0]
     if first["manual_action"] == "exclude":
         return "REJECT", f"Excluded by the researchers: {first['manual_reason']}"
@@ -203,6 +210,8 @@ def _decision(sessions: pd.DataFrame) -> tuple[str, str]:
                      if r in REJECT_REASONS})
     if failed:
         return "REJECT", "; ".join(failed).capitalize() + "."
+    if any(r in REVIEW_REASONS for rs in sessions["exclusion_reasons"] for r in rs):
+        return None
     return "APPROVE", ""
 
 

@@ -18,7 +18,7 @@ from webapp.extensions import db
 from webapp.models import ModelRun, Session, Study, Subject, Trial
 from webapp.models._types import utcnow
 from webapp.models.manual_exclusion import RULE_COLUMNS, latest_rules
-from webapp.trials import CANONICAL_COLUMNS, trials_frame
+from webapp.trials import CANONICAL_COLUMNS, session_verdict, trials_frame
 
 ROSTER_COLUMNS = [
     "subject_id", "subject_kind", "session_id", "session_number", "status", "excluded",
@@ -98,11 +98,12 @@ def _record(row, cutoff: datetime) -> dict:
     status = session.status
     if status in UNFINISHED and session.last_seen_at < cutoff:
         status = "abandoned"
+    excluded, reasons = session_verdict(session.excluded, session.exclusion_reasons,
+                                        session.simulated)
     return {
         "subject_id": row.subject_id, "subject_kind": row.subject_kind,
         "session_id": session.id, "session_number": session.session_number, "status": status,
-        "excluded": bool(session.excluded),
-        "exclusion_reasons": list(session.exclusion_reasons or []),
+        "excluded": excluded, "exclusion_reasons": reasons,
         "simulated": bool(session.simulated),
         "study_version": session.study_version,
         "n_trials_stored": int(row.n_trials_stored),

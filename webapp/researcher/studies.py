@@ -46,7 +46,12 @@ PROLIFIC_QUERY = {"PROLIFIC_PID": "{{%PROLIFIC_PID%}}", "STUDY_ID": "{{%STUDY_ID
 
 
 class StudyError(ValueError):
-    """A study request that cannot be carried out (unknown design, bad transition ...)."""
+    """A study request that cannot be carried out (unknown design, bad transition ...);
+    ``setting`` names the study-file setting at fault ("study.stimulus_set"), if one is."""
+
+    def __init__(self, message: str, setting: str | None = None):
+        super().__init__(message)
+        self.setting = setting
 
 
 def create_study(slug: str, design: str, stimulus_set: str, title: str | None = None,
@@ -156,16 +161,40 @@ def check_schedulable(design, stimulus_set: str) -> tuple[list[list[dict]], floa
     Returns the schedules and the mean clip duration in seconds (for the time estimate).
     """
     records = load_catalog(db.session.connection(), stimulus_set, design.catch_set)
+    _check_catch_keys(design, records)
     condition = schedule.choose_condition(design, {}, np.random.default_rng(0))
-    condition["catch_available"] = bool(records.catch)
+    condition["catch_available"] = bool(schedule.catch_pool(design, records))
     try:
         schedules = [schedule.build_schedule(design, records, 0, number, condition)
                      for number in range(1, design.sessions + 1)]
     except schedule.ScheduleError as error:
         raise StudyError(f"design {design.name!r} cannot run on stimulus set "
-                         f"{stimulus_set!r}: {error}") from error
+                         f"{stimulus_set!r}: {error}", "study.stimulus_set") from error
+    available = len(schedule.clip_pools(design, records)[0])
+    if design.max_clips is not None and design.max_clips > available:  # else silently fewer
+        raise StudyError(f"expected at most the {available} clip(s) per session that stimulus "
+                         f"set {stimulus_set!r} has for design {design.name!r}, got "
+                         f"{design.max_clips}", "blocks.clips_per_session")
     clip_s = float(np.mean([clip.duration_s for clip in records.clips])) if records.clips else 3.0
     return schedules, clip_s
+
+
+def _check_catch_keys(design, records) -> None:
+    """Refuse catch trials that a stored catch set could not show for each response key.
+
+    A design whose catch set is not stored at all still runs, without catch trials, as before;
+    a set that is stored but lacks a key (one generated before it held every letter and
+    digit) would silently drop every attention check, so it is refused.
+    """
+    missing = schedule.missing_catch_keys(design, records)
+    if design.catch_per_block < 1 or not records.catch or not missing:
+        return
+    held = sorted({record.instructed_key for record in records.catch})
+    raise StudyError(
+        f"the catch set {design.catch_set!r} has no video for response key "
+        f"{' or '.join(repr(key) for key in missing)} (it holds {', '.join(held)}): run "
+        "`python manage.py stimuli generate` to add every key's video, or set "
+        "blocks.catch_per_block = 0")
 
 
 def get_study(slug: str) -> Study | None:

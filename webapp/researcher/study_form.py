@@ -1,12 +1,15 @@
 """The dashboard's study form as a study file: the same fields, checked by the same schema.
 
-The form's values (and an uploaded study file, for the texts and anything the form does not
-show) are put together into a study file's text and checked by
-:func:`experiments.study_file.check`, so a careless value gets the field and what it expects,
-word for word as ``manage.py study validate`` would say it.
+An uploaded study file is checked as ``manage.py study validate`` checks a file on disk, every
+error with its line.  Its settings are the study's, except where the researcher filled in a
+field (changed it from what the form showed); the design and stimulus set, which a select
+always sends, must be the file's.  The result is put together into a study file's text and
+checked by :func:`experiments.study_file.check`, so a careless value gets the field and what
+it expects, word for word as ``validate`` would say it.
 """
 import re
 import tomllib
+from pathlib import PurePosixPath
 
 from experiments import study_file
 from webapp.researcher.studies import shipped_languages
@@ -32,24 +35,33 @@ FORM_FIELDS = {
 }
 _BY_PATH = {f"{section}.{key}": name for name, (section, key, _) in FORM_FIELDS.items()}
 _BY_PATH["blocks.clips_per_session"] = "trials_per_block"
+# Selects: never blank, so they cannot leave a setting to an uploaded file.
+_CHOSEN = ("design", "stimulus_set")
 _INT = re.compile(r"^[+-]?\d+$")
 _FLOAT = re.compile(r"^[+-]?(\d+\.\d*|\.\d+|\d+)([eE][+-]?\d+)?$")
-UPLOAD_NAME = "uploaded study file"
 MAX_UPLOAD_BYTES = 256 * 1024
 
 
 def fill(form, config: study_file.StudyConfig, study) -> None:
     """Put a study's configuration into the form (for editing it)."""
-    data = tomllib.loads(study_file.to_toml(config))
     form.slug.data = study.slug
     form.based_on.data = str(study.config_version)
+    for name, text in _shown(config).items():
+        getattr(form, name).data = text
+
+
+def _shown(config: study_file.StudyConfig) -> dict[str, str]:
+    """The form's text of each field ``config`` sets."""
+    data = tomllib.loads(study_file.to_toml(config))
+    shown = {}
     for name, (section, key, kind) in FORM_FIELDS.items():
         value = data.get(section, {}).get(key)
         if name == "trials_per_block":
             clips, blocks = data["blocks"].get("clips_per_session"), data["blocks"]["count"]
             value = clips // blocks if clips and clips % blocks == 0 else None
         if value is not None:
-            getattr(form, name).data = ", ".join(value) if kind == "list" else str(value)
+            shown[name] = ", ".join(value) if kind == "list" else str(value)
+    return shown
 
 
 def config_from(form, base: study_file.StudyConfig | None) -> study_file.StudyConfig | None:
@@ -68,13 +80,23 @@ def config_from(form, base: study_file.StudyConfig | None) -> study_file.StudyCo
             data["texts"] = values  # the upload's texts replace the study's own
         else:
             data.setdefault(section, {}).update(values)
+    in_file = {name for path, name in _BY_PATH.items()
+               if path.split(".")[1] in upload.get(path.split(".")[0], {})}
+    shown = _shown(base) if base is not None else {}
     for name, (section, key, kind) in FORM_FIELDS.items():
         raw = (getattr(form, name).data or "").strip()
         table = data.setdefault(section, {})
-        if raw:
+        if name in _CHOSEN and name in in_file and raw and raw != table[key]:
+            getattr(form, name).errors = [f"{section}.{key}: the form chose {raw!r}, the "
+                                          f"uploaded study file {table[key]!r}: choose the same"]
+        elif name in in_file and raw in ("", shown.get(name)):
+            continue  # left blank or as shown: the file's value
+        elif raw:
             table[key] = _value(raw, kind)
-        elif not (section == "study" and key in upload.get("study", {})):
+        else:
             table.pop(key, None)  # blank: the design's default
+    if any(getattr(form, name).errors for name in _CHOSEN):
+        return None
     study = data.setdefault("study", {})
     if "languages" not in study and study.get("design"):
         # No languages given: those the design's shipped study file offers, as for a demo.
@@ -97,9 +119,9 @@ def config_from(form, base: study_file.StudyConfig | None) -> study_file.StudyCo
 
 
 def _upload(form) -> dict | None:
-    """The uploaded study file's tables ({} without one); None after putting its problems on
-    the upload field.  Texts must be inline: a ``{file = ...}`` text would read a file on the
-    server."""
+    """The uploaded study file's tables ({} without one); None after putting every problem
+    ``manage.py study validate`` would print on the upload field.  It is checked without a
+    folder, so a ``{file = ...}`` text is an error, never a file read on the server."""
     storage = form.study_file.data
     if not storage or not getattr(storage, "filename", ""):
         return {}
@@ -113,21 +135,11 @@ def _upload(form) -> dict | None:
     except UnicodeDecodeError:
         errors.append("expected a UTF-8 text file (TOML)")
         return None
-    try:
-        data = tomllib.loads(source)
-    except tomllib.TOMLDecodeError as error:
-        errors.append(f"{UPLOAD_NAME}: not valid TOML: {error}")
-        return None
-    for language, keys in (data.get("texts") or {}).items():
-        for key, value in (keys.items() if isinstance(keys, dict) else ()):
-            if isinstance(value, dict):
-                errors.append(f"{UPLOAD_NAME}: texts.{language}.{key}: expected the Markdown "
-                              "inline (a {file = ...} text cannot be uploaded), got a table")
-    _, problems, _ = study_file.check(source, UPLOAD_NAME) if not errors else (None, [], [])
-    # Problems of settings the form overrides are the form's to report.
-    errors.extend(str(p) for p in problems if p.path not in _BY_PATH
-                  and not p.message.startswith("required"))
-    return None if errors else data
+    name = PurePosixPath(storage.filename.replace("\\", "/")).name
+    _, problems, _ = study_file.check(source, name)
+    # The form gives what a file leaves out (a file of texts alone names no design).
+    errors.extend(str(p) for p in problems if not p.message.startswith("required"))
+    return None if errors else tomllib.loads(source)
 
 
 def _value(raw: str, kind: str):

@@ -61,7 +61,8 @@ def _permission_needed() -> str:
 class StudyForm(FlaskForm):
     """The study file's fields (``study_config.FORM_FIELDS``), as text: each value is checked by
     the study file's own schema, so a careless one is answered with the field and what it
-    expects, as ``manage.py study validate`` answers it.  Blank: the design's default."""
+    expects, as ``manage.py study validate`` answers it.  Blank: the uploaded study file's value,
+    else the design's default (``study_form.config_from``)."""
 
     slug = StringField("Slug (in the participant link)",
                        validators=[DataRequired(), Length(max=64)])
@@ -78,11 +79,15 @@ class StudyForm(FlaskForm):
     catch_per_block = StringField("Catch trials per block")
     practice_trials = StringField("Practice trials")
     pass_accuracy = StringField("Practice pass accuracy (0 to 1)")
-    keys = StringField("Response keys (forward, backward; e.g. f, j)")
+    # Which key means forward is counterbalanced between participants by default: the label
+    # must not suggest that the first key is "forward".
+    keys = StringField("Response keys (two letters or digits, e.g. d, k; which one means "
+                       "forward is counterbalanced)")
     fixation_ms = StringField("Fixation (ms)")
     response_timeout_ms = StringField("Response timeout after the clip (ms)")
     inter_trial_ms = StringField("Between trials (ms)")
-    study_file = FileField("Texts and other settings: a study file (TOML, texts inline)")
+    study_file = FileField("Texts and other settings: a study file (TOML, texts inline; "
+                           "it sets what the fields above leave blank)")
 
 
 class ActionForm(FlaskForm):
@@ -179,6 +184,11 @@ def update_study(slug):
 @bp.get("/studies/<slug>")
 @low_priority
 def study(slug):
+    return _render_study(slug)
+
+
+def _render_study(slug: str, exclusion_form: ExclusionForm | None = None, status: int = 200):
+    """The study page; ``exclusion_form``: a refused rule's form, kept with its errors."""
     study = studies.get_study(slug)
     allowed = access.permissions_of(current_user, study)
     return render_template(
@@ -190,13 +200,13 @@ def study(slug):
         members=access.members(study),
         member_form=MemberForm() if "manage" in allowed else None,
         can_preview="run" in allowed and study.close_mode != "stop",
-        exclusion_form=ExclusionForm() if "run" in allowed else None,
+        exclusion_form=exclusion_form or (ExclusionForm() if "run" in allowed else None),
         manual_rules=manual_exclusion.history(study),
         link=studies.participant_link(slug),
         prolific_link=studies.participant_link(slug, prolific=True),
         completion_codes=sessions.completion_codes(slug),
-        key_warnings=reserved_key_warnings(
-            sessions.study_design(study).response_keys))
+        key_warnings=reserved_key_warnings(sessions.study_design(study).response_keys,
+                                           studies.study_config(study).browsers)), status
 
 
 @bp.get("/studies/<slug>/panel")
@@ -244,14 +254,13 @@ def preview(slug):
 @bp.post("/studies/<slug>/exclusions")
 def manual_rule(slug):
     """Add a manual exclude/reinstate rule. A repeated submit (the participant is already
-    in that state) changes nothing and says so."""
+    in that state) changes nothing and says so; a refused rule comes back on the study page,
+    its form kept with the error."""
     form = ExclusionForm()
     if not form.validate_on_submit():
         if "csrf_token" in form.errors:
             abort(400, description="The form expired; reload the page and try again.")
-        problems = "; ".join(f"{getattr(form, name).label.text}: {' '.join(errors)}"
-                             for name, errors in form.errors.items())
-        abort(400, description=problems)
+        return _render_study(slug, form, 400)
     try:
         rule = manual_exclusion.add_rule(studies.get_study(slug), form.participant.data,
                                          form.action.data, form.reason.data,
@@ -260,7 +269,8 @@ def manual_rule(slug):
         if error.status == 409:
             flash(str(error), "error")
             return redirect(url_for("researcher.study", slug=slug, _anchor="review"), 303)
-        abort(error.status, description=str(error))
+        form.form_errors.append(str(error))
+        return _render_study(slug, form, error.status)
     done = "excluded" if rule.action == "exclude" else "reinstated"
     flash(f"{form.participant.data} is {done} (rule {rule.sequence}); no data was changed.",
           "info")

@@ -114,12 +114,26 @@ _SET_VERSION = (select(func.count(SourceClip.id.distinct()), func.max(SourceClip
 
 def load_catalog(connection: Connection, stimulus_set: str, catch_set: str) -> Catalog:
     """The stimulus set and the catch videos as plain records for the schedule builder."""
+    return Catalog(clip_records(connection, stimulus_set), catch_records(connection, catch_set))
+
+
+def catch_records(connection: Connection, catch_set: str) -> tuple[CatchRecord, ...]:
+    """The catch videos of the set's newest generation (the generator of the clip stored last).
+
+    Only the videos of one import are padded to one size.  A newer generation is stored
+    beside the older one, whose rows and files stay for the sessions that showed them; a
+    schedule drawing from both could send two sizes, and a size would then tell the key.
+    """
+    clips = clip_records(connection, catch_set)
+    if not clips:
+        return ()
+    newest = max(clips, key=lambda clip: clip.id).params.get("generator")
     catch = []
-    for clip in clip_records(connection, catch_set):
+    for clip in clips:
         forward, key = clip.clip("forward"), clip.params.get("instructed_key")
-        if forward is not None and key:
+        if forward is not None and key and clip.params.get("generator") == newest:
             catch.append(CatchRecord(forward, str(key)))
-    return Catalog(clip_records(connection, stimulus_set), tuple(catch))
+    return tuple(catch)
 
 
 def stimulus_records(connection: Connection, stimulus_set: str) -> list[StimulusRecord]:

@@ -1,7 +1,10 @@
 // Arrow-of-time (and catch) trial: fixation, then the clip from its preloaded blob, decoded
 // during the fixation and shown frame by frame on the display's refreshes (present.js); two
 // response keys; RT = the key event's own timeStamp minus the onset of the clip's first frame
-// on screen.  The module is the whole browser side of the type: see trials/index.js.
+// on screen.  Response keys pressed from the fixation on but before that onset never answer;
+// they are kept as ignored_inputs.  The module is the whole browser side of the type: see
+// trials/index.js.
+import { noteIgnored, technicalEvent } from "../monitor.js";
 import { openClip } from "../present.js";
 import { sleep } from "../api.js";
 import { el, plain, show, setScreen, text } from "../screens.js";
@@ -25,7 +28,8 @@ function keyLegend(session) {
     el("span", {}, el("kbd", {}, key.toUpperCase()), " = ", text(words[session.key_mapping[key]]))));
 }
 
-// Collects response key presses from the moment playback is requested.
+// Collects response key presses from the moment the fixation appears, so that a key pressed
+// while the clip loads or during the fixation is recorded rather than lost.
 function keyCollector(keys) {
   const presses = [];
   let notify = null;
@@ -85,24 +89,38 @@ async function run(trial, ctx) {
   const fixation = el("div", { class: "fixation", "aria-hidden": "true" }, "+");
   const box = el("div", { class: "video-box" }, fixation);
   show("fixation", box, keyLegend(ctx.session));
+  const collector = keyCollector(ctx.session.response_keys);
   const fixationDone = sleep(trial.params?.fixation_ms ?? FIXATION_MS);
-  const stage = await openClip(trial.stimulus.url, { maxSize: displaySize(box) });
+  let stage = null;
   let data;
   try {
+    stage = await openClip(trial.stimulus.url, { maxSize: displaySize(box) });
     box.prepend(stage.element);  // shows nothing until the clip starts
     await Promise.all([stage.ready(), fixationDone]);
-    data = await presentAndRespond(trial, ctx, stage, fixation);
+    data = await presentAndRespond(trial, ctx, stage, fixation, collector);
   } finally {
-    stage.close();  // the decoded frames are freed with the trial
+    collector.stop();
+    if (stage) stage.close();  // the decoded frames are freed with the trial
   }
-  if (trial.params?.feedback) await feedback(trial, data.response);
+  // A presentation that left fullscreen is offered again (runner.js): feedback now would tell
+  // the answer to that next presentation.
+  if (trial.params?.feedback && !technicalEvent(data)) await feedback(trial, data.response);
   return data;
 }
 
-async function presentAndRespond(trial, ctx, stage, fixation) {
+// The presses before the clip's first frame was on screen: never an answer, kept with the
+// trial, t_ms from the onset (so negative).
+function ignoredInputs(presses, onsetMs) {
+  const ignored = [];
+  for (const press of presses) {
+    if (press.time < onsetMs) noteIgnored(ignored, press.time - onsetMs, "key");
+  }
+  return ignored;
+}
+
+async function presentAndRespond(trial, ctx, stage, fixation, collector) {
   const { session, monitor } = ctx;
   if (stage.element instanceof HTMLVideoElement) monitor.watchVideo(stage.element);
-  const collector = keyCollector(session.response_keys);
   const onFirstFrame = () => { fixation.remove(); setScreen("clip"); };
   const onset = await stage.start({ onFirstFrame });
   onFirstFrame();
@@ -125,6 +143,7 @@ async function presentAndRespond(trial, ctx, stage, fixation) {
     onset_method: onset.onset_method,
     onset_callbacks: (onset.onset_callbacks || []).slice(0, MAX_CALLBACKS),
     onset_time_ms: onset.onset_time_ms,
+    ignored_inputs: ignoredInputs(collector.presses, onset.onset_time_ms),
     ...presentation,
     ...health,
   };

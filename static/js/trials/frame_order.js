@@ -3,6 +3,7 @@
 // move with the arrow keys).  Hint frames sit in their true slot and cannot move.
 // Every image is fully decoded before the frames appear, so the RT clock starts on a
 // complete display.  The module is the whole browser side of the type: see trials/index.js.
+import { noteIgnored, technicalEvent } from "../monitor.js";
 import { blobUrl } from "../preload.js";
 import { sleep } from "../api.js";
 import { button, el, nextFrame, plain, show, text } from "../screens.js";
@@ -11,8 +12,9 @@ const MAX_MOVES = 500;
 // Clicks on Done in the first MIN_INPUT_MS after the frames appear are ignored and recorded:
 // they were meant for what was on screen before (the second click of a double-click on the
 // previous trial's Done lands here).  300 ms is below any considered ordering response.
+// The server refuses an answer sooner or an ignored click later (DONE_GUARD_MS in
+// experiments/trial_types/frame_order.py: keep the two equal).
 export const MIN_INPUT_MS = 300;
-const MAX_IGNORED = 100;
 
 // Slot order shown first: the server's permutation, with every hint frame moved to its own
 // position (a hint is a frame already in the right place).
@@ -156,7 +158,7 @@ async function run(trial, ctx) {
   done.addEventListener("click", (event) => {
     const since = board.shownAt === null ? null : event.timeStamp - board.shownAt;
     if (submit === null || since === null || since < MIN_INPUT_MS) {
-      if (ignored.length < MAX_IGNORED) ignored.push({ t_ms: since ?? 0, kind: "click" });
+      noteIgnored(ignored, Math.max(0, since ?? 0), "click");  // the server takes 0 <= t_ms
       return;
     }
     const resolve = submit;
@@ -186,9 +188,11 @@ async function run(trial, ctx) {
     initial_order: board.initial,
     final_order: board.order(),
     moves: board.moves,
-    ignored_inputs: ignored,
+    ignored_inputs: ignored.slice(),  // a click after the answer is none the trial ignored
   };
-  if (params.feedback && Array.isArray(params.correct_response)) {
+  // A presentation that left fullscreen is offered again (runner.js): feedback now would tell
+  // the answer to that next presentation.
+  if (params.feedback && Array.isArray(params.correct_response) && !technicalEvent(data)) {
     await orderFeedback(data.final_order, params.correct_response);
   }
   return data;

@@ -1,5 +1,6 @@
 """``manage.py probe tra`` end to end: the sweep clips of a stored set through a tiny random
 VideoMAE saved as a checkpoint, cached, and read back by ``manage.py report --tra``."""
+import json
 import re
 from pathlib import Path
 
@@ -85,6 +86,7 @@ def test_probe_writes_the_tra_table_and_a_rerun_is_all_cached(app, runner, sweep
     (["--set", "nope"], "unknown stimulus set"),
     (["--context", "4,x"], "comma-separated whole numbers"),
     (["--context", "5"], "multiple of 2"),
+    (["--batch-size", "0"], "Invalid value for '--batch-size'"),
 ])
 def test_bad_requests_are_one_line_errors(runner, sweep_study, videomae_folder, args, message):
     result = _probe(runner, videomae_folder, *(args if "--set" in args else
@@ -112,3 +114,17 @@ def test_a_checkpoint_of_another_kind_is_refused_before_any_clip(runner, sweep_s
                                 "--study", sweep_study, "--no-progress"])
     assert wrong.exit_code == 1 and "is a 'videomae' checkpoint, not 'vjepa2'" in wrong.output
     assert "choose --kind videomae" in wrong.output and "TRA values" in result
+
+
+def test_the_batch_size_is_recorded_and_changes_no_cached_loss(runner, sweep_study,
+                                                               videomae_folder):
+    batched = _probe(runner, videomae_folder, "--study", sweep_study, "--batch-size", "3")
+    assert batched.exit_code == 0, batched.output
+    csv_path = Path(re.search(r"wrote (\S+)", batched.output).group(1))
+    manifest = json.loads((csv_path.parent / "manifest.json").read_text())
+    assert manifest["config"]["batch_size"] == 3
+    # Batching changes no loss (test_tra.py), so a run at another batch size reuses them.
+    again = _probe(runner, videomae_folder, "--study", sweep_study, "--batch-size", "1")
+    assert "4 TRA values (4 cached, 0 computed)" in again.output
+    assert pd.read_csv(Path(re.search(r"wrote (\S+)", again.output).group(1))).equals(
+        pd.read_csv(csv_path))

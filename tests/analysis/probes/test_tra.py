@@ -1,9 +1,19 @@
 """Temporal Reversal Asymmetry on forward vs reversed clips, with tiny VideoMAE and V-JEPA 2."""
+import copy
+
 import numpy as np
 import pytest
 
 from analysis.columns import TRA_COLUMNS
-from analysis.probes.tra import VideoMAEProbe, VJEPA2Probe, clip_tra_rows, tra, window_starts
+from analysis.probes.tra import (
+    CONTEXT_LENGTHS,
+    VideoMAEProbe,
+    VJEPA2Probe,
+    clip_tra_rows,
+    tra,
+    window_starts,
+)
+from bench.probe import per_window_clip_losses
 from tests.analysis.vlm.helpers import moving_square
 
 
@@ -54,7 +64,7 @@ def test_a_time_symmetric_clip_has_zero_tra(probe, clip):
 def test_bad_context_lengths_are_refused(probe, clip):
     for context in (0, 3, 16):
         with pytest.raises(ValueError):
-            probe.clip_loss(clip, context)
+            probe.clip_losses(clip, (8, context))
 
 
 def test_videomae_mask_is_a_positional_tube_mask(tiny_videomae):
@@ -69,8 +79,8 @@ def test_vjepa2_context_encoding_does_not_see_the_targets(tiny_vjepa2, clip):
     window = clip[:16]
     altered = window.copy()
     altered[8:] = 255 - altered[8:]  # change only the frames to be predicted
-    predicted, target = probe.predict(window, 8)
-    predicted_alt, target_alt = probe.predict(altered, 8)
+    target, [predicted] = probe.predict(probe.pixels(window)[None], (8,))
+    target_alt, [predicted_alt] = probe.predict(probe.pixels(altered)[None], (8,))
     assert np.allclose(predicted.numpy(), predicted_alt.numpy(), atol=1e-6)
     assert not np.allclose(target.numpy(), target_alt.numpy())
 
@@ -80,6 +90,40 @@ def test_probes_load_from_saved_checkpoints(tiny_vjepa2, tmp_path, clip):
 
     tiny_vjepa2.save_pretrained(tmp_path / "vjepa2")
     probe = load_probe("vjepa2", str(tmp_path / "vjepa2"))
-    assert probe.clip_loss(clip, 8) == pytest.approx(VJEPA2Probe(tiny_vjepa2).clip_loss(clip, 8))
+    [losses] = probe.clip_losses(clip, (8,))
+    assert losses == pytest.approx(VJEPA2Probe(tiny_vjepa2).clip_losses(clip, (8,))[0])
     with pytest.raises(ValueError):
         load_probe("hiera", str(tmp_path))
+
+
+@pytest.fixture(scope="module", params=["videomae", "videomae-raw-pixels", "vjepa2"])
+def probe_class_and_model(request, tiny_videomae, tiny_vjepa2):
+    if request.param == "vjepa2":
+        return VJEPA2Probe, tiny_vjepa2
+    if request.param == "videomae":  # norm_pix_loss=True (conftest), as VideoMAE was trained
+        return VideoMAEProbe, tiny_videomae
+    raw = copy.deepcopy(tiny_videomae)
+    raw.config.norm_pix_loss = False
+    return VideoMAEProbe, raw
+
+
+@pytest.mark.parametrize("batch_size", [1, 3, 4, 10])
+def test_batched_losses_equal_the_per_window_losses(probe_class_and_model, batch_size):
+    # Reference: the probe as it was before batching (one forward pass per window, each
+    # window preprocessed alone, VideoMAE's own out.loss; kept as bench/probe.py's baseline).
+    # 24 frames: 5 windows each way, 10 in all, which batches of 3 and 4 do not divide.
+    probe_class, model = probe_class_and_model
+    clip = moving_square(n_frames=24, height=40, width=48, seed=5)
+    options = {"spatial_mask_ratio": 0.25} if probe_class is VideoMAEProbe else {}
+    expected = per_window_clip_losses(probe_class(model, **options), clip, CONTEXT_LENGTHS)
+    batched = probe_class(model, batch_size=batch_size, **options).clip_losses(
+        clip, CONTEXT_LENGTHS)
+    assert np.allclose(batched, expected, rtol=1e-5, atol=0)
+
+
+@pytest.mark.parametrize("batch_size", [0, -1])
+def test_batch_size_must_be_a_positive_number_of_windows(tiny_videomae, tiny_vjepa2, batch_size):
+    with pytest.raises(ValueError, match="batch_size must be at least 1"):
+        VideoMAEProbe(tiny_videomae, batch_size=batch_size)
+    with pytest.raises(ValueError, match="batch_size must be at least 1"):
+        VJEPA2Probe(tiny_vjepa2, batch_size=batch_size)

@@ -1,0 +1,64 @@
+"""A researcher's preview from the dashboard: click by click or with the simulated
+participant, which in a preview alone is told each catch trial's instructed key
+(webapp/participant/progress.py; researcher.preview; static/js/simulate.js)."""
+import json
+
+import pytest
+from sqlalchemy import select
+
+from bench.harness.stored_study import add_aot_study
+from tests.webapp.conftest import RESEARCHER
+from webapp.extensions import db
+from webapp.models import Session, Study, access
+
+
+@pytest.fixture
+def study(app, logged_in):
+    with app.app_context():
+        add_aot_study()
+        access.share(db.session.scalar(select(Study)), RESEARCHER, "owner")
+    return "study"
+
+
+def _preview(client, **form) -> str:
+    response = client.post("/researcher/studies/study/preview", data=form)
+    assert response.status_code == 303, response.data
+    return response.headers["Location"]
+
+
+def _token(location: str) -> str:
+    return location.split("?")[0].rsplit("/", 1)[-1]
+
+
+def test_the_study_page_offers_both_previews(logged_in, study):
+    page = logged_in.get("/researcher/studies/study").get_data(as_text=True)
+    assert 'id="preview"' in page and 'id="preview-manual"' in page
+    assert '<input type="hidden" name="mode" value="manual">' in page
+
+
+def test_a_click_by_click_preview_is_a_preview_the_robot_leaves_alone(app, logged_in, study):
+    location = _preview(logged_in, mode="manual")
+    assert location.endswith("?manual=1")
+    with app.app_context():
+        row = db.session.scalar(select(Session).where(Session.token == _token(location)))
+        assert row.preview and row.simulated
+
+
+def test_only_a_preview_is_told_the_catch_trials_keys(app, logged_in, study):
+    token = _token(_preview(logged_in))
+    state = logged_in.get(f"/api/session/{token}").json
+    assert state["preview"] is True
+    with app.app_context():
+        schedule = db.session.scalar(select(Session.schedule).where(Session.token == token))
+    catch = {t["trial_index"]: t for t in schedule if t["trial_type"] == "catch"}
+    assert catch  # the study has attention checks
+    told = {t["trial_index"]: t["preview_answer"] for t in state["trials"] if "preview_answer" in t}
+    assert told == {i: {"instructed_key": t["instructed_key"],
+                        "correct_response": t["correct_response"]} for i, t in catch.items()}
+    # A participant's session and an ordinary simulated one never get it, nor any key.
+    for query in ({"participant": "real-1"}, {"participant": "sim-1", "simulate": "1"}):
+        entered = logged_in.get("/p/study", query_string=query)
+        other = logged_in.get(f"/api/session/{_token(entered.headers['Location'])}").json
+        assert other["preview"] is False
+        text = json.dumps(other)
+        assert "preview_answer" not in text and "instructed_key" not in text
