@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import hashlib
 import inspect as _inspect
+import json
 import zlib
 from typing import Any
 
@@ -288,7 +289,14 @@ def processor_fingerprint(processor) -> str:
         if proc is not None:
             digest.update(proc.to_json_string().encode())
     backend = getattr(processor.tokenizer, "backend_tokenizer", None)
-    digest.update((backend.to_str() if backend is not None else repr(processor.tokenizer)).encode())
+    if backend is None:
+        digest.update(repr(processor.tokenizer).encode())
+    else:
+        # padding and truncation are set by the last call that asked for them (a padded
+        # batch), not by the model: left in, a cache key changed once a batch was encoded
+        settings = {k: v for k, v in json.loads(backend.to_str()).items()
+                    if k not in ("padding", "truncation")}
+        digest.update(json.dumps(settings, sort_keys=True).encode())
     return digest.hexdigest()
 
 

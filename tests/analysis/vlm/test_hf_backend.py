@@ -68,6 +68,18 @@ def test_description_pins_what_changes_answers(hf_backend, tiny_model):
     assert {"torch", "transformers", "tokenizers"} <= set(described["libraries"])
 
 
+def test_processor_fingerprint_ignores_the_last_calls_padding(hf_backend):
+    # CI: a model-cache test found none of its stored calls, because the shared backend had
+    # encoded a padded batch before describing itself: the tokenizer keeps its last padding
+    # and truncation settings, and they were part of the processor's fingerprint.
+    from analysis.vlm.backends.hf import processor_fingerprint
+
+    processor = hf_backend.processor
+    before = processor_fingerprint(processor)
+    processor.tokenizer(["a", "a b c"], padding=True, truncation=True, max_length=5)
+    assert processor_fingerprint(processor) == before
+
+
 def test_registry_is_lazy_and_checked():
     assert set(BACKENDS) == {"hf", "vllm", "openai"}
     with pytest.raises(ValueError, match="unknown backend"):
