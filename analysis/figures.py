@@ -345,15 +345,17 @@ TRA_SWEEP_STYLES = {"vlm": "dash", "self_supervised": "dot"}
 PARAMETER_TITLES = {"restitution": "Restitution (ball)", "damping": "Damping, 1/s (pendulum)"}
 
 
-def tra_sweep_figure(curves: pd.DataFrame, published: pd.DataFrame, caption: str):
+def tra_sweep_figure(curves: pd.DataFrame, published: pd.DataFrame, caption: str,
+                     level_means: pd.DataFrame):
     """People, VLMs and self-supervised models over one physical sweep, each normalised.
 
     ``curves``: one sweep's rows of :func:`analysis.report_tra.sweep_tables`'
     ``tra_sweep_curves`` (``observer_kind, observer, subject_id, level, value_normalised,
     band_lo, band_hi, note``; a non-empty ``note``, e.g. "not distinguishable from 0", is
-    added to the curve's legend label); ``published``: the TRA paper's peaks for this sweep (a dotted
-    vertical line each, labelled published); ``caption``: the normalisation, stated under
-    the plot.
+    added to the curve's legend label); ``published``: the TRA paper's peaks for this sweep
+    (a dotted vertical line each, labelled published); ``caption``: the normalisation, stated
+    under the plot; ``level_means``: its ``tra_sweep_level_means`` rows, drawn as markers in
+    the colour of the fitted curve they belong to (pooled people, each VLM).
     """
     import plotly.graph_objects as go
 
@@ -371,9 +373,19 @@ def tra_sweep_figure(curves: pd.DataFrame, published: pd.DataFrame, caption: str
                         y=list(pooled["band_hi"]) + list(pooled["band_lo"][::-1]),
                         fill="toself", fillcolor="rgba(34,34,34,0.15)", line={"width": 0},
                         name="people, 95% band", hoverinfo="skip")
+    def markers(kind, observer, color):
+        data = level_means[(level_means["observer_kind"] == kind)
+                           & (level_means["observer"] == observer)]
+        if not data.empty:
+            fig.add_scatter(x=data["level"], y=data["value_normalised"], mode="markers",
+                            marker={"color": color, "size": 7, "symbol": "circle-open"},
+                            name=f"{observer}, level means", legendgroup=str(observer),
+                            hovertext=[f"n = {n}" for n in data["n"]])
+
     if not pooled.empty:
         fig.add_scatter(x=pooled["level"], y=pooled["value_normalised"], mode="lines",
                         line={"color": HUMAN_COLOR, "width": 3}, name="people (pooled)")
+        markers("people", "people", HUMAN_COLOR)
     others = curves[curves["observer_kind"] != "people"]
     for i, ((kind, observer, context), part) in enumerate(others.groupby(
             ["observer_kind", "observer", "context_frames"], dropna=False, sort=True)):
@@ -383,7 +395,10 @@ def tra_sweep_figure(curves: pd.DataFrame, published: pd.DataFrame, caption: str
         label += f" — {note}" if note else ""
         fig.add_scatter(x=part["level"], y=part["value_normalised"], mode="lines", name=label,
                         line={"color": PALETTE[i % len(PALETTE)], "width": 2,
-                              "dash": TRA_SWEEP_STYLES.get(kind, "solid")})
+                              "dash": TRA_SWEEP_STYLES.get(kind, "solid")},
+                        legendgroup=str(observer))
+        if kind == "vlm":
+            markers(kind, observer, PALETTE[i % len(PALETTE)])
     for row in published[published["location"].notna()].itertuples():
         fig.add_vline(x=row.location, line_dash="dot", line_color="#777777",
                       annotation_text=f"published {row.observer} peak: {row.peak_tra_pct:+.2f}%",
@@ -394,7 +409,8 @@ def tra_sweep_figure(curves: pd.DataFrame, published: pd.DataFrame, caption: str
                        showarrow=False, align="left", xanchor="left", font={"size": 10})
     fig.update_xaxes(title_text=PARAMETER_TITLES.get(parameter, parameter))
     # below 0 is drawn, not clipped: worse than chance, or a TRA dip
-    low = np.nanmin(curves[["value_normalised", "band_lo"]].to_numpy(float), initial=0.0)
+    low = min(np.nanmin(curves[["value_normalised", "band_lo"]].to_numpy(float), initial=0.0),
+              np.nanmin(level_means["value_normalised"].to_numpy(float), initial=0.0))
     fig.update_yaxes(title_text="normalised (accuracy: 0 = chance, 1 = always right; TRA: "
                                 "1 = the largest |level mean|)", range=[min(-0.05, low - 0.05), 1.1])
     fig.update_layout(title=f"Arrow of time over the {scenario} sweep: people, VLMs and "

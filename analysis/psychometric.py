@@ -1,47 +1,51 @@
-"""Psychometric functions over a physical sweep, for people, VLMs and self-supervised models.
+"""Psychometric functions over a physical sweep (restitution 0.1-1.0, damping 0.0-5.0), for
+people and VLMs; self-supervised models' TRA curves are in ``analysis.tra_peak``.
 
-Three kinds of observer are fitted on one axis of a physical parameter (restitution 0.1-1.0,
-damping 0.0-5.0):
-
-* people: binary judgements; P(correct) per level (``guess=0.5``: correct on forward and
-  reversed clips, so chance is one half) or P("forward") (``guess=0``), per participant and
-  pooled over participants (:func:`psychometric_table`);
+* people: binary answers, P(correct) per level (``guess=0.5``: each clip is shown both ways,
+  so chance is one half) or P("forward") (``guess=0``), per participant and pooled over
+  participants (:func:`fit_psychometric`, :func:`psychometric_table`), by binomial maximum
+  likelihood with the lapse rate estimated on a grid;
 * VLMs: P(correct) per clip from P(forward) from logits, the two label orders averaged
-  (:func:`vlm_clip_correct`), fitted as fractional responses per model and setting;
-* self-supervised models: per-clip TRA, which is not monotonic in the parameter (the TRA paper
-  finds a peak at restitution 0.5 and damping 2.0); :func:`tra_peak_table` fits a Gaussian bump.
+  (:func:`vlm_clip_correct`), fitted by least squares with both asymptotes free
+  (:func:`fit_probability_curve`): a model may sit below chance, level off at 0.7 or fall.
 
 Why not psignifit 4 (``psignifit`` 4.3 on PyPI, tried here): one fit with its default free
 lapse, guess and overdispersion took 8.5 s on this 2-core machine (0.15 s with them fixed), so
-a cluster bootstrap over participants and a coverage check of 200 simulated data sets were
-out of reach; its intervals are Bayesian credible intervals that treat trials as independent,
-which is wrong for a pooled fit where trials cluster in participants; it takes counts, not
-the VLMs' per-clip probabilities; and it pulls in matplotlib. The fit here is the binomial
-maximum-likelihood fit (Fisher scoring, vectorised over bootstrap resamples: 2,000 refits take
-well under a second); with no lapse it equals statsmodels' binomial GLM with a probit or logit
-link, which the tests check. psignifit's conventions are kept: ``threshold`` is where the
-sigmoid is half way, ``width`` the distance between its 5% and 95% points, and the smallest
-width allowed defaults to the smallest spacing of the levels.
+a bootstrap over resamples and a coverage check of 200 simulated data sets were out of reach;
+its intervals are Bayesian credible intervals that treat trials as independent, which is
+wrong for a pooled fit where trials cluster in participants; it takes counts, not the VLMs'
+per-clip probabilities; and it pulls in matplotlib. The binomial fit here is maximum
+likelihood by Newton steps (Fisher scoring where the observed information is not positive
+definite), vectorised over bootstrap resamples; with no lapse it equals statsmodels'
+binomial GLM with a probit or logit link, which the tests check. psignifit's conventions
+are kept: ``threshold`` is where the sigmoid is half way, ``width`` the distance between its
+5% and 95% points, the smallest width allowed defaults to the smallest spacing of the levels,
+and people's lapse rate is estimated in psignifit's default range, [0, 0.06]. A fixed lapse
+of 0 drags the curve down to the lapsed answers: with 4% lapses the pooled intervals of
+6 participants covered the threshold in 0.68 and the width in 0.02 of simulated studies;
+estimated, 0.95 and 0.96 (``tests/analysis/test_psychometric.py``).
 
 Confidence intervals for one observer (a participant, a VLM) are percentile bootstrap
-intervals of ``n_boot`` resamples (2,000 by default) of trials or clips within each level.
-A resample whose best fit lies on a bound (width at its minimum or maximum, threshold more
-than one sweep span outside the sweep) keeps that bound, which widens the interval rather
-than narrowing it; ``boot_at_bound`` counts them. Measured coverage of nominal 95% intervals
-(200 simulated observers, 10 levels x 30 trials, 200 resamples): threshold 0.925-0.945,
-width 0.895 (the ML width is biased low). Where the fit of the data itself lies on a bound
-(responses switch from all wrong to all right between two adjacent levels), ``at_bound`` is
-True, the threshold is the best point on that bound and the intervals are NaN: no interval
-is drawn where the likelihood gives none.
+intervals of ``n_boot`` resamples (2,000 by default) within each level, of source clips
+(``block``: a clip's forward and reversed copies together, since a label bias moves their
+P(correct) in opposite directions; resampled apart, a simulated VLM's threshold interval was
+3.1 times as wide and covered 1.00 where 0.95 is due, together 0.93) or of single rows. A
+resample whose best fit lies on a bound (width at its minimum or maximum, threshold more
+than one sweep span outside the sweep) keeps that bound, which
+widens the interval rather than narrowing it; ``boot_at_bound`` counts them. Measured
+coverage of nominal 95% intervals (200 simulated observers, 10 levels x 30 trials, 200
+resamples): threshold 0.925-0.945, width 0.895 (the ML width is biased low). Where the fit
+of the data itself lies on a bound (responses switch from all wrong to all right between
+two adjacent levels), ``at_bound`` is True, the threshold is the best point on that bound
+and the intervals are NaN: no interval is drawn where the likelihood gives none.
 
 The pooled fit's intervals are jackknife t intervals over participants (leave one out, t
 with n - 1 degrees of freedom; the width's on the log scale), not a participant bootstrap:
 with few participants the percentile bootstrap's spread is sqrt((n - 1) / n) of the real
 one and its tails are normal where t tails are due. Coverage of nominal 95% intervals,
-threshold / width, for n identical simulated participants (24 trials a level; 1,000
-simulated studies per cell, so +-1.4%; percentile bootstrap with 1,000 resamples; about 5
-minutes for the table on this 2-core machine, the refits vectorised over studies;
-``tests/analysis/test_psychometric.py`` reruns n = 6):
+threshold / width, for n identical simulated participants without lapses (24 trials a
+level; 1,000 simulated studies per cell, so +-1.4%; percentile bootstrap with 1,000
+resamples; ``tests/analysis/test_psychometric.py`` reruns n = 6, and with 4% lapses):
 
 =====  ==========================  ==========================
 n      bouncing ball (10 levels)   pendulum (7 levels)
@@ -56,19 +60,10 @@ Hesterberg's expanded percentile interval (percentiles at Phi(-+sqrt(n / (n - 1)
 was measured too and fell short on the pendulum at n = 6 (width 0.92). Participants who
 differ from one another are not covered by this check: there the pooled fit estimates the
 curve of the pooled trials, not any one participant's.
-
-Normalisation for a shared axis (:func:`normalised_curves`, :data:`NORMALISATIONS`), one
-fixed rule per kind of observer, never a per-observer rescaling that would stretch a
-near-chance curve to [0, 1]: psychometric curves as above-chance accuracy
-(P - guess) / (1 - guess), 2 P(correct) - 1 for two-choice accuracy; TRA curves are each
-model's level means (the data, not the fitted bump, whose sign flips between bump and dip on
-lopsided curves), divided by the largest |level mean| on the sweep of any model whose level
-means are distinguishable from 0 by a one-way F test across clips (:func:`tra_level_test`),
-and flat at 0, noted "not distinguishable from 0", otherwise.
 """
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, Callable
 
 import numpy as np
 import pandas as pd
@@ -77,43 +72,17 @@ from scipy import special, stats
 from analysis import columns as C
 
 WIDTH_ALPHA = 0.05  # width = distance between the sigmoid's 5% and 95% points (psignifit's)
-SIGMOIDS = {  # name -> (cdf, pdf, quantile)
-    "norm": (special.ndtr, stats.norm.pdf, special.ndtri),
-    "logistic": (special.expit, lambda e: special.expit(e) * special.expit(-e), special.logit),
+_norm_pdf = lambda e: np.exp(-0.5 * e * e) / np.sqrt(2 * np.pi)  # noqa: E731
+SIGMOIDS = {  # name -> (cdf, pdf, quantile, derivative of the pdf)
+    "norm": (special.ndtr, _norm_pdf, special.ndtri, lambda e: -e * _norm_pdf(e)),
+    "logistic": (special.expit, lambda e: special.expit(e) * special.expit(-e), special.logit,
+                 lambda e: special.expit(e) * special.expit(-e) * (1 - 2 * special.expit(e))),
 }
-INTERVALS = {  # how fit_psychometric's intervals are made, per resampling unit
+INTERVALS = {  # how a fit's intervals are made, per resampling unit
     "rows": "percentile bootstrap over trials (or clips) within each level",
+    "blocks": "percentile bootstrap over source clips (both copies together) within each level",
     "cluster": "jackknife t interval over participants (leave one out, t with n - 1 df)",
 }
-NORMALISATIONS = {  # the rule per observer kind, stated in the figure caption and the README
-    "psychometric": "above-chance accuracy (P - chance) / (1 - chance), i.e. 2 P(correct) - 1 "
-                    "at chance 0.5: 0 = chance, 1 = always right, not rescaled per observer",
-    "tra": "TRA level means / the largest |level mean| on the sweep of any model whose level "
-           "means are distinguishable from 0 (one-way F test that all are 0, p < 0.05); flat "
-           "at 0, noted \"not distinguishable from 0\", otherwise; not comparable with the "
-           "accuracy scale",
-}
-
-# Published, not measured: Vesesook & Yang, Temporal Reversal Asymmetry, V-JEPA 2 (ViT-L, EMA
-# target encoder) at context 12 (Table 9); random initialisation: Appendix F, Table 5.
-PUBLISHED_TRA_PEAKS = (
-    {"model": "V-JEPA 2", "scenario": "bouncing_ball", "parameter": "restitution",
-     "peak_location": 0.5, "relation": "equals", "peak_tra_pct": 0.27, "context_frames": 12,
-     "reference": "TRA paper, Table 9"},
-    {"model": "V-JEPA 2", "scenario": "pendulum", "parameter": "damping",
-     "peak_location": 2.0, "relation": "equals", "peak_tra_pct": 0.68, "context_frames": 12,
-     "reference": "TRA paper, Table 9"},
-    {"model": "V-JEPA 2 (random init)", "scenario": "all", "parameter": "all",
-     "peak_location": np.nan, "relation": "below", "peak_tra_pct": 0.01, "context_frames": np.nan,
-     "reference": "TRA paper, Appendix F, Table 5"},
-)
-
-
-def published_tra_peaks() -> pd.DataFrame:
-    """The TRA paper's peaks as a table with ``source`` = "published" (not measured here)."""
-    return pd.DataFrame(PUBLISHED_TRA_PEAKS).assign(source="published")
-
-
 def _levels(data: pd.DataFrame, level: str, dv: str) -> pd.DataFrame:
     missing = [c for c in (level, dv) if c not in data.columns]
     if missing:
@@ -168,17 +137,26 @@ def _start(x, k, n, cdfs, guess, lapse, sign):
 
 
 def _scores(b0, b1, x, k, n, cdfs, guess, lapse):
+    """Per row of (b0, b1): the score, the expected and the observed information (each as
+    (i00, i01, i11)), and the log-likelihood."""
     eta = b0[:, None] + b1[:, None] * x
     p = np.clip(guess + (1 - guess - lapse) * cdfs[0](eta), 1e-12, 1 - 1e-12)
     d = (1 - guess - lapse) * cdfs[1](eta)
-    u, w = (k - n * p) * d / (p * (1 - p)), n * d * d / (p * (1 - p))
+    v = p * (1 - p)
+    u, w = (k - n * p) * d / v, n * d * d / v
+    curvature = (1 - guess - lapse) * cdfs[3](eta) / v - d * d * (1 - 2 * p) / v ** 2
+    w_obs = w - (k - n * p) * curvature
+    expected, observed = ((a.sum(1), (a * x).sum(1), (a * x * x).sum(1)) for a in (w, w_obs))
     loglik = (special.xlogy(k, p) + special.xlogy(n - k, 1 - p)).sum(1)
-    return (u.sum(1), (u * x).sum(1)), (w.sum(1), (w * x).sum(1), (w * x * x).sum(1)), loglik
+    return (u.sum(1), (u * x).sum(1)), expected, observed, loglik
 
 
-def _step(b0, b1, x, k, n, cdfs, guess, lapse, b1_lim, m_lim, sign):
-    """One projected Fisher-scoring step; along an active bound, a 1-D step on it."""
-    (g0, g1), (i00, i01, i11), _ = _scores(b0, b1, x, k, n, cdfs, guess, lapse)
+def _step(b0, b1, x, k, n, cdfs, guess, lapse, b1_lim, m_lim, sign, newton):
+    """One projected step: Newton's where ``newton`` and the observed information is positive
+    definite, else Fisher scoring's; along an active bound, a 1-D step on it."""
+    (g0, g1), expected, observed, _ = _scores(b0, b1, x, k, n, cdfs, guess, lapse)
+    definite = newton & (observed[0] > 0) & (observed[0] * observed[2] - observed[1] ** 2 > 0)
+    i00, i01, i11 = (np.where(definite, o, e) for o, e in zip(observed, expected))
     det = i00 * i11 - i01 ** 2 + 1e-12
     s0, s1 = (i11 * g0 - i01 * g1) / det, (i00 * g1 - i01 * g0) / det
     on_b1 = (np.abs(b1) >= b1_lim[1] - 1e-12) & (sign * s1 > 0) | \
@@ -189,44 +167,74 @@ def _step(b0, b1, x, k, n, cdfs, guess, lapse, b1_lim, m_lim, sign):
     s1 = np.where(on_m, (g1 - m * g0) / (m * m * i00 - 2 * m * i01 + i11 + 1e-12), s1)
     s0 = np.where(on_m, -m * s1, s0)
     scale = np.minimum(1, b1_lim[1] / 4 / (np.abs(s0) + np.abs(s1) + 1e-300))  # damped
-    new1 = sign * np.clip(sign * (b1 + scale * s1), *b1_lim)
-    return -new1 * np.clip(-(b0 + scale * s0) / new1, *m_lim), new1
+    s0, s1 = scale * s0, scale * s1
+    # a step past a slope limit is shortened to end on it, keeping its direction (clipping
+    # the slope alone can turn an ascent direction into a descent one)
+    on_limit = sign * np.clip(sign * (b1 + s1), *b1_lim)
+    shorten = np.clip((on_limit - b1) / np.where(s1 == 0, 1, s1), 0, 1)
+    shorten = np.where(s1 == 0, 1, shorten)
+    new1 = sign * np.clip(sign * (b1 + shorten * s1), *b1_lim)
+    return -new1 * np.clip(-(b0 + shorten * s0) / new1, *m_lim), new1
 
 
-def _fisher(x, k, n, cdfs, guess, lapse, b1_lim, m_lim, sign, iters=300):
+def _fisher(x, k, n, cdfs, guess, lapse, b1_lim, m_lim, sign, start=None, iters=300):
     """ML (b0, b1) per row of k, n on standardised x, with b1 in sign * b1_lim and the
-    threshold -b0/b1 in m_lim; rows stop moving once converged."""
-    b0, b1 = _start(x, k, n, cdfs, guess, lapse, sign)
+    threshold -b0/b1 in m_lim, from ``start`` (b0, b1) or a moment estimate; rows stop
+    moving once converged.
+
+    Each iteration tries a Newton step and, where that finds no gain, a Fisher-scoring one:
+    with a guess or lapse rate Fisher scoring alone converges linearly (hundreds of steps for
+    some resamples), Newton quadratically once near the optimum."""
+    b0, b1 = _start(x, k, n, cdfs, guess, lapse, sign) if start is None else \
+        (start[0].copy(), start[1].copy())
     # a start outside the limits is never moved onto them by a step that is not taken
     b1 = sign * np.clip(sign * b1, *b1_lim)
     b0 = -b1 * np.clip(-b0 / b1, *m_lim)
+    loglik = lambda c0, c1, kk, nn: _scores(c0, c1, x, kk, nn, cdfs, guess, lapse)[3]  # noqa: E731
     active = np.arange(len(b0))
     for _ in range(iters):
         a0, a1, ka, na = b0[active], b1[active], k[active], n[active]
-        new0, new1 = _step(a0, a1, x, ka, na, cdfs, guess, lapse, b1_lim, m_lim, sign)
-        old_ll = _scores(a0, a1, x, ka, na, cdfs, guess, lapse)[2]
-        for _ in range(12):  # halve steps that lower the likelihood (the set is convex)
-            worse = _scores(new0, new1, x, ka, na, cdfs, guess, lapse)[2] < old_ll - 1e-12
-            if not worse.any():
+        old_ll = loglik(a0, a1, ka, na)
+        best0, best1, best_gain = a0, a1, np.zeros(len(a0))
+        for newton in (True, False):
+            new0, new1 = _step(a0, a1, x, ka, na, cdfs, guess, lapse, b1_lim, m_lim, sign, newton)
+            for _ in range(12):  # halve steps that lower the likelihood (the set is convex)
+                worse = loglik(new0, new1, ka, na) < old_ll - 1e-12
+                if not worse.any():
+                    break
+                new0 = np.where(worse, (a0 + new0) / 2, new0)
+                new1 = np.where(worse, (a1 + new1) / 2, new1)
+            gain = loglik(new0, new1, ka, na) - old_ll
+            better = gain > best_gain
+            best0, best1 = np.where(better, new0, best0), np.where(better, new1, best1)
+            best_gain = np.maximum(gain, best_gain)
+            if (best_gain > 1e-11).all():
                 break
-            new0, new1 = np.where(worse, (a0 + new0) / 2, new0), np.where(worse, (a1 + new1) / 2, new1)
-        gain = _scores(new0, new1, x, ka, na, cdfs, guess, lapse)[2] - old_ll
-        moving = (np.abs(new0 - a0) + np.abs(new1 - a1) > 1e-10) & (gain > 1e-11)
-        b0[active], b1[active] = new0, new1
+        moving = (np.abs(best0 - a0) + np.abs(best1 - a1) > 1e-10) & (best_gain > 1e-11)
+        b0[active], b1[active] = best0, best1
         active = active[moving]
         if not active.size:
             break
     at_bound = (np.abs(b1) >= b1_lim[1] - 1e-9) | (np.abs(b1) <= b1_lim[0] + 1e-9) | \
                (np.abs(-b0 / b1 - np.mean(m_lim)) >= np.diff(m_lim)[0] / 2 - 1e-9)
-    return b0, b1, _scores(b0, b1, x, k, n, cdfs, guess, lapse)[2], at_bound
+    return b0, b1, loglik(b0, b1, k, n), at_bound
+
+
+def candidates(lapse) -> np.ndarray:
+    """A lapse rate as the values a fit profiles over: one fixed value, or a grid."""
+    return np.atleast_1d(np.asarray(lapse, float))
 
 
 def fit_counts(x, k, n, sigmoid="norm", guess=0.0, lapse=0.0, width_min=None):
     """ML psychometric fits of rows of counts ``k`` of ``n`` (fractional k allowed) at levels
     ``x``: P(x) = guess + (1 - guess - lapse) F((x - threshold) / s).
 
+    ``lapse`` is a fixed rate or a grid of candidate rates (a sequence), over which each row's
+    fit is profiled, keeping its most likely rate.
+
     Returns a dict of arrays, one value per row: ``threshold``, ``width`` (5%-95% span of F,
-    in units of x), ``direction`` (+1 rising, -1 falling), ``loglik``, ``at_bound``.
+    in units of x), ``direction`` (+1 rising, -1 falling), ``lapse``, ``loglik``,
+    ``at_bound``.
     """
     x, k, n = np.asarray(x, float), np.atleast_2d(k).astype(float), np.atleast_2d(n).astype(float)
     cdfs = SIGMOIDS[sigmoid]
@@ -235,21 +243,40 @@ def fit_counts(x, k, n, sigmoid="norm", guess=0.0, lapse=0.0, width_min=None):
     spread = cdfs[2](1 - WIDTH_ALPHA) - cdfs[2](WIDTH_ALPHA)
     b1_lim = (spread * half / wmax, spread * half / wmin)
     z = (x - centre) / half
-    fits = [_fisher(z, k, n, cdfs, guess, lapse, b1_lim, (-3.0, 3.0), s) for s in (1, -1)]
-    best = np.where(fits[0][2] >= fits[1][2], 0, 1)
-    pick = lambda i: np.where(best == 0, fits[0][i], fits[1][i])  # noqa: E731
-    b0, b1 = pick(0), pick(1)
+    best: dict[str, np.ndarray] = {}
+    previous: dict[int, tuple] = {}  # per direction, the last rate's fit: a warm start
+    for rate in candidates(lapse):
+        if not 0 <= rate < 1 - guess:
+            raise ValueError(f"a lapse rate must lie in [0, 1 - guess); got {rate:g}")
+        for sign in (1, -1):
+            b0, b1, loglik, at_bound = _fisher(z, k, n, cdfs, guess, rate, b1_lim, (-3.0, 3.0),
+                                               sign, previous.get(sign))
+            previous[sign] = (b0, b1)
+            fit = {"b0": b0, "b1": b1, "loglik": loglik, "at_bound": at_bound,
+                   "lapse": np.full(len(b0), rate)}
+            # ties keep the earlier candidate: with a fixed rate, the rising curve
+            better = fit["loglik"] > best["loglik"] if best else np.ones(len(b0), bool)
+            best = {name: np.where(better, fit[name], best.get(name, fit[name])) for name in fit}
+    b0, b1 = best["b0"], best["b1"]
     return {"threshold": centre - b0 / b1 * half, "width": spread * half / np.abs(b1),
-            "direction": np.sign(b1), "loglik": pick(2), "at_bound": pick(3).astype(bool)}
+            "direction": np.sign(b1), "lapse": best["lapse"], "loglik": best["loglik"],
+            "at_bound": best["at_bound"].astype(bool)}
 
 
-def _resample_levels(x, level_of_row, y, n_boot, rng):
-    """(k, n) for n_boot resamples of rows within each level (n fixed per level)."""
-    k = np.empty((n_boot, len(x)))
+def _resample_levels(x, level_of_row, y, n_boot, rng, block=None):
+    """(k, n) for n_boot resamples within each level: of rows, or of whole blocks of rows
+    (``block``: a label per row, e.g. a clip's source, whose forward and reversed copies then
+    stay together; n then varies with the blocks drawn)."""
+    block = np.arange(len(y)) if block is None else pd.factorize(block)[0]
+    k, n = np.empty((n_boot, len(x))), np.empty((n_boot, len(x)))
     for j, lv in enumerate(x):
-        ys = y[level_of_row == lv]
-        k[:, j] = ys[rng.integers(0, len(ys), (n_boot, len(ys)))].sum(1)
-    return k, np.broadcast_to([(level_of_row == lv).sum() for lv in x], k.shape)
+        at = level_of_row == lv
+        codes, first = np.unique(block[at], return_inverse=True)
+        sums = np.bincount(first, weights=y[at], minlength=len(codes))
+        sizes = np.bincount(first, minlength=len(codes)).astype(float)
+        draw = rng.integers(0, len(codes), (n_boot, len(codes)))
+        k[:, j], n[:, j] = sums[draw].sum(1), sizes[draw].sum(1)
+    return k, n
 
 
 def cluster_counts(x, level_of_row, y, cluster):
@@ -286,29 +313,37 @@ def _cluster_intervals(x, k, n, est, sums, counts, options, ci):
 
 def fit_psychometric(data: pd.DataFrame, level: str, dv: str = "correct", cluster=None, *,
                      rng: np.random.Generator, sigmoid: str = "norm", guess: float = 0.0,
-                     lapse: float = 0.0, width_min=None, n_boot: int = 2000,
+                     lapse=0.0, block: str | None = None, width_min=None, n_boot: int = 2000,
                      ci: float = 0.95) -> dict:
-    """Fit one observer's psychometric function, with intervals for threshold and width.
+    """Fit one observer's psychometric function to binary answers, with intervals for
+    threshold and width.
 
     Parameters
     ----------
-    data : DataFrame, one row per trial (people) or per clip (models).
-    level, dv : the sweep column and the response in [0, 1] (0/1 trials, or P(correct)).
+    data : DataFrame, one row per trial.
+    level, dv : the sweep column and the answer (0/1).
     cluster : column of clusters (participants) for a pooled fit, whose intervals are
         jackknife t intervals over clusters; None: percentile bootstrap intervals of
-        ``n_boot`` resamples of rows within each level.
-    guess, lapse : fixed lower and upper asymptote offsets (0.5 for P(correct) on clips
-        shown both ways; 0 for P("forward")).
+        ``n_boot`` resamples within each level.
+    guess : the fixed lower asymptote and the chance level (0.5 for P(correct) on clips shown
+        both ways; 0 for P("forward")).
+    lapse : the upper asymptote's offset: a fixed rate, or a grid of candidate rates
+        estimated with the rest (:func:`fit_counts`), afresh in every resample and
+        leave-one-out fit.
+    block : column whose rows are resampled together within a level (a source clip's two
+        copies, whose answers are not independent); None: rows one by one.
 
     Returns
     -------
     dict
         ``n_levels, n_rows, n_clusters, threshold, threshold_lo, threshold_hi, width,
-        width_lo, width_hi, direction, at_bound, ends_at_limit, boot_at_bound, level_min, level_max, curve_min,
-        curve_max, sigmoid, guess, lapse, n_boot, interval, ci``. ``interval`` names the
-        method; ``ends_at_limit`` names the interval ends that sit on a fitting limit
-        (threshold one sweep span outside the sweep, smallest or largest width), e.g.
-        "threshold_hi; width_lo", "" where none; ``boot_at_bound`` counts refits (resamples or leave-one-out fits) on a bound;
+        width_lo, width_hi, direction, guess, lapse, asymptotes, chance, at_bound,
+        ends_at_limit, boot_at_bound, level_min, level_max, curve_min, curve_max, sigmoid,
+        n_boot, interval, ci``. ``lapse`` is the fitted rate and ``asymptotes`` says how the
+        asymptotes were set; ``interval`` names the method; ``ends_at_limit`` names the
+        interval ends that sit on a fitting limit (threshold one sweep span outside the sweep,
+        smallest or largest width), e.g. "threshold_hi; width_lo", "" where none;
+        ``boot_at_bound`` counts refits (resamples or leave-one-out fits) on a bound;
         ``n_boot`` is 0 for a pooled fit (no bootstrap).
 
     Notes
@@ -326,8 +361,9 @@ def fit_psychometric(data: pd.DataFrame, level: str, dv: str = "correct", cluste
     >>> bool(fit["threshold_lo"] < 0.5 < fit["threshold_hi"])
     True
     """
-    if cluster is not None and cluster not in data.columns:
-        raise ValueError(f"data lacks cluster column {cluster!r}")
+    for name, column in (("cluster", cluster), ("block", block)):
+        if column is not None and column not in data.columns:
+            raise ValueError(f"data lacks {name} column {column!r}")
     values = _levels(data, level, dv)
     lv, y = values[level].to_numpy(float), values[dv].to_numpy(float)
     x = np.unique(lv)
@@ -336,45 +372,183 @@ def fit_psychometric(data: pd.DataFrame, level: str, dv: str = "correct", cluste
     options = dict(sigmoid=sigmoid, guess=guess, lapse=lapse, width_min=width_min)
     est = fit_counts(x, k, n, **options)
     if cluster is None:
-        boot = fit_counts(x, *_resample_levels(x, lv, y, n_boot, rng), **options)
-        q = [(1 - ci) / 2 * 100, (1 + ci) / 2 * 100]
-        intervals = {name: tuple(np.percentile(boot[name], q)) for name in ("threshold", "width")}
+        blocks = None if block is None else data[block].to_numpy()
+        boot = fit_counts(x, *_resample_levels(x, lv, y, n_boot, rng, blocks), **options)
+        intervals = _percentiles(boot, ("threshold", "width"), ci)
     else:
         sums, counts = cluster_counts(x, lv, y, data[cluster].to_numpy())
         intervals, boot = _cluster_intervals(x, k, n, est, sums, counts, options, ci)
-    ends = _psychometric_values(est["threshold"][0], est["width"][0], est["direction"][0],
-                                np.array([x.min(), x.max()]), sigmoid, guess, lapse)
-    out = {"n_levels": len(x), "n_rows": len(y),
-           "n_clusters": data[cluster].nunique() if cluster else np.nan}
+    rates = candidates(lapse)
+    said = f"lapse {rates[0]:g}" if len(rates) == 1 else \
+        f"lapse estimated in [{rates.min():g}, {rates.max():g}]"
+    fit = {"threshold": est["threshold"][0], "width": est["width"][0],
+           "direction": est["direction"][0], "guess": guess, "lapse": est["lapse"][0],
+           "at_bound": est["at_bound"][0]}
+    return _fit_row(fit, intervals, x, width_min, sigmoid, boot) | {
+        "n_rows": len(y), "n_clusters": data[cluster].nunique() if cluster else np.nan,
+        "asymptotes": f"guess {guess:g}; {said}", "chance": guess,
+        "n_boot": n_boot if cluster is None else 0,
+        "interval": INTERVALS["cluster" if cluster else "blocks" if block else "rows"],
+        "ci": ci}
+
+
+def _percentiles(draws: dict, names, ci: float) -> dict:
+    q = [(1 - ci) / 2 * 100, (1 + ci) / 2 * 100]
+    return {name: tuple(np.percentile(draws[name], q)) for name in names}
+
+
+def _fit_row(fit: dict, intervals: dict, x, width_min, sigmoid, boot) -> dict:
+    """The columns one fitted curve shares, whichever way it was fitted: the estimates, their
+    intervals (NaN where the fit itself lies on a bound), the limits, the curve's range."""
+    out: dict[str, Any] = {"n_levels": len(x)}
     for name in ("threshold", "width"):
-        out[name] = float(est[name][0])
-        lo_hi = intervals[name] if not est["at_bound"][0] else (np.nan, np.nan)
+        out[name] = float(fit[name])
+        lo_hi = intervals[name] if not fit["at_bound"] else (np.nan, np.nan)
         out[f"{name}_lo"], out[f"{name}_hi"] = (float(v) for v in lo_hi)
     span, wmin, wmax = _bounds(x, width_min)
     limits = {"threshold": (x.min() - span, x.max() + span), "width": (wmin, wmax)}
-    return out | {"direction": int(est["direction"][0]), "at_bound": bool(est["at_bound"][0]),
+    ends = psychometric_values(fit["threshold"], fit["width"], fit["direction"],
+                                np.array([x.min(), x.max()]), sigmoid, fit["guess"],
+                                fit["lapse"])
+    return out | {"direction": int(fit["direction"]), "guess": float(fit["guess"]),
+                  "lapse": float(fit["lapse"]), "at_bound": bool(fit["at_bound"]),
                   "ends_at_limit": ends_at_limit(out, limits),
-                  "boot_at_bound": int(boot["at_bound"].sum()),
-                  "level_min": x.min(), "level_max": x.max(), "curve_min": ends.min(),
-                  "curve_max": ends.max(), "sigmoid": sigmoid, "guess": guess, "lapse": lapse,
-                  "n_boot": n_boot if cluster is None else 0,
-                  "interval": INTERVALS["cluster" if cluster else "rows"], "ci": ci}
+                  "boot_at_bound": int(np.sum(boot["at_bound"])), "level_min": x.min(),
+                  "level_max": x.max(), "curve_min": ends.min(), "curve_max": ends.max(),
+                  "sigmoid": sigmoid}
+
+
+def profiled_least_squares(means: np.ndarray, n: np.ndarray, basis: np.ndarray, limits=None):
+    """Weighted least squares of ``b + h basis[:, g]`` through each row of level ``means``
+    (weights ``n``: rows x levels, or one row for all), exact in (b, h) for every column g of
+    ``basis`` (levels x grid, or rows x levels x grid: a grid of each row's own), the best
+    column kept per row.
+
+    ``limits`` (lower, upper), where given, clip both ends of the curve, b and b + h, before
+    columns are compared, so the column kept is the best one as drawn. Returns (index of the
+    best column, b, h), one per row. Equals least squares over the observations themselves:
+    the scatter within a level does not depend on the curve.
+    """
+    out = []
+    n = np.broadcast_to(n, means.shape)
+    for rows in np.array_split(np.arange(len(means)), max(1, len(means) // 100)):
+        m, w = means[rows], n[rows]
+        if basis.ndim == 2:
+            sg, sgg, sgy = w @ basis, w @ basis ** 2, (w * m) @ basis
+        else:
+            own = basis[rows]
+            sg, sgg, sgy = (np.einsum("rl,rlg->rg", a, g) for a, g in
+                            ((w, own), (w, own ** 2), (w * m, own)))
+        sw, sy = w.sum(1)[:, None], (w * m).sum(1)[:, None]
+        det = sw * sgg - sg ** 2
+        with np.errstate(divide="ignore", invalid="ignore"):  # a flat column: h = 0
+            h = np.where(det > 1e-12 * sw * sgg, (sw * sgy - sg * sy) / det, 0.0)
+        b = (sy - h * sg) / sw
+        if limits is not None:
+            b, top = np.clip(b, *limits), np.clip(b + h, *limits)
+            h = top - b
+        # the residual sum of squares, less its constant part
+        rss = b * b * sw + 2 * b * h * sg + h * h * sgg - 2 * b * sy - 2 * h * sgy
+        best = np.argmin(rss, axis=1)
+        at = np.arange(len(rows))
+        out.append(np.c_[best, b[at, best], h[at, best]])
+    found = np.vstack(out)
+    return found[:, 0].astype(int), found[:, 1], found[:, 2]
+
+
+N_THRESHOLDS, N_WIDTHS, N_FINE = 301, 60, 21  # the coarse grid, then a finer one around its best
+
+
+def _sigmoid_basis(x, threshold, width, sigmoid):
+    cdf, _, quantile, _ = SIGMOIDS[sigmoid]
+    s = width / (quantile(1 - WIDTH_ALPHA) - quantile(WIDTH_ALPHA))
+    return cdf((x[..., :, None] - threshold[..., None, :]) / s[..., None, :])
+
+
+def _sigmoid_least_squares(x, means, n, width_min, sigmoid):
+    """(threshold, width, lower end, upper end, on the grid's edge) per row of ``means``:
+    the clipped least-squares sigmoid on a coarse grid of thresholds (over the sweep and one
+    span either side, 1% of the span apart) x widths (log scale, between the limits people
+    have), then on a grid 10 times finer around each row's best point."""
+    span, wmin, wmax = _bounds(x, width_min)
+    t_step, w_ratio = 3 * span / (N_THRESHOLDS - 1), (wmax / wmin) ** (1 / (N_WIDTHS - 1))
+    threshold, width = (a.ravel() for a in np.meshgrid(
+        np.linspace(x.min() - span, x.max() + span, N_THRESHOLDS),
+        np.geomspace(wmin, wmax, N_WIDTHS)))
+    best, _, _ = profiled_least_squares(means, n, _sigmoid_basis(x, threshold, width, sigmoid),
+                                        limits=(0.0, 1.0))
+    fine = np.linspace(-1, 1, N_FINE)
+    t_fine, w_fine = (a.reshape(1, -1) for a in np.meshgrid(fine * t_step, w_ratio ** fine))
+    threshold = np.clip(threshold[best, None] + t_fine, x.min() - span, x.max() + span)
+    width = np.clip(width[best, None] * w_fine, wmin, wmax)
+    best, low, rise = profiled_least_squares(
+        means, n, _sigmoid_basis(x, threshold, width, sigmoid), limits=(0.0, 1.0))
+    at = np.arange(len(means))
+    t, w = threshold[at, best], width[at, best]
+    edge = (np.isclose(t, x.min() - span) | np.isclose(t, x.max() + span)
+            | np.isclose(w, wmin) | np.isclose(w, wmax))
+    return t, w, low, low + rise, edge
+
+
+def fit_probability_curve(data: pd.DataFrame, level: str, dv: str, *,
+                          rng: np.random.Generator, block: str | None = None,
+                          chance: float = 0.5, sigmoid: str = "norm", width_min=None,
+                          n_boot: int = 2000, ci: float = 0.95) -> dict:
+    """A sigmoid with both asymptotes free through probabilities (a VLM's P(correct) per
+    clip), by least squares, with percentile bootstrap intervals.
+
+    P(x) = a + (c - a) F((x - threshold) / s): the curve runs from a at the low end of the
+    sweep to c at the high end, anywhere in [0, 1], so a model below chance, one that levels
+    off at 0.7 and one that falls are drawn as they are. The fit is exact in (a, c), clipped
+    to [0, 1], on a grid of (threshold, width), refined around its best point
+    (:func:`_sigmoid_least_squares`: thresholds to 0.1% of the sweep's span, widths to 1.2%).
+    Returned with the columns of :func:`fit_psychometric` (``guess`` and ``lapse`` are the
+    lower asymptote and 1 - the upper one; ``direction`` -1 where c < a), ``chance`` as
+    given. ``block``, ``ci``
+    and ``n_boot`` as in :func:`fit_psychometric`; a resample's best fit on the grid's edge
+    counts in ``boot_at_bound``, and the fit's own on the edge sets ``at_bound``.
+    """
+    if block is not None and block not in data.columns:
+        raise ValueError(f"data lacks block column {block!r}")
+    values = _levels(data, level, dv)
+    lv, y = values[level].to_numpy(float), values[dv].to_numpy(float)
+    x = np.unique(lv)
+    n = np.array([(lv == v).sum() for v in x], float)
+    means = np.array([y[lv == v].mean() for v in x])
+    blocks = None if block is None else data[block].to_numpy()
+    sums, counts = _resample_levels(x, lv, y, n_boot, rng, blocks)
+
+    def curves(m, w) -> dict:
+        t, wd, low, high, edge = _sigmoid_least_squares(x, m, w, width_min, sigmoid)
+        return {"threshold": t, "width": wd, "direction": np.where(high >= low, 1, -1),
+                "guess": np.minimum(low, high), "lapse": 1 - np.maximum(low, high),
+                "at_bound": edge}
+
+    est = {name: v[0] for name, v in curves(means[None], n).items()}
+    boot = curves(sums / counts, counts)
+    return _fit_row(est, _percentiles(boot, ("threshold", "width"), ci), x, width_min,
+                    sigmoid, boot) | {
+        "n_rows": len(y), "n_clusters": np.nan,
+        "asymptotes": "both estimated (least squares)", "chance": chance, "n_boot": n_boot,
+        "interval": INTERVALS["blocks" if block else "rows"], "ci": ci}
 
 
 def pooled_band(data: pd.DataFrame, level: str, dv: str, cluster: str, fit, grid,
-                ci: float = 0.95) -> tuple[np.ndarray, np.ndarray]:
+                ci: float = 0.95, **options) -> tuple[np.ndarray, np.ndarray]:
     """Pointwise jackknife t band over clusters of a pooled fit's curve on ``grid``.
 
     The interval is taken on the sigmoid's argument ``direction (x - threshold) / s`` (where
-    the leave-one-out curves are linear in x) and mapped through the curve, so the band stays
-    within [guess, 1 - lapse]. ``fit`` is the pooled row of :func:`fit_psychometric`.
+    the leave-one-out curves are linear in x) and mapped through the pooled curve, so the
+    band stays within its asymptotes. ``fit`` is the pooled row of :func:`fit_psychometric`;
+    ``options`` the fitting options it was made with where they differ from the row's own
+    values (a ``lapse`` grid, so that each leave-one-out fit estimates its lapse afresh).
     """
     lv, y = data[level].to_numpy(float), data[dv].to_numpy(float)
     x = np.unique(lv)
     sums, counts = cluster_counts(x, lv, y, data[cluster].to_numpy())
-    options = {o: fit[o] for o in ("sigmoid", "guess", "lapse")}
+    options = {o: fit[o] for o in ("sigmoid", "guess", "lapse")} | options
     loo = fit_counts(x, sums.sum(0) - sums, counts.sum(0) - counts, **options)
-    _, _, quantile = SIGMOIDS[fit["sigmoid"]]
+    quantile = SIGMOIDS[fit["sigmoid"]][2]
     spread = quantile(1 - WIDTH_ALPHA) - quantile(WIDTH_ALPHA)
     eta = lambda t, w, d: d * (np.asarray(grid) - t) * spread / w  # noqa: E731
     point = eta(fit["threshold"], fit["width"], fit["direction"])
@@ -385,17 +559,18 @@ def pooled_band(data: pd.DataFrame, level: str, dv: str, cluster: str, fit, grid
     return curve(lo), curve(hi)
 
 
-def _psychometric_values(threshold, width, direction, grid, sigmoid, guess, lapse):
-    cdf, _, quantile = SIGMOIDS[sigmoid]
+def psychometric_values(threshold, width, direction, grid, sigmoid, guess, lapse):
+    cdf, _, quantile, _ = SIGMOIDS[sigmoid]
     s = width / (quantile(1 - WIDTH_ALPHA) - quantile(WIDTH_ALPHA))
     return guess + (1 - guess - lapse) * cdf(direction * (grid - threshold) / s)
 
 
 def psychometric_table(data: pd.DataFrame, level: str, dv: str = "correct", by=("observer",),
                        subject: str | None = None, *, rng: np.random.Generator,
-                       **options) -> pd.DataFrame:
-    """:func:`fit_psychometric` per group of ``by``; with ``subject``, per subject and one
-    pooled row per group (``subject`` = "pooled", participants resampled as clusters).
+                       fit: Callable[..., dict] = fit_psychometric, **options) -> pd.DataFrame:
+    """``fit`` (:func:`fit_psychometric`, or :func:`fit_probability_curve` for probabilities)
+    per group of ``by``; with ``subject`` (binary answers only), per subject and one pooled
+    row per group (``subject`` = "pooled", participants as clusters).
 
     Returns the ``by`` columns, ``subject`` (where given), ``status`` ("ok"; "at bound" where
     a parameter or an interval end sits on a fitting limit; or why the row could not be
@@ -411,8 +586,9 @@ def psychometric_table(data: pd.DataFrame, level: str, dv: str = "correct", by=(
         for name, part, cluster in parts:
             row = key | ({subject: name} if subject else {})
             try:
-                fit = fit_psychometric(part, level, dv, cluster, rng=rng, **options)
-                row |= {"status": fit_status(fit)} | fit
+                clustered = {"cluster": cluster} if cluster else {}
+                fitted = fit(part, level, dv, rng=rng, **clustered, **options)
+                row |= {"status": fit_status(fitted)} | fitted
             except ValueError as err:
                 row["status"] = str(err)
             rows.append(row)
@@ -443,198 +619,3 @@ def vlm_clip_correct(data: pd.DataFrame, level: str = "parameter_value", by=("ob
     forward = out["direction"] == C.FORWARD
     out["p_correct"] = np.where(forward, out["p_forward"], 1 - out["p_forward"])
     return out
-
-
-def _bump_grid(x, n_mu=201, n_sigma=30):
-    span = x.max() - x.min()
-    mu, sigma = np.meshgrid(np.linspace(x.min(), x.max(), n_mu),
-                            np.geomspace(np.diff(x).min() / 2, span / 2, n_sigma))
-    return mu.ravel(), sigma.ravel()
-
-
-def _fit_bumps(x, means, n, grid):
-    """Least-squares Gaussian bump b + h exp(-(x - mu)^2 / 2 sigma^2) for each row of
-    ``means`` (level means, weights n): exact in (b, h) for each (mu, sigma) of the grid,
-    best grid point kept, i.e. clip-level least squares profiled over the grid."""
-    mu, sigma = grid
-    g = np.exp(-0.5 * ((x[:, None] - mu) / sigma) ** 2)            # levels x grid
-    sw, sg, sgg = n.sum(), n @ g, n @ g ** 2
-    det = sw * sgg - sg ** 2
-    out = []
-    for chunk in np.array_split(means, max(1, len(means) // 200)):
-        sy, sgy = chunk @ n, (chunk * n) @ g
-        h = (sw * sgy - sg * sy[:, None]) / det
-        b = (sy[:, None] - h * sg) / sw
-        best = np.argmax(b * sy[:, None] + h * sgy, axis=1)         # = least residual SS
-        rows = np.arange(len(chunk))
-        out.append(np.c_[mu[best], sigma[best], b[rows, best], h[rows, best]])
-    return np.vstack(out)
-
-
-def fit_tra_peak(values: np.ndarray, levels: np.ndarray, *, rng: np.random.Generator,
-                 n_boot: int = 2000, ci: float = 0.95) -> dict:
-    """Gaussian-bump fit of per-clip TRA over a sweep, with bootstrap intervals.
-
-    Returns ``n_levels, n_clips, peak_location, peak_location_lo, peak_location_hi,
-    peak_height_pct`` (h, the bump above its baseline; negative for a dip) with ``_lo/_hi``,
-    ``peak_tra_pct`` (b + h, the curve at its peak, the paper's "peak TRA") with ``_lo/_hi``,
-    the columns of :func:`tra_level_test`, ``baseline_pct, sigma, at_bound`` (mu at an end
-    of the sweep or sigma at a grid limit), ``ends_at_limit`` (``peak_location_lo`` /
-    ``_hi`` on an end of the sweep), ``level_min, level_max, n_boot, ci``.
-
-    Notes
-    -----
-    TRA(x) = b + h exp(-(x - mu)^2 / (2 sigma^2)), mu within the sweep, sigma from half the
-    smallest level spacing to half the span, by least squares over clips. Intervals are
-    percentile intervals of ``n_boot`` resamples of clips within each level (no closed form
-    exists for mu). A flat curve gives h near 0 with either sign, so its interval holds 0.
-    Needs at least 4 levels (4 parameters); raises ValueError otherwise or for NaN.
-    """
-    values, levels = np.asarray(values, float), np.asarray(levels, float)
-    if not (np.isfinite(values).all() and np.isfinite(levels).all()):
-        raise ValueError("TRA values and levels must be finite (NaN found)")
-    x = np.unique(levels)
-    if len(x) < 4:
-        raise ValueError(f"a TRA peak fit needs at least 4 levels; got {len(x)}")
-    n = np.array([(levels == v).sum() for v in x], float)
-    means = np.array([values[levels == v].mean() for v in x])
-    boot = np.empty((n_boot, len(x)))
-    for j, v in enumerate(x):
-        vs = values[levels == v]
-        boot[:, j] = vs[rng.integers(0, len(vs), (n_boot, len(vs)))].mean(1)
-    grid = _bump_grid(x)
-    est, reps = _fit_bumps(x, means[None], n, grid)[0], _fit_bumps(x, boot, n, grid)
-    q = [(1 - ci) / 2 * 100, (1 + ci) / 2 * 100]
-    out: dict[str, float] = {"n_levels": len(x), "n_clips": len(values)}
-    stats_ = {"peak_location": (est[0], reps[:, 0]), "peak_height_pct": (100 * est[3], 100 * reps[:, 3]),
-              "peak_tra_pct": (100 * (est[2] + est[3]), 100 * (reps[:, 2] + reps[:, 3]))}
-    for name, (point, draws) in stats_.items():
-        out[name] = float(point)
-        out[f"{name}_lo"], out[f"{name}_hi"] = np.percentile(draws, q)
-    mu_lim, sigma_lim = (x.min(), x.max()), (grid[1].min(), grid[1].max())
-    at_bound = any(min(abs(v - b) for b in lim) <= 1e-9 for v, lim in
-                   ((est[0], mu_lim), (est[1], sigma_lim)))
-    return out | tra_level_test(values, levels) | {
-        "baseline_pct": 100 * est[2], "sigma": est[1], "at_bound": at_bound,
-        "ends_at_limit": ends_at_limit(out, {"peak_location": mu_lim}),
-        "level_min": x.min(), "level_max": x.max(), "n_boot": n_boot, "ci": ci}
-
-
-def tra_level_test(values: np.ndarray, levels: np.ndarray, alpha: float = 0.05) -> dict:
-    """The TRA level means and the one-way F test that they are all 0.
-
-    Returns ``level_values`` and ``level_means_pct`` (tuples, one entry per level, TRA in
-    percent), ``level_f``, ``level_p`` and ``distinguishable`` (``level_p < alpha``).
-
-    Notes
-    -----
-    F = sum_j n_j m_j^2 / (L s^2) on (L, N - L) degrees of freedom: m_j the mean over the n_j
-    clips of level j, s^2 the pooled within-level variance, L levels, N clips. It tests the
-    data, not a fitted bump, so a constant TRA (no peak at all) is distinguishable from 0.
-    With one clip per level there is no within-level variance: p is NaN, not distinguishable.
-    """
-    x = np.unique(levels)
-    groups = [values[levels == v] for v in x]
-    n = np.array([len(g) for g in groups], float)
-    means = np.array([g.mean() for g in groups])
-    dof = n.sum() - len(x)
-    p_value = np.nan
-    f_value = np.nan
-    if dof > 0:
-        s2 = sum(((g - g.mean()) ** 2).sum() for g in groups) / dof
-        with np.errstate(divide="ignore", invalid="ignore"):
-            f_value = float((n * means ** 2).sum() / (len(x) * s2))
-        p_value = float(stats.f.sf(f_value, len(x), dof)) if not np.isnan(f_value) else 1.0
-    return {"level_values": tuple(float(v) for v in x),
-            "level_means_pct": tuple(float(v) for v in 100 * means), "level_f": f_value,
-            "level_p": p_value, "distinguishable": bool(p_value < alpha)}
-
-
-def tra_peak_table(data: pd.DataFrame, by=("model", "context_frames", "scenario", "parameter"),
-                   level: str = "parameter_value", value: str = "tra", *,
-                   rng: np.random.Generator, **options) -> pd.DataFrame:
-    """:func:`fit_tra_peak` per group of ``by`` (rows of :data:`analysis.columns.TRA_COLUMNS`
-    with a ``parameter``); returns the ``by`` columns, ``status`` (as in
-    :func:`psychometric_table`) and its columns."""
-    if value not in data.columns and {"loss_forward", "loss_reversed"} <= set(data.columns):
-        from analysis.tra import tra_values
-        data = data.assign(**{value: tra_values(data["loss_forward"], data["loss_reversed"])})
-    data = data[data["parameter"].notna()] if "parameter" in data.columns else data
-    by = [c for c in by if c in data.columns]
-    rows = []
-    for key, group in (data.groupby(by, sort=True) if by else [((), data)]):
-        row = dict(zip(by, key if isinstance(key, tuple) else (key,)))
-        try:
-            fit = fit_tra_peak(group[value].to_numpy(float), group[level].to_numpy(float),
-                               rng=rng, **options)
-            row |= {"status": fit_status(fit)} | fit
-        except ValueError as err:
-            row["status"] = str(err)
-        rows.append(row)
-    return pd.DataFrame(rows)
-
-
-def _psychometric_curve(row: pd.Series, grid: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    curve = _psychometric_values(row["threshold"], row["width"], row["direction"], grid,
-                                 row["sigmoid"], row["guess"], row["lapse"])
-    return curve, above_chance(curve, row["guess"])
-
-
-def above_chance(p, guess: float):
-    """(P - guess) / (1 - guess): 0 at chance, 1 always right, below 0 worse than chance."""
-    return (np.asarray(p, float) - guess) / (1 - guess)
-
-
-NOT_DISTINGUISHABLE = "not distinguishable from 0"
-
-
-def normalised_curves(fits: pd.DataFrame, keys=("observer",), n_points: int = 101,
-                      scale_by=("scenario", "parameter")) -> pd.DataFrame:
-    """Each observer's curve across its sweep, normalised for a shared axis.
-
-    ``fits`` is a :func:`psychometric_table` or :func:`tra_peak_table` result (rows with
-    status "ok" or "at bound" are drawn). Returns ``keys`` present, ``level``, ``value`` (P,
-    or TRA in percent), ``value_normalised``, ``normalisation`` (the rule, from
-    :data:`NORMALISATIONS`) and ``note`` (:data:`NOT_DISTINGUISHABLE` for a TRA curve drawn
-    flat, else "").
-
-    Notes
-    -----
-    Psychometric curves: the fitted curve on ``n_points`` levels through :func:`above_chance`,
-    the same fixed map for every observer, so an observer near chance stays near 0 rather
-    than being stretched to [0, 1]. TRA curves: the level means themselves (the data, not the
-    fitted bump; the constant part is kept), divided by one scale per ``scale_by`` group: the
-    largest |level mean| of any row of the group whose level means are distinguishable from 0
-    (:func:`tra_level_test`), so models keep their sizes relative to each other; a row not
-    distinguishable from 0 is drawn flat at 0 and noted so.
-    """
-    keys = [c for c in keys if c in fits.columns]
-    group = [c for c in scale_by if c in fits.columns]
-    drawn = fits[fits["status"].isin(["ok", "at bound"])]
-    largest: dict[tuple, float] = {}
-    for _, row in drawn.iterrows():
-        if _is_tra(row) and row["distinguishable"]:
-            where = tuple(row[c] for c in group)
-            largest[where] = max(largest.get(where, 0.0),
-                                 float(np.abs(row["level_means_pct"]).max()))
-    out = []
-    for _, row in drawn.iterrows():
-        if not _is_tra(row):
-            grid = np.linspace(row["level_min"], row["level_max"], n_points)
-            curve, norm = _psychometric_curve(row, grid)
-            kind, note = "psychometric", ""
-        else:
-            grid, curve = np.asarray(row["level_values"]), np.asarray(row["level_means_pct"])
-            scale = largest.get(tuple(row[c] for c in group), 0.0)
-            shown = bool(row["distinguishable"]) and scale > 0
-            norm = curve / scale if shown else np.zeros_like(curve)
-            kind, note = "tra", "" if shown else NOT_DISTINGUISHABLE
-        out.append(pd.DataFrame({**{k: row[k] for k in keys}, "level": grid, "value": curve,
-                                 "value_normalised": norm, "normalisation": NORMALISATIONS[kind],
-                                 "note": note}))
-    return pd.concat(out, ignore_index=True) if out else pd.DataFrame(
-        columns=[*keys, "level", "value", "value_normalised", "normalisation", "note"])
-
-
-def _is_tra(row: pd.Series) -> bool:
-    return "level_means_pct" in row and isinstance(row["level_means_pct"], tuple)

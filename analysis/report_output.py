@@ -45,7 +45,7 @@ SECTIONS = (
     ("tra_sweep", "Arrow of time over the TRA sweeps: people, VLMs and self-supervised models "
      "(TRA paper's peaks published, not measured)", ("tra_sweep_bouncing_ball",
                                                      "tra_sweep_pendulum"),
-     ("tra_sweep_fits", "tra_sweep_participants")),
+     ("tra_sweep_fits", "tra_sweep_level_means", "tra_sweep_participants")),
     ("subjects", "Per participant and session", (), ("aot_by_subject", "aot_by_session")),
     ("benchmark", "AoT-PsyPhyBENCH: our runs beside the paper (published, not measured)", (),
      ("benchmark_reference",)),

@@ -6,9 +6,10 @@ the bouncing ball, damping 0.0-5.0 for the pendulum):
 
 * people: P(correct) per level, one psychometric fit per participant and one pooled over
   participants (jackknife t intervals over participants), chance = 0.5 (each clip is shown
-  both ways);
+  both ways), the lapse rate estimated (:data:`PEOPLE_FIT`);
 * VLMs: P(correct) per clip from their logits, both label orders averaged
-  (:func:`analysis.psychometric.vlm_clip_correct`), one fit per model and setting;
+  (:func:`analysis.psychometric.vlm_clip_correct`), one least-squares fit per model and
+  setting with both asymptotes free (:data:`VLM_FIT`);
 * self-supervised models: the Gaussian-bump fit of per-clip TRA from the ``--tra`` file.
 
 A trial's sweep level comes from ``levels`` (``source_clip_id, scenario, parameter,
@@ -16,17 +17,21 @@ parameter_value``; ``manage.py report`` reads it from the study's stimulus set) 
 it, from the TRA file's ``clip_id`` labels (the same clip keys).
 
 Tables: ``tra_sweep_fits`` (pooled people, VLMs, TRA, and the TRA paper's peaks with
-``source`` = "published", never "measured"), ``tra_sweep_participants`` and
-``tra_sweep_curves`` (what the figures draw, normalised as :data:`CAPTION` states). Figures:
-``tra_sweep_<scenario>``.
+``source`` = "published", never "measured"), ``tra_sweep_participants``,
+``tra_sweep_curves`` (what the figures draw, normalised as :data:`CAPTION` states) and
+``tra_sweep_level_means`` (the data under the people's and VLMs' curves, drawn as markers).
+Figures: ``tra_sweep_<scenario>``.
 """
 from __future__ import annotations
+
+from typing import Any
 
 import numpy as np
 import pandas as pd
 
 from analysis import columns as C
 from analysis import psychometric as P
+from analysis import shared_axis, tra_peak
 
 SEED = 0  # the section's own generator: adding it leaves every other table's draws alone
 SCENARIOS = ("bouncing_ball", "pendulum")
@@ -38,7 +43,8 @@ PEOPLE, VLM, SSL = "people", "vlm", "self_supervised"
 POOLED = "pooled"
 CAPTION = ("Normalised for a shared axis, one rule per kind of observer. People and VLMs: "
            "above-chance accuracy 2·P(correct) − 1 of the fitted curve (0 = chance, 1 = always "
-           "right; not rescaled, so an observer near chance stays near 0). VLM curves fitted "
+           "right, below 0 worse than chance; not rescaled, so an observer near chance stays "
+           "near 0); open circles: the level means it was fitted to. VLM curves fitted "
            "from one label order only (n_label_orders 1 in the fit table) are marked \"one "
            "label order\". Self-supervised models: TRA level means at context {context} (or "
            "the nearest), the data, not a fitted bump, constant part kept, divided by the "
@@ -52,10 +58,20 @@ CAPTION = ("Normalised for a shared axis, one rule per kind of observer. People 
 FIT_COLUMNS = ["source", "observer_kind", "observer", "scenario", "parameter",
                "context_frames", "n", "n_clusters", "n_label_orders", "location",
                "location_lo", "location_hi", "width", "width_lo", "width_hi", "direction",
+               "guess", "lapse", "asymptotes",
                "peak_height_pct", "peak_height_pct_lo", "peak_height_pct_hi", "peak_tra_pct",
                "peak_tra_pct_lo", "peak_tra_pct_hi", "level_p", "distinguishable", "at_bound",
                "ends_at_limit", "interval", "relation", "status", "reference"]
 TRA_INTERVAL = "percentile bootstrap over clips within each level"
+CHANCE = 0.5  # P(correct) of an observer who cannot tell: each clip is shown both ways
+# People's lapses (a missed clip, a slip of the finger) are estimated in psignifit's default
+# range, [0, 0.06], in 0.005 steps (analysis.psychometric says why). A source clip's forward
+# and reversed copies are resampled together, for people and VLMs alike.
+PEOPLE_FIT: dict[str, Any] = {"guess": CHANCE, "lapse": np.linspace(0.0, 0.06, 13),
+                              "block": "source_clip_id"}
+# A VLM may sit below chance, level off at 0.7 or fall: both asymptotes are free.
+VLM_FIT: dict[str, Any] = {"fit": P.fit_probability_curve, "chance": CHANCE,
+                           "block": "source_clip_id"}
 
 
 def sweep_levels(levels: pd.DataFrame | None, tra_data: pd.DataFrame | None) -> pd.DataFrame:
@@ -91,24 +107,49 @@ def _people(trials: pd.DataFrame, rng, n_boot: int) -> pd.DataFrame:
     if humans.empty:
         return pd.DataFrame()
     fits = P.psychometric_table(humans, "parameter_value", "correct", by=SWEEP,
-                                subject="subject_id", rng=rng, guess=0.5, n_boot=n_boot)
+                                subject="subject_id", rng=rng, n_boot=n_boot, **PEOPLE_FIT)
     return fits.assign(observer_kind=PEOPLE, observer="people")
 
 
-def _vlms(trials: pd.DataFrame, rng, n_boot: int) -> pd.DataFrame:
+def _vlm_clips(trials: pd.DataFrame) -> pd.DataFrame:
+    """A VLM's P(correct) per clip (both label orders averaged); empty without logits."""
     models = trials[trials["subject_kind"] == C.MODEL]
     if models.empty:
         return pd.DataFrame()
-    clips = P.vlm_clip_correct(models, by=["observer", *SWEEP])
+    return P.vlm_clip_correct(models, by=["observer", *SWEEP, "source_clip_id"])
+
+
+def _vlms(clips: pd.DataFrame, rng, n_boot: int) -> pd.DataFrame:
     if clips.empty:  # no logits: no P(correct) per clip to fit
         return pd.DataFrame()
     fits = P.psychometric_table(clips, "parameter_value", "p_correct", by=["observer", *SWEEP],
-                                rng=rng, guess=0.5, n_boot=n_boot)
+                                rng=rng, n_boot=n_boot, **VLM_FIT)
     # 1 where any clip was scored with one label order only (README: run-models
     # --label-orders FB,BF); such a fit carries the label's position bias
     orders = clips.groupby(["observer", *SWEEP])["n_label_orders"].min().rename("n_label_orders")
     return fits.merge(orders.reset_index(), on=["observer", *SWEEP], how="left").assign(
         observer_kind=VLM)
+
+
+def _level_means(humans: pd.DataFrame, clips: pd.DataFrame) -> pd.DataFrame:
+    """The data under the fitted curves: pooled people's P(correct) per level (over trials)
+    and each VLM's (over clips), with their above-chance accuracy, so a misfit shows."""
+    parts = []
+    if not humans.empty:
+        parts.append(humans.groupby([*SWEEP, "parameter_value"])["correct"].agg(["mean", "size"])
+                     .reset_index().assign(observer_kind=PEOPLE, observer="people",
+                                           subject_id=POOLED))
+    if not clips.empty:
+        parts.append(clips.groupby(["observer", *SWEEP, "parameter_value"])["p_correct"]
+                     .agg(["mean", "size"]).reset_index().assign(observer_kind=VLM))
+    columns = ["observer_kind", "observer", "subject_id", *SWEEP, "level", "p_correct",
+               "value_normalised", "n"]
+    if not parts:
+        return pd.DataFrame(columns=columns)
+    out = pd.concat(parts, ignore_index=True).rename(
+        columns={"parameter_value": "level", "mean": "p_correct", "size": "n"})
+    out["value_normalised"] = shared_axis.above_chance(out["p_correct"], CHANCE)
+    return out.reindex(columns=columns)
 
 
 def _tra(tra_data: pd.DataFrame | None, rng, n_boot: int) -> pd.DataFrame:
@@ -117,7 +158,7 @@ def _tra(tra_data: pd.DataFrame | None, rng, n_boot: int) -> pd.DataFrame:
     rows = tra_data[tra_data["parameter"].notna()]
     if rows.empty:
         return pd.DataFrame()
-    fits = P.tra_peak_table(rows, rng=rng, n_boot=n_boot)
+    fits = tra_peak.tra_peak_table(rows, rng=rng, n_boot=n_boot)
     return fits.assign(observer_kind=SSL, observer=fits["model"], interval=TRA_INTERVAL)
 
 
@@ -133,7 +174,7 @@ def _fit_rows(people, vlms, tra) -> pd.DataFrame:
         parts.append(tra.rename(columns={"peak_location": "location", "peak_location_lo":
                                          "location_lo", "peak_location_hi": "location_hi",
                                          "n_clips": "n"}))
-    published = P.published_tra_peaks().rename(columns={"model": "observer",
+    published = tra_peak.published_tra_peaks().rename(columns={"model": "observer",
                                                         "peak_location": "location"})
     parts.append(published.assign(observer_kind=SSL))
     out = pd.concat(parts, ignore_index=True)
@@ -143,13 +184,14 @@ def _fit_rows(people, vlms, tra) -> pd.DataFrame:
 
 def _curves(people, vlms, tra, humans) -> pd.DataFrame:
     keys = ["observer_kind", "observer", "subject_id", *SWEEP, "context_frames"]
-    parts = [P.normalised_curves(fits, keys=keys) for fits in (people, vlms) if not fits.empty]
+    parts = [shared_axis.normalised_curves(fits, keys=keys)
+             for fits in (people, vlms) if not fits.empty]
     if not tra.empty:
         drawn = tra.groupby(["model", *SWEEP], group_keys=False)["context_frames"].apply(
             lambda c: c == c.iloc[(c - TRA_CONTEXT).abs().argmin()])
         # one call for all drawn models: they share each sweep's TRA scale
-        parts.append(P.normalised_curves(tra[drawn.reindex(tra.index, fill_value=False)],
-                                         keys=keys))
+        parts.append(shared_axis.normalised_curves(
+            tra[drawn.reindex(tra.index, fill_value=False)], keys=keys))
     columns = [*keys, "level", "value", "value_normalised", "normalisation", "note"]
     parts = [p for p in parts if not p.empty]
     # reindex: a key no drawn observer has (context_frames when no TRA curve is fitted) is
@@ -169,9 +211,10 @@ def _curves(people, vlms, tra, humans) -> pd.DataFrame:
                 & (curves["scenario"] == row["scenario"]))
         sweep = humans[humans["scenario"] == row["scenario"]]
         band = P.pooled_band(sweep, "parameter_value", "correct", "subject_id", row,
-                             curves.loc[mask, "level"].to_numpy(float))
+                             curves.loc[mask, "level"].to_numpy(float),
+                             lapse=PEOPLE_FIT["lapse"])
         curves.loc[mask, "band_lo"], curves.loc[mask, "band_hi"] = (
-            P.above_chance(b, row["guess"]) for b in band)
+            shared_axis.above_chance(b, row["chance"]) for b in band)
     return curves
 
 
@@ -193,7 +236,8 @@ def sweep_tables(aot_kept: pd.DataFrame, tra_data: pd.DataFrame | None = None,
     trials = sweep_trials(aot_kept, sweep_levels(levels, tra_data))
     if trials.empty:
         return {}
-    people, vlms, tra = _people(trials, rng, n_boot), _vlms(trials, rng, n_boot), \
+    clips = _vlm_clips(trials)
+    people, vlms, tra = _people(trials, rng, n_boot), _vlms(clips, rng, n_boot), \
         _tra(tra_data, rng, n_boot)
     humans = trials[trials["subject_kind"] == C.HUMAN]
     humans = humans.assign(correct=pd.to_numeric(humans["correct"], errors="coerce")).dropna(
@@ -203,6 +247,7 @@ def sweep_tables(aot_kept: pd.DataFrame, tra_data: pd.DataFrame | None = None,
         tables["tra_sweep_participants"] = people[people["subject_id"] != POOLED].drop(
             columns=["observer_kind", "observer"]).reset_index(drop=True)
     tables["tra_sweep_curves"] = _curves(people, vlms, tra, humans)
+    tables["tra_sweep_level_means"] = _level_means(humans, clips)
     return tables
 
 
@@ -216,6 +261,8 @@ def sweep_figures(tables: dict) -> dict:
     fits = tables["tra_sweep_fits"]
     published = fits[fits["source"] == "published"]
     caption = CAPTION.format(context=TRA_CONTEXT)
+    means = tables["tra_sweep_level_means"]
     return {f"tra_sweep_{scenario}": figures.tra_sweep_figure(
-        part, published[published["scenario"] == scenario], caption)
+        part, published[published["scenario"] == scenario], caption,
+        means[means["scenario"] == scenario])
         for scenario, part in curves.groupby("scenario") if scenario in SCENARIOS}

@@ -33,14 +33,30 @@ The three shipped designs:
     is 24 trials per level, 17 levels, 408 main trials (about 35 minutes); a set with k
     clips per level gives 24k.
 
-    Power calculation (``analysis.psychometric.fit_psychometric``, 60 simulated observers
-    per row, 300 bootstrap resamples each): a participant whose P(correct) falls from 1 to
-    chance 0.5 over restitution 0.1-1.0 as a cumulative normal with threshold 0.6 and
-    width 0.5 (5%-95%, about half the sweep), fitted with guess 0.5.  95% CI half-width
-    of the threshold, median (80th percentile) over observers, by trials per level:
-    8: 0.15 (unfittable in 14 of 60); 12: 0.11 (0.15); 16: 0.10 (0.13); 20: 0.084 (0.106);
-    24: 0.078 (0.097); 32: 0.068 (0.083).  24 trials per level is the fewest at which 80%
-    of participants get a threshold interval no wider than +-0.1, one restitution step.
+    Power calculation (``python bench/tra_power.py``: 60 simulated participants a row, the
+    report's own fit with the lapse rate estimated, 300 bootstrap resamples each, seed 0),
+    on the PyBullet set's sweeps: the ball's P(correct) falls from 1 - lapse to chance 0.5
+    over restitution 0.1-1.0 (cumulative normal, threshold 0.6, 5%-95% width 0.5), the
+    pendulum's rises from chance over damping 0-5 (threshold 1.5, width 2.5).  Share of
+    participants whose threshold's 95% CI half-width is at most one level step (0.1, 0.5),
+    by trials per level, at lapse rates 0 / 0.02 / 0.04 (60 participants a row, so each
+    share is +-6 points):
+
+    =======  ==================  ==================
+    trials   ball                pendulum
+    =======  ==================  ==================
+    12       37% / 23% / 15%     30% / 22% / 13%
+    16       52% / 47% / 33%     58% / 40% / 33%
+    20       65% / 50% / 45%     78% / 57% / 38%
+    22       85% / 70% / 62%     83% / 70% / 50%
+    24       85% / 78% / 67%     88% / 73% / 67%
+    32       92% / 85% / 90%     98% / 93% / 92%
+    =======  ==================  ==================
+
+    Median half-widths at 24 trials: ball 0.076 / 0.084 / 0.093, pendulum 0.38 / 0.41 /
+    0.46.  24 trials per level reaches 80% of participants within one step only without
+    lapses; with the 2-4% lapses people have, 32 do (a second session).  The shipped
+    PyBullet study file gives 22 (ball) and 20 (pendulum) trials a level in one session.
 """
 from __future__ import annotations
 

@@ -198,12 +198,30 @@ def test_fit_table_shows_direction_bounds_method_and_label_orders(built):
     assert (vlm.loc["vlm-fb-only", "n_label_orders"] == 1).all()
     people = measured[measured["observer_kind"] == "people"]
     assert people["interval"].str.contains("jackknife").all() and (people["n_clusters"] > 1).all()
+    assert (people["asymptotes"] == "guess 0.5; lapse estimated in [0, 0.06]").all()
+    assert (vlm["asymptotes"] == "both estimated (least squares)").all()
+    assert vlm["interval"].str.contains("source clips").all()
     tra = measured[measured["observer_kind"] == "self_supervised"]
     assert tra["interval"].str.contains("bootstrap over clips").all()
     assert tra["peak_height_pct"].notna().all() and tra["distinguishable"].all()
     on_limit = measured["at_bound"].astype(bool) | (measured["ends_at_limit"].fillna("") != "")
     assert (measured.loc[on_limit, "status"] == "at bound").all()
     assert (measured.loc[~on_limit, "status"] == "ok").all()
+
+
+def test_level_means_are_tabled_and_drawn_under_their_curves(built):
+    means = built.tables["tra_sweep_level_means"]
+    people = means[means["observer_kind"] == "people"]
+    assert set(people["scenario"]) == set(TRUE) and (people["subject_id"] == "pooled").all()
+    assert np.allclose(people["value_normalised"], 2 * people["p_correct"] - 1)
+    assert {"vlm-a", "vlm-chance", "vlm-fb-only"} <= set(means["observer"])
+    for scenario in TRUE:
+        fig = built.figures[f"tra_sweep_{scenario}"]
+        markers = {t.name: t for t in fig.data if t.mode == "markers"}
+        assert {"people, level means", "vlm-a, level means"} <= set(markers)
+        sweep = means[(means["scenario"] == scenario) & (means["observer"] == "vlm-a")]
+        assert list(markers["vlm-a, level means"].y) == pytest.approx(
+            list(sweep["value_normalised"]))
 
 
 def test_relation_column_is_words_not_a_formula(built):

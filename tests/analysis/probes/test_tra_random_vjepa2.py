@@ -12,7 +12,7 @@ import pandas as pd
 import pytest
 
 from analysis.probes.tra import VJEPA2Probe, clip_tra_rows
-from analysis.psychometric import tra_peak_table
+from analysis.tra_peak import tra_peak_table
 from experiments.synthetic import SCENES, _sweep_jobs, sweep_labels
 
 BOUND = 0.001  # |TRA| < 0.1% per clip
