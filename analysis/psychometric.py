@@ -29,7 +29,11 @@ Confidence intervals for one observer (a participant, a VLM) are percentile boot
 intervals of ``n_boot`` resamples (2,000 by default) within each level, of source clips
 (``block``: a clip's forward and reversed copies together, since a label bias moves their
 P(correct) in opposite directions; resampled apart, a simulated VLM's threshold interval was
-3.1 times as wide and covered 1.00 where 0.95 is due, together 0.93) or of single rows. A
+3.1 times as wide and covered 1.00 where 0.95 is due, together 0.93), where every level has
+at least :data:`MIN_BLOCKS` source clips, or else of single rows (the built-in set has one
+clip a level). With 4 clips a level a VLM's threshold interval covered 0.87, and a label
+bias that pushes P(forward) against 0 or 1 does not average out over the two copies, which
+moves the curve itself (an outside review's simulations). A
 resample whose best fit lies on a bound (width at its minimum or maximum, threshold more
 than one sweep span outside the sweep) keeps that bound, which
 widens the interval rather than narrowing it; ``boot_at_bound`` counts them. Measured
@@ -72,6 +76,8 @@ from scipy import special, stats
 from analysis import columns as C
 
 WIDTH_ALPHA = 0.05  # width = distance between the sigmoid's 5% and 95% points (psignifit's)
+MIN_BLOCKS = 5  # source clips every level needs before they are resampled as blocks
+FLAT = 0.05  # a VLM curve spanning less than this has no threshold: drawn flat, not fitted
 _norm_pdf = lambda e: np.exp(-0.5 * e * e) / np.sqrt(2 * np.pi)  # noqa: E731
 SIGMOIDS = {  # name -> (cdf, pdf, quantile, derivative of the pdf)
     "norm": (special.ndtr, _norm_pdf, special.ndtri, lambda e: -e * _norm_pdf(e)),
@@ -83,23 +89,38 @@ INTERVALS = {  # how a fit's intervals are made, per resampling unit
     "blocks": "percentile bootstrap over source clips (both copies together) within each level",
     "cluster": "jackknife t interval over participants (leave one out, t with n - 1 df)",
 }
-def _levels(data: pd.DataFrame, level: str, dv: str) -> pd.DataFrame:
+def _levels(data: pd.DataFrame, level: str, dv: str, min_levels: int = 3,
+            must_vary: bool = True) -> pd.DataFrame:
     missing = [c for c in (level, dv) if c not in data.columns]
     if missing:
         raise ValueError(f"data lacks column(s): {', '.join(missing)}")
     values = data[[level, dv]].apply(pd.to_numeric, errors="coerce").astype(float)
-    if values.isna().any().any() or not np.isfinite(values.to_numpy()).all():
-        raise ValueError(f"{level!r} and {dv!r} must be finite numbers (NaN found); drop "
-                         "unanswered trials first")
+    if not np.isfinite(values.to_numpy()).all():
+        raise ValueError(f"{level!r} and {dv!r} must be finite numbers (NaN or infinity "
+                         "found); drop unanswered trials first")
     if ((values[dv] < 0) | (values[dv] > 1)).any():
         raise ValueError(f"{dv!r} must lie in [0, 1]")
-    if values[level].nunique() < 3:
-        raise ValueError(f"a psychometric fit needs at least 3 levels of {level!r}; "
+    if values[level].nunique() < min_levels:
+        raise ValueError(f"this fit needs at least {min_levels} levels of {level!r}; "
                          f"got {values[level].nunique()}")
-    if values[dv].nunique() < 2:
+    if must_vary and values[dv].nunique() < 2:
         raise ValueError(f"{dv!r} does not vary (all {values[dv].iloc[0]:g}): no threshold "
                          "can be estimated from data at ceiling or floor")
     return values
+
+
+def _blocks(data: pd.DataFrame, levels: np.ndarray, block: str | None):
+    """The block of each row where every level has at least :data:`MIN_BLOCKS` blocks,
+    else None (rows are resampled one by one): with one source clip a level, as in the
+    built-in set, resampling blocks would give every resample the same data and an interval
+    of width 0."""
+    if block is None:
+        return None
+    if block not in data.columns:
+        raise ValueError(f"data lacks block column {block!r}")
+    labels = data[block].to_numpy()
+    fewest = min(len(set(labels[levels == v])) for v in np.unique(levels))
+    return labels if fewest >= MIN_BLOCKS else None
 
 
 def _bounds(x: np.ndarray, width_min):
@@ -122,8 +143,10 @@ def ends_at_limit(fit: dict, limits: dict) -> str:
 
 
 def fit_status(fit: dict) -> str:
-    """"at bound" where a fitted parameter or an interval end sits on a fitting limit, else
-    "ok"."""
+    """"flat" for a curve without a threshold; "at bound" where a fitted parameter or an
+    interval end sits on a fitting limit; else "ok"."""
+    if fit.get("flat"):
+        return "flat"
     return "at bound" if fit.get("at_bound") or fit.get("ends_at_limit") else "ok"
 
 
@@ -331,7 +354,8 @@ def fit_psychometric(data: pd.DataFrame, level: str, dv: str = "correct", cluste
         estimated with the rest (:func:`fit_counts`), afresh in every resample and
         leave-one-out fit.
     block : column whose rows are resampled together within a level (a source clip's two
-        copies, whose answers are not independent); None: rows one by one.
+        copies, whose answers are not independent), where every level has at least
+        :data:`MIN_BLOCKS` of them; otherwise, or None, rows one by one.
 
     Returns
     -------
@@ -339,10 +363,11 @@ def fit_psychometric(data: pd.DataFrame, level: str, dv: str = "correct", cluste
         ``n_levels, n_rows, n_clusters, threshold, threshold_lo, threshold_hi, width,
         width_lo, width_hi, direction, guess, lapse, asymptotes, chance, at_bound,
         ends_at_limit, boot_at_bound, level_min, level_max, curve_min, curve_max, sigmoid,
-        n_boot, interval, ci``. ``lapse`` is the fitted rate and ``asymptotes`` says how the
-        asymptotes were set; ``interval`` names the method; ``ends_at_limit`` names the
-        interval ends that sit on a fitting limit (threshold one sweep span outside the sweep,
-        smallest or largest width), e.g. "threshold_hi; width_lo", "" where none;
+        flat, n_boot, interval, ci``. ``lapse`` is the fitted rate and ``asymptotes`` says
+        how the asymptotes were set; ``interval`` names the method; ``ends_at_limit`` names
+        the interval ends that sit on a fitting limit (threshold one sweep span outside the
+        sweep, smallest or largest width), and "lapse" where the fitted lapse rate is the
+        largest allowed, e.g. "threshold_hi; width_lo", "" where none;
         ``boot_at_bound`` counts refits (resamples or leave-one-out fits) on a bound;
         ``n_boot`` is 0 for a pooled fit (no bootstrap).
 
@@ -361,9 +386,8 @@ def fit_psychometric(data: pd.DataFrame, level: str, dv: str = "correct", cluste
     >>> bool(fit["threshold_lo"] < 0.5 < fit["threshold_hi"])
     True
     """
-    for name, column in (("cluster", cluster), ("block", block)):
-        if column is not None and column not in data.columns:
-            raise ValueError(f"data lacks {name} column {column!r}")
+    if cluster is not None and cluster not in data.columns:
+        raise ValueError(f"data lacks cluster column {cluster!r}")
     values = _levels(data, level, dv)
     lv, y = values[level].to_numpy(float), values[dv].to_numpy(float)
     x = np.unique(lv)
@@ -371,8 +395,8 @@ def fit_psychometric(data: pd.DataFrame, level: str, dv: str = "correct", cluste
     k = np.array([y[lv == v].sum() for v in x])
     options = dict(sigmoid=sigmoid, guess=guess, lapse=lapse, width_min=width_min)
     est = fit_counts(x, k, n, **options)
+    blocks = _blocks(data, lv, block)
     if cluster is None:
-        blocks = None if block is None else data[block].to_numpy()
         boot = fit_counts(x, *_resample_levels(x, lv, y, n_boot, rng, blocks), **options)
         intervals = _percentiles(boot, ("threshold", "width"), ci)
     else:
@@ -384,12 +408,17 @@ def fit_psychometric(data: pd.DataFrame, level: str, dv: str = "correct", cluste
     fit = {"threshold": est["threshold"][0], "width": est["width"][0],
            "direction": est["direction"][0], "guess": guess, "lapse": est["lapse"][0],
            "at_bound": est["at_bound"][0]}
-    return _fit_row(fit, intervals, x, width_min, sigmoid, boot) | {
-        "n_rows": len(y), "n_clusters": data[cluster].nunique() if cluster else np.nan,
+    out = _fit_row(fit, intervals, x, width_min, sigmoid, boot)
+    if len(rates) > 1 and np.isclose(fit["lapse"], rates.max()):
+        # the data want more lapses than the range allows: the curve is pulled down to them
+        out["ends_at_limit"] = "; ".join(filter(None, [out["ends_at_limit"], "lapse"]))
+    return out | {
+        "flat": False, "n_rows": len(y),
+        "n_clusters": data[cluster].nunique() if cluster else np.nan,
         "asymptotes": f"guess {guess:g}; {said}", "chance": guess,
         "n_boot": n_boot if cluster is None else 0,
-        "interval": INTERVALS["cluster" if cluster else "blocks" if block else "rows"],
-        "ci": ci}
+        "interval": INTERVALS["cluster" if cluster else "blocks" if blocks is not None
+                              else "rows"], "ci": ci}
 
 
 def _percentiles(draws: dict, names, ci: float) -> dict:
@@ -504,18 +533,20 @@ def fit_probability_curve(data: pd.DataFrame, level: str, dv: str, *,
     (:func:`_sigmoid_least_squares`: thresholds to 0.1% of the sweep's span, widths to 1.2%).
     Returned with the columns of :func:`fit_psychometric` (``guess`` and ``lapse`` are the
     lower asymptote and 1 - the upper one; ``direction`` -1 where c < a), ``chance`` as
-    given. ``block``, ``ci``
-    and ``n_boot`` as in :func:`fit_psychometric`; a resample's best fit on the grid's edge
-    counts in ``boot_at_bound``, and the fit's own on the edge sets ``at_bound``.
+    given. ``block``, ``ci`` and ``n_boot`` as in :func:`fit_psychometric`; a resample's
+    best fit on the grid's edge counts in ``boot_at_bound``, and the fit's own on the edge
+    sets ``at_bound``. A curve spanning less than :data:`FLAT` (a model at one level
+    everywhere, e.g. 0.7) has no threshold: ``flat`` is True, threshold and width are NaN,
+    ``guess`` is its level and ``lapse`` 1 - that level, ``direction`` 0. Needs at least 5
+    levels (4 parameters); raises ValueError otherwise.
     """
-    if block is not None and block not in data.columns:
-        raise ValueError(f"data lacks block column {block!r}")
-    values = _levels(data, level, dv)
+    # four parameters: at least one level more, or any curve through the means fits exactly
+    values = _levels(data, level, dv, min_levels=5, must_vary=False)
     lv, y = values[level].to_numpy(float), values[dv].to_numpy(float)
     x = np.unique(lv)
     n = np.array([(lv == v).sum() for v in x], float)
     means = np.array([y[lv == v].mean() for v in x])
-    blocks = None if block is None else data[block].to_numpy()
+    blocks = _blocks(data, lv, block)
     sums, counts = _resample_levels(x, lv, y, n_boot, rng, blocks)
 
     def curves(m, w) -> dict:
@@ -526,11 +557,18 @@ def fit_probability_curve(data: pd.DataFrame, level: str, dv: str, *,
 
     est = {name: v[0] for name, v in curves(means[None], n).items()}
     boot = curves(sums / counts, counts)
-    return _fit_row(est, _percentiles(boot, ("threshold", "width"), ci), x, width_min,
-                    sigmoid, boot) | {
-        "n_rows": len(y), "n_clusters": np.nan,
+    out = _fit_row(est, _percentiles(boot, ("threshold", "width"), ci), x, width_min,
+                   sigmoid, boot)
+    if 1 - est["guess"] - est["lapse"] < FLAT:  # no threshold to speak of: one level, drawn
+        level_ = float(np.average(means, weights=n))
+        out |= {name: np.nan for name in ("threshold", "threshold_lo", "threshold_hi", "width",
+                                          "width_lo", "width_hi")}
+        out |= {"direction": 0, "guess": level_, "lapse": 1 - level_, "at_bound": False,
+                "ends_at_limit": "", "curve_min": level_, "curve_max": level_}
+    return out | {
+        "flat": 1 - est["guess"] - est["lapse"] < FLAT, "n_rows": len(y), "n_clusters": np.nan,
         "asymptotes": "both estimated (least squares)", "chance": chance, "n_boot": n_boot,
-        "interval": INTERVALS["blocks" if block else "rows"], "ci": ci}
+        "interval": INTERVALS["blocks" if blocks is not None else "rows"], "ci": ci}
 
 
 def pooled_band(data: pd.DataFrame, level: str, dv: str, cluster: str, fit, grid,

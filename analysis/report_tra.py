@@ -139,7 +139,8 @@ def _level_means(humans: pd.DataFrame, clips: pd.DataFrame) -> pd.DataFrame:
         parts.append(humans.groupby([*SWEEP, "parameter_value"])["correct"].agg(["mean", "size"])
                      .reset_index().assign(observer_kind=PEOPLE, observer="people",
                                            subject_id=POOLED))
-    if not clips.empty:
+    clips = clips[np.isfinite(clips["p_correct"])] if not clips.empty else clips
+    if not clips.empty:  # (the fit refuses a sweep with a non-finite score, and says so)
         parts.append(clips.groupby(["observer", *SWEEP, "parameter_value"])["p_correct"]
                      .agg(["mean", "size"]).reset_index().assign(observer_kind=VLM))
     columns = ["observer_kind", "observer", "subject_id", *SWEEP, "level", "p_correct",

@@ -27,8 +27,11 @@ NORMALISATIONS = {  # the rule per observer kind, stated in the figure caption a
 
 
 def _psychometric_curve(row: pd.Series, grid: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    curve = psychometric_values(row["threshold"], row["width"], row["direction"], grid,
-                                 row["sigmoid"], row["guess"], row["lapse"])
+    if row["status"] == "flat":  # one level everywhere, no threshold: drawn at that level
+        curve = np.full(len(grid), float(row["guess"]))
+    else:
+        curve = psychometric_values(row["threshold"], row["width"], row["direction"], grid,
+                                    row["sigmoid"], row["guess"], row["lapse"])
     return curve, above_chance(curve, row["chance"])
 
 
@@ -44,8 +47,9 @@ def normalised_curves(fits: pd.DataFrame, keys=("observer",), n_points: int = 10
                       scale_by=("scenario", "parameter")) -> pd.DataFrame:
     """Each observer's curve across its sweep, normalised for a shared axis.
 
-    ``fits`` is a :func:`psychometric_table` or :func:`tra_peak_table` result (rows with
-    status "ok" or "at bound" are drawn). Returns ``keys`` present, ``level``, ``value`` (P,
+    ``fits`` is a :func:`~analysis.psychometric.psychometric_table` or
+    :func:`~analysis.tra_peak.tra_peak_table` result (rows with status "ok", "at bound" or
+    "flat", the last at their one level, are drawn). Returns ``keys`` present, ``level``, ``value`` (P,
     or TRA in percent), ``value_normalised``, ``normalisation`` (the rule, from
     :data:`NORMALISATIONS`) and ``note`` (:data:`NOT_DISTINGUISHABLE` for a TRA curve drawn
     flat, else "").
@@ -62,7 +66,7 @@ def normalised_curves(fits: pd.DataFrame, keys=("observer",), n_points: int = 10
     """
     keys = [c for c in keys if c in fits.columns]
     group = [c for c in scale_by if c in fits.columns]
-    drawn = fits[fits["status"].isin(["ok", "at bound"])]
+    drawn = fits[fits["status"].isin(["ok", "at bound", "flat"])]
     largest: dict[tuple, float] = {}
     for _, row in drawn.iterrows():
         if _is_tra(row) and row["distinguishable"]:

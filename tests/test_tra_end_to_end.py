@@ -32,8 +32,8 @@ STUDY, BUILTIN_STUDY = "tra-e2e", "tra-builtin"
 PEOPLE = 24  # ~0.2 s each; 48 trials a level pin the pooled threshold to within a level
 SCENARIOS = ("bouncing_ball", "pendulum")
 # Simulated people: P(correct) falls from 1 to chance along each sweep (cumulative normal;
-# scenario -> threshold, sd, sign), inside the 4 levels a --limit 24 build holds (restitution
-# 0.1-0.4, damping 0.0-1.5); restitution is easier low, damping easier high.
+# scenario -> threshold, sd, sign), inside the 5 levels a --limit 30 build holds (restitution
+# 0.1-0.5, damping 0.0-2.0); restitution is easier low, damping easier high.
 OBSERVER = {"bouncing_ball": (0.25, 0.1, -1.0), "pendulum": (0.75, 0.3, 1.0)}
 STEP = {"bouncing_ball": 0.1, "pendulum": 0.5}  # between levels of each sweep
 # Sweep clip keys: PyBullet "sweep-bouncing_ball-r0.5-r03", "sweep-pendulum-d2.0-r01"
@@ -176,7 +176,7 @@ def _drawn(curves: pd.DataFrame, scenario: str) -> set:
 def test_readme_path_on_the_pybullet_set_ends_in_the_three_way_figure(app, runner, tmp_path,
                                                                         tiny_folders):
     vlm, vjepa2 = tiny_folders
-    _cli(app, runner, "stimuli", "generate", "--set", "tra", "--limit", "24")
+    _cli(app, runner, "stimuli", "generate", "--set", "tra", "--limit", "30")
     # the shipped study file for the PyBullet set, as it is
     study_file = SHIPPED.with_name("tra-sweep-pybullet.toml")
     _cli(app, runner, "study", "create", STUDY, "--from", str(study_file))
@@ -188,8 +188,8 @@ def test_readme_path_on_the_pybullet_set_ends_in_the_three_way_figure(app, runne
                   STUDY, "--context", "12", "--no-progress")
     tra_csv = re.search(r"--tra (\S+)", probed)[1]
     assert set(pd.read_csv(tra_csv)["clip_id"]) == {
-        *(f"sweep-bouncing_ball-r{r:.1f}-r00" for r in (0.1, 0.2, 0.3, 0.4)),
-        *(f"sweep-pendulum-d{d:.1f}-r00" for d in (0.0, 0.5, 1.0, 1.5))}
+        *(f"sweep-bouncing_ball-r{r:.1f}-r00" for r in (0.1, 0.2, 0.3, 0.4, 0.5)),
+        *(f"sweep-pendulum-d{d:.1f}-r00" for d in (0.0, 0.5, 1.0, 1.5, 2.0))}
     out = tmp_path / "report"
     _cli(app, runner, "report", STUDY, "--out", str(out), "--tra", tra_csv)
 

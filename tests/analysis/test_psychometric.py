@@ -242,3 +242,46 @@ def test_vlm_interval_resamples_a_source_clips_two_copies_together():
                 covered.append(fit["threshold_lo"] <= 0.55 <= fit["threshold_hi"])
     assert 0.88 <= np.mean(covered) <= 1.0, np.mean(covered)
     assert np.mean(widths["blocks"]) < 0.5 * np.mean(widths["rows"]), widths
+
+
+def test_one_source_clip_a_level_is_resampled_by_trial():
+    # Reviewer: the built-in set has one source clip a level, so resampling source clips
+    # gave every resample the same data and every participant an interval of width 0,
+    # marked "ok"; 0 of 39 covered the truth.
+    rng = np.random.default_rng(32)
+    data = simulate(rng, threshold=0.6, width=0.5, guess=0.5, direction=-1, n_per_level=24)
+    one_clip = data.assign(source_clip_id=data["level"])
+    fit = P.fit_psychometric(one_clip, "level", rng=rng, n_boot=200, guess=0.5,
+                             block="source_clip_id")
+    assert fit["threshold_hi"] - fit["threshold_lo"] > 0.02
+    assert fit["interval"] == P.INTERVALS["rows"]
+    many = data.assign(source_clip_id=data.index // 2)
+    fit = P.fit_psychometric(many, "level", rng=rng, n_boot=200, guess=0.5,
+                             block="source_clip_id")
+    assert fit["interval"] == P.INTERVALS["blocks"]
+
+
+def test_a_lapse_rate_on_its_limit_is_marked():
+    # Reviewer: a participant lapsing on 20% of trials got the lapse at its limit, 0.06,
+    # a threshold dragged from 0.6 to 0.39 and the status "ok".
+    rng = np.random.default_rng(33)
+    data = simulate(rng, threshold=0.6, width=0.5, guess=0.5, direction=-1, n_per_level=40,
+                    lapse=0.2)
+    table = P.psychometric_table(data.assign(observer="p"), "level", rng=rng, n_boot=100,
+                                 guess=0.5, lapse=np.linspace(0, 0.06, 13))
+    row = table.iloc[0]
+    assert row["lapse"] == pytest.approx(0.06) and "lapse" in row["ends_at_limit"]
+    assert row["status"] == "at bound"
+
+
+@pytest.mark.parametrize("change,message", [
+    (lambda d: d.assign(p_correct=d["p_correct"].where(d.index != 3, np.inf)), "infinity"),
+    (lambda d: d[d["level"] <= 0.3], "at least 5 levels"),
+])
+def test_bad_vlm_input_raises(change, message):
+    # Reviewer: an infinite score was reported as "NaN found"; a fit of 4 parameters to 3
+    # level means was reported "ok" with an interval that missed the truth.
+    data = change(biased_vlm(np.random.default_rng(34)))
+    with pytest.raises(ValueError, match=message):
+        P.fit_probability_curve(data, "level", "p_correct", rng=np.random.default_rng(0),
+                                n_boot=10)

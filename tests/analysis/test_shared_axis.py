@@ -108,3 +108,17 @@ def test_vlm_curve_is_drawn_where_it_is(low, high):
     drawn = A.normalised_curves(table).set_index("level")["value_normalised"]
     assert drawn.iloc[0] == pytest.approx(2 * low - 1, abs=0.04)
     assert drawn.iloc[-1] == pytest.approx(2 * high - 1, abs=0.04)
+
+
+def test_a_flat_vlm_is_drawn_at_its_level_without_a_threshold():
+    # Reviewer: a VLM at P(correct) 0.7 everywhere was refused as "does not vary", so it was
+    # never drawn; one flat at chance was given a threshold that looked real.
+    rng = np.random.default_rng(22)
+    clips = pd.DataFrame({"level": np.repeat(LEVELS, 8), "observer": "vlm"})
+    clips["p_correct"] = 0.7 + rng.normal(0, 0.005, len(clips))
+    table = P.psychometric_table(clips, "level", "p_correct", rng=rng,
+                                 fit=P.fit_probability_curve, n_boot=50)
+    row = table.iloc[0]
+    assert row["status"] == "flat" and np.isnan(row["threshold"]) and np.isnan(row["width"])
+    drawn = A.normalised_curves(table)["value_normalised"]
+    assert drawn.to_numpy() == pytest.approx(0.4, abs=0.01)
