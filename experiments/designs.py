@@ -55,8 +55,9 @@ The three shipped designs:
 
     Median half-widths at 24 trials: ball 0.076 / 0.084 / 0.093, pendulum 0.38 / 0.41 /
     0.46.  24 trials per level reaches 80% of participants within one step only without
-    lapses; with the 2-4% lapses people have, 32 do (a second session).  The shipped
-    PyBullet study file gives 22 (ball) and 20 (pendulum) trials a level in one session.
+    lapses; with the 2-4% lapses people have, 32 do.  The shipped PyBullet study file gives
+    22 (ball) and 20 (pendulum) trials a level in one session; ``repeats_per_direction = 2``
+    doubles them.
 """
 from __future__ import annotations
 
