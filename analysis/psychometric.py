@@ -19,11 +19,15 @@ likelihood by Newton steps (Fisher scoring where the observed information is not
 definite), vectorised over bootstrap resamples; with no lapse it equals statsmodels'
 binomial GLM with a probit or logit link, which the tests check. psignifit's conventions
 are kept: ``threshold`` is where the sigmoid is half way, ``width`` the distance between its
-5% and 95% points, the smallest width allowed defaults to the smallest spacing of the levels,
-and people's lapse rate is estimated in psignifit's default range, [0, 0.06]. A fixed lapse
-of 0 drags the curve down to the lapsed answers: with 4% lapses the pooled intervals of
-6 participants covered the threshold in 0.68 and the width in 0.02 of simulated studies;
-estimated, 0.95 and 0.96 (``tests/analysis/test_psychometric.py``).
+5% and 95% points, and the smallest width allowed defaults to the smallest spacing of the
+levels. People's lapse rate is estimated in Wichmann & Hill's (2001) range, [0, 0.06]. A
+fixed lapse of 0 drags the curve down to the lapsed answers: with 4% lapses the pooled
+intervals of 6 participants covered the threshold in 0.68 and the width in 0.02 of
+simulated studies; estimated, 0.95 and 0.96 (``tests/analysis/test_psychometric.py``).
+A participant who lapses more than 6% of the time gets a biased threshold; "lapse" in
+``ends_at_limit`` marks one where a likelihood-ratio test shows it, which at 24 trials a
+level catches a fifth of those lapsing 20% (a shallower curve without lapses fits such data
+as well) and marks 2% of those lapsing 5%.
 
 Confidence intervals for one observer (a participant, a VLM) are percentile bootstrap
 intervals of ``n_boot`` resamples (2,000 by default) within each level, of source clips
@@ -77,7 +81,6 @@ from analysis import columns as C
 
 WIDTH_ALPHA = 0.05  # width = distance between the sigmoid's 5% and 95% points (psignifit's)
 MIN_BLOCKS = 5  # source clips every level needs before they are resampled as blocks
-FLAT = 0.05  # a VLM curve spanning less than this has no threshold: drawn flat, not fitted
 _norm_pdf = lambda e: np.exp(-0.5 * e * e) / np.sqrt(2 * np.pi)  # noqa: E731
 SIGMOIDS = {  # name -> (cdf, pdf, quantile, derivative of the pdf)
     "norm": (special.ndtr, _norm_pdf, special.ndtri, lambda e: -e * _norm_pdf(e)),
@@ -87,6 +90,8 @@ SIGMOIDS = {  # name -> (cdf, pdf, quantile, derivative of the pdf)
 INTERVALS = {  # how a fit's intervals are made, per resampling unit
     "rows": "percentile bootstrap over trials (or clips) within each level",
     "blocks": "percentile bootstrap over source clips (both copies together) within each level",
+    "mixed": "percentile bootstrap within each level over source clips (both copies together) "
+             "where a level has at least 5, else over trials (or clips)",
     "cluster": "jackknife t interval over participants (leave one out, t with n - 1 df)",
 }
 def _levels(data: pd.DataFrame, level: str, dv: str, min_levels: int = 3,
@@ -109,18 +114,13 @@ def _levels(data: pd.DataFrame, level: str, dv: str, min_levels: int = 3,
     return values
 
 
-def _blocks(data: pd.DataFrame, levels: np.ndarray, block: str | None):
-    """The block of each row where every level has at least :data:`MIN_BLOCKS` blocks,
-    else None (rows are resampled one by one): with one source clip a level, as in the
-    built-in set, resampling blocks would give every resample the same data and an interval
-    of width 0."""
+def _blocks(data: pd.DataFrame, block: str | None):
+    """The block label of each row, or None."""
     if block is None:
         return None
     if block not in data.columns:
         raise ValueError(f"data lacks block column {block!r}")
-    labels = data[block].to_numpy()
-    fewest = min(len(set(labels[levels == v])) for v in np.unique(levels))
-    return labels if fewest >= MIN_BLOCKS else None
+    return data[block].to_numpy()
 
 
 def _bounds(x: np.ndarray, width_min):
@@ -143,11 +143,19 @@ def ends_at_limit(fit: dict, limits: dict) -> str:
 
 
 def fit_status(fit: dict) -> str:
-    """"flat" for a curve without a threshold; "at bound" where a fitted parameter or an
-    interval end sits on a fitting limit; else "ok"."""
+    """"flat" for a curve without a threshold; "at bound" where the fit itself lies on a
+    fitting limit (no interval); "at limit: <ends>" where an interval end, or the lapse rate,
+    sits on one (``ends_at_limit``: the truth may lie beyond it); else "ok"."""
     if fit.get("flat"):
         return "flat"
-    return "at bound" if fit.get("at_bound") or fit.get("ends_at_limit") else "ok"
+    if fit.get("at_bound"):
+        return "at bound"
+    return f"at limit: {fit['ends_at_limit']}" if fit.get("ends_at_limit") else "ok"
+
+
+def is_drawn(status: str) -> bool:
+    """Whether a fit of that status has a curve to draw (a row that failed has none)."""
+    return status in ("ok", "at bound", "flat") or status.startswith("at limit")
 
 
 def _start(x, k, n, cdfs, guess, lapse, sign):
@@ -287,19 +295,32 @@ def fit_counts(x, k, n, sigmoid="norm", guess=0.0, lapse=0.0, width_min=None):
 
 
 def _resample_levels(x, level_of_row, y, n_boot, rng, block=None):
-    """(k, n) for n_boot resamples within each level: of rows, or of whole blocks of rows
-    (``block``: a label per row, e.g. a clip's source, whose forward and reversed copies then
-    stay together; n then varies with the blocks drawn)."""
-    block = np.arange(len(y)) if block is None else pd.factorize(block)[0]
+    """(k, n) for n_boot resamples within each level, and how many levels were resampled by
+    blocks: of whole blocks of rows (``block``: a label per row, e.g. a clip's source,
+    whose forward and reversed copies then stay together; n then varies with the blocks
+    drawn) in a level with at least :data:`MIN_BLOCKS` of them, else of rows one by one
+    (with one source clip a level, as in the built-in set, every resample of blocks would be
+    the data itself, an interval of width 0)."""
     k, n = np.empty((n_boot, len(x))), np.empty((n_boot, len(x)))
+    by_blocks = 0
     for j, lv in enumerate(x):
         at = level_of_row == lv
-        codes, first = np.unique(block[at], return_inverse=True)
-        sums = np.bincount(first, weights=y[at], minlength=len(codes))
-        sizes = np.bincount(first, minlength=len(codes)).astype(float)
-        draw = rng.integers(0, len(codes), (n_boot, len(codes)))
+        labels = np.arange(at.sum()) if block is None else pd.factorize(block[at])[0]
+        if block is not None and labels.max() + 1 >= MIN_BLOCKS:
+            by_blocks += 1
+        else:
+            labels = np.arange(at.sum())
+        sums = np.bincount(labels, weights=y[at])
+        sizes = np.bincount(labels).astype(float)
+        draw = rng.integers(0, len(sums), (n_boot, len(sums)))
         k[:, j], n[:, j] = sums[draw].sum(1), sizes[draw].sum(1)
-    return k, n
+    return k, n, by_blocks
+
+
+def _interval(by_blocks: int, n_levels: int) -> str:
+    """The name of a bootstrap interval's method, from how many levels used blocks."""
+    return INTERVALS["rows" if by_blocks == 0 else "blocks" if by_blocks == n_levels
+                     else "mixed"]
 
 
 def cluster_counts(x, level_of_row, y, cluster):
@@ -395,13 +416,15 @@ def fit_psychometric(data: pd.DataFrame, level: str, dv: str = "correct", cluste
     k = np.array([y[lv == v].sum() for v in x])
     options = dict(sigmoid=sigmoid, guess=guess, lapse=lapse, width_min=width_min)
     est = fit_counts(x, k, n, **options)
-    blocks = _blocks(data, lv, block)
     if cluster is None:
-        boot = fit_counts(x, *_resample_levels(x, lv, y, n_boot, rng, blocks), **options)
-        intervals = _percentiles(boot, ("threshold", "width"), ci)
+        *counts, by_blocks = _resample_levels(x, lv, y, n_boot, rng, _blocks(data, block))
+        boot = fit_counts(x, *counts, **options)
+        intervals, method = _percentiles(boot, ("threshold", "width"), ci), \
+            _interval(by_blocks, len(x))
     else:
         sums, counts = cluster_counts(x, lv, y, data[cluster].to_numpy())
         intervals, boot = _cluster_intervals(x, k, n, est, sums, counts, options, ci)
+        method = INTERVALS["cluster"]
     rates = candidates(lapse)
     said = f"lapse {rates[0]:g}" if len(rates) == 1 else \
         f"lapse estimated in [{rates.min():g}, {rates.max():g}]"
@@ -409,16 +432,23 @@ def fit_psychometric(data: pd.DataFrame, level: str, dv: str = "correct", cluste
            "direction": est["direction"][0], "guess": guess, "lapse": est["lapse"][0],
            "at_bound": est["at_bound"][0]}
     out = _fit_row(fit, intervals, x, width_min, sigmoid, boot)
-    if len(rates) > 1 and np.isclose(fit["lapse"], rates.max()):
-        # the data want more lapses than the range allows: the curve is pulled down to them
+    if len(rates) > 1 and _wants_more_lapses(x, k, n, est["loglik"][0], rates, options):
         out["ends_at_limit"] = "; ".join(filter(None, [out["ends_at_limit"], "lapse"]))
     return out | {
         "flat": False, "n_rows": len(y),
         "n_clusters": data[cluster].nunique() if cluster else np.nan,
         "asymptotes": f"guess {guess:g}; {said}", "chance": guess,
-        "n_boot": n_boot if cluster is None else 0,
-        "interval": INTERVALS["cluster" if cluster else "blocks" if blocks is not None
-                              else "rows"], "ci": ci}
+        "n_boot": n_boot if cluster is None else 0, "interval": method, "ci": ci}
+
+
+def _wants_more_lapses(x, k, n, loglik, rates, options) -> bool:
+    """Whether the data call for more lapses than ``rates`` allow: a fit with the lapse rate
+    free up to three times the largest is better by a likelihood-ratio test at 5%. (A point
+    estimate on the largest rate alone says little: a participant who truly lapses 5% of the
+    time lands on 0.06 in a quarter of simulated sessions.)"""
+    wider = np.linspace(rates.max(), min(3 * rates.max(), 1 - options["guess"] - 0.05), 13)
+    more = fit_counts(x, k, n, **(options | {"lapse": wider}))
+    return bool(2 * (more["loglik"][0] - loglik) > stats.chi2.ppf(0.95, 1))
 
 
 def _percentiles(draws: dict, names, ci: float) -> dict:
@@ -535,10 +565,11 @@ def fit_probability_curve(data: pd.DataFrame, level: str, dv: str, *,
     lower asymptote and 1 - the upper one; ``direction`` -1 where c < a), ``chance`` as
     given. ``block``, ``ci`` and ``n_boot`` as in :func:`fit_psychometric`; a resample's
     best fit on the grid's edge counts in ``boot_at_bound``, and the fit's own on the edge
-    sets ``at_bound``. A curve spanning less than :data:`FLAT` (a model at one level
-    everywhere, e.g. 0.7) has no threshold: ``flat`` is True, threshold and width are NaN,
-    ``guess`` is its level and ``lapse`` 1 - that level, ``direction`` 0. Needs at least 5
-    levels (4 parameters); raises ValueError otherwise.
+    sets ``at_bound``. Where the percentile interval of the curve's rise, c - a, holds 0 (a
+    model at one level everywhere, e.g. 0.7), the curve has no threshold: ``flat`` is True,
+    threshold, width, ``guess`` and ``lapse`` are NaN, ``direction`` 0, and ``curve_min`` =
+    ``curve_max`` is its mean level, at which it is drawn. Needs at least 5 levels (4
+    parameters); raises ValueError otherwise.
     """
     # four parameters: at least one level more, or any curve through the means fits exactly
     values = _levels(data, level, dv, min_levels=5, must_vary=False)
@@ -546,29 +577,30 @@ def fit_probability_curve(data: pd.DataFrame, level: str, dv: str, *,
     x = np.unique(lv)
     n = np.array([(lv == v).sum() for v in x], float)
     means = np.array([y[lv == v].mean() for v in x])
-    blocks = _blocks(data, lv, block)
-    sums, counts = _resample_levels(x, lv, y, n_boot, rng, blocks)
+    sums, counts, by_blocks = _resample_levels(x, lv, y, n_boot, rng, _blocks(data, block))
 
     def curves(m, w) -> dict:
         t, wd, low, high, edge = _sigmoid_least_squares(x, m, w, width_min, sigmoid)
         return {"threshold": t, "width": wd, "direction": np.where(high >= low, 1, -1),
                 "guess": np.minimum(low, high), "lapse": 1 - np.maximum(low, high),
-                "at_bound": edge}
+                "rise": high - low, "at_bound": edge}
 
     est = {name: v[0] for name, v in curves(means[None], n).items()}
     boot = curves(sums / counts, counts)
     out = _fit_row(est, _percentiles(boot, ("threshold", "width"), ci), x, width_min,
-                   sigmoid, boot)
-    if 1 - est["guess"] - est["lapse"] < FLAT:  # no threshold to speak of: one level, drawn
+                   sigmoid, boot) | {"flat": False, "asymptotes": "both estimated (least squares)",
+                                     "interval": _interval(by_blocks, len(x))}
+    rise_lo, rise_hi = _percentiles(boot, ("rise",), ci)["rise"]
+    if rise_lo <= 0 <= rise_hi:  # the curve's rise cannot be told from none: no threshold
         level_ = float(np.average(means, weights=n))
         out |= {name: np.nan for name in ("threshold", "threshold_lo", "threshold_hi", "width",
-                                          "width_lo", "width_hi")}
-        out |= {"direction": 0, "guess": level_, "lapse": 1 - level_, "at_bound": False,
-                "ends_at_limit": "", "curve_min": level_, "curve_max": level_}
-    return out | {
-        "flat": 1 - est["guess"] - est["lapse"] < FLAT, "n_rows": len(y), "n_clusters": np.nan,
-        "asymptotes": "both estimated (least squares)", "chance": chance, "n_boot": n_boot,
-        "interval": INTERVALS["blocks" if blocks is not None else "rows"], "ci": ci}
+                                          "width_lo", "width_hi", "guess", "lapse",
+                                          "boot_at_bound")}
+        out |= {"flat": True, "direction": 0, "at_bound": False, "ends_at_limit": "",
+                "curve_min": level_, "curve_max": level_, "asymptotes": "none: flat",
+                "interval": "none: flat"}
+    return out | {"n_rows": len(y), "n_clusters": np.nan, "chance": chance, "n_boot": n_boot,
+                  "ci": ci}
 
 
 def pooled_band(data: pd.DataFrame, level: str, dv: str, cluster: str, fit, grid,
@@ -610,9 +642,8 @@ def psychometric_table(data: pd.DataFrame, level: str, dv: str = "correct", by=(
     per group of ``by``; with ``subject`` (binary answers only), per subject and one pooled
     row per group (``subject`` = "pooled", participants as clusters).
 
-    Returns the ``by`` columns, ``subject`` (where given), ``status`` ("ok"; "at bound" where
-    a parameter or an interval end sits on a fitting limit; or why the row could not be
-    fitted, its numbers then NaN) and the columns of :func:`fit_psychometric`.
+    Returns the ``by`` columns, ``subject`` (where given), ``status`` (:func:`fit_status`;
+    or why the row could not be fitted, its numbers then NaN) and the columns of the fit.
     """
     by = [c for c in ([by] if isinstance(by, str) else by) if c in data.columns]
     rows = []

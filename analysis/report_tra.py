@@ -64,7 +64,7 @@ FIT_COLUMNS = ["source", "observer_kind", "observer", "scenario", "parameter",
                "ends_at_limit", "interval", "relation", "status", "reference"]
 TRA_INTERVAL = "percentile bootstrap over clips within each level"
 CHANCE = 0.5  # P(correct) of an observer who cannot tell: each clip is shown both ways
-# People's lapses (a missed clip, a slip of the finger) are estimated in psignifit's default
+# People's lapses (a missed clip, a slip of the finger) are estimated in Wichmann & Hill's
 # range, [0, 0.06], in 0.005 steps (analysis.psychometric says why). A source clip's forward
 # and reversed copies are resampled together, for people and VLMs alike.
 PEOPLE_FIT: dict[str, Any] = {"guess": CHANCE, "lapse": np.linspace(0.0, 0.06, 13),
@@ -205,7 +205,7 @@ def _curves(people, vlms, tra, humans) -> pd.DataFrame:
         curves.loc[(curves["observer_kind"] == VLM) & curves["observer"].isin(single),
                    "note"] = "one label order"
     pooled = people[(people["subject_id"] == POOLED)
-                    & people["status"].isin(["ok", "at bound"])] \
+                    & people["status"].map(P.is_drawn)] \
         if not people.empty else people
     for _, row in pooled.iterrows():
         mask = ((curves["observer_kind"] == PEOPLE) & (curves["subject_id"] == POOLED)
@@ -228,8 +228,10 @@ def sweep_tables(aot_kept: pd.DataFrame, tra_data: pd.DataFrame | None = None,
     people and VLMs and the peak location for TRA; ``width`` the 5%-95% width;
     ``peak_tra_pct`` the TRA at the peak; ``source`` "measured" or "published";
     ``n_label_orders`` 1 for a VLM fitted from one label order; ``level_p`` and
-    ``distinguishable`` the test behind a TRA curve's drawing; ``status`` "at bound" where
-    a parameter or an interval end sits on a fitting limit, ``ends_at_limit`` naming them),
+    ``distinguishable`` the test behind a TRA curve's drawing; ``status`` as
+    :func:`analysis.psychometric.fit_status` says: "at bound" where the fit lies on a
+    fitting limit, "at limit: ..." where an interval end or the lapse rate does, "flat" for
+    a VLM without a threshold),
     ``tra_sweep_participants`` (one fit per participant and sweep) and ``tra_sweep_curves``
     (``level, value, value_normalised, band_lo, band_hi`` per observer).
     """

@@ -14,7 +14,7 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
-from analysis.psychometric import psychometric_values
+from analysis.psychometric import is_drawn, psychometric_values
 
 NORMALISATIONS = {  # the rule per observer kind, stated in the figure caption and the README
     "psychometric": "above-chance accuracy (P - chance) / (1 - chance), i.e. 2 P(correct) - 1 "
@@ -28,7 +28,7 @@ NORMALISATIONS = {  # the rule per observer kind, stated in the figure caption a
 
 def _psychometric_curve(row: pd.Series, grid: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     if row["status"] == "flat":  # one level everywhere, no threshold: drawn at that level
-        curve = np.full(len(grid), float(row["guess"]))
+        curve = np.full(len(grid), float(row["curve_min"]))
     else:
         curve = psychometric_values(row["threshold"], row["width"], row["direction"], grid,
                                     row["sigmoid"], row["guess"], row["lapse"])
@@ -41,6 +41,7 @@ def above_chance(p, guess: float):
 
 
 NOT_DISTINGUISHABLE = "not distinguishable from 0"
+FLAT_NOTE = "flat: no threshold"
 
 
 def normalised_curves(fits: pd.DataFrame, keys=("observer",), n_points: int = 101,
@@ -48,11 +49,11 @@ def normalised_curves(fits: pd.DataFrame, keys=("observer",), n_points: int = 10
     """Each observer's curve across its sweep, normalised for a shared axis.
 
     ``fits`` is a :func:`~analysis.psychometric.psychometric_table` or
-    :func:`~analysis.tra_peak.tra_peak_table` result (rows with status "ok", "at bound" or
-    "flat", the last at their one level, are drawn). Returns ``keys`` present, ``level``, ``value`` (P,
+    :func:`~analysis.tra_peak.tra_peak_table` result (rows whose status
+    :func:`~analysis.psychometric.is_drawn` accepts are drawn; "flat" ones at their level). Returns ``keys`` present, ``level``, ``value`` (P,
     or TRA in percent), ``value_normalised``, ``normalisation`` (the rule, from
     :data:`NORMALISATIONS`) and ``note`` (:data:`NOT_DISTINGUISHABLE` for a TRA curve drawn
-    flat, else "").
+    flat, :data:`FLAT_NOTE` for a flat psychometric one, else "").
 
     Notes
     -----
@@ -66,7 +67,7 @@ def normalised_curves(fits: pd.DataFrame, keys=("observer",), n_points: int = 10
     """
     keys = [c for c in keys if c in fits.columns]
     group = [c for c in scale_by if c in fits.columns]
-    drawn = fits[fits["status"].isin(["ok", "at bound", "flat"])]
+    drawn = fits[fits["status"].map(is_drawn)]
     largest: dict[tuple, float] = {}
     for _, row in drawn.iterrows():
         if _is_tra(row) and row["distinguishable"]:
@@ -78,7 +79,7 @@ def normalised_curves(fits: pd.DataFrame, keys=("observer",), n_points: int = 10
         if not _is_tra(row):
             grid = np.linspace(row["level_min"], row["level_max"], n_points)
             curve, norm = _psychometric_curve(row, grid)
-            kind, note = "psychometric", ""
+            kind, note = "psychometric", FLAT_NOTE if row["status"] == "flat" else ""
         else:
             grid, curve = np.asarray(row["level_values"]), np.asarray(row["level_means_pct"])
             scale = largest.get(tuple(row[c] for c in group), 0.0)

@@ -171,7 +171,9 @@ def test_interval_end_on_a_limit_is_marked_and_not_ok():
     fit = {"threshold_lo": 0.3, "threshold_hi": 1.9, "width_lo": 0.1, "width_hi": 0.5}
     limits = {"threshold": (-0.8, 1.9), "width": (0.1, 90.0)}
     assert P.ends_at_limit(fit, limits) == "threshold_hi; width_lo"
-    assert P.fit_status({"at_bound": False, "ends_at_limit": "threshold_hi"}) == "at bound"
+    assert P.fit_status({"at_bound": False, "ends_at_limit": "threshold_hi"}) == \
+        "at limit: threshold_hi"
+    assert P.fit_status({"at_bound": True, "ends_at_limit": ""}) == "at bound"
     assert P.fit_status({"at_bound": False, "ends_at_limit": ""}) == "ok"
     data = simulate(rng, threshold=0.55, width=0.4, n_per_level=30)
     fit = P.fit_psychometric(data, "level", rng=rng, n_boot=100)
@@ -261,17 +263,28 @@ def test_one_source_clip_a_level_is_resampled_by_trial():
     assert fit["interval"] == P.INTERVALS["blocks"]
 
 
-def test_a_lapse_rate_on_its_limit_is_marked():
-    # Reviewer: a participant lapsing on 20% of trials got the lapse at its limit, 0.06,
-    # a threshold dragged from 0.6 to 0.39 and the status "ok".
+def test_a_lapse_rate_beyond_its_range_is_marked_and_one_within_it_is_not():
+    # Reviewer 1: a participant lapsing on 20% of trials got the lapse at its limit, 0.06,
+    # a threshold dragged from 0.6 to 0.39 and the status "ok". Reviewer 2: flagging every
+    # estimate on 0.06 marked 26% of participants who lapse 5% of the time. The flag is now a
+    # likelihood-ratio test against lapses up to 0.18. 60 simulated participants each (seed
+    # 33), share flagged at true lapse 0.05 / 0.20: 40 trials a level, width 0.3: 0.00 /
+    # 0.62; 24 trials, width 0.5: 0.02 / 0.23 (there a shallower curve without lapses fits
+    # as well: the data cannot tell).
     rng = np.random.default_rng(33)
-    data = simulate(rng, threshold=0.6, width=0.5, guess=0.5, direction=-1, n_per_level=40,
-                    lapse=0.2)
-    table = P.psychometric_table(data.assign(observer="p"), "level", rng=rng, n_boot=100,
-                                 guess=0.5, lapse=np.linspace(0, 0.06, 13))
-    row = table.iloc[0]
-    assert row["lapse"] == pytest.approx(0.06) and "lapse" in row["ends_at_limit"]
-    assert row["status"] == "at bound"
+    flagged = {}
+    for lapse in (0.05, 0.2):
+        hits = []
+        for _ in range(60):
+            data = simulate(rng, threshold=0.6, width=0.3, guess=0.5, direction=-1,
+                            n_per_level=40, lapse=lapse)
+            fit = P.fit_psychometric(data, "level", rng=rng, n_boot=20, guess=0.5,
+                                     lapse=np.linspace(0, 0.06, 13))
+            hits.append("lapse" in fit["ends_at_limit"])
+            if hits[-1]:
+                assert P.fit_status(fit).startswith("at limit") or fit["at_bound"]
+        flagged[lapse] = np.mean(hits)
+    assert flagged[0.05] <= 0.07 and flagged[0.2] >= 0.45, flagged
 
 
 @pytest.mark.parametrize("change,message", [
@@ -285,3 +298,22 @@ def test_bad_vlm_input_raises(change, message):
     with pytest.raises(ValueError, match=message):
         P.fit_probability_curve(data, "level", "p_correct", rng=np.random.default_rng(0),
                                 n_boot=10)
+
+
+def test_a_level_with_few_source_clips_is_resampled_by_row_alone():
+    # Reviewer 2: one level with 4 source clips switched every level of a VLM's fit from
+    # source clips to single clips, and the interval widened 2.5 times. Now only that level
+    # is resampled by clip.
+    clips = biased_vlm(np.random.default_rng(35))
+    short = clips[(clips["level"] != 0.5) | (clips["source_clip_id"] % 11 < 4)]
+
+    def fit(data, block):
+        return P.fit_probability_curve(data, "level", "p_correct", rng=np.random.default_rng(0),
+                                       block=block, n_boot=300)
+
+    fits = {"all": fit(clips, "source_clip_id"), "short": fit(short, "source_clip_id"),
+            "short, all by clip": fit(short, None)}
+    assert fits["all"]["interval"] == P.INTERVALS["blocks"]
+    assert fits["short"]["interval"] == P.INTERVALS["mixed"]
+    widths = {name: f["threshold_hi"] - f["threshold_lo"] for name, f in fits.items()}
+    assert widths["short"] < 0.8 * widths["short, all by clip"], widths

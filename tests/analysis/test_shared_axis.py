@@ -111,14 +111,27 @@ def test_vlm_curve_is_drawn_where_it_is(low, high):
 
 
 def test_a_flat_vlm_is_drawn_at_its_level_without_a_threshold():
-    # Reviewer: a VLM at P(correct) 0.7 everywhere was refused as "does not vary", so it was
-    # never drawn; one flat at chance was given a threshold that looked real.
+    # Reviewer 1: a VLM at P(correct) 0.7 everywhere was refused as "does not vary", so it was
+    # never drawn. Reviewer 2: its row then showed a "lapse" of 0.3 and a bootstrap interval.
     rng = np.random.default_rng(22)
     clips = pd.DataFrame({"level": np.repeat(LEVELS, 8), "observer": "vlm"})
-    clips["p_correct"] = 0.7 + rng.normal(0, 0.005, len(clips))
+    clips["p_correct"] = 0.7 + rng.normal(0, 0.03, len(clips))
     table = P.psychometric_table(clips, "level", "p_correct", rng=rng,
-                                 fit=P.fit_probability_curve, n_boot=50)
+                                 fit=P.fit_probability_curve, n_boot=200)
     row = table.iloc[0]
-    assert row["status"] == "flat" and np.isnan(row["threshold"]) and np.isnan(row["width"])
-    drawn = A.normalised_curves(table)["value_normalised"]
-    assert drawn.to_numpy() == pytest.approx(0.4, abs=0.01)
+    assert row["status"] == "flat" and row["interval"] == "none: flat"
+    assert row[["threshold", "width", "guess", "lapse"]].isna().all()
+    curves = A.normalised_curves(table)
+    assert curves["value_normalised"].to_numpy() == pytest.approx(0.4, abs=0.02)
+    assert (curves["note"] == A.FLAT_NOTE).all()
+
+
+def test_a_shallow_but_clear_vlm_curve_is_not_called_flat():
+    # Reviewer 2: a hard cut at a span of 0.05 called a step from 0.50 to 0.54, measured on
+    # 20 clips a level to +-0.001, "flat"; flatness now comes from the rise's interval.
+    rng = np.random.default_rng(23)
+    clips = pd.DataFrame({"level": np.repeat(LEVELS, 20), "observer": "vlm"})
+    clips["p_correct"] = 0.5 + 0.04 * (clips["level"] > 0.55) + rng.normal(0, 0.005, len(clips))
+    row = P.psychometric_table(clips, "level", "p_correct", rng=rng,
+                               fit=P.fit_probability_curve, n_boot=200).iloc[0]
+    assert row["status"] != "flat" and 0.5 <= row["threshold"] <= 0.6
