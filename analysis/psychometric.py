@@ -1,13 +1,10 @@
-"""Psychometric functions over a physical sweep (restitution 0.1-1.0, damping 0.0-5.0), for
-people and VLMs; self-supervised models' TRA curves are in ``analysis.tra_peak``.
-
-* people: binary answers, P(correct) per level (``guess=0.5``: each clip is shown both ways,
-  so chance is one half) or P("forward") (``guess=0``), per participant and pooled over
-  participants (:func:`fit_psychometric`, :func:`psychometric_table`), by binomial maximum
-  likelihood with the lapse rate estimated on a grid;
-* VLMs: P(correct) per clip from P(forward) from logits, the two label orders averaged
-  (:func:`vlm_clip_correct`), fitted by least squares with both asymptotes free
-  (:func:`fit_probability_curve`): a model may sit below chance, level off at 0.7 or fall.
+"""People's psychometric functions over a physical sweep (restitution 0.1-1.0, damping
+0.0-5.0): binary answers, P(correct) per level (``guess=0.5``: each clip is shown both ways,
+so chance is one half) or P("forward") (``guess=0``), per participant and pooled over
+participants (:func:`fit_psychometric`, :func:`psychometric_table`), by binomial maximum
+likelihood with the lapse rate estimated on a grid. VLMs' curves are in
+``analysis.probability_curve``, self-supervised models' TRA curves in ``analysis.tra_peak``,
+what they share in ``analysis.sweep_fits``.
 
 Why not psignifit 4 (``psignifit`` 4.3 on PyPI, tried here): one fit with its default free
 lapse, guess and overdispersion took 8.5 s on this 2-core machine (0.15 s with them fixed), so
@@ -77,85 +74,19 @@ import numpy as np
 import pandas as pd
 from scipy import special, stats
 
-from analysis import columns as C
-
-WIDTH_ALPHA = 0.05  # width = distance between the sigmoid's 5% and 95% points (psignifit's)
-MIN_BLOCKS = 5  # source clips every level needs before they are resampled as blocks
-_norm_pdf = lambda e: np.exp(-0.5 * e * e) / np.sqrt(2 * np.pi)  # noqa: E731
-SIGMOIDS = {  # name -> (cdf, pdf, quantile, derivative of the pdf)
-    "norm": (special.ndtr, _norm_pdf, special.ndtri, lambda e: -e * _norm_pdf(e)),
-    "logistic": (special.expit, lambda e: special.expit(e) * special.expit(-e), special.logit,
-                 lambda e: special.expit(e) * special.expit(-e) * (1 - 2 * special.expit(e))),
-}
-INTERVALS = {  # how a fit's intervals are made, per resampling unit
-    "rows": "percentile bootstrap over trials (or clips) within each level",
-    "blocks": "percentile bootstrap over source clips (both copies together) within each level",
-    "mixed": "percentile bootstrap within each level over source clips (both copies together) "
-             "where a level has at least 5, else over trials (or clips)",
-    "cluster": "jackknife t interval over participants (leave one out, t with n - 1 df)",
-}
-def _levels(data: pd.DataFrame, level: str, dv: str, min_levels: int = 3,
-            must_vary: bool = True) -> pd.DataFrame:
-    missing = [c for c in (level, dv) if c not in data.columns]
-    if missing:
-        raise ValueError(f"data lacks column(s): {', '.join(missing)}")
-    values = data[[level, dv]].apply(pd.to_numeric, errors="coerce").astype(float)
-    if not np.isfinite(values.to_numpy()).all():
-        raise ValueError(f"{level!r} and {dv!r} must be finite numbers (NaN or infinity "
-                         "found); drop unanswered trials first")
-    if ((values[dv] < 0) | (values[dv] > 1)).any():
-        raise ValueError(f"{dv!r} must lie in [0, 1]")
-    if values[level].nunique() < min_levels:
-        raise ValueError(f"this fit needs at least {min_levels} levels of {level!r}; "
-                         f"got {values[level].nunique()}")
-    if must_vary and values[dv].nunique() < 2:
-        raise ValueError(f"{dv!r} does not vary (all {values[dv].iloc[0]:g}): no threshold "
-                         "can be estimated from data at ceiling or floor")
-    return values
-
-
-def _blocks(data: pd.DataFrame, block: str | None):
-    """The block label of each row, or None."""
-    if block is None:
-        return None
-    if block not in data.columns:
-        raise ValueError(f"data lacks block column {block!r}")
-    return data[block].to_numpy()
-
-
-def _bounds(x: np.ndarray, width_min):
-    span = x.max() - x.min()
-    width_min = np.diff(np.unique(x)).min() if width_min is None else width_min
-    return span, width_min, 100 * span  # widest: flat over a hundred sweeps
-
-
-def ends_at_limit(fit: dict, limits: dict) -> str:
-    """The interval ends of ``fit`` (``name_lo``, ``name_hi``) that sit on one of ``limits``
-    (name -> (lower, upper)), as "name_lo; name_hi"; "" where none does."""
-    ends = []
-    for name, bounds in limits.items():
-        tol = 1e-6 * max(abs(bounds[1] - bounds[0]), 1e-12)
-        for end in ("lo", "hi"):
-            value = fit.get(f"{name}_{end}", np.nan)
-            if np.isfinite(value) and min(abs(value - b) for b in bounds) <= tol:
-                ends.append(f"{name}_{end}")
-    return "; ".join(ends)
-
-
-def fit_status(fit: dict) -> str:
-    """"flat" for a curve without a threshold; "at bound" where the fit itself lies on a
-    fitting limit (no interval); "at limit: <ends>" where an interval end, or the lapse rate,
-    sits on one (``ends_at_limit``: the truth may lie beyond it); else "ok"."""
-    if fit.get("flat"):
-        return "flat"
-    if fit.get("at_bound"):
-        return "at bound"
-    return f"at limit: {fit['ends_at_limit']}" if fit.get("ends_at_limit") else "ok"
-
-
-def is_drawn(status: str) -> bool:
-    """Whether a fit of that status has a curve to draw (a row that failed has none)."""
-    return status in ("ok", "at bound", "flat") or status.startswith("at limit")
+from analysis.sweep_fits import (
+    INTERVALS,
+    SIGMOIDS,
+    WIDTH_ALPHA,
+    block_labels,
+    fit_limits,
+    fit_row,
+    fit_status,
+    interval_method,
+    percentile_intervals,
+    resample_levels,
+    sweep_values,
+)
 
 
 def _start(x, k, n, cdfs, guess, lapse, sign):
@@ -269,7 +200,7 @@ def fit_counts(x, k, n, sigmoid="norm", guess=0.0, lapse=0.0, width_min=None):
     """
     x, k, n = np.asarray(x, float), np.atleast_2d(k).astype(float), np.atleast_2d(n).astype(float)
     cdfs = SIGMOIDS[sigmoid]
-    span, wmin, wmax = _bounds(x, width_min)
+    span, wmin, wmax = fit_limits(x, width_min)
     centre, half = (x.max() + x.min()) / 2, span / 2
     spread = cdfs[2](1 - WIDTH_ALPHA) - cdfs[2](WIDTH_ALPHA)
     b1_lim = (spread * half / wmax, spread * half / wmin)
@@ -292,35 +223,6 @@ def fit_counts(x, k, n, sigmoid="norm", guess=0.0, lapse=0.0, width_min=None):
     return {"threshold": centre - b0 / b1 * half, "width": spread * half / np.abs(b1),
             "direction": np.sign(b1), "lapse": best["lapse"], "loglik": best["loglik"],
             "at_bound": best["at_bound"].astype(bool)}
-
-
-def _resample_levels(x, level_of_row, y, n_boot, rng, block=None):
-    """(k, n) for n_boot resamples within each level, and how many levels were resampled by
-    blocks: of whole blocks of rows (``block``: a label per row, e.g. a clip's source,
-    whose forward and reversed copies then stay together; n then varies with the blocks
-    drawn) in a level with at least :data:`MIN_BLOCKS` of them, else of rows one by one
-    (with one source clip a level, as in the built-in set, every resample of blocks would be
-    the data itself, an interval of width 0)."""
-    k, n = np.empty((n_boot, len(x))), np.empty((n_boot, len(x)))
-    by_blocks = 0
-    for j, lv in enumerate(x):
-        at = level_of_row == lv
-        labels = np.arange(at.sum()) if block is None else pd.factorize(block[at])[0]
-        if block is not None and labels.max() + 1 >= MIN_BLOCKS:
-            by_blocks += 1
-        else:
-            labels = np.arange(at.sum())
-        sums = np.bincount(labels, weights=y[at])
-        sizes = np.bincount(labels).astype(float)
-        draw = rng.integers(0, len(sums), (n_boot, len(sums)))
-        k[:, j], n[:, j] = sums[draw].sum(1), sizes[draw].sum(1)
-    return k, n, by_blocks
-
-
-def _interval(by_blocks: int, n_levels: int) -> str:
-    """The name of a bootstrap interval's method, from how many levels used blocks."""
-    return INTERVALS["rows" if by_blocks == 0 else "blocks" if by_blocks == n_levels
-                     else "mixed"]
 
 
 def cluster_counts(x, level_of_row, y, cluster):
@@ -409,7 +311,7 @@ def fit_psychometric(data: pd.DataFrame, level: str, dv: str = "correct", cluste
     """
     if cluster is not None and cluster not in data.columns:
         raise ValueError(f"data lacks cluster column {cluster!r}")
-    values = _levels(data, level, dv)
+    values = sweep_values(data, level, dv)
     lv, y = values[level].to_numpy(float), values[dv].to_numpy(float)
     x = np.unique(lv)
     n = np.array([(lv == v).sum() for v in x], float)
@@ -417,10 +319,10 @@ def fit_psychometric(data: pd.DataFrame, level: str, dv: str = "correct", cluste
     options = dict(sigmoid=sigmoid, guess=guess, lapse=lapse, width_min=width_min)
     est = fit_counts(x, k, n, **options)
     if cluster is None:
-        *counts, by_blocks = _resample_levels(x, lv, y, n_boot, rng, _blocks(data, block))
+        *counts, by_blocks = resample_levels(x, lv, y, n_boot, rng, block_labels(data, block))
         boot = fit_counts(x, *counts, **options)
-        intervals, method = _percentiles(boot, ("threshold", "width"), ci), \
-            _interval(by_blocks, len(x))
+        intervals, method = percentile_intervals(boot, ("threshold", "width"), ci), \
+            interval_method(by_blocks, len(x))
     else:
         sums, counts = cluster_counts(x, lv, y, data[cluster].to_numpy())
         intervals, boot = _cluster_intervals(x, k, n, est, sums, counts, options, ci)
@@ -431,7 +333,7 @@ def fit_psychometric(data: pd.DataFrame, level: str, dv: str = "correct", cluste
     fit = {"threshold": est["threshold"][0], "width": est["width"][0],
            "direction": est["direction"][0], "guess": guess, "lapse": est["lapse"][0],
            "at_bound": est["at_bound"][0]}
-    out = _fit_row(fit, intervals, x, width_min, sigmoid, boot)
+    out = fit_row(fit, intervals, x, width_min, sigmoid, boot)
     if len(rates) > 1 and _wants_more_lapses(x, k, n, est["loglik"][0], rates, options):
         out["ends_at_limit"] = "; ".join(filter(None, [out["ends_at_limit"], "lapse"]))
     return out | {
@@ -449,158 +351,6 @@ def _wants_more_lapses(x, k, n, loglik, rates, options) -> bool:
     wider = np.linspace(rates.max(), min(3 * rates.max(), 1 - options["guess"] - 0.05), 13)
     more = fit_counts(x, k, n, **(options | {"lapse": wider}))
     return bool(2 * (more["loglik"][0] - loglik) > stats.chi2.ppf(0.95, 1))
-
-
-def _percentiles(draws: dict, names, ci: float) -> dict:
-    q = [(1 - ci) / 2 * 100, (1 + ci) / 2 * 100]
-    return {name: tuple(np.percentile(draws[name], q)) for name in names}
-
-
-def _fit_row(fit: dict, intervals: dict, x, width_min, sigmoid, boot) -> dict:
-    """The columns one fitted curve shares, whichever way it was fitted: the estimates, their
-    intervals (NaN where the fit itself lies on a bound), the limits, the curve's range."""
-    out: dict[str, Any] = {"n_levels": len(x)}
-    for name in ("threshold", "width"):
-        out[name] = float(fit[name])
-        lo_hi = intervals[name] if not fit["at_bound"] else (np.nan, np.nan)
-        out[f"{name}_lo"], out[f"{name}_hi"] = (float(v) for v in lo_hi)
-    span, wmin, wmax = _bounds(x, width_min)
-    limits = {"threshold": (x.min() - span, x.max() + span), "width": (wmin, wmax)}
-    ends = psychometric_values(fit["threshold"], fit["width"], fit["direction"],
-                                np.array([x.min(), x.max()]), sigmoid, fit["guess"],
-                                fit["lapse"])
-    return out | {"direction": int(fit["direction"]), "guess": float(fit["guess"]),
-                  "lapse": float(fit["lapse"]), "at_bound": bool(fit["at_bound"]),
-                  "ends_at_limit": ends_at_limit(out, limits),
-                  "boot_at_bound": int(np.sum(boot["at_bound"])), "level_min": x.min(),
-                  "level_max": x.max(), "curve_min": ends.min(), "curve_max": ends.max(),
-                  "sigmoid": sigmoid}
-
-
-def profiled_least_squares(means: np.ndarray, n: np.ndarray, basis: np.ndarray, limits=None):
-    """Weighted least squares of ``b + h basis[:, g]`` through each row of level ``means``
-    (weights ``n``: rows x levels, or one row for all), exact in (b, h) for every column g of
-    ``basis`` (levels x grid, or rows x levels x grid: a grid of each row's own), the best
-    column kept per row.
-
-    ``limits`` (lower, upper), where given, clip both ends of the curve, b and b + h, before
-    columns are compared, so the column kept is the best one as drawn. Returns (index of the
-    best column, b, h), one per row. Equals least squares over the observations themselves:
-    the scatter within a level does not depend on the curve.
-    """
-    out = []
-    n = np.broadcast_to(n, means.shape)
-    for rows in np.array_split(np.arange(len(means)), max(1, len(means) // 100)):
-        m, w = means[rows], n[rows]
-        if basis.ndim == 2:
-            sg, sgg, sgy = w @ basis, w @ basis ** 2, (w * m) @ basis
-        else:
-            own = basis[rows]
-            sg, sgg, sgy = (np.einsum("rl,rlg->rg", a, g) for a, g in
-                            ((w, own), (w, own ** 2), (w * m, own)))
-        sw, sy = w.sum(1)[:, None], (w * m).sum(1)[:, None]
-        det = sw * sgg - sg ** 2
-        with np.errstate(divide="ignore", invalid="ignore"):  # a flat column: h = 0
-            h = np.where(det > 1e-12 * sw * sgg, (sw * sgy - sg * sy) / det, 0.0)
-        b = (sy - h * sg) / sw
-        if limits is not None:
-            b, top = np.clip(b, *limits), np.clip(b + h, *limits)
-            h = top - b
-        # the residual sum of squares, less its constant part
-        rss = b * b * sw + 2 * b * h * sg + h * h * sgg - 2 * b * sy - 2 * h * sgy
-        best = np.argmin(rss, axis=1)
-        at = np.arange(len(rows))
-        out.append(np.c_[best, b[at, best], h[at, best]])
-    found = np.vstack(out)
-    return found[:, 0].astype(int), found[:, 1], found[:, 2]
-
-
-N_THRESHOLDS, N_WIDTHS, N_FINE = 301, 60, 21  # the coarse grid, then a finer one around its best
-
-
-def _sigmoid_basis(x, threshold, width, sigmoid):
-    cdf, _, quantile, _ = SIGMOIDS[sigmoid]
-    s = width / (quantile(1 - WIDTH_ALPHA) - quantile(WIDTH_ALPHA))
-    return cdf((x[..., :, None] - threshold[..., None, :]) / s[..., None, :])
-
-
-def _sigmoid_least_squares(x, means, n, width_min, sigmoid):
-    """(threshold, width, lower end, upper end, on the grid's edge) per row of ``means``:
-    the clipped least-squares sigmoid on a coarse grid of thresholds (over the sweep and one
-    span either side, 1% of the span apart) x widths (log scale, between the limits people
-    have), then on a grid 10 times finer around each row's best point."""
-    span, wmin, wmax = _bounds(x, width_min)
-    t_step, w_ratio = 3 * span / (N_THRESHOLDS - 1), (wmax / wmin) ** (1 / (N_WIDTHS - 1))
-    threshold, width = (a.ravel() for a in np.meshgrid(
-        np.linspace(x.min() - span, x.max() + span, N_THRESHOLDS),
-        np.geomspace(wmin, wmax, N_WIDTHS)))
-    best, _, _ = profiled_least_squares(means, n, _sigmoid_basis(x, threshold, width, sigmoid),
-                                        limits=(0.0, 1.0))
-    fine = np.linspace(-1, 1, N_FINE)
-    t_fine, w_fine = (a.reshape(1, -1) for a in np.meshgrid(fine * t_step, w_ratio ** fine))
-    threshold = np.clip(threshold[best, None] + t_fine, x.min() - span, x.max() + span)
-    width = np.clip(width[best, None] * w_fine, wmin, wmax)
-    best, low, rise = profiled_least_squares(
-        means, n, _sigmoid_basis(x, threshold, width, sigmoid), limits=(0.0, 1.0))
-    at = np.arange(len(means))
-    t, w = threshold[at, best], width[at, best]
-    edge = (np.isclose(t, x.min() - span) | np.isclose(t, x.max() + span)
-            | np.isclose(w, wmin) | np.isclose(w, wmax))
-    return t, w, low, low + rise, edge
-
-
-def fit_probability_curve(data: pd.DataFrame, level: str, dv: str, *,
-                          rng: np.random.Generator, block: str | None = None,
-                          chance: float = 0.5, sigmoid: str = "norm", width_min=None,
-                          n_boot: int = 2000, ci: float = 0.95) -> dict:
-    """A sigmoid with both asymptotes free through probabilities (a VLM's P(correct) per
-    clip), by least squares, with percentile bootstrap intervals.
-
-    P(x) = a + (c - a) F((x - threshold) / s): the curve runs from a at the low end of the
-    sweep to c at the high end, anywhere in [0, 1], so a model below chance, one that levels
-    off at 0.7 and one that falls are drawn as they are. The fit is exact in (a, c), clipped
-    to [0, 1], on a grid of (threshold, width), refined around its best point
-    (:func:`_sigmoid_least_squares`: thresholds to 0.1% of the sweep's span, widths to 1.2%).
-    Returned with the columns of :func:`fit_psychometric` (``guess`` and ``lapse`` are the
-    lower asymptote and 1 - the upper one; ``direction`` -1 where c < a), ``chance`` as
-    given. ``block``, ``ci`` and ``n_boot`` as in :func:`fit_psychometric`; a resample's
-    best fit on the grid's edge counts in ``boot_at_bound``, and the fit's own on the edge
-    sets ``at_bound``. Where the percentile interval of the curve's rise, c - a, holds 0 (a
-    model at one level everywhere, e.g. 0.7), the curve has no threshold: ``flat`` is True,
-    threshold, width, ``guess`` and ``lapse`` are NaN, ``direction`` 0, and ``curve_min`` =
-    ``curve_max`` is its mean level, at which it is drawn. Needs at least 5 levels (4
-    parameters); raises ValueError otherwise.
-    """
-    # four parameters: at least one level more, or any curve through the means fits exactly
-    values = _levels(data, level, dv, min_levels=5, must_vary=False)
-    lv, y = values[level].to_numpy(float), values[dv].to_numpy(float)
-    x = np.unique(lv)
-    n = np.array([(lv == v).sum() for v in x], float)
-    means = np.array([y[lv == v].mean() for v in x])
-    sums, counts, by_blocks = _resample_levels(x, lv, y, n_boot, rng, _blocks(data, block))
-
-    def curves(m, w) -> dict:
-        t, wd, low, high, edge = _sigmoid_least_squares(x, m, w, width_min, sigmoid)
-        return {"threshold": t, "width": wd, "direction": np.where(high >= low, 1, -1),
-                "guess": np.minimum(low, high), "lapse": 1 - np.maximum(low, high),
-                "rise": high - low, "at_bound": edge}
-
-    est = {name: v[0] for name, v in curves(means[None], n).items()}
-    boot = curves(sums / counts, counts)
-    out = _fit_row(est, _percentiles(boot, ("threshold", "width"), ci), x, width_min,
-                   sigmoid, boot) | {"flat": False, "asymptotes": "both estimated (least squares)",
-                                     "interval": _interval(by_blocks, len(x))}
-    rise_lo, rise_hi = _percentiles(boot, ("rise",), ci)["rise"]
-    if rise_lo <= 0 <= rise_hi:  # the curve's rise cannot be told from none: no threshold
-        level_ = float(np.average(means, weights=n))
-        out |= {name: np.nan for name in ("threshold", "threshold_lo", "threshold_hi", "width",
-                                          "width_lo", "width_hi", "guess", "lapse",
-                                          "boot_at_bound")}
-        out |= {"flat": True, "direction": 0, "at_bound": False, "ends_at_limit": "",
-                "curve_min": level_, "curve_max": level_, "asymptotes": "none: flat",
-                "interval": "none: flat"}
-    return out | {"n_rows": len(y), "n_clusters": np.nan, "chance": chance, "n_boot": n_boot,
-                  "ci": ci}
 
 
 def pooled_band(data: pd.DataFrame, level: str, dv: str, cluster: str, fit, grid,
@@ -627,12 +377,6 @@ def pooled_band(data: pd.DataFrame, level: str, dv: str, cluster: str, fit, grid
     curve = lambda e: fit["guess"] + (1 - fit["guess"] - fit["lapse"]) * SIGMOIDS[  # noqa: E731
         fit["sigmoid"]][0](e)
     return curve(lo), curve(hi)
-
-
-def psychometric_values(threshold, width, direction, grid, sigmoid, guess, lapse):
-    cdf, _, quantile, _ = SIGMOIDS[sigmoid]
-    s = width / (quantile(1 - WIDTH_ALPHA) - quantile(WIDTH_ALPHA))
-    return guess + (1 - guess - lapse) * cdf(direction * (grid - threshold) / s)
 
 
 def psychometric_table(data: pd.DataFrame, level: str, dv: str = "correct", by=("observer",),
@@ -662,29 +406,3 @@ def psychometric_table(data: pd.DataFrame, level: str, dv: str = "correct", by=(
                 row["status"] = str(err)
             rows.append(row)
     return pd.DataFrame(rows)
-
-
-def vlm_clip_correct(data: pd.DataFrame, level: str = "parameter_value", by=("observer",),
-                     stimulus: str = "stimulus_id") -> pd.DataFrame:
-    """P(correct) per clip from a VLM's P(forward), averaged over the two label orders.
-
-    Returns ``by, stimulus, level, direction, p_forward, p_correct, n_label_orders``.
-    ``p_correct`` is P(forward) on forward clips and 1 - P(forward) on reversed ones. Rows
-    without P(forward) (no logits) are dropped; ``n_label_orders`` says whether a clip kept
-    both orders (2) or one (1), so an unbalanced clip is visible, not silently averaged.
-    """
-    from analysis import loading  # the trial-table reader; only needed for ``extra``
-
-    rows = data.copy()
-    for name, key in (("p_forward", C.EXTRA_P_FORWARD), ("label_order", C.EXTRA_LABEL_ORDER)):
-        if name not in rows.columns:
-            rows[name] = loading.extra_column(rows, key)
-    rows["p_forward"] = pd.to_numeric(rows["p_forward"], errors="coerce")
-    rows = rows[rows["p_forward"].notna()]
-    by = [c for c in ([by] if isinstance(by, str) else by) if c in rows.columns]
-    out = (rows.groupby(by + [stimulus, level, "direction"], sort=True)
-           .agg(p_forward=("p_forward", "mean"), n_label_orders=("label_order", "nunique"))
-           .reset_index())
-    forward = out["direction"] == C.FORWARD
-    out["p_correct"] = np.where(forward, out["p_forward"], 1 - out["p_forward"])
-    return out

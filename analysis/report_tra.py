@@ -8,7 +8,7 @@ the bouncing ball, damping 0.0-5.0 for the pendulum):
   participants (jackknife t intervals over participants), chance = 0.5 (each clip is shown
   both ways), the lapse rate estimated (:data:`PEOPLE_FIT`);
 * VLMs: P(correct) per clip from their logits, both label orders averaged
-  (:func:`analysis.psychometric.vlm_clip_correct`), one least-squares fit per model and
+  (:func:`analysis.probability_curve.vlm_clip_correct`), one least-squares fit per model and
   setting with both asymptotes free (:data:`VLM_FIT`);
 * self-supervised models: the Gaussian-bump fit of per-clip TRA from the ``--tra`` file.
 
@@ -31,7 +31,8 @@ import pandas as pd
 
 from analysis import columns as C
 from analysis import psychometric as P
-from analysis import shared_axis, tra_peak
+from analysis import shared_axis, sweep_fits, tra_peak
+from analysis.probability_curve import fit_probability_curve, vlm_clip_correct
 
 SEED = 0  # the section's own generator: adding it leaves every other table's draws alone
 SCENARIOS = ("bouncing_ball", "pendulum")
@@ -70,7 +71,7 @@ CHANCE = 0.5  # P(correct) of an observer who cannot tell: each clip is shown bo
 PEOPLE_FIT: dict[str, Any] = {"guess": CHANCE, "lapse": np.linspace(0.0, 0.06, 13),
                               "block": "source_clip_id"}
 # A VLM may sit below chance, level off at 0.7 or fall: both asymptotes are free.
-VLM_FIT: dict[str, Any] = {"fit": P.fit_probability_curve, "chance": CHANCE,
+VLM_FIT: dict[str, Any] = {"fit": fit_probability_curve, "chance": CHANCE,
                            "block": "source_clip_id"}
 
 
@@ -116,7 +117,7 @@ def _vlm_clips(trials: pd.DataFrame) -> pd.DataFrame:
     models = trials[trials["subject_kind"] == C.MODEL]
     if models.empty:
         return pd.DataFrame()
-    return P.vlm_clip_correct(models, by=["observer", *SWEEP, "source_clip_id"])
+    return vlm_clip_correct(models, by=["observer", *SWEEP, "source_clip_id"])
 
 
 def _vlms(clips: pd.DataFrame, rng, n_boot: int) -> pd.DataFrame:
@@ -205,7 +206,7 @@ def _curves(people, vlms, tra, humans) -> pd.DataFrame:
         curves.loc[(curves["observer_kind"] == VLM) & curves["observer"].isin(single),
                    "note"] = "one label order"
     pooled = people[(people["subject_id"] == POOLED)
-                    & people["status"].map(P.is_drawn)] \
+                    & people["status"].map(sweep_fits.is_drawn)] \
         if not people.empty else people
     for _, row in pooled.iterrows():
         mask = ((curves["observer_kind"] == PEOPLE) & (curves["subject_id"] == POOLED)
@@ -229,7 +230,7 @@ def sweep_tables(aot_kept: pd.DataFrame, tra_data: pd.DataFrame | None = None,
     ``peak_tra_pct`` the TRA at the peak; ``source`` "measured" or "published";
     ``n_label_orders`` 1 for a VLM fitted from one label order; ``level_p`` and
     ``distinguishable`` the test behind a TRA curve's drawing; ``status`` as
-    :func:`analysis.psychometric.fit_status` says: "at bound" where the fit lies on a
+    :func:`analysis.sweep_fits.fit_status` says: "at bound" where the fit lies on a
     fitting limit, "at limit: ..." where an interval end or the lapse rate does, "flat" for
     a VLM without a threshold),
     ``tra_sweep_participants`` (one fit per participant and sweep) and ``tra_sweep_curves``

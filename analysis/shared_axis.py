@@ -14,7 +14,7 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
-from analysis.psychometric import is_drawn, psychometric_values
+from analysis.sweep_fits import is_drawn, psychometric_values
 
 NORMALISATIONS = {  # the rule per observer kind, stated in the figure caption and the README
     "psychometric": "above-chance accuracy (P - chance) / (1 - chance), i.e. 2 P(correct) - 1 "
@@ -50,7 +50,7 @@ def normalised_curves(fits: pd.DataFrame, keys=("observer",), n_points: int = 10
 
     ``fits`` is a :func:`~analysis.psychometric.psychometric_table` or
     :func:`~analysis.tra_peak.tra_peak_table` result (rows whose status
-    :func:`~analysis.psychometric.is_drawn` accepts are drawn; "flat" ones at their level). Returns ``keys`` present, ``level``, ``value`` (P,
+    :func:`~analysis.sweep_fits.is_drawn` accepts are drawn; "flat" ones at their level). Returns ``keys`` present, ``level``, ``value`` (P,
     or TRA in percent), ``value_normalised``, ``normalisation`` (the rule, from
     :data:`NORMALISATIONS`) and ``note`` (:data:`NOT_DISTINGUISHABLE` for a TRA curve drawn
     flat, :data:`FLAT_NOTE` for a flat psychometric one, else "").

@@ -13,7 +13,7 @@ import numpy as np
 import pandas as pd
 from scipy import stats
 
-from analysis.psychometric import ends_at_limit, fit_status, profiled_least_squares
+from analysis.sweep_fits import ends_at_limit, fit_status, profiled_least_squares
 
 # Published, not measured: Vesesook & Yang, Temporal Reversal Asymmetry, V-JEPA 2 (ViT-L, EMA
 # target encoder) at context 12 (Table 9); random initialisation: Appendix F, Table 5.

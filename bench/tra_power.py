@@ -27,8 +27,9 @@ import pandas as pd
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from analysis.psychometric import fit_psychometric, psychometric_values  # noqa: E402
+from analysis.psychometric import fit_psychometric  # noqa: E402
 from analysis.report_tra import PEOPLE_FIT  # noqa: E402
+from analysis.sweep_fits import psychometric_values  # noqa: E402
 from experiments.synthetic.tra_bullet import SWEEP_DAMPINGS, SWEEP_RESTITUTIONS  # noqa: E402
 
 SWEEPS = {  # name -> (levels, threshold, width, direction)

@@ -26,7 +26,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from analysis import columns as C  # noqa: E402
 from analysis import report_tra  # noqa: E402
-from analysis.psychometric import psychometric_values  # noqa: E402
+from analysis.sweep_fits import psychometric_values  # noqa: E402
 from experiments.synthetic.tra_bullet import (  # noqa: E402
     BALL_REPEATS,
     PENDULUM_REPEATS,

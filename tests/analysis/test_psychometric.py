@@ -8,7 +8,9 @@ import pandas as pd
 import pytest
 import statsmodels.api as sm
 
+from analysis import probability_curve as V
 from analysis import psychometric as P
+from analysis import sweep_fits as S
 
 LEVELS = np.round(np.linspace(0.1, 1.0, 10), 2)  # the TRA paper's restitution sweep
 
@@ -17,7 +19,7 @@ def simulate(rng, threshold=0.55, width=0.4, guess=0.0, n_per_level=30, directio
              levels=LEVELS, sigmoid="norm", lapse=0.0):
     """Binary trials of an observer with known psychometric parameters."""
     x = np.repeat(levels, n_per_level)
-    p = P.psychometric_values(threshold, width, direction, x, sigmoid, guess, lapse)
+    p = S.psychometric_values(threshold, width, direction, x, sigmoid, guess, lapse)
     return pd.DataFrame({"level": x, "correct": (rng.random(x.size) < p).astype(float)})
 
 
@@ -31,7 +33,7 @@ def test_fit_equals_statsmodels_binomial_glm(sigmoid, link):
     n = data.groupby("level")["correct"].size().to_numpy()
     glm = sm.GLM(np.c_[k, n - k], sm.add_constant(LEVELS), family=sm.families.Binomial(link)).fit()
     b0, b1 = glm.params
-    quantile = P.SIGMOIDS[sigmoid][2]
+    quantile = S.SIGMOIDS[sigmoid][2]
     fit = P.fit_counts(LEVELS, k, n, sigmoid=sigmoid)
     assert fit["threshold"][0] == pytest.approx(-b0 / b1, abs=1e-6)
     assert fit["width"][0] == pytest.approx((quantile(0.95) - quantile(0.05)) / b1, rel=1e-6)
@@ -110,16 +112,16 @@ def test_vlm_label_orders_averaged_and_fitted_as_fractions():
     rng = np.random.default_rng(8)
     clips = pd.DataFrame({"stimulus_id": np.arange(200), "parameter_value": np.tile(LEVELS, 20),
                           "direction": np.repeat(["forward", "backward"], 100)})
-    p_true = P.psychometric_values(0.5, 0.4, -1, clips["parameter_value"], "norm", 0.5, 0.0)
+    p_true = S.psychometric_values(0.5, 0.4, -1, clips["parameter_value"], "norm", 0.5, 0.0)
     p_fwd = np.where(clips["direction"] == "forward", p_true, 1 - p_true)
     shift = 0.2 * np.minimum(p_fwd, 1 - p_fwd)  # a label-order bias that averages out
     rows = pd.concat([clips.assign(label_order=o, p_forward=p_fwd + d)
                       for o, d in (("FB", shift), ("BF", -shift))]).assign(observer="vlm")
-    per_clip = P.vlm_clip_correct(rows)
+    per_clip = V.vlm_clip_correct(rows)
     assert (per_clip["n_label_orders"] == 2).all()
     assert np.allclose(per_clip.sort_values("stimulus_id")["p_correct"], p_true, atol=1e-9)
     fit = P.psychometric_table(per_clip, "parameter_value", "p_correct", rng=rng,
-                               fit=P.fit_probability_curve, n_boot=200).iloc[0]
+                               fit=V.fit_probability_curve, n_boot=200).iloc[0]
     # noiseless: recovered to the grid's resolution (1% of the span)
     assert fit["threshold"] == pytest.approx(0.5, abs=0.009)
     assert fit["width"] == pytest.approx(0.4, rel=0.08)
@@ -170,11 +172,11 @@ def test_interval_end_on_a_limit_is_marked_and_not_ok():
     rng = np.random.default_rng(4)
     fit = {"threshold_lo": 0.3, "threshold_hi": 1.9, "width_lo": 0.1, "width_hi": 0.5}
     limits = {"threshold": (-0.8, 1.9), "width": (0.1, 90.0)}
-    assert P.ends_at_limit(fit, limits) == "threshold_hi; width_lo"
-    assert P.fit_status({"at_bound": False, "ends_at_limit": "threshold_hi"}) == \
+    assert S.ends_at_limit(fit, limits) == "threshold_hi; width_lo"
+    assert S.fit_status({"at_bound": False, "ends_at_limit": "threshold_hi"}) == \
         "at limit: threshold_hi"
-    assert P.fit_status({"at_bound": True, "ends_at_limit": ""}) == "at bound"
-    assert P.fit_status({"at_bound": False, "ends_at_limit": ""}) == "ok"
+    assert S.fit_status({"at_bound": True, "ends_at_limit": ""}) == "at bound"
+    assert S.fit_status({"at_bound": False, "ends_at_limit": ""}) == "ok"
     data = simulate(rng, threshold=0.55, width=0.4, n_per_level=30)
     fit = P.fit_psychometric(data, "level", rng=rng, n_boot=100)
     assert fit["ends_at_limit"] == "" and not fit["at_bound"]
@@ -218,7 +220,7 @@ def biased_vlm(rng, per_level=11):
     on the reversed one (a model that tends to say "forward" on that clip), plus noise of
     its own on each copy (sd 0.03)."""
     x = np.repeat(LEVELS, per_level)
-    p = P.psychometric_values(0.55, 0.4, 1, x, "norm", 0.5, 0.1)
+    p = S.psychometric_values(0.55, 0.4, 1, x, "norm", 0.5, 0.1)
     bias = rng.normal(0, 0.25, x.size) * np.minimum(p, 1 - p)
     sources = np.arange(x.size)
     noise = rng.normal(0, 0.03, 2 * x.size)
@@ -237,7 +239,7 @@ def test_vlm_interval_resamples_a_source_clips_two_copies_together():
     for _ in range(100):
         clips = biased_vlm(rng)
         for name, block in (("blocks", "source_clip_id"), ("rows", None)):
-            fit = P.fit_probability_curve(clips, "level", "p_correct", rng=rng, block=block,
+            fit = V.fit_probability_curve(clips, "level", "p_correct", rng=rng, block=block,
                                           n_boot=200)
             widths[name].append(fit["threshold_hi"] - fit["threshold_lo"])
             if block:
@@ -256,11 +258,11 @@ def test_one_source_clip_a_level_is_resampled_by_trial():
     fit = P.fit_psychometric(one_clip, "level", rng=rng, n_boot=200, guess=0.5,
                              block="source_clip_id")
     assert fit["threshold_hi"] - fit["threshold_lo"] > 0.02
-    assert fit["interval"] == P.INTERVALS["rows"]
+    assert fit["interval"] == S.INTERVALS["rows"]
     many = data.assign(source_clip_id=data.index // 2)
     fit = P.fit_psychometric(many, "level", rng=rng, n_boot=200, guess=0.5,
                              block="source_clip_id")
-    assert fit["interval"] == P.INTERVALS["blocks"]
+    assert fit["interval"] == S.INTERVALS["blocks"]
 
 
 def test_a_lapse_rate_beyond_its_range_is_marked_and_one_within_it_is_not():
@@ -282,7 +284,7 @@ def test_a_lapse_rate_beyond_its_range_is_marked_and_one_within_it_is_not():
                                      lapse=np.linspace(0, 0.06, 13))
             hits.append("lapse" in fit["ends_at_limit"])
             if hits[-1]:
-                assert P.fit_status(fit).startswith("at limit") or fit["at_bound"]
+                assert S.fit_status(fit).startswith("at limit") or fit["at_bound"]
         flagged[lapse] = np.mean(hits)
     assert flagged[0.05] <= 0.07 and flagged[0.2] >= 0.45, flagged
 
@@ -296,7 +298,7 @@ def test_bad_vlm_input_raises(change, message):
     # level means was reported "ok" with an interval that missed the truth.
     data = change(biased_vlm(np.random.default_rng(34)))
     with pytest.raises(ValueError, match=message):
-        P.fit_probability_curve(data, "level", "p_correct", rng=np.random.default_rng(0),
+        V.fit_probability_curve(data, "level", "p_correct", rng=np.random.default_rng(0),
                                 n_boot=10)
 
 
@@ -308,12 +310,12 @@ def test_a_level_with_few_source_clips_is_resampled_by_row_alone():
     short = clips[(clips["level"] != 0.5) | (clips["source_clip_id"] % 11 < 4)]
 
     def fit(data, block):
-        return P.fit_probability_curve(data, "level", "p_correct", rng=np.random.default_rng(0),
+        return V.fit_probability_curve(data, "level", "p_correct", rng=np.random.default_rng(0),
                                        block=block, n_boot=300)
 
     fits = {"all": fit(clips, "source_clip_id"), "short": fit(short, "source_clip_id"),
             "short, all by clip": fit(short, None)}
-    assert fits["all"]["interval"] == P.INTERVALS["blocks"]
-    assert fits["short"]["interval"] == P.INTERVALS["mixed"]
+    assert fits["all"]["interval"] == S.INTERVALS["blocks"]
+    assert fits["short"]["interval"] == S.INTERVALS["mixed"]
     widths = {name: f["threshold_hi"] - f["threshold_lo"] for name, f in fits.items()}
     assert widths["short"] < 0.8 * widths["short, all by clip"], widths

@@ -6,7 +6,7 @@ from scipy import stats
 
 from analysis import columns as C
 from analysis import csv_cells, loading, report_tra, reports, simulate
-from analysis.psychometric import WIDTH_ALPHA
+from analysis.sweep_fits import WIDTH_ALPHA
 
 RESTITUTIONS = np.round(np.linspace(0.1, 1.0, 10), 1)
 DAMPINGS = np.array([0.0, 0.5, 1.0, 2.0, 3.0, 4.0, 5.0])

@@ -4,8 +4,10 @@ import numpy as np
 import pandas as pd
 import pytest
 
+from analysis import probability_curve as V
 from analysis import psychometric as P
 from analysis import shared_axis as A
+from analysis import sweep_fits as S
 from analysis import tra_peak as T
 from tests.analysis.test_psychometric import simulate
 from tests.analysis.test_tra_peak import LEVELS, bump_clips, tra_table
@@ -89,7 +91,7 @@ def test_near_chance_observer_is_not_stretched():
     clips = pd.DataFrame({"level": np.repeat(LEVELS, 8), "observer": "vlm"})
     clips["p_correct"] = 0.503 + 0.027 * (clips["level"] - 0.1) / 0.9 + rng.normal(0, 0.003, len(clips))
     table = P.psychometric_table(clips, "level", "p_correct", rng=rng,
-                                 fit=P.fit_probability_curve, n_boot=50)
+                                 fit=V.fit_probability_curve, n_boot=50)
     drawn = A.normalised_curves(table)["value_normalised"]
     assert drawn.min() >= -0.01 and drawn.max() < 0.1
 
@@ -101,10 +103,10 @@ def test_vlm_curve_is_drawn_where_it_is(low, high):
     # levels off at 0.7 was drawn rising to 1. Both asymptotes are now free.
     rng = np.random.default_rng(21)
     clips = pd.DataFrame({"level": np.repeat(LEVELS, 8), "observer": "vlm"})
-    clips["p_correct"] = low + (high - low) * P.psychometric_values(
+    clips["p_correct"] = low + (high - low) * S.psychometric_values(
         0.55, 0.3, 1, clips["level"], "norm", 0.0, 0.0) + rng.normal(0, 0.01, len(clips))
     table = P.psychometric_table(clips, "level", "p_correct", rng=rng,
-                                 fit=P.fit_probability_curve, n_boot=50)
+                                 fit=V.fit_probability_curve, n_boot=50)
     drawn = A.normalised_curves(table).set_index("level")["value_normalised"]
     assert drawn.iloc[0] == pytest.approx(2 * low - 1, abs=0.04)
     assert drawn.iloc[-1] == pytest.approx(2 * high - 1, abs=0.04)
@@ -117,7 +119,7 @@ def test_a_flat_vlm_is_drawn_at_its_level_without_a_threshold():
     clips = pd.DataFrame({"level": np.repeat(LEVELS, 8), "observer": "vlm"})
     clips["p_correct"] = 0.7 + rng.normal(0, 0.03, len(clips))
     table = P.psychometric_table(clips, "level", "p_correct", rng=rng,
-                                 fit=P.fit_probability_curve, n_boot=200)
+                                 fit=V.fit_probability_curve, n_boot=200)
     row = table.iloc[0]
     assert row["status"] == "flat" and row["interval"] == "none: flat"
     assert row[["threshold", "width", "guess", "lapse"]].isna().all()
@@ -133,5 +135,5 @@ def test_a_shallow_but_clear_vlm_curve_is_not_called_flat():
     clips = pd.DataFrame({"level": np.repeat(LEVELS, 20), "observer": "vlm"})
     clips["p_correct"] = 0.5 + 0.04 * (clips["level"] > 0.55) + rng.normal(0, 0.005, len(clips))
     row = P.psychometric_table(clips, "level", "p_correct", rng=rng,
-                               fit=P.fit_probability_curve, n_boot=200).iloc[0]
+                               fit=V.fit_probability_curve, n_boot=200).iloc[0]
     assert row["status"] != "flat" and 0.5 <= row["threshold"] <= 0.6
