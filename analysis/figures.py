@@ -5,6 +5,8 @@ The researcher dashboard and the HTML report call the same functions.
 """
 from __future__ import annotations
 
+import textwrap
+
 import numpy as np
 import pandas as pd
 
@@ -405,15 +407,17 @@ def tra_sweep_figure(curves: pd.DataFrame, published: pd.DataFrame, caption: str
                       annotation_position="top")
     parameter = str(curves["parameter"].iloc[0]) if len(curves) else ""
     scenario = str(curves["scenario"].iloc[0]).replace("_", " ") if len(curves) else ""
-    fig.add_annotation(text=caption, xref="paper", yref="paper", x=0, y=-0.32,
-                       showarrow=False, align="left", xanchor="left", font={"size": 10})
+    # plotly does not wrap annotations: broken by hand, under the plot
+    fig.add_annotation(text="<br>".join(textwrap.wrap(caption, 150)), xref="paper",
+                       yref="paper", x=0, y=-0.16, yanchor="top", showarrow=False,
+                       align="left", xanchor="left", font={"size": 10})
     fig.update_xaxes(title_text=PARAMETER_TITLES.get(parameter, parameter))
     # below 0 is drawn, not clipped: worse than chance, or a TRA dip
     low = min(np.nanmin(curves[["value_normalised", "band_lo"]].to_numpy(float), initial=0.0),
               np.nanmin(level_means["value_normalised"].to_numpy(float), initial=0.0))
-    fig.update_yaxes(title_text="normalised (accuracy: 0 = chance, 1 = always right; TRA: "
-                                "1 = the largest |level mean|)", range=[min(-0.05, low - 0.05), 1.1])
+    fig.update_yaxes(title_text="normalised<br>accuracy: 0 = chance, 1 = always right; "
+                                "TRA: 1 = the largest |level mean|",
+                     range=[min(-0.05, low - 0.05), 1.1])
     fig.update_layout(title=f"Arrow of time over the {scenario} sweep: people, VLMs and "
-                            "self-supervised models", height=520,
-                      margin={"b": 150})
+                            "self-supervised models", height=680, margin={"b": 210})
     return fig
