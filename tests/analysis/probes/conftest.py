@@ -29,17 +29,22 @@ def tiny_videomae(videomae_folder):
     return VideoMAEForPreTraining.from_pretrained(videomae_folder)
 
 
-@pytest.fixture(scope="session")
-def tiny_vjepa2(tmp_path_factory):
+def build_vjepa2(folder, crop_size: int = 32):
+    """A tiny random V-JEPA 2 (seed 0) on ``crop_size`` crops, saved to ``folder`` and
+    reloaded offline."""
     import torch
     from transformers import VJEPA2Config, VJEPA2Model
 
     os.environ["HF_HUB_OFFLINE"] = "1"
-    config = VJEPA2Config(patch_size=8, crop_size=32, frames_per_clip=16, tubelet_size=2,
+    config = VJEPA2Config(patch_size=8, crop_size=crop_size, frames_per_clip=16, tubelet_size=2,
                           hidden_size=48, num_attention_heads=4, num_hidden_layers=2,
                           mlp_ratio=2.0, pred_hidden_size=48, pred_num_attention_heads=4,
                           pred_num_hidden_layers=2, pred_num_mask_tokens=4)
     torch.manual_seed(0)
-    folder = tmp_path_factory.mktemp("vjepa2")
     VJEPA2Model(config).save_pretrained(folder)
     return VJEPA2Model.from_pretrained(folder)
+
+
+@pytest.fixture(scope="session")
+def tiny_vjepa2(tmp_path_factory):
+    return build_vjepa2(tmp_path_factory.mktemp("vjepa2"))

@@ -11,8 +11,6 @@ context 12 and at 8, and to |TRA| < 0.1% on every clip, well below the trained V
 peaks (+0.27% at restitution 0.5, +0.68% at damping 2.0), with no peak the fit can tell
 from zero.
 """
-import os
-
 import numpy as np
 import pandas as pd
 import pytest
@@ -20,6 +18,7 @@ import pytest
 from analysis.probes.tra import VJEPA2Probe, clip_tra_rows
 from analysis.tra_peak import tra_peak_table
 from experiments.synthetic import SCENES, _sweep_jobs, sweep_labels
+from tests.analysis.probes.conftest import build_vjepa2
 
 MEAN_BOUND = 0.0001  # |mean TRA| < 0.01%, the paper's bound for random initialisation
 CLIP_BOUND = 0.001  # |TRA| < 0.1% per clip
@@ -28,18 +27,7 @@ PAPER_FRAMES = 48
 
 @pytest.fixture(scope="module")
 def random_vjepa2(tmp_path_factory):
-    import torch
-    from transformers import VJEPA2Config, VJEPA2Model
-
-    os.environ["HF_HUB_OFFLINE"] = "1"
-    config = VJEPA2Config(patch_size=8, crop_size=64, frames_per_clip=16, tubelet_size=2,
-                          hidden_size=48, num_attention_heads=4, num_hidden_layers=2,
-                          mlp_ratio=2.0, pred_hidden_size=48, pred_num_attention_heads=4,
-                          pred_num_hidden_layers=2, pred_num_mask_tokens=4)
-    torch.manual_seed(0)
-    folder = tmp_path_factory.mktemp("vjepa2-64")
-    VJEPA2Model(config).save_pretrained(folder)
-    return VJEPA2Model.from_pretrained(folder)
+    return build_vjepa2(tmp_path_factory.mktemp("vjepa2-64"), crop_size=64)
 
 
 @pytest.mark.slow
