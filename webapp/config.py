@@ -15,11 +15,15 @@ class Defaults:
     RATELIMIT_STORAGE_URI = "memory://"
     RATELIMIT_HEADERS_ENABLED = True
     RATELIMIT_ENABLED = True  # explicit: the limiter is shared by every app of the process
-    # New participant sessions (returning participants are never limited): per client address
-    # (generous for a lab or campus behind one address), and per study (a launch on Prolific
-    # brings bursts; a script inventing ids is held to this rate).
+    # New participant sessions: per client address (generous for a lab or campus behind one
+    # address), and per study (a launch on Prolific brings bursts; a script inventing ids is
+    # held to this rate).
     NEW_SESSIONS_PER_ADDRESS = "60 per hour"
     NEW_SESSIONS_PER_STUDY = "300 per minute"
+    # Known ids entered without their resume key (another browser, or someone probing for
+    # ids); a participant returning in their own browser is never counted.
+    RETURNING_ENTRIES_PER_ADDRESS = "10 per hour"
+    RETURNING_ENTRIES_PER_STUDY = "60 per hour"
     # Sign-in attempts: every attempt counts against its address, only failed ones against the
     # account (so a researcher who signs in often is never locked out by their own sign-ins).
     LOGIN_ATTEMPTS_PER_ADDRESS = "10 per minute"

@@ -28,6 +28,7 @@ PERMISSION_TABLE = {
     "Preview (click by click or simulated participant)": {"editor", "owner"},
     "Exclude or reinstate a participant by hand, with a reason (an exclusion is a Prolific "
     "REJECT)": {"editor", "owner"},
+    "Issue a participant a single-use link to continue in another browser": {"editor", "owner"},
     "Change the configuration (a draft in place, an opened study as a new version)": {"owner"},
     "Close or stop": {"owner"},
     "Add, change or remove members": {"owner"},
@@ -223,6 +224,7 @@ def table_row(method, url):
             "/preview": "Preview (click by click or simulated participant)",
             "/exclusions": next(row for row in PERMISSION_TABLE if row.startswith("Exclude")),
             "/edit": next(row for row in PERMISSION_TABLE if row.startswith("Change")),
+            "/resume-links": next(row for row in PERMISSION_TABLE if row.startswith("Issue")),
             "/close": "Close or stop", "/stop": "Close or stop",
             "/no-such-action": "Close or stop"}  # any other action is the owners', as close
     if tail.startswith("/members"):

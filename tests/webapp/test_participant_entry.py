@@ -202,12 +202,13 @@ def test_key_mapping_counterbalanced_least_filled(app, client, study):
 
 
 def _entered(app, n):
-    """Open a study on ``app`` and let ``n`` participants enter it; their session tokens."""
+    """Open a study on ``app`` and let ``n`` participants enter it from one browser; their
+    session tokens, and that browser."""
     with app.app_context():
         add_aot_study()
     client = app.test_client()
     return [token_of(client.get("/p/study", query_string={"participant": f"p{i}"}))
-            for i in range(n)]
+            for i in range(n)], client
 
 
 def _cell_counts():
@@ -222,8 +223,7 @@ def test_cell_counts_match_the_stored_sessions(any_db_app):
     """Entry and consent keep the per-cell counts in their write transactions; they must agree
     with the stored sessions on both backends, leaving out later sessions and those that
     ended at consent."""
-    tokens = _entered(any_db_app, 5)
-    client = any_db_app.test_client()
+    tokens, client = _entered(any_db_app, 5)
     client.post(f"/api/session/{tokens[0]}/consent", json={"consent": False})
     client.post(f"/api/session/{tokens[1]}/consent", json={"consent": True})
     token_of(client.get("/p/study", query_string={"participant": "p1"}))  # resumes: no count
@@ -245,8 +245,8 @@ def test_cell_count_migration_counts_the_stored_sessions(tmp_path):
     with app.app_context():
         db.drop_all()
         upgrade()
-    tokens = _entered(app, 4)
-    app.test_client().post(f"/api/session/{tokens[0]}/consent", json={"consent": False})
+    tokens, client = _entered(app, 4)
+    client.post(f"/api/session/{tokens[0]}/consent", json={"consent": False})
     with app.app_context():
         before = _cell_counts()
         downgrade(revision="c2b310d0f898")
@@ -269,20 +269,24 @@ def test_paused_study_lets_those_inside_finish(app, client, study):
 
 
 def test_simultaneous_first_entries_open_one_session(any_db_app):
-    """Eight entries of one new id at once: one subject, one session, the same token for all."""
+    """Eight browsers enter with one new id at once: one subject, one session; the browser
+    that opened it runs it, the seven others are sent back to it (none sees the token)."""
     from concurrent.futures import ThreadPoolExecutor
 
     with any_db_app.app_context():
         add_aot_study()
 
     def entry(_):
-        return token_of(any_db_app.test_client().get("/p/study", query_string={"participant": "twin"}))
+        return any_db_app.test_client().get("/p/study", query_string={"participant": "twin"})
 
     with ThreadPoolExecutor(8) as pool:
-        tokens = set(pool.map(entry, range(8)))
+        responses = list(pool.map(entry, range(8)))
+    assert sorted(r.status_code for r in responses) == [303] + [403] * 7
+    token = token_of(next(r for r in responses if r.status_code == 303))
+    assert not any(token.encode() in r.data for r in responses if r.status_code == 403)
     with any_db_app.app_context():
         assert db.session.scalar(select(db.func.count()).select_from(Subject)) == 1
-        assert list(db.session.scalars(select(Session.token))) == list(tokens)
+        assert list(db.session.scalars(select(Session.token))) == [token]
 
 
 def test_unschedulable_study_stores_nothing_until_its_stimuli_arrive(app, client):

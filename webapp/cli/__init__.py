@@ -43,11 +43,13 @@ def register_commands(app: Flask) -> None:
         models,
         probe,
         researchers,
+        resume_links,
         stimuli,
         studies,
     )
 
     stimuli.stimuli.add_command(benchmarks.import_benchmark)
+    studies.study.add_command(resume_links.resume_link)
     for command in (database.init_db, stimuli.stimuli, researchers.create_researcher,
                     researchers.set_password, studies.study, exports.export, models.run_models,
                     probe.probe, analysis.analyze, analysis.report, exclusions.exclusions):

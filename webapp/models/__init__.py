@@ -3,8 +3,9 @@ from webapp.models.access import StudyMember
 from webapp.models.manual_exclusion import ManualExclusion
 from webapp.models.model_run import ModelRun
 from webapp.models.researcher import Researcher
+from webapp.models.resume_link import ResumeLink
 from webapp.models.stimuli import SourceClip, Stimulus
 from webapp.models.study import CellCount, Session, Study, Subject, Trial
 
-__all__ = ["CellCount", "ManualExclusion", "ModelRun", "Researcher", "Session", "SourceClip",
+__all__ = ["CellCount", "ManualExclusion", "ModelRun", "Researcher", "ResumeLink", "Session", "SourceClip",
            "Stimulus", "Study", "StudyMember", "Subject", "Trial"]

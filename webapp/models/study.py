@@ -71,6 +71,10 @@ class Subject(db.Model):
     kind: Mapped[str] = mapped_column(String(10))  # "human" | "model"
     external_id: Mapped[str] = mapped_column(String(200))
     recruitment: Mapped[dict] = mapped_column(JSONType, default=dict)
+    # sha256 hex of the resume key the participant's first browser holds in a cookie
+    # (webapp.participant.resume): their entry link resumes only there.  None: a model, or a
+    # participant who entered before keys existed (a researcher's resume link gives one).
+    resume_key_hash: Mapped[str | None] = mapped_column(String(64))
     created_at: Mapped[datetime] = mapped_column(UTCDateTime, default=utcnow)
 
     study: Mapped[Study] = relationship(back_populates="subjects")

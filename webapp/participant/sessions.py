@@ -31,7 +31,7 @@ from experiments import schedule as scheduling
 from experiments.designs import Design, design_from_snapshot
 from webapp.database import write_transaction
 from webapp.extensions import limiter
-from webapp.participant import store, texts
+from webapp.participant import resume, store, texts
 from webapp.participant.calendar import opens_after
 from webapp.participant.store import (
     condition_counts,
@@ -56,11 +56,12 @@ PROLIFIC_COMPLETE = "https://app.prolific.com/submissions/complete?cc={code}"
 
 @dataclass
 class Entry:
-    """What the entry link leads to: run | ask_id | done | screened_out | wait | closed |
-    full | busy | invalid | unavailable."""
+    """What the entry link leads to: run | ask_id | done | screened_out | wait | elsewhere |
+    closed | full | busy | invalid | unavailable."""
 
     outcome: str
     token: str | None = None  # the session to run
+    resume_key: str | None = None  # a new participant's key, for their browser to keep
     message: str = ""
     opens_at: datetime | None = None
     key: str = ""  # the text (experiments/texts) the page shows
@@ -93,12 +94,14 @@ STOPPED = "The researchers have stopped this study. The answers you gave are sav
 
 @dataclass(frozen=True)
 class Admission:
-    """Who may open a new session: the client's address (for rate limits) and whether it is
-    run by the built-in simulated participant (development, tests and researcher previews)."""
+    """Who is entering: the client's address (for rate limits), the resume keys its browser
+    holds for the study (:mod:`webapp.participant.resume`), and whether it is run by the
+    built-in simulated participant (development, tests and researcher previews)."""
 
     address: str = ""
     simulated: bool = False
     preview: bool = False  # a researcher's preview: any status, no limits, no place taken
+    resume_keys: tuple[str, ...] = ()
 
 
 def enter(connection: Connection, slug: str, args: Mapping[str, str],
@@ -171,6 +174,10 @@ def _session_entry(connection: Connection, study: Row, external_id: str,
     taking = study.status == "open" or admission.preview
     for _ in range(2):  # twice: a concurrent entry with the same id may create the rows first
         last = store.last_session(connection, study.id, external_id)
+        if last is not None and not resume.holds(admission.resume_keys, last.resume_key_hash):
+            # Someone else's id, or this participant in another browser: nothing about the
+            # session is shown or changed, and such tries are counted.
+            return _returning_refusal(study, admission.address)
         if last is not None and last.token is not None:
             remembered = _language_of(last)
             if last.status in ACTIVE:
@@ -194,10 +201,10 @@ def _session_entry(connection: Connection, study: Row, external_id: str,
             refused = admission_refusal(connection, study, admission.address)
             if refused is not None:
                 return refused
-        token = _new_session(connection, study, design, external_id, recruitment, last,
-                             admission, language.pick(study, last))
-        if token is not None:
-            return Entry("run", token)
+        opened = _new_session(connection, study, design, external_id, recruitment, last,
+                              admission, language.pick(study, last))
+        if opened is not None:
+            return Entry("run", *opened)
     raise RuntimeError(f"could not open a session for {external_id!r} in {study.slug!r}")
 
 
@@ -252,12 +259,25 @@ def admission_refusal(connection: Connection, study: Row, address: str) -> Entry
     if study.max_participants is not None and \
             places_taken(connection, study.id) >= study.max_participants:
         return Entry("full", message=FULL, key="study_full")
+    return _over_limit("NEW_SESSIONS", study, address)
+
+
+def _returning_refusal(study: Row, address: str) -> Entry:
+    """A known id entered without its resume key: the page that sends the participant back
+    to their first browser or to the researchers, unless such tries from this address or
+    into this study are too many (a probe for ids)."""
+    return _over_limit("RETURNING_ENTRIES", study, address) or \
+        Entry("elsewhere", key="resume_elsewhere")
+
+
+def _over_limit(setting: str, study: Row, address: str) -> Entry | None:
+    """"busy" once ``{setting}_PER_ADDRESS`` or ``{setting}_PER_STUDY`` is used up, else None."""
     if not limiter.enabled:  # RATELIMIT_ENABLED = False
         return None
     config = current_app.config
-    for limit, scope in ((config["NEW_SESSIONS_PER_ADDRESS"], ("address", address)),
-                         (config["NEW_SESSIONS_PER_STUDY"], ("study", str(study.id)))):
-        if not limiter.limiter.hit(parse_limit(limit), "new-session", *scope):
+    for limit, scope in ((config[f"{setting}_PER_ADDRESS"], ("address", address)),
+                         (config[f"{setting}_PER_STUDY"], ("study", str(study.id)))):
+        if not limiter.limiter.hit(parse_limit(limit), setting.lower(), *scope):
             return Entry("busy", message="Too many new sessions are starting right now. Please "
                                          "try again in a few minutes.", key="busy")
     return None
@@ -265,12 +285,14 @@ def admission_refusal(connection: Connection, study: Row, address: str) -> Entry
 
 def _new_session(connection: Connection, study: Row, design: Design, external_id: str,
                  recruitment: dict, last, admission: Admission,
-                 language: str | None = None) -> str | None:
-    """Open the participant's next session (and their subject on first entry); its token.
+                 language: str | None = None) -> tuple[str, str | None] | None:
+    """Open the participant's next session (and their subject, with a new resume key, on
+    first entry): its token and that key (None for a later session).
 
     The schedule is built before the write lock is taken, and subject and session are
     inserted in one transaction.  The session runs, and records, the study's version that
-    ``study`` was read at: the one its schedule was built from.  None: a concurrent entry with the same id inserted first.
+    ``study`` was read at: the one its schedule was built from.  None: a concurrent entry
+    with the same id inserted first.
     """
     if last is None or last.token is None:
         number, seed = 1, secrets.randbelow(2**31 - 1)
@@ -288,11 +310,12 @@ def _new_session(connection: Connection, study: Row, design: Design, external_id
         opens_after(ran_design(last), last.completed_at or now())
     # A simulated participant takes no place and counts in no cell, in every session.
     simulated = admission.simulated or admission.preview or bool(last and last.simulated)
+    key, key_hash = resume.new_key() if last is None else (None, None)
     try:
         with write_transaction(connection):
             subject_id = last.subject_id if last is not None else store.insert_subject(
                 connection, study_id=study.id, kind="human", external_id=external_id,
-                recruitment=recruitment)
+                recruitment=recruitment, resume_key_hash=key_hash)
             store.insert_session(
                 connection, subject_id=subject_id, token=token, session_number=number,
                 seed=seed, status="started", condition=condition, schedule=schedule,
@@ -303,7 +326,7 @@ def _new_session(connection: Connection, study: Row, design: Design, external_id
                 count_cell(connection, study.id, condition["cell"], +1)
     except IntegrityError:
         return None
-    return token
+    return token, key
 
 
 def plausible_token(token: str) -> bool:

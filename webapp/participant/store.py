@@ -36,7 +36,8 @@ _STUDY_ROW = (select(Study.id, Study.slug, Study.status, Study.close_mode,
               .where(Study.slug == bindparam("slug")))
 # The participant's subject id with their latest session (None columns: no session yet).
 # Its design snapshot is the one of the version it ran (the study's own for an unfrozen one).
-_LAST_SESSION = (select(Subject.id.label("subject_id"), Session.id.label("session_id"),
+_LAST_SESSION = (select(Subject.id.label("subject_id"), Subject.resume_key_hash,
+                        Session.id.label("session_id"),
                         Session.token, Session.session_number,
                         Session.status, Session.seed, Session.condition, Session.completed_at,
                         Session.simulated, Session.device_info, Study.design,

@@ -3,8 +3,8 @@ from urllib.parse import urlencode
 
 from flask import Blueprint, current_app, make_response, redirect, render_template, request, url_for
 
-from webapp.extensions import db
-from webapp.participant import calendar, sessions, texts
+from webapp.extensions import csrf, db
+from webapp.participant import calendar, resume, sessions, store, texts
 
 bp = Blueprint("participant", __name__)
 
@@ -25,9 +25,12 @@ def _texts(snapshot, remembered: str | None = None) -> tuple[str, dict]:
 
 @bp.get("/p/<slug>")
 def entry(slug):
+    if "resume" in request.args:  # a researcher's resume link: a page with one button
+        return _resume_page(slug)
     admission = sessions.Admission(
         address=request.remote_addr or "",
-        simulated="simulate" in request.args and simulation_allowed())
+        simulated="simulate" in request.args and simulation_allowed(),
+        resume_keys=resume.held_keys(request.cookies.get(resume.COOKIE)))
     with db.engine.connect() as connection:
         result = sessions.enter(connection, slug, request.args, admission,
                                 request.accept_languages)
@@ -35,7 +38,15 @@ def entry(slug):
         # The language asked for travels on to the runner page.
         query = {"lang": request.args["lang"]} if request.args.get("lang") else {}
         target = url_for("participant.run", token=result.token)
-        return redirect(f"{target}?{urlencode(query)}" if query else target, code=303)
+        response = redirect(f"{target}?{urlencode(query)}" if query else target, code=303)
+        if result.resume_key:
+            resume.remember(response, slug, result.resume_key)
+        return response
+    return _entry_page(slug, result)
+
+
+def _entry_page(slug: str, result: sessions.Entry):
+    """The page of an entry that does not lead to the runner."""
     snapshot = result.study.design_snapshot if result.study else None
     lang, text = _texts(snapshot, result.language)
     if result.outcome == "ask_id":
@@ -57,12 +68,42 @@ def entry(slug):
         return render_template("participant/wait.html", lang=lang, texts=text,
                                opens_at=result.opens_at,
                                opens_at_iso=calendar.iso_utc(result.opens_at)), 200
+    if result.outcome == "elsewhere":
+        return render_template("participant/elsewhere.html", lang=lang, texts=text), 403
     status = {"invalid": 400, "full": 409, "busy": 429, "unavailable": 503}.get(result.outcome, 404)
     response = make_response(render_template(
         "participant/closed.html", lang=lang, texts=text,
         message=text.get(result.key) or result.message), status)
     if result.outcome == "busy":
         response.headers["Retry-After"] = "60"
+    return response
+
+
+def _resume_page(slug: str, status: int = 200):
+    """The page of a resume link: its button, or why the link no longer works."""
+    code = request.values.get("resume", "")
+    with db.engine.connect() as connection:
+        study = store.study_by_slug(connection, slug)
+        usable = study is not None and resume.usable_link(connection, slug, code) is not None
+    lang, text = _texts(study.design_snapshot if study else None)
+    return render_template("participant/resume.html", lang=lang, texts=text, usable=usable,
+                           code=code, action=url_for("participant.use_resume_link", slug=slug)
+                           ), status if usable else 404
+
+
+# No CSRF token: the participant has no session to forge a request in, and a forged post can
+# only use a code its sender already holds.
+@csrf.exempt
+@bp.post("/p/<slug>")
+def use_resume_link(slug):
+    """Use a resume link: this browser gets the participant's resume key and enters."""
+    with db.engine.connect() as connection:
+        redeemed = resume.redeem(connection, slug, request.form.get("resume", ""))
+    if redeemed is None:
+        return _resume_page(slug, 404)
+    recruitment, key = redeemed
+    response = redirect(url_for("participant.entry", slug=slug, **recruitment), code=303)
+    resume.remember(response, slug, key)
     return response
 
 

@@ -19,7 +19,7 @@ from wtforms.validators import DataRequired, Length
 from experiments.response_keys import reserved_key_warnings
 from webapp.extensions import db, login_manager
 from webapp.models import access, manual_exclusion
-from webapp.participant import sessions
+from webapp.participant import resume, sessions
 from webapp.priority import low_priority
 from webapp.researcher import dashboard, exports, studies, study_form
 
@@ -51,8 +51,9 @@ def _permission_needed() -> str:
     added later) is for owners."""
     if request.endpoint == "researcher.change_status":
         return access.action_permission(request.view_args["action"])
-    if request.endpoint in ("researcher.preview", "researcher.manual_rule"):
-        return "run"  # reviewing participants is part of running a study: editors and owners
+    if request.endpoint in ("researcher.preview", "researcher.manual_rule",
+                            "researcher.resume_link"):
+        return "run"  # reviewing and helping participants is running a study: editors, owners
     if request.endpoint == "researcher.update_study":
         return "configure"
     return "view" if request.method in ("GET", "HEAD") else "manage"
@@ -101,6 +102,10 @@ class ExclusionForm(FlaskForm):
     participant = StringField("Participant", validators=[DataRequired(), Length(max=200)])
     action = SelectField("Action", choices=list(manual_exclusion.ACTIONS))
     reason = TextAreaField("Reason", validators=[Length(max=manual_exclusion.MAX_REASON)])
+
+
+class ResumeLinkForm(FlaskForm):
+    participant = StringField("Participant", validators=[DataRequired(), Length(max=200)])
 
 
 class MemberForm(FlaskForm):
@@ -187,8 +192,10 @@ def study(slug):
     return _render_study(slug)
 
 
-def _render_study(slug: str, exclusion_form: ExclusionForm | None = None, status: int = 200):
-    """The study page; ``exclusion_form``: a refused rule's form, kept with its errors."""
+def _render_study(slug: str, exclusion_form: ExclusionForm | None = None, status: int = 200,
+                  issued_link: str | None = None):
+    """The study page; ``exclusion_form``: a refused rule's form, kept with its errors;
+    ``issued_link``: a resume link just issued (shown this once)."""
     study = studies.get_study(slug)
     allowed = access.permissions_of(current_user, study)
     return render_template(
@@ -202,6 +209,9 @@ def _render_study(slug: str, exclusion_form: ExclusionForm | None = None, status
         can_preview="run" in allowed and study.close_mode != "stop",
         exclusion_form=exclusion_form or (ExclusionForm() if "run" in allowed else None),
         manual_rules=manual_exclusion.history(study),
+        resume_form=ResumeLinkForm() if "run" in allowed else None,
+        resume_links=resume.issued_links(study), issued_link=issued_link,
+        resume_valid_hours=int(resume.LINK_VALID.total_seconds() // 3600),
         link=studies.participant_link(slug),
         prolific_link=studies.participant_link(slug, prolific=True),
         completion_codes=sessions.completion_codes(slug),
@@ -275,6 +285,25 @@ def manual_rule(slug):
     flash(f"{form.participant.data} is {done} (rule {rule.sequence}); no data was changed.",
           "info")
     return redirect(url_for("researcher.study", slug=slug, _anchor="review"), 303)
+
+
+@bp.post("/studies/<slug>/resume-links")
+def resume_link(slug):
+    """Issue a single-use link that lets a participant continue in another browser; the
+    link is shown this once (only its hash is stored), the issue is kept on the study page."""
+    form = ResumeLinkForm()
+    if not form.validate_on_submit():
+        if "csrf_token" in form.errors:
+            abort(400, description="The form expired; reload the page and try again.")
+        flash("Name the participant (their recruitment id) to issue a resume link.", "error")
+        return redirect(url_for("researcher.study", slug=slug, _anchor="resume"), 303)
+    try:
+        code, _ = resume.issue_link(studies.get_study(slug), form.participant.data,
+                                    current_user.username)
+    except resume.ResumeLinkError as error:
+        flash(str(error), "error")
+        return redirect(url_for("researcher.study", slug=slug, _anchor="resume"), 303)
+    return _render_study(slug, issued_link=studies.participant_link(slug, resume=code))
 
 
 @bp.get("/studies/<slug>/prolific.csv")

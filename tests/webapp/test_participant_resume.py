@@ -1,0 +1,265 @@
+"""Resuming needs the first browser's resume key: an id alone opens nobody's session.
+
+Each test client is one browser with its own cookies: the participant's ``browser``, and
+``other`` (another browser, someone who knows the id, or the participant after clearing
+their cookies)."""
+import hashlib
+import re
+from datetime import timedelta
+
+import pytest
+from sqlalchemy import select
+
+from bench.harness.stored_study import add_aot_study
+from experiments.texts import defaults
+from tests.webapp.conftest import RESEARCHER_PASSWORD
+from webapp import create_app
+from webapp.extensions import db
+from webapp.models import ResumeLink, Session, Subject
+from webapp.participant import resume
+from webapp.participant.sessions import now
+
+
+@pytest.fixture
+def study(app):
+    with app.app_context():
+        add_aot_study()  # two sessions, a day apart
+    return "study"
+
+
+def enter(browser, **params):
+    return browser.get("/p/study", query_string=params)
+
+
+def token_of(response):
+    assert response.status_code == 303, response.data
+    return response.headers["Location"].rsplit("/", 1)[-1].split("?")[0]
+
+
+def session_row(app, token):
+    with app.app_context():
+        row = db.session.scalar(select(Session).where(Session.token == token))
+        return {"status": row.status, "device_info": row.device_info,
+                "active_client": row.active_client}
+
+
+def assert_sent_elsewhere(response, token, lang="en"):
+    """The page for a known id without its key: says where to go, shows nothing of the session."""
+    html = response.get_data(as_text=True)
+    assert response.status_code == 403 and "Location" not in response.headers
+    assert token not in html and "/run/" not in html and "/api/" not in html
+    assert defaults(lang)["resume_elsewhere_title"] in html
+    assert resume.COOKIE not in response.headers.get("Set-Cookie", "")
+
+
+@pytest.mark.parametrize("link", [
+    {"participant": "P01"},
+    {"PROLIFIC_PID": "5f0c1d2e3b4a59687766aabb", "STUDY_ID": "s1", "SESSION_ID": "x1"},
+])
+def test_an_id_alone_neither_opens_nor_changes_someone_elses_session(app, study, link):
+    browser, other = app.test_client(), app.test_client()
+    token = token_of(enter(browser, **link))
+    browser.post(f"/api/session/{token}/claim", json={"client": "victim-tab"})
+    before = session_row(app, token)
+    # The bare link's form sends the same query; ?lang= would have changed the language.
+    for attempt in (link, {**link, "lang": "de"}, {**link, "STUDY_ID": "other"}):
+        assert_sent_elsewhere(enter(other, **attempt), token)
+    assert session_row(app, token) == before
+    # The participant's own browser still resumes, in the same session.
+    assert token_of(enter(browser, **link)) == token
+
+
+def test_every_outcome_of_a_known_id_needs_the_key(app, study):
+    """Finished, waiting for session 2 or screened out: another browser learns none of it."""
+    browser, other = app.test_client(), app.test_client()
+    tokens = {pid: token_of(enter(browser, participant=pid)) for pid in ("done", "waits", "out")}
+    assert browser.post(f"/api/session/{tokens['out']}/screen-out",
+                        json={"reasons": ["device"]}).status_code == 200
+    with app.app_context():
+        for pid, status in (("done", "no_consent"), ("waits", "completed")):
+            row = db.session.scalar(select(Session).where(Session.token == tokens[pid]))
+            row.status, row.completed_at = status, now()
+        db.session.commit()
+    for pid, token in tokens.items():
+        assert_sent_elsewhere(enter(other, participant=pid), token)
+        assert enter(browser, participant=pid).status_code == 200  # done, wait, screened out
+
+
+def test_the_resume_cookie_is_private_to_the_study_and_only_its_hash_is_stored(app, study):
+    browser = app.test_client()
+    response = enter(browser, participant="p-1")
+    cookie = response.headers["Set-Cookie"]
+    assert cookie.startswith(f"{resume.COOKIE}=") and "; Path=/p/study" in cookie
+    assert "HttpOnly" in cookie and "SameSite=Lax" in cookie and "Secure" not in cookie
+    key = cookie.split(";")[0].split("=", 1)[1]
+    with app.app_context():
+        stored = db.session.scalar(select(Subject.resume_key_hash))
+    assert stored == hashlib.sha256(key.encode()).hexdigest() and key not in stored
+    # Over https the cookie is Secure as well.
+    secure = app.test_client().get("/p/study", query_string={"participant": "p-2"},
+                                   base_url="https://localhost")
+    assert "Secure" in secure.headers["Set-Cookie"]
+
+
+def test_one_browser_keeps_the_keys_of_several_participants(app, study):
+    """A lab computer: several participants of one study enter on it, each resumes there."""
+    lab = app.test_client()
+    tokens = {pid: token_of(enter(lab, participant=pid)) for pid in ("L1", "L2", "L3")}
+    for pid, token in tokens.items():
+        assert token_of(enter(lab, participant=pid)) == token
+
+
+def test_session_two_opens_in_the_same_browser_and_not_in_another(app, study):
+    browser, other = app.test_client(), app.test_client()
+    token = token_of(enter(browser, participant="p-1"))
+    with app.app_context():
+        row = db.session.scalar(select(Session).where(Session.token == token))
+        row.status, row.completed_at = "completed", now() - timedelta(hours=21)
+        db.session.commit()
+    assert_sent_elsewhere(enter(other, participant="p-1"), token)
+    second = token_of(enter(browser, participant="p-1"))
+    assert second != token and session_row(app, second)["status"] == "started"
+
+
+def _limited_app(tmp_path, **limits):
+    app = create_app({"TESTING": True, "SECRET_KEY": "test-secret",
+                      "INSTANCE_PATH": str(tmp_path / "inst"),
+                      "DATABASE_URL": f"sqlite:///{tmp_path / 'limits.db'}", **limits})
+    with app.app_context():
+        db.create_all()
+        add_aot_study()
+    return app
+
+
+def test_entries_of_known_ids_without_their_key_are_throttled(tmp_path):
+    app = _limited_app(tmp_path, RETURNING_ENTRIES_PER_ADDRESS="3 per hour")
+    browser = app.test_client()
+    tokens = [token_of(enter(browser, participant=f"p{n}")) for n in range(5)]
+    codes = [enter(app.test_client(), participant=f"p{n}").status_code for n in range(5)]
+    assert codes == [403] * 3 + [429] * 2
+    busy = enter(app.test_client(), participant="p0")
+    assert busy.headers["Retry-After"] and tokens[0] not in busy.get_data(as_text=True)
+    # Participants in their own browser are never counted, nor refused.
+    assert [token_of(enter(browser, participant=f"p{n}")) for n in range(5)] == tokens
+    other_address = app.test_client().get("/p/study", query_string={"participant": "p0"},
+                                          environ_base={"REMOTE_ADDR": "10.0.0.9"})
+    assert other_address.status_code == 403
+    with app.app_context():
+        db.engine.dispose()
+
+
+def test_the_limit_per_study_holds_across_addresses(tmp_path):
+    app = _limited_app(tmp_path, RETURNING_ENTRIES_PER_STUDY="2 per hour")
+    token_of(enter(app.test_client(), participant="p0"))
+    codes = [app.test_client().get("/p/study", query_string={"participant": "p0"},
+                                   environ_base={"REMOTE_ADDR": f"10.0.0.{n}"}).status_code
+             for n in range(4)]
+    assert codes == [403, 403, 429, 429]
+    with app.app_context():
+        db.engine.dispose()
+
+
+# --- the researcher's single-use resume link -----------------------------------------------
+
+@pytest.fixture
+def team(app, study, factory, researcher):
+    """ada owns "study"; eddie edits it, vic views it."""
+    from webapp.models import Study, access
+
+    with app.app_context():
+        row = db.session.scalar(select(Study).where(Study.slug == "study"))
+        for name, role in (("ada", "owner"), ("eddie", "editor"), ("vic", "viewer")):
+            if name != "ada":
+                factory.researcher(name)
+            access.share(row, name, role)
+        db.session.commit()
+
+
+def signed_in(app, username):
+    client = app.test_client()
+    assert client.post("/auth/login", data={"username": username,
+                                            "password": RESEARCHER_PASSWORD}).status_code == 302
+    return client
+
+
+def issue(researcher, participant="p-1"):
+    return researcher.post("/researcher/studies/study/resume-links",
+                           data={"participant": participant})
+
+
+def issued_code(response):
+    assert response.status_code == 200, response.data
+    found = re.search(r'id="issued-resume-link">[^<]*\?resume=([A-Za-z0-9_-]+)<',
+                      response.get_data(as_text=True))
+    return found.group(1)
+
+
+def test_a_researchers_resume_link_moves_the_participant_to_a_new_browser_once(app, team):
+    """Day 1 on the laptop, day 2 on another computer: the researcher's link opens the same
+    participant there, once; the link is audited and its code is not stored."""
+    laptop, desktop, stranger = app.test_client(), app.test_client(), app.test_client()
+    token = token_of(enter(laptop, participant="p-1"))
+    assert_sent_elsewhere(enter(desktop, participant="p-1"), token)
+    code = issued_code(issue(signed_in(app, "eddie")))
+    # Opening the link (as a mail scanner would) does not use it: a button does.
+    for _ in range(2):
+        page = desktop.get("/p/study", query_string={"resume": code})
+        assert page.status_code == 200 and b'id="resume-continue"' in page.data
+    used = desktop.post("/p/study", data={"resume": code})
+    assert used.status_code == 303 and resume.COOKIE in used.headers["Set-Cookie"]
+    assert token_of(desktop.get(used.headers["Location"])) == token
+    assert token_of(enter(desktop, participant="p-1")) == token
+    # Single use; the laptop's key is replaced.
+    again = stranger.post("/p/study", data={"resume": code})
+    assert again.status_code == 404 and defaults("en")["resume_link_invalid"] in again.get_data(
+        as_text=True)
+    assert resume.COOKIE not in again.headers.get("Set-Cookie", "")
+    assert_sent_elsewhere(enter(laptop, participant="p-1"), token)
+    with app.app_context():
+        link = db.session.scalars(select(ResumeLink)).one()
+        assert link.issued_by == "eddie" and link.used_at is not None
+        assert link.code_hash == hashlib.sha256(code.encode()).hexdigest()
+    study_page = signed_in(app, "ada").get("/researcher/studies/study").get_data(as_text=True)
+    assert 'id="resume-links"' in study_page and "eddie" in study_page and code not in study_page
+
+
+def test_an_expired_or_foreign_link_opens_nothing(app, team):
+    browser, other = app.test_client(), app.test_client()
+    token = token_of(enter(browser, participant="p-1"))
+    code = issued_code(issue(signed_in(app, "ada")))
+    with app.app_context():
+        link = db.session.scalars(select(ResumeLink)).one()
+        link.expires_at = now() - timedelta(seconds=1)
+        db.session.commit()
+    assert other.get("/p/study", query_string={"resume": code}).status_code == 404
+    assert other.post("/p/study", data={"resume": code}).status_code == 404
+    assert other.post("/p/study", data={"resume": "x" * 32}).status_code == 404
+    assert other.post("/p/study", data={}).status_code == 404
+    assert_sent_elsewhere(enter(other, participant="p-1"), token)
+
+
+def test_only_editors_and_owners_issue_links_and_only_for_participants(app, team):
+    token_of(enter(app.test_client(), participant="p-1"))
+    assert issue(signed_in(app, "vic")).status_code == 403
+    refused = signed_in(app, "ada")
+    response = issue(refused, participant="nobody")
+    assert response.status_code == 303
+    assert "No participant" in refused.get(response.headers["Location"]).get_data(as_text=True)
+    with app.app_context():
+        assert db.session.scalars(select(ResumeLink)).all() == []
+
+
+def test_the_command_line_issues_a_link_that_works(app, study):
+    browser, other = app.test_client(), app.test_client()
+    token = token_of(enter(browser, participant="p-1"))
+    result = app.test_cli_runner().invoke(args=["study", "resume-link", "study", "p-1",
+                                                "--base-url", "https://lab.example.org"])
+    assert result.exit_code == 0, result.output
+    link = result.stdout.strip()
+    assert link.startswith("https://lab.example.org/p/study?resume=")
+    used = other.post("/p/study", data={"resume": link.split("resume=")[1]})
+    assert token_of(other.get(used.headers["Location"])) == token
+    with app.app_context():
+        assert db.session.scalars(select(ResumeLink.issued_by)).one().startswith("cli:")
+    missing = app.test_cli_runner().invoke(args=["study", "resume-link", "study", "nobody"])
+    assert missing.exit_code != 0 and "No participant 'nobody'" in missing.output
