@@ -3,7 +3,7 @@
 // Every word comes from the session's texts by key (screens.js text()).
 import { deviceInfo, problems } from "./device.js";
 import { blobUrl } from "./preload.js";
-import { button, el, localTimeHtml, message, paragraphs, plain, show, showFinal, text, textHtml,
+import { button, el, localTimeNode, message, paragraphs, plain, show, showFinal, text,
   waitForButton, waitForKey } from "./screens.js";
 import { TRIAL_TYPES } from "./trials/index.js";
 
@@ -143,7 +143,8 @@ export function completionScreen(result, found = []) {
   if (next) {
     nodes.push(...nextSession(next));
   } else if (status === "screened_out") {
-    const reasons = found.map((p) => textHtml(p.key, p.values || {})).join("<br>");
+    const reasons = document.createDocumentFragment();
+    found.forEach((p, i) => reasons.append(...(i ? [el("br")] : []), text(p.key, p.values || {})));
     const code = result.completion_code || "";
     nodes.push(el("div", { class: "why" }, text("screen_out", { code }, { reasons })));
   } else if (EXPLANATIONS[status]) {
@@ -171,7 +172,7 @@ function nextSession(next) {
   const calendar = el("a", { id: "calendar-link", href: `${next.calendar_url}?lang=${lang}`,
     download: "" }, text("next_session_calendar"));
   return [el("div", { id: "next-session" }, text("next_session", { next_session: next.session },
-    { opens_at: localTimeHtml(next.opens_at) })), el("p", {}, calendar)];
+    { opens_at: localTimeNode(next.opens_at) })), el("p", {}, calendar)];
 }
 
 function countDown(node, seconds, then) {

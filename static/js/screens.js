@@ -6,15 +6,18 @@ const stage = () => document.getElementById("stage");
 
 // The participant's texts (GET /api/session: sanitised HTML by key, in their language).  The
 // few values only the browser knows (a countdown, a measured window) fill `{placeholders}`
-// here, escaped, so a value can never add markup.
+// here, into the parsed text as text nodes: no value is ever parsed as HTML, so none can add
+// markup or an attribute, whatever the text around it (see fill()).
 let texts = {};
 export function setTexts(rendered, language) {
   texts = rendered || {};
   if (language) document.documentElement.lang = language;
 }
 
-const escapeHtml = (value) => String(value).replace(/[&<>"']/g,
-  (c) => ({ "&": "&amp;", "<": "&lt;", ">": "&gt;", '"': "&quot;", "'": "&#39;" })[c]);
+const PLACEHOLDER = /\{([a-z_]+)\}/g;
+// Only an http(s) URL may fill a placeholder inside an attribute, as on the server
+// (experiments/texts render()): text alone could make an href a javascript: link.
+const WEB_URL = /^https?:\/\/[^\s\x00-\x1f]+$/i;
 
 // A text's plural form: `key_one` (`_two`, `_few`, `_many`: whichever the language has) when
 // the first number among its values asks for that form by the language's plural rules, else
@@ -26,18 +29,41 @@ function pluralKey(key, values) {
   return form !== "other" && `${key}_${form}` in texts ? `${key}_${form}` : key;
 }
 
-// A text's HTML with `values` filled in; `raw` values are HTML already made by text().
-export function textHtml(key, values = {}, raw = {}) {
-  const markup = texts[pluralKey(key, values)] ?? key;
-  return markup.replace(/\{([a-z_]+)\}/g, (whole, name) =>
-    name in raw ? raw[name] : name in values ? escapeHtml(values[name]) : whole);
+// A text as nodes (a fragment) to put into an element, its placeholders filled: `values` as
+// text, `raw` with nodes made here (e.g. another text()).  A placeholder without a value
+// stays as written.
+export function text(key, values = {}, raw = {}) {
+  const template = document.createElement("template");
+  const markup = texts[pluralKey(key, values)];
+  if (markup === undefined) template.content.append(key);
+  else template.innerHTML = markup;  // the server's sanitised HTML, nothing of ours in it
+  fill(template.content, values, raw);
+  return template.content;
 }
 
-// A text as nodes (a fragment) to put into an element.
-export function text(key, values, raw) {
-  const template = document.createElement("template");
-  template.innerHTML = textHtml(key, values, raw);
-  return template.content;
+// Fill placeholders in the text nodes and attribute values under `root`.  The text nodes are
+// collected first, so a value that itself reads "{code}" is never filled in its turn.
+function fill(root, values, raw) {
+  const walker = document.createTreeWalker(root, NodeFilter.SHOW_TEXT);
+  const found = [];
+  while (walker.nextNode()) if (walker.currentNode.data.includes("{")) found.push(walker.currentNode);
+  for (const node of found) {
+    const parts = node.data.split(PLACEHOLDER);  // text, name, text, name, ..., text
+    node.replaceWith(...parts.map((part, i) => {
+      if (i % 2 === 0) return part;
+      if (part in raw) return raw[part].cloneNode(true);
+      return part in values ? String(values[part]) : `{${part}}`;
+    }));
+  }
+  for (const element of root.querySelectorAll("*")) {
+    for (const attribute of element.attributes) {
+      if (!attribute.value.includes("{")) continue;
+      attribute.value = attribute.value.replace(PLACEHOLDER, (whole, name) => {
+        if (!(name in values) && !(name in raw)) return whole;
+        return name in values && WEB_URL.test(String(values[name])) ? String(values[name]) : "";
+      });
+    }
+  }
 }
 
 // A moment (ISO 8601) as the participant reads it: their time zone, their language, the
@@ -48,10 +74,9 @@ export function localTime(iso, language = document.documentElement.lang) {
   return new Intl.DateTimeFormat(language || undefined, LOCAL_TIME).format(new Date(iso));
 }
 
-// A <time> element's HTML for a moment: machine-readable UTC, shown in local time (escaped
-// by the DOM).
-export function localTimeHtml(iso) {
-  return el("time", { datetime: iso }, localTime(iso)).outerHTML;
+// A <time> element for a moment: machine-readable UTC, shown in local time.
+export function localTimeNode(iso) {
+  return el("time", { datetime: iso }, localTime(iso));
 }
 
 // Every <time data-local> on a server-rendered page (e.g. the wait page) in local time.
@@ -108,7 +133,8 @@ export function paragraphs(keys) {
   return keys.map((item) => {
     const [key, values] = Array.isArray(item) ? item : [item, {}];
     const nodes = text(key, values);
-    return el(/^\s*<(p|ul|ol|h\d|blockquote)/.test(textHtml(key, values)) ? "div" : "p", {}, nodes);
+    const first = [...nodes.childNodes].find((n) => n.nodeType !== Node.TEXT_NODE || n.data.trim());
+    return el(/^(P|UL|OL|H\d|BLOCKQUOTE)$/.test(first?.nodeName ?? "") ? "div" : "p", {}, nodes);
   });
 }
 

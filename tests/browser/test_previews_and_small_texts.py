@@ -29,7 +29,7 @@ def test_a_countdown_of_one_second_is_singular(page, site):
     got = page.evaluate("""async () => {
         const m = await import('/static/js/screens.js');
         const say = (lang, texts) => { m.setTexts(texts, lang);
-          return [1, 2, 0].map((seconds) => m.textHtml('redirect_countdown', { seconds })); };
+          return [1, 2, 0].map((seconds) => m.plain('redirect_countdown', { seconds })); };
         return [say('en', { redirect_countdown: 'in {seconds} seconds',
                              redirect_countdown_one: 'in {seconds} second' }),
                 say('de', { redirect_countdown: 'in {seconds} Sekunden',
