@@ -36,6 +36,13 @@ def token_of(response):
     return response.headers["Location"].rsplit("/", 1)[-1].split("?")[0]
 
 
+def opened(browser, response, tab="tab-1"):
+    """The session a runner page has opened (its tab claimed it, as runner.js does first)."""
+    token = token_of(response)
+    assert browser.post(f"/api/session/{token}/claim", json={"client": tab}).status_code == 204
+    return token
+
+
 def session_row(app, token):
     with app.app_context():
         row = db.session.scalar(select(Session).where(Session.token == token))
@@ -58,8 +65,7 @@ def assert_sent_elsewhere(response, token, lang="en"):
 ])
 def test_an_id_alone_neither_opens_nor_changes_someone_elses_session(app, study, link):
     browser, other = app.test_client(), app.test_client()
-    token = token_of(enter(browser, **link))
-    browser.post(f"/api/session/{token}/claim", json={"client": "victim-tab"})
+    token = opened(browser, enter(browser, **link), "victim-tab")
     before = session_row(app, token)
     # The bare link's form sends the same query; ?lang= would have changed the language.
     for attempt in (link, {**link, "lang": "de"}, {**link, "STUDY_ID": "other"}):
@@ -72,7 +78,8 @@ def test_an_id_alone_neither_opens_nor_changes_someone_elses_session(app, study,
 def test_every_outcome_of_a_known_id_needs_the_key(app, study):
     """Finished, waiting for session 2 or screened out: another browser learns none of it."""
     browser, other = app.test_client(), app.test_client()
-    tokens = {pid: token_of(enter(browser, participant=pid)) for pid in ("done", "waits", "out")}
+    tokens = {pid: opened(browser, enter(browser, participant=pid)) for pid in ("done", "waits")}
+    tokens["out"] = token_of(enter(browser, participant="out"))  # screened out before the claim
     assert browser.post(f"/api/session/{tokens['out']}/screen-out",
                         json={"reasons": ["device"]}).status_code == 200
     with app.app_context():
@@ -99,6 +106,17 @@ def test_the_resume_cookie_is_private_to_the_study_and_only_its_hash_is_stored(a
     secure = app.test_client().get("/p/study", query_string={"participant": "p-2"},
                                    base_url="https://localhost")
     assert "Secure" in secure.headers["Set-Cookie"]
+
+
+def test_a_link_scanners_visit_does_not_take_the_participants_place(app, study):
+    """A mail scanner or link preview fetches a participant's link (no runner page ever
+    opens): the participant's own browser then takes the session, and from the moment its
+    runner opened it, the scanner is sent elsewhere like anyone."""
+    scanner, browser = app.test_client(), app.test_client()
+    token = token_of(enter(scanner, participant="mailed-1"))
+    assert opened(browser, enter(browser, participant="mailed-1")) == token
+    assert_sent_elsewhere(enter(scanner, participant="mailed-1"), token)
+    assert token_of(enter(browser, participant="mailed-1")) == token
 
 
 def test_one_browser_keeps_the_keys_of_several_participants(app, study):
@@ -134,7 +152,7 @@ def _limited_app(tmp_path, **limits):
 def test_entries_of_known_ids_without_their_key_are_throttled(tmp_path):
     app = _limited_app(tmp_path, RETURNING_ENTRIES_PER_ADDRESS="3 per hour")
     browser = app.test_client()
-    tokens = [token_of(enter(browser, participant=f"p{n}")) for n in range(5)]
+    tokens = [opened(browser, enter(browser, participant=f"p{n}")) for n in range(5)]
     codes = [enter(app.test_client(), participant=f"p{n}").status_code for n in range(5)]
     assert codes == [403] * 3 + [429] * 2
     busy = enter(app.test_client(), participant="p0")
@@ -150,7 +168,8 @@ def test_entries_of_known_ids_without_their_key_are_throttled(tmp_path):
 
 def test_the_limit_per_study_holds_across_addresses(tmp_path):
     app = _limited_app(tmp_path, RETURNING_ENTRIES_PER_STUDY="2 per hour")
-    token_of(enter(app.test_client(), participant="p0"))
+    first = app.test_client()
+    opened(first, enter(first, participant="p0"))
     codes = [app.test_client().get("/p/study", query_string={"participant": "p0"},
                                    environ_base={"REMOTE_ADDR": f"10.0.0.{n}"}).status_code
              for n in range(4)]
@@ -198,7 +217,7 @@ def test_a_researchers_resume_link_moves_the_participant_to_a_new_browser_once(a
     """Day 1 on the laptop, day 2 on another computer: the researcher's link opens the same
     participant there, once; the link is audited and its code is not stored."""
     laptop, desktop, stranger = app.test_client(), app.test_client(), app.test_client()
-    token = token_of(enter(laptop, participant="p-1"))
+    token = opened(laptop, enter(laptop, participant="p-1"))
     assert_sent_elsewhere(enter(desktop, participant="p-1"), token)
     code = issued_code(issue(signed_in(app, "eddie")))
     # Opening the link (as a mail scanner would) does not use it: a button does.
@@ -225,7 +244,7 @@ def test_a_researchers_resume_link_moves_the_participant_to_a_new_browser_once(a
 
 def test_an_expired_or_foreign_link_opens_nothing(app, team):
     browser, other = app.test_client(), app.test_client()
-    token = token_of(enter(browser, participant="p-1"))
+    token = opened(browser, enter(browser, participant="p-1"))
     code = issued_code(issue(signed_in(app, "ada")))
     with app.app_context():
         link = db.session.scalars(select(ResumeLink)).one()
@@ -251,7 +270,7 @@ def test_only_editors_and_owners_issue_links_and_only_for_participants(app, team
 
 def test_the_command_line_issues_a_link_that_works(app, study):
     browser, other = app.test_client(), app.test_client()
-    token = token_of(enter(browser, participant="p-1"))
+    token = opened(browser, enter(browser, participant="p-1"))
     result = app.test_cli_runner().invoke(args=["study", "resume-link", "study", "p-1",
                                                 "--base-url", "https://lab.example.org"])
     assert result.exit_code == 0, result.output

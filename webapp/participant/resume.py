@@ -111,6 +111,23 @@ def usable_link(connection: Connection, slug: str, code: str):
         _LINK.used_at.is_(None), _LINK.expires_at > now())).one_or_none()
 
 
+def unopened(session) -> bool:
+    """Whether a participant's first session was never opened by a runner page (no tab ever
+    claimed it): a mail scanner or link preview fetched the link, not the participant, so
+    the next browser to enter takes it over with a key of its own."""
+    return session.token is not None and session.session_number == 1 \
+        and session.status == "started" and session.active_client is None
+
+
+def rekey(connection: Connection, subject_id: int) -> str:
+    """Give subject ``subject_id`` a new resume key (the one returned); any other stops working."""
+    key, hashed = new_key()
+    with write_transaction(connection):
+        connection.execute(update(Subject.__table__).where(_SUBJECT.id == subject_id)
+                           .values(resume_key_hash=hashed))
+    return key
+
+
 def redeem(connection: Connection, slug: str, code: str) -> tuple[dict, str] | None:
     """Use a resume link: its participant's recruitment (to enter with) and the new key this
     browser is to hold (any other browser's key stops working); None for a link that is
@@ -118,12 +135,9 @@ def redeem(connection: Connection, slug: str, code: str) -> tuple[dict, str] | N
     link = usable_link(connection, slug, code)
     if link is None:
         return None
-    key, hashed = new_key()
     with write_transaction(connection):
         used = connection.execute(update(ResumeLink.__table__).where(
             _LINK.id == link.id, _LINK.used_at.is_(None)).values(used_at=now())).rowcount
-        if used != 1:
-            return None
-        connection.execute(update(Subject.__table__).where(_SUBJECT.id == link.subject_id)
-                           .values(resume_key_hash=hashed))
-    return dict(link.recruitment), key
+    if used != 1:
+        return None
+    return dict(link.recruitment), rekey(connection, link.subject_id)

@@ -174,15 +174,18 @@ def _session_entry(connection: Connection, study: Row, external_id: str,
     taking = study.status == "open" or admission.preview
     for _ in range(2):  # twice: a concurrent entry with the same id may create the rows first
         last = store.last_session(connection, study.id, external_id)
+        key = None
         if last is not None and not resume.holds(admission.resume_keys, last.resume_key_hash):
-            # Someone else's id, or this participant in another browser: nothing about the
-            # session is shown or changed, and such tries are counted.
-            return _returning_refusal(study, admission.address)
+            if not resume.unopened(last):
+                # Someone else's id, or this participant in another browser: nothing about
+                # the session is shown or changed, and such tries are counted.
+                return _returning_refusal(study, admission.address)
+            key = resume.rekey(connection, last.subject_id)
         if last is not None and last.token is not None:
             remembered = _language_of(last)
             if last.status in ACTIVE:
                 _remember_language(connection, study, last, language.requested)
-                return Entry("run", last.token)
+                return Entry("run", last.token, resume_key=key)
             if last.status == "screened_out":
                 return Entry("screened_out", key="screen_out", language=remembered,
                              ending=_screen_out_again(study, last, recruitment))
@@ -204,7 +207,8 @@ def _session_entry(connection: Connection, study: Row, external_id: str,
         opened = _new_session(connection, study, design, external_id, recruitment, last,
                               admission, language.pick(study, last))
         if opened is not None:
-            return Entry("run", *opened)
+            token, key = opened
+            return Entry("run", token, resume_key=key)
     raise RuntimeError(f"could not open a session for {external_id!r} in {study.slug!r}")
 
 
@@ -259,25 +263,26 @@ def admission_refusal(connection: Connection, study: Row, address: str) -> Entry
     if study.max_participants is not None and \
             places_taken(connection, study.id) >= study.max_participants:
         return Entry("full", message=FULL, key="study_full")
-    return _over_limit("NEW_SESSIONS", study, address)
+    return _over_limit("NEW_SESSIONS", "new-session", study, address)
 
 
 def _returning_refusal(study: Row, address: str) -> Entry:
     """A known id entered without its resume key: the page that sends the participant back
     to their first browser or to the researchers, unless such tries from this address or
     into this study are too many (a probe for ids)."""
-    return _over_limit("RETURNING_ENTRIES", study, address) or \
+    return _over_limit("RETURNING_ENTRIES", "returning-entry", study, address) or \
         Entry("elsewhere", key="resume_elsewhere")
 
 
-def _over_limit(setting: str, study: Row, address: str) -> Entry | None:
-    """"busy" once ``{setting}_PER_ADDRESS`` or ``{setting}_PER_STUDY`` is used up, else None."""
+def _over_limit(setting: str, namespace: str, study: Row, address: str) -> Entry | None:
+    """"busy" once ``{setting}_PER_ADDRESS`` or ``{setting}_PER_STUDY`` (counted under
+    ``namespace``) is used up, else None."""
     if not limiter.enabled:  # RATELIMIT_ENABLED = False
         return None
     config = current_app.config
     for limit, scope in ((config[f"{setting}_PER_ADDRESS"], ("address", address)),
                          (config[f"{setting}_PER_STUDY"], ("study", str(study.id)))):
-        if not limiter.limiter.hit(parse_limit(limit), setting.lower(), *scope):
+        if not limiter.limiter.hit(parse_limit(limit), namespace, *scope):
             return Entry("busy", message="Too many new sessions are starting right now. Please "
                                          "try again in a few minutes.", key="busy")
     return None

@@ -37,7 +37,7 @@ _STUDY_ROW = (select(Study.id, Study.slug, Study.status, Study.close_mode,
 # The participant's subject id with their latest session (None columns: no session yet).
 # Its design snapshot is the one of the version it ran (the study's own for an unfrozen one).
 _LAST_SESSION = (select(Subject.id.label("subject_id"), Subject.resume_key_hash,
-                        Session.id.label("session_id"),
+                        Session.id.label("session_id"), Session.active_client,
                         Session.token, Session.session_number,
                         Session.status, Session.seed, Session.condition, Session.completed_at,
                         Session.simulated, Session.device_info, Study.design,
