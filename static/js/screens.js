@@ -16,7 +16,7 @@ export function setTexts(rendered, language) {
 
 const PLACEHOLDER = /\{([a-z_]+)\}/g;
 // Only an http(s) URL may fill a placeholder inside an attribute, as on the server
-// (experiments/texts render()): text alone could make an href a javascript: link.
+// (experiments/texts render()): any other text could make an href a script URL.
 const WEB_URL = /^https?:\/\/[^\s\x00-\x1f]+$/i;
 
 // A text's plural form: `key_one` (`_two`, `_few`, `_many`: whichever the language has) when

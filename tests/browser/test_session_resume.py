@@ -37,7 +37,7 @@ def test_the_entry_link_resumes_in_its_own_browser_and_elsewhere_only_by_a_resea
         assert other.locator("#elsewhere").is_visible()
         assert token not in other.content()
         second.click("#consent-yes")  # the session is still the second tab's
-        second.wait_for_function("document.body.dataset.screen !== 'consent'")
+        second.wait_for_function("() => document.body.dataset.screen !== 'consent'")
         assert second.evaluate("document.body.dataset.screen") != "other-tab"
         # The researcher's link: this browser continues the same session.
         with site.app.app_context():
