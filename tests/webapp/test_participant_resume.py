@@ -282,3 +282,24 @@ def test_the_command_line_issues_a_link_that_works(app, study):
         assert db.session.scalars(select(ResumeLink.issued_by)).one().startswith("cli:")
     missing = app.test_cli_runner().invoke(args=["study", "resume-link", "study", "nobody"])
     assert missing.exit_code != 0 and "No participant 'nobody'" in missing.output
+
+
+def test_a_link_used_by_two_browsers_at_once_lets_one_in(any_db_app):
+    from concurrent.futures import ThreadPoolExecutor
+
+    from webapp.researcher import studies
+
+    with any_db_app.app_context():
+        add_aot_study()
+    first = any_db_app.test_client()
+    token = opened(first, enter(first, participant="p-1"))
+    with any_db_app.app_context():
+        code, _ = resume.issue_link(studies.get_study("study"), "p-1", "ada")
+    browsers = [any_db_app.test_client() for _ in range(6)]
+    with ThreadPoolExecutor(6) as pool:
+        used = list(pool.map(lambda b: b.post("/p/study", data={"resume": code}), browsers))
+    assert sorted(r.status_code for r in used) == [303] + [404] * 5
+    winner = browsers[[r.status_code for r in used].index(303)]
+    assert token_of(enter(winner, participant="p-1")) == token
+    assert all(enter(b, participant="p-1").status_code == 403 for b in [first, *browsers]
+               if b is not winner)
