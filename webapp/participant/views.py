@@ -79,7 +79,7 @@ def _entry_page(slug: str, result: sessions.Entry):
     return response
 
 
-def _resume_page(slug: str, status: int = 200):
+def _resume_page(slug: str):
     """The page of a resume link: its button, or why the link no longer works."""
     code = request.values.get("resume", "")
     with db.engine.connect() as connection:
@@ -88,7 +88,7 @@ def _resume_page(slug: str, status: int = 200):
     lang, text = _texts(study.design_snapshot if study else None)
     return render_template("participant/resume.html", lang=lang, texts=text, usable=usable,
                            code=code, action=url_for("participant.use_resume_link", slug=slug)
-                           ), status if usable else 404
+                           ), 200 if usable else 404
 
 
 # No CSRF token: the participant has no session to forge a request in, and a forged post can
@@ -100,7 +100,7 @@ def use_resume_link(slug):
     with db.engine.connect() as connection:
         redeemed = resume.redeem(connection, slug, request.form.get("resume", ""))
     if redeemed is None:
-        return _resume_page(slug, 404)
+        return _resume_page(slug)  # now used up or unknown: why it no longer works
     recruitment, key = redeemed
     response = redirect(url_for("participant.entry", slug=slug, **recruitment), code=303)
     resume.remember(response, slug, key)
