@@ -45,6 +45,10 @@ ENTRIES = [
      "bootstrap interval of the mean."),
     ("sdt_participant_summary", "pooled", "The same metric from everyone's counts pooled "
      "(the aot_overall row), which is not a mean over people."),
+    ("binomial_tests", "ci_low, ci_high, p_value", "People: the two-way (participant x clip) "
+     "percentile bootstrap of accuracy and the level at which it leaves out 0.5; empty "
+     "below the minimum of participants the note names. Models: the exact sign test over "
+     "items with its Clopper-Pearson interval."),
     ("accuracy_model, accuracy_glmm", "coef, se, z, p, ci_low, ci_high, odds_ratio",
      "Log-odds of a correct answer (GEE: population-averaged, CR1 cluster-robust, t with "
      "participants - 1 df; GLMM: conditional on a typical participant and clip, Wald)."),
