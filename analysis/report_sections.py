@@ -83,7 +83,9 @@ def add_human_tables(report, humans: pd.DataFrame, exploded: pd.DataFrame) -> No
     # Without category labels the medians are by direction x response only.
     t["rt_median"] = timed(report, "rt_median", rt.median_rt, exploded) if len(exploded) \
         else rt.median_rt(humans, by=["direction", "response"])
-    t["rt_answer_speed"] = rt.answer_speed(humans)
+    if not report_stats.too_few_participants(report, ["rt_answer_speed"],
+                                             humans["subject_id"].nunique()):
+        t["rt_answer_speed"] = rt.answer_speed(humans)  # a paired test over participants
     methods = rt.onset_methods(humans)
     if len(methods) > 1:
         listed = ", ".join(f"{method}: {n}" for method, n in methods.items())

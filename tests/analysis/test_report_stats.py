@@ -99,7 +99,8 @@ def test_two_people_get_a_banner_with_the_minimum_not_numbers(tmp_path):
     data = loading.normalize_trials(simulate.simulate_study(spec, np.random.default_rng(7)))
     report = reports.build_report(data, n_boot=N_BOOT)
     report_output.write_report(report, tmp_path)
-    fits = ("sdt_participant_summary", "rt_lmm", "accuracy_model", "accuracy_glmm")
+    fits = ("sdt_participant_summary", "rt_answer_speed", "rt_lmm", "accuracy_model",
+            "accuracy_glmm")
     reason = "needs at least 5 participants (the study has 2)"
     for name in fits:
         assert name not in report.tables and report.failures[name].startswith(reason), name
