@@ -11,7 +11,7 @@ takes the clips as fixed); "after" is the report's test now
 which the report gives from :data:`analysis.bootstrap.MIN_PARTICIPANTS` participants on).
 The rate is printed with its 95% Clopper-Pearson interval.
 
-    .venv/bin/python bench/null_fpr.py                       # 1,000 studies a cell
+    .venv/bin/python bench/null_fpr.py                       # 500 studies a cell
     .venv/bin/python bench/null_fpr.py --sims 200 --people 5 10 20
 """
 from __future__ import annotations
@@ -86,12 +86,12 @@ def interval(k: int, n: int) -> str:
 
 def main(argv=None) -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--sims", type=int, default=1000)
-    parser.add_argument("--people", type=int, nargs="+", default=[3, 5, 10, 20, 40])
+    parser.add_argument("--sims", type=int, default=500)
+    parser.add_argument("--people", type=int, nargs="+", default=[3, 5, 10, 20])
     parser.add_argument("--clips", type=int, default=40)
     parser.add_argument("--clip-sd", type=float, nargs="+", default=[0.0, 1.0])
     parser.add_argument("--person-sd", type=float, default=0.5)
-    parser.add_argument("--n-boot", type=int, default=1000)
+    parser.add_argument("--n-boot", type=int, default=500)
     parser.add_argument("--seed", type=int, default=0)
     args = parser.parse_args(argv)
     print(f"True null, {args.clips} clips x 2 directions, person SD {args.person_sd}, "
