@@ -28,6 +28,13 @@ MAX_DENSE_CELLS = 20_000_000
 MIN_PARTICIPANTS = 5
 
 
+def too_few_people(n_people: int) -> str | None:
+    """What is missing to estimate anything over participants from ``n_people``, e.g.
+    ``"needs at least 5 participants (the study has 2)"``; None when enough."""
+    return (f"needs at least {MIN_PARTICIPANTS} participants (the study has {n_people})"
+            if n_people < MIN_PARTICIPANTS else None)
+
+
 @dataclass
 class Draws:
     """Point estimates and resampled metrics of every group.

@@ -84,9 +84,9 @@ def _two_way_test(trials: pd.DataFrame, ci: float, n_boot: int, rng) -> dict:
     out = {"unit": "participants x clips", "n_units": n_people,
            "test": "two-way (participant x clip) percentile bootstrap of accuracy against "
                    "0.5"}
-    if n_people < bootstrap.MIN_PARTICIPANTS:
-        return {**out, "note": f"not estimated: needs at least {bootstrap.MIN_PARTICIPANTS} "
-                               f"participants (has {n_people})"}
+    too_few = bootstrap.too_few_people(n_people)
+    if too_few:
+        return {**out, "note": f"not estimated: {too_few}"}
     draws = bootstrap.bootstrap_draws(trials, scheme="two-way", n_boot=n_boot, rng=rng)
     boot = draws.boot["accuracy"]
     low, high = bootstrap.nan_percentiles(boot, 100 * (1 - ci) / 2, 100 * (1 + ci) / 2)

@@ -32,16 +32,15 @@ def few_people_intervals(table: pd.DataFrame, data: pd.DataFrame) -> pd.DataFram
     """``table`` with its two-way (people's) intervals left empty, and ``ci_method`` saying
     why, when ``data`` holds fewer than :data:`analysis.bootstrap.MIN_PARTICIPANTS` people:
     resampling two people is not an interval of a population's value."""
-    n_people = data.loc[data["subject_kind"] == C.HUMAN, "subject_id"].nunique()
-    if n_people >= bootstrap.MIN_PARTICIPANTS or "ci_method" not in table:
+    too_few = bootstrap.too_few_people(
+        data.loc[data["subject_kind"] == C.HUMAN, "subject_id"].nunique())
+    if not too_few or "ci_method" not in table:
         return table
     two_way = table["ci_method"] == bootstrap.SCHEME_LABELS["two-way"]
     cols = [c for c in table.columns if c.endswith(("_ci_low", "_ci_high"))]
     table = table.copy()
     table.loc[two_way, cols] = np.nan
-    table.loc[two_way, "ci_method"] = (f"not estimated: needs at least "
-                                       f"{bootstrap.MIN_PARTICIPANTS} participants "
-                                       f"(has {n_people})")
+    table.loc[two_way, "ci_method"] = f"not estimated: {too_few}"
     return table
 
 
@@ -66,7 +65,8 @@ def uncertainty_info(n_boot: int) -> dict:
         "models": "clip: a model is one subject, so only clips are resampled",
         "human_model_gaps": "paired: people and models from the same clip draws, participants "
                             "resampled too",
-        "per_participant_means": "t interval over participants, and the two-way bootstrap",
+        "per_participant_means": "the two-way bootstrap, its percentile interval and the "
+                                 "test that inverts it",
         "references": ["Owen (2007) The pigeonhole bootstrap, Ann. Appl. Stat. 1(2)",
                        "Brennan, Harris & Hanson (1987) ACT Research Report 87-7",
                        "Field & Welsh (2007) JRSS B 69(3)"]}
@@ -158,14 +158,14 @@ def add_participant_sdt(report, humans: pd.DataFrame, n_boot: int, rng) -> None:
         "of 0 or 1.")
 
 
-def too_few_participants(report, names: list[str], n_people: int,
-                         minimum: int = bootstrap.MIN_PARTICIPANTS) -> bool:
-    """True when ``n_people`` is below ``minimum``: then each of ``names`` is left out and
-    says so in its section (``report.failures``), in metrics.json and in one note."""
-    if n_people >= minimum:
+def too_few_participants(report, names: list[str], n_people: int) -> bool:
+    """True below :data:`analysis.bootstrap.MIN_PARTICIPANTS` people: then each of
+    ``names`` is left out and says so in its section (``report.failures``), in
+    metrics.json and in one note."""
+    too_few = bootstrap.too_few_people(n_people)
+    if not too_few:
         return False
-    reason = (f"needs at least {minimum} participants (the study has {n_people}); a "
-              "spread between participants is not estimated from fewer")
+    reason = f"{too_few}; a spread between participants is not estimated from fewer"
     for name in names:
         report.failures[name] = reason
         report.fit_info[name] = {"not_estimated": reason}

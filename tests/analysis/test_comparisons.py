@@ -47,7 +47,7 @@ def test_people_are_tested_by_the_two_way_bootstrap():
     assert row.p_value == pytest.approx(min(1, 2 * (tail + 1) / 301))
     few = comparisons.binomial_tests(trials[trials.subject_id < "p004"]).iloc[0]
     assert np.isnan(few.p_value) and np.isnan(few.ci_low)
-    assert few.note == "not estimated: needs at least 5 participants (has 4)"
+    assert few.note == "not estimated: needs at least 5 participants (the study has 4)"
 
 
 def test_people_against_chance_hold_their_level_when_clips_vary():
