@@ -24,8 +24,8 @@ MAX_DENSE_CELLS = 20_000_000
 # Fewest participants a between-participant spread (an interval or test over people, a
 # random-effect variance) is estimated from; with fewer the report says so instead.
 # bench/null_fpr.py, true nulls at alpha 0.05 (500 studies a cell, 40 clips): the two-way
-# test rejected 10.6% with 3 people and 5.8% with 5 when clips were alike, 3.2-4.8% from
-# 5 on when they differed (clip SD 1 logit).
+# test rejected 10.6% with 3 people and 5.8% with 5 when clips were alike; 3.6-4.8% from
+# 5 on when they differed (clip SD 1 logit), where a t-test over people rejected 8-19%.
 MIN_PARTICIPANTS = 5
 
 
