@@ -16,6 +16,8 @@ from sqlalchemy import select
 from analysis.report_labels import LABELLED_COLUMNS
 from tests.analysis.vlm.helpers import moving_square
 
+pytestmark = pytest.mark.slow  # a model run and two reports: about 20 s of CPU
+
 CATEGORIES = ("Fall", "Proceed", "Diffusion", "Put")
 PEOPLE = 5  # enough for every interval and fit over participants (MIN_PARTICIPANTS)
 REPEATS = 3  # answers per person and stimulus
