@@ -76,7 +76,7 @@ def test_keys_pressed_during_the_fixation_are_recorded_and_never_answer(page, si
     page.click("#continue")
     page.wait_for_selector("body[data-screen=fixation]")
     index = int(page.evaluate("document.body.dataset.trialIndex"))
-    right = practice_key(page)
+    right = practice_key(page, site, token)
     wrong = next(k for k in page.evaluate("window.chronoscope.session.response_keys")
                  if k != right)
     page.keyboard.press(wrong)
