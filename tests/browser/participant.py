@@ -45,13 +45,6 @@ def wait_change(page, state: dict, timeout_s: float = 20) -> dict:
     return screen_state(page)
 
 
-def practice_key(page, site, token) -> str:
-    """The key a participant who knows the answer presses, read on the server's side: the
-    browser is never sent an answer (practice feedback comes after the answer is stored)."""
-    index = int(page.evaluate("document.body.dataset.trialIndex"))
-    return answer_key(site.app, token, index)
-
-
 def answer_key(app, token: str, index: int) -> str:
     """The response key of trial ``index``'s correct answer (a catch trial's instructed key)."""
     with app.app_context():
