@@ -6,6 +6,9 @@ translated, say that such a key is to be pressed.  The key is drawn into the vid
 the browser treats a catch trial like any other clip and never learns which key is expected.
 The keycap appears after a short plain lead-in, as a task clip would start, and a bar fills
 underneath while it plays so the file is a genuine video (frames differ) rather than a still.
+Participants are never served the stored video itself: each presentation is a variant of its
+own (``render_catch_frames`` with ``rng``; webapp.stimuli.presentations), so that no file is
+the same twice.
 """
 from __future__ import annotations
 
