@@ -6,7 +6,8 @@ On the built-in set's shape (320x240, 90 frames at 30 fps: one clip per category
 synthetic set) and the shipped arrow-of-time design (4 main blocks, 1 catch trial each),
 through the Flask test client: the first video request of each session (it makes the
 session's catch variants, whichever trial it names), then warm requests of a catch trial's
-and a clip trial's video.  Prints medians with ranges and the load average.
+and a clip trial's video, and the video bytes a session is served against its files' sizes.
+Prints medians with ranges and the load average.
 """
 from __future__ import annotations
 
@@ -25,7 +26,8 @@ from experiments.catch import catch_specs  # noqa: E402
 from experiments.synthetic import synthetic_specs  # noqa: E402
 from webapp import create_app  # noqa: E402
 from webapp.extensions import db  # noqa: E402
-from webapp.stimuli import catalog  # noqa: E402
+from webapp.participant import sessions  # noqa: E402
+from webapp.stimuli import catalog, presentations  # noqa: E402
 
 
 def _app(folder: Path):
@@ -68,19 +70,22 @@ def main(argv=None) -> None:
     with tempfile.TemporaryDirectory() as folder:
         app = _app(Path(folder))
         client = app.test_client()
-        first, catch_warm, clip_warm, n_catch = [], [], [], 0
+        first, catch_warm, clip_warm, n_catch, served, stored = [], [], [], 0, [], []
         for n in range(args.sessions):
             entry = client.get("/p/study", query_string={"participant": f"bench-{n}"})
             token = entry.headers["Location"].rsplit("/", 1)[-1]
             client.post(f"/api/session/{token}/consent", json={"consent": True})
-            with app.app_context():
-                from webapp.participant import sessions
-                with db.engine.connect() as connection:
-                    schedule = sessions.session_by_token(connection, token).schedule
+            with app.app_context(), db.engine.connect() as connection:
+                schedule = sessions.session_by_token(connection, token).schedule
             catch = [t["trial_index"] for t in schedule if t["trial_type"] == "catch"]
             clip = next(t["trial_index"] for t in schedule if t["trial_type"] != "catch")
             n_catch = len(catch)
             first.append(_timed(client, f"/media/{token}/{clip}"))
+            with app.app_context(), db.engine.connect() as connection:
+                files, size = presentations.session_videos(
+                    connection, sessions.session_by_token(connection, token))
+            served.append(size * len(files))
+            stored.append(sum(os.path.getsize(path) for path in files.values()))
             for _ in range(args.requests):
                 catch_warm.append(_timed(client, f"/media/{token}/{catch[0]}"))
                 clip_warm.append(_timed(client, f"/media/{token}/{clip}"))
@@ -88,6 +93,9 @@ def main(argv=None) -> None:
     print(_summary("first video request of a session", first))
     print(_summary("warm request, catch trial", catch_warm))
     print(_summary("warm request, clip trial", clip_warm))
+    print(f"video bytes per session: served {statistics.median(served):,.0f}, files "
+          f"{statistics.median(stored):,.0f} (median; padding +"
+          f"{100 * (sum(served) / sum(stored) - 1):.1f}% overall)")
     print("load average:", " ".join(f"{x:.2f}" for x in os.getloadavg()), f"({os.cpu_count()} CPUs)")
 
 

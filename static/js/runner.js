@@ -282,11 +282,13 @@ class SessionRunner {
   }
 
   // A practice trial's feedback is the server's verdict on the stored answer, in the reply to
-  // its POST: the browser is never sent the answer.  After FEEDBACK_WAIT_MS without a reply
-  // (the connection is down: the queue keeps retrying) the session goes on without it.
+  // its POST: the browser is never sent the answer.  The feedback screen shows at once, as
+  // before, and its words once the reply is in; after FEEDBACK_WAIT_MS without one (the
+  // connection is down: the queue keeps retrying) the session goes on without them.
   async storeWithFeedback(trial, type, data) {
     const reply = this.store(trial, data);
     if (!trial.params?.feedback) return;
+    show("feedback");
     const answer = await Promise.race([reply, sleep(FEEDBACK_WAIT_MS)]);
     await type.feedback(data, answer?.feedback ?? null);
   }

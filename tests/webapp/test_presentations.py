@@ -115,3 +115,21 @@ def test_a_catch_video_is_the_same_bytes_on_every_request_and_range(study):
     for first, last in ((0, 99), (size - 20, size - 1), (100, size - 1)):
         part = client.get(url, headers={"Range": f"bytes={first}-{last}"})
         assert part.status_code == 206 and part.data == videos[index][first:last + 1]
+
+
+def test_a_renumbered_schedule_never_serves_another_catch_trials_video(study):
+    # A failed practice attempt renumbers the trials after it: the catch trial that then holds
+    # an index where another catch video was shown gets a video of its own key, not that one.
+    client = study.test_client()
+    state, videos, _ = download(client, "p-1")
+    trials = scheduled(study, state["token"])
+    catch = [t for t in trials if t["trial_type"] == "catch"]
+    first = next(t for t in catch if t["instructed_key"] != catch[0]["instructed_key"])
+    index = catch[0]["trial_index"]
+    moved = [dict(t) for t in trials]
+    moved[index] = {**first, "trial_index": index, "block": catch[0]["block"]}
+    with study.app_context():
+        row = db.session.scalars(select(Session).where(Session.token == state["token"])).one()
+        row.schedule = moved
+        db.session.commit()
+    assert client.get(f"/media/{state['token']}/{index}").data != videos[index]

@@ -49,16 +49,20 @@ def _video_rows(connection: Connection, session: Row) -> dict[int, Row]:
     return {row.id: row for row in rows}
 
 
-def _seed(token: str, trial_index: int) -> bytes:
-    """The presentation's secret: nobody without the server's key can remake its variant."""
+def _keyed(message: str) -> bytes:
+    """A digest of ``message`` that nobody without the server's key can remake."""
     key = str(current_app.config["SECRET_KEY"]).encode()
-    return hmac.new(key, f"catch-presentation:{token}:{trial_index}".encode(),
-                    hashlib.sha256).digest()
+    return hmac.new(key, message.encode(), hashlib.sha256).digest()
 
 
-def _catch_path(token: str, trial_index: int) -> Path:
-    return Path(current_app.config["STIMULUS_ROOT"], FOLDER,
-                f"{_seed(token, trial_index).hex()}.mp4")
+def _seed(token: str, trial: dict) -> bytes:
+    """The presentation's seed and file name.  It names the catch video too: a failed practice
+    attempt renumbers the later trials, and another catch trial may then hold this index."""
+    return _keyed(f"catch-presentation:{token}:{trial['trial_index']}:{trial['stimulus_id']}")
+
+
+def _catch_path(token: str, trial: dict) -> Path:
+    return Path(current_app.config["STIMULUS_ROOT"], FOLDER, f"{_seed(token, trial).hex()}.mp4")
 
 
 def _render(trial: dict, template: Row, seed: bytes, path: Path) -> None:
@@ -76,21 +80,21 @@ def _make_catch_videos(session: Row, rows: dict[int, Row]) -> None:
     session (a lock file, left in place: removing it would let a waiter and a newcomer in
     together), so concurrent first requests wait rather than encode twice."""
     todo = [t for t in session.schedule if t["trial_type"] == ATTENTION_CHECK
-            and not _catch_path(session.token, t["trial_index"]).exists()]
+            and not _catch_path(session.token, t).exists()]
     if not todo:
         return
     catch_ids = {t["stimulus_id"] for t in session.schedule if t["trial_type"] == ATTENTION_CHECK}
     clips = sorted((row for row in rows.values() if row.id not in catch_ids),
                    key=lambda row: (row.width, row.height, row.fps, row.frame_count, row.id))
-    folder = _catch_path(session.token, 0).parent
+    folder = Path(current_app.config["STIMULUS_ROOT"], FOLDER)
     folder.mkdir(parents=True, exist_ok=True)
-    with open(folder / f"{_seed(session.token, -1).hex()}.lock", "w") as lock:
+    with open(folder / f"{_keyed(f'catch-lock:{session.token}').hex()}.lock", "w") as lock:
         fcntl.flock(lock, fcntl.LOCK_EX)
         for trial in todo:
-            path = _catch_path(session.token, trial["trial_index"])
+            path = _catch_path(session.token, trial)
             if path.exists():  # made while this request waited for the lock
                 continue
-            seed = _seed(session.token, trial["trial_index"])
+            seed = _seed(session.token, trial)
             # A clip of this session to look like (the stored catch video where there is none).
             template = clips[seed[0] % len(clips)] if clips else rows[trial["stimulus_id"]]
             _render(trial, template, seed, path)
@@ -123,7 +127,7 @@ def session_videos(connection: Connection, session: Row) -> tuple[dict[int, Path
     for trial in session.schedule:
         row = rows.get(trial.get("stimulus_id"))
         if row is not None:
-            files[trial["trial_index"]] = _catch_path(session.token, trial["trial_index"]) \
+            files[trial["trial_index"]] = _catch_path(session.token, trial) \
                 if trial["trial_type"] == ATTENTION_CHECK else resolve_under(root, row.path)
     size = max((content_length(str(p)) for p in files.values()), default=0) + MP4_BOX_HEADER
     return files, size
