@@ -77,39 +77,56 @@ def pair_cells(data: pd.DataFrame) -> pd.DataFrame:
     {'item': ['a', 'b'], 'accuracy': [1.0, 0.5], 'pair_accuracy': [1.0, 0.0], \
 'pair_consistency': [1.0, 0.0]}
     """
-    trials = data[data["trial_type"].isin(list(TASKS))] if "trial_type" in data \
-        else loading.aot_trials(data).assign(trial_type=C.AOT)
+    # Only the columns read here are copied: the whole table is slow to copy at 1M trials.
+    needed = [c for c in ("observer", "subject_id", "subject_kind", "session_id", "trial_type",
+                          "source_clip_id", "correct_response", "response", "categories",
+                          "extra") if c in data]
+    trials = data.loc[data["trial_type"].isin(list(TASKS)), needed] if "trial_type" in data \
+        else loading.aot_trials(data)[needed].assign(trial_type=C.AOT)
     if trials.empty:
         return pd.DataFrame(columns=[*CELL_KEY, "categories", "n_trials", *METRICS])
     task = trials["trial_type"].astype(object)
-    first = task.map({t: a[0] for t, a in TASKS.items()})
-    second = task.map({t: a[1] for t, a in TASKS.items()})
-    truth, answer = trials["correct_response"], trials["response"]
-    is_first = (truth == first).to_numpy()
+    first = task.map({t: a[0] for t, a in TASKS.items()}).to_numpy(object)
+    second = task.map({t: a[1] for t, a in TASKS.items()}).to_numpy(object)
+    truth = trials["correct_response"].to_numpy(object)
+    answer = trials["response"].to_numpy(object)
     keys = pd.DataFrame({
         "task": task, "observer": observers.observer_column(trials),
         "subject_id": trials["subject_id"], "source_clip_id": trials["source_clip_id"],
-        "item": _item(trials), "context": _context(trials),
-        "copy": np.where(is_first, 0, 1)}, index=trials.index)
-    other = np.where(is_first, second, first)
-    keys["right"] = (answer == truth).to_numpy(float)
-    keys["other"] = (answer == other).to_numpy(float)
-    keys = keys[(truth == first).to_numpy() | (truth == second).to_numpy()]
-    shares = keys.groupby([*CELL_KEY, "copy"], sort=True, dropna=False)[["right", "other"]]
-    per_copy = shares.mean().unstack("copy").reindex(
-        columns=pd.MultiIndex.from_product([["right", "other"], [0, 1]]))
-    n = shares.size().unstack("copy").reindex(columns=[0, 1])
-    complete = n.notna().all(axis=1).to_numpy()
-    per_copy, n = per_copy[complete], n[complete]
-    p1, p2 = per_copy[("right", 0)], per_copy[("right", 1)]
-    q1, q2 = per_copy[("other", 0)], per_copy[("other", 1)]
-    cells = pd.DataFrame({"n_trials": n.sum(axis=1).astype(int), "accuracy": (p1 + p2) / 2,
-                          "pair_accuracy": p1 * p2, "pair_consistency": p1 * p2 + q1 * q2})
-    cells = cells.reset_index()
+        "item": _item(trials), "context": _context(trials)}, index=trials.index)
+    copy = np.where(truth == first, 0, np.where(truth == second, 1, -1))
+    paired = copy >= 0
+    other = np.where(copy == 0, second, first)
+    right, said_other = (answer == truth)[paired], (answer == other)[paired]
+    keys, copy = keys[paired], copy[paired]
+    cell, first_row = _cell_codes(keys)
+    # Per (cell, copy): trials, right answers and answers of the other label.
+    n, k_right, k_other = (
+        np.bincount(cell * 2 + copy, weights=w, minlength=2 * len(first_row)).reshape(-1, 2)
+        for w in (None, right.astype(float), said_other.astype(float)))
+    complete = (n > 0).all(axis=1)
+    n, k_right, k_other = n[complete], k_right[complete], k_other[complete]
+    (p1, p2), (q1, q2) = (k_right / n).T, (k_other / n).T
+    cells = keys.iloc[first_row[complete]].reset_index(drop=True).assign(
+        n_trials=n.sum(axis=1).astype(int), accuracy=(p1 + p2) / 2, pair_accuracy=p1 * p2,
+        pair_consistency=p1 * p2 + q1 * q2)
     clip_categories = trials.drop_duplicates("source_clip_id").set_index("source_clip_id")
     cells.insert(len(CELL_KEY), "categories", cells["source_clip_id"].map(
         clip_categories["categories"]) if "categories" in trials else None)
     return cells
+
+
+def _cell_codes(keys: pd.DataFrame) -> tuple[np.ndarray, np.ndarray]:
+    """Each row's cell (a code per distinct row of ``keys``, in order of first appearance)
+    and each cell's first row: factorised column by column, which is several times faster
+    than a groupby over object columns on a million trials."""
+    code = np.zeros(len(keys), dtype=np.int64)
+    for column in keys.columns:
+        part, uniques = pd.factorize(keys[column], use_na_sentinel=False)
+        code, _ = pd.factorize(code * len(uniques) + part)
+    first_row = np.full(code.max() + 1 if len(code) else 0, len(code), dtype=np.int64)
+    np.minimum.at(first_row, code, np.arange(len(code)))
+    return code, first_row
 
 
 def _item(trials: pd.DataFrame) -> pd.Series:
@@ -227,41 +244,40 @@ def _draws(cells: pd.DataFrame, g: np.ndarray, two_way: np.ndarray, n_boot: int,
            rng: np.random.Generator) -> np.ndarray:
     """Resampled group means (groups x resamples x metrics). Clips are drawn first, once
     for every group; then subjects within each observer (sorted), for two-way groups."""
+    from scipy import sparse
+
     k, n_items = bootstrap.unit_codes(cells["source_clip_id"])
     item_w = bootstrap.resample_counts(rng, n_items, n_boot).astype(float)
     # Column 0 counts cells (the denominator); the others sum the metrics.
     values = np.column_stack([np.ones(len(cells)), cells[list(METRICS)].to_numpy(float)])
     sums = np.zeros((len(two_way), n_boot, values.shape[1]))
-    rows = ~two_way[g]
-    _add_weighted(sums, g[rows], k[rows], values[rows], n_items, item_w, None, None)
+    one = ~two_way[g]  # one subject: sum_k v_bk S[g, k], a sparse product per value
+    for v in range(values.shape[1]):
+        per_clip = sparse.csr_matrix((values[one, v], (g[one], k[one])),
+                                     shape=(len(two_way), n_items))
+        sums[:, :, v] += per_clip @ item_w.T
     strata, n_strata = bootstrap.unit_codes(cells["observer"])
     for s in range(n_strata):
         rows = two_way[g] & (strata == s)
         if rows.any():
             p, n_subjects = bootstrap.unit_codes(cells["subject_id"][rows])
             subj_w = bootstrap.resample_counts(rng, n_subjects, n_boot).astype(float)
-            _add_weighted(sums, g[rows], k[rows], values[rows], n_items, item_w, p, subj_w)
+            _add_two_way(sums, g[rows], k[rows], p, values[rows], n_items, item_w, subj_w)
     with np.errstate(invalid="ignore", divide="ignore"):
         return sums[..., 1:] / sums[..., :1]
 
 
-def _add_weighted(sums, g, k, values, n_items, item_w, p, subj_w) -> None:
-    """sums[g, b] += sum over the group's cells of v_bk (x w_bp when subjects are drawn)
-    times the cell's values: per (group, clip) pair, one sparse product over subjects."""
-    if not len(g):
-        return
+def _add_two_way(sums, g, k, p, values, n_items, item_w, subj_w) -> None:
+    """sums[g, b] += sum over the group's cells of w_bp v_bk times the cell's values: per
+    (group, clip) pair, one sparse product over subjects, then the clip weights."""
     from scipy import sparse
 
     pair_key, j = np.unique(g.astype(np.int64) * n_items + k, return_inverse=True)
     n_pairs, n_values = len(pair_key), values.shape[1]
     cols = (j[:, None] * n_values + np.arange(n_values)).ravel()
-    if subj_w is None:  # one subject: per-pair sums, weighted by clip draws only
-        per_pair = np.bincount(cols, values.ravel(), n_pairs * n_values).reshape(
-            1, n_pairs, n_values)
-    else:
-        mat = sparse.csr_matrix((values.ravel(), (np.repeat(p, n_values), cols)),
-                                shape=(subj_w.shape[1], n_pairs * n_values))
-        per_pair = np.asarray((mat.T @ subj_w.T).T).reshape(-1, n_pairs, n_values)
+    mat = sparse.csr_matrix((values.ravel(), (np.repeat(p, n_values), cols)),
+                            shape=(subj_w.shape[1], n_pairs * n_values))
+    per_pair = np.asarray((mat.T @ subj_w.T).T).reshape(-1, n_pairs, n_values)
     weighted = per_pair * item_w[:, pair_key % n_items, None]
     # Pairs are sorted by group (the key is group-major): sum each group's run of pairs.
     pair_g = pair_key // n_items
