@@ -27,7 +27,7 @@ truth may lie beyond. Beside psignifit on the same simulated participants
 (``bench/psychometric_psignifit.py``, 60 a sweep, 24 trials a level, 2% lapses, 300
 resamples, seed 0), coverage of nominal 95% intervals, threshold / width: ball 0.90 / 0.92
 here, 0.97 / 0.97 psignifit; pendulum 0.88 / 0.95 here, 0.97 / 1.00 psignifit (its
-credible intervals are 6-14% wider). 77% of participants on either sweep are "width: upper
+credible intervals are 5-14% wider). 77% of participants on either sweep are "width: upper
 bound only"; for 65% (ball) and 54% (pendulum) of them psignifit's lower end, too, lies
 within its prior's ramp, below two level steps. People's lapse rate is estimated in Wichmann & Hill's (2001) range, [0, 0.06]. A
 fixed lapse of 0 drags the curve down to the lapsed answers: with 4% lapses the pooled
