@@ -215,6 +215,10 @@ def pair_metrics(data: pd.DataFrame | None, by: Sequence[str] = ("observer",), n
         cells = pair_cells(data)
     by = ["task", *(b for b in by if b != "task")]
     if "category" in by:
+        if "categories" not in cells or not cells["categories"].map(
+                lambda c: isinstance(c, (list, tuple))).all():
+            raise ValueError("grouping pairs by category needs a list of categories for "
+                             "every clip (the categories column)")
         cells = loading.explode_categories(cells)
     unknown = [b for b in by if b not in cells.columns]
     if unknown:

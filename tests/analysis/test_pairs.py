@@ -131,6 +131,8 @@ def test_bad_grouping_and_interval_are_refused():
     with pytest.raises(ValueError, match="ci must be in"):
         pairs.pair_metrics(data, ci=95)
     assert pairs.pair_metrics(data[data["source_clip_id"] == "d"]).empty
+    with pytest.raises(ValueError, match="needs a list of categories"):
+        pairs.pair_metrics(data.drop(columns="categories"), by=["observer", "category"])
 
 
 def test_report_section_csv_metrics_and_codebook(tmp_path):
