@@ -19,6 +19,8 @@ import json
 import math
 import re
 import tomllib
+import unicodedata
+from collections.abc import Mapping
 from dataclasses import dataclass, field, fields, replace
 from pathlib import Path
 
@@ -26,6 +28,7 @@ from experiments import texts as text_defaults
 from experiments.designs import DESIGNS, Design, get_design
 from experiments.exclusions import ExclusionRules
 from experiments.response_keys import reserved_key_warnings
+from experiments.study_scan import MAX_FILE_BYTES, scan
 from experiments.trial_types import TRIAL_TYPES
 
 BROWSERS = ("chromium", "firefox", "webkit")
@@ -35,8 +38,9 @@ BROWSERS = ("chromium", "firefox", "webkit")
 DEFAULT_BROWSERS = ("chromium", "firefox")
 WEBKIT_ONSET_ERROR = "mean 9.2 ms, SD 4.0 ms"
 
-__all__ = ["BROWSERS", "DEFAULT_BROWSERS", "Problem", "StudyConfig", "StudyFileError",
-           "estimate_session_minutes", "load", "loads", "problem_at", "to_toml"]
+__all__ = ["BROWSERS", "DEFAULT_BROWSERS", "MAX_FILE_BYTES", "Problem", "StudyConfig",
+           "StudyFileError", "estimate_session_minutes", "load", "loads", "problem_at",
+           "read_source", "study_texts", "title_problem", "to_toml"]
 
 
 @dataclass(frozen=True)
@@ -80,28 +84,19 @@ class StudyConfig:
     def settings(self) -> dict:
         """The study-level settings as JSON (stored beside the design in its snapshot).
 
-        ``texts`` is what participants read: the study's own texts plus those the design's
-        task and the lab's facts fill (``texts.for_study``); ``own_texts`` is the file's."""
+        ``own_texts`` are the file's texts, each stored once: what a participant reads in a
+        language is filled in when it is read (:func:`study_texts`), so the stored form never
+        holds a copy per language."""
         return {"stimulus_set": self.stimulus_set, "title": self.title,
                 "languages": list(self.languages), "places": self.places,
                 "browsers": list(self.browsers), "devices": list(self.devices),
                 "min_window": list(self.min_window),
                 **{fact: getattr(self, fact) for fact in text_defaults.STUDY_FACTS},
-                "own_texts": {lang: dict(keys) for lang, keys in self.texts.items()},
-                "texts": {lang: text_defaults.for_study(self.texts, lang, self.design.task,
-                                                        self.facts(lang))
-                          for lang in self.languages}}
+                "own_texts": {lang: dict(keys) for lang, keys in self.texts.items()}}
 
     def facts(self, language: str) -> dict[str, str]:
-        """The lab's facts in ``language`` (a fact given by language: that language's, else
-        the study's first language's)."""
-        found = {}
-        for fact in text_defaults.STUDY_FACTS:
-            value = getattr(self, fact)
-            if isinstance(value, dict):
-                value = value.get(language) or value.get(self.languages[0], "")
-            found[fact] = value
-        return found
+        return lab_facts({fact: getattr(self, fact) for fact in text_defaults.STUDY_FACTS},
+                         self.languages, language)
 
     @classmethod
     def from_settings(cls, design: Design, settings: dict) -> "StudyConfig":
@@ -116,6 +111,33 @@ class StudyConfig:
 
     def resolved_texts(self, language: str) -> dict[str, str]:
         return text_defaults.resolve(self.texts, language)
+
+
+def lab_facts(values: Mapping, languages, language: str) -> dict[str, str]:
+    """The lab's facts (``values`` by :data:`texts.STUDY_FACTS`) in ``language``: a fact given
+    by language is that language's, else the study's first language's."""
+    found = {}
+    for fact in text_defaults.STUDY_FACTS:
+        value = values.get(fact) or ""
+        if isinstance(value, dict):
+            value = value.get(language) or value.get(languages[0], "")
+        found[fact] = value
+    return found
+
+
+def study_texts(settings: Mapping, task: str, language: str) -> dict[str, dict[str, str]]:
+    """A stored study's texts for a participant reading ``language``, as the overrides by
+    language that ``texts.resolve`` and ``texts.render_all`` take: its own texts, with
+    ``language``'s filled with the task's and the lab's paragraphs (``texts.for_study``).
+
+    Filled here, one language at a time, so that the stored form holds each text once (a
+    stored form with a filled copy per language grew a 47 KB file to 41.7 MB); a study stored
+    that way still has its filled ``texts``, read as they are."""
+    if "texts" in settings:
+        return settings["texts"] or {}
+    own = settings.get("own_texts") or {}
+    facts = lab_facts(settings, settings.get("languages") or ["en"], language)
+    return {**own, language: text_defaults.for_study(own, language, task, facts)}
 
 
 # --- the schema ------------------------------------------------------------------------------
@@ -141,6 +163,18 @@ LOOK_ALIKE_KEYS = frozenset(frozenset(pair) for pair in ("o0", "i1", "l1", "il",
 MAX_SESSIONS, MAX_BLOCKS, MAX_TRIALS_PER_BLOCK, MAX_PRACTICE_TRIALS = 20, 100, 2000, 200
 MAX_ATTEMPTS, MAX_REPEATS, MAX_PLACES, MAX_WINDOW_PX = 10, 100, 100_000, 10_000
 MAX_TIMING_MS, MAX_GAP_HOURS = 600_000, 24 * 365  # 10 minutes; a year
+# Bounds of what a participant's page renders on every visit (each text through Markdown and
+# the sanitiser) and of what the stored form holds: a consent of ~3,000 words fits a text.
+MAX_LANGUAGES, MAX_TEXT_CHARS = 20, 20_000
+MAX_TITLE_CHARS = 200  # the study table's title column
+# Characters a title must not hold, by Unicode category: control characters, and characters
+# that are invisible or reorder the text around them (bidirectional overrides, zero-width
+# and private-use characters), with which one study's title passes for another's.
+_HIDDEN = {"Cc": "a control", "Cf": "an invisible or bidirectional-formatting",
+           "Co": "a private-use", "Cn": "an unassigned", "Cs": "a surrogate",
+           "Zl": "a line-separator", "Zp": "a paragraph-separator"}
+# Problems reported of one file: the first ones say what to fix, and each costs a little work.
+MAX_PROBLEMS = 50
 
 
 def _int(minimum: int, field_: str | None = None, maximum: int | None = None,
@@ -162,11 +196,12 @@ _RULE_TYPES = {"str": Setting("str", "a string"), "bool": Setting("bool", "true 
                "int": _int(0), "float": Setting("number", "a non-negative number", minimum=0)}
 SCHEMA: dict[str, dict[str, Setting]] = {
     "study": {
-        "title": Setting("str", "a title"),
+        "title": Setting("title", "a title"),
         "design": Setting("choice", f"one of {', '.join(DESIGNS)}", required=True,
                           choices=tuple(DESIGNS)),
         "stimulus_set": Setting("str", "the name of a stimulus set", required=True),
-        "languages": Setting("language_list", 'a list of language codes such as ["en", "de"]'),
+        "languages": Setting("language_list", f"a list of at most {MAX_LANGUAGES} language "
+                                              'codes such as ["en", "de"]'),
         # The lab's facts the consent states (experiments.texts.STUDY_FACTS).
         "contact": Setting("localised", _LOCALISED.format("whom participants contact")),
         "ethics": Setting("localised", _LOCALISED.format("the ethics approval")),
@@ -211,8 +246,36 @@ _LANGUAGE = re.compile(r"^[a-z]{2,3}(-[A-Z]{2})?$")
 _KEY_NAME = re.compile(r"^[a-z0-9]$")
 
 
+def title_problem(title: str) -> str | None:
+    """None when ``title`` may be a study's title, else "expected ..., got ..." (one rule for
+    the study file, the form and ``manage.py study create --title``)."""
+    if len(title) > MAX_TITLE_CHARS:
+        return f"expected a title of at most {MAX_TITLE_CHARS} characters, got {len(title)}"
+    for position, char in enumerate(title, start=1):
+        kind = _HIDDEN.get(unicodedata.category(char))
+        if kind:
+            name = unicodedata.name(char, "").lower() or "no name"
+            return (f"expected a title without control characters or invisible or "
+                    f"bidirectional-formatting ones, got {kind} character U+{ord(char):04X} "
+                    f"({name}) at character {position}")
+    return None
+
+
+def _longest_text(value) -> int:
+    """The length of the longest string in ``value`` (a string, or a table or list of them)."""
+    if isinstance(value, str):
+        return len(value)
+    items = value.values() if isinstance(value, dict) else value if isinstance(value, list) else ()
+    return max((len(item) for item in items if isinstance(item, str)), default=0)
+
+
 def check_value(setting: Setting, value) -> str | None:
     """None when ``value`` fits ``setting``, else "expected ..., got ..."."""
+    longest = _longest_text(value)
+    if longest > MAX_TEXT_CHARS:
+        return f"expected text of at most {MAX_TEXT_CHARS} characters, got {longest}"
+    if setting.kind == "title" and _is_text(value):
+        return title_problem(value)
     fits = _FITS[setting.kind](setting, value)
     bound = ""
     if isinstance(value, (int, float)) and not isinstance(value, bool):
@@ -236,9 +299,10 @@ _FITS = {
     "number": lambda s, v: _is_int(v) or (isinstance(v, float) and math.isfinite(v)),
     "bool": lambda s, v: isinstance(v, bool),
     "str": lambda s, v: _is_text(v),
+    "title": lambda s, v: _is_text(v),
     "choice": lambda s, v: v in s.choices,
-    "language_list": lambda s, v: isinstance(v, list) and bool(v) and len(set(v)) == len(v)
-    and all(isinstance(x, str) and _LANGUAGE.match(x) for x in v),
+    "language_list": lambda s, v: isinstance(v, list) and 0 < len(v) <= MAX_LANGUAGES
+    and len(set(v)) == len(v) and all(isinstance(x, str) and _LANGUAGE.match(x) for x in v),
     "key_pair": lambda s, v: isinstance(v, list) and len(v) == 2 and len(set(v)) == 2
     and all(isinstance(x, str) and _KEY_NAME.match(x) for x in v),
     "choice_list": lambda s, v: isinstance(v, list) and bool(v) and len(set(v)) == len(v)
@@ -249,47 +313,6 @@ _FITS = {
 
 
 # --- reading -------------------------------------------------------------------------------
-
-_HEADER = re.compile(r"^\s*\[\s*([^\[\]]+?)\s*\]\s*(#.*)?$")
-_KEY = re.compile(r"^\s*((?:[A-Za-z0-9_-]+|\"[^\"]*\")(?:\s*\.\s*(?:[A-Za-z0-9_-]+|\"[^\"]*\"))*)\s*=")
-
-
-def _split_key(text: str) -> tuple[str, ...]:
-    return tuple(part.strip().strip('"') for part in text.split("."))
-
-
-def key_lines(source: str) -> tuple[dict[tuple, int], list[tuple[tuple, int, int]]]:
-    """The line of each table header and key (1-based), and the keys written twice as
-    ``(path, line, first line)``.  Lines inside multi-line strings are skipped."""
-    lines: dict[tuple, int] = {}
-    twice = []
-    table: tuple = ()
-    quote = None
-    for number, line in enumerate(source.splitlines(), start=1):
-        if quote:
-            if line.count(quote) % 2 == 1:
-                quote = None
-            continue
-        header = _HEADER.match(line)
-        key = None if header else _KEY.match(line)
-        if header:
-            table = _split_key(header.group(1))
-            path = table
-        elif key:
-            path = table + _split_key(key.group(1))
-            rest = line[key.end():]
-            for mark in ('"""', "'''"):
-                if rest.count(mark) % 2 == 1:
-                    quote = mark
-        else:
-            continue
-        if path in lines and not header:
-            twice.append((path, number, lines[path]))
-        lines.setdefault(path, number)
-        for end in range(len(table) + 1, len(path)):  # a dotted key's tables (ethics.en)
-            lines.setdefault(path[:end], number)
-    return lines, twice
-
 
 # Settings a file may write in another form: a problem with the first is shown at the second.
 _WRITTEN_AS: dict[tuple[str, ...], tuple[tuple[str, ...], str]] = {
@@ -314,9 +337,11 @@ class _Reader:
 
     def __init__(self, name: str, source: str, base_dir: Path | None):
         self.name, self.base_dir = name, base_dir
-        self.lines, self.twice = key_lines(source)
+        self.scan = scan(source)
+        self.lines = self.scan.lines
         self.problems: list[Problem] = []
         self.warnings: list[Problem] = []
+        self.unshown = 0
 
     def line(self, path: tuple) -> int:
         while path and path not in self.lines:
@@ -324,10 +349,16 @@ class _Reader:
         return self.lines.get(path, 1)
 
     def error(self, path: tuple, message: str, warn: bool = False) -> None:
-        problem = Problem(self.name, self.line(path), ".".join(path) or "(file)", message)
-        (self.warnings if warn else self.problems).append(problem)
+        found = self.warnings if warn else self.problems
+        if len(found) >= MAX_PROBLEMS:
+            self.unshown += 1
+            return
+        found.append(Problem(self.name, self.line(path), ".".join(path) or "(file)", message))
 
     def unknown(self, path: tuple, key: str, known) -> None:
+        if len(self.problems) >= MAX_PROBLEMS:  # not shown: spare the search for a hint
+            self.unshown += 1
+            return
         close = difflib.get_close_matches(key, list(known), n=1)
         hint = f" (did you mean {close[0]!r}?)" if close else ""
         self.error(path + (key,), f"unknown key{hint}; expected one of {', '.join(sorted(known))}")
@@ -343,24 +374,63 @@ def loads(source: str, name: str = "study.toml", base_dir: Path | None = None) -
 
 def load(path: str | Path) -> StudyConfig:
     path = Path(path)
-    return loads(path.read_text("utf-8"), path.name, path.parent)
+    return loads(read_source(path), path.name, path.parent)
+
+
+def read_source(path: Path) -> str:
+    """The text of the study file at ``path``, read no further than :data:`MAX_FILE_BYTES`;
+    raises :class:`StudyFileError` for a larger file or one that is not UTF-8."""
+    with open(path, "rb") as handle:
+        raw = handle.read(MAX_FILE_BYTES + 1)
+    if len(raw) > MAX_FILE_BYTES:
+        raise StudyFileError([Problem(path.name, 1, "(file)", f"expected a study file of at "
+                                                              f"most {MAX_FILE_BYTES // 1024} KiB, "
+                                                              "got more")])
+    try:
+        return raw.decode("utf-8")
+    except UnicodeDecodeError as error:
+        line = raw[:error.start].count(b"\n") + 1
+        raise StudyFileError([Problem(path.name, line, "(file)", f"expected UTF-8 text, got "
+                                                                 f"byte 0x{raw[error.start]:02x}")])
 
 
 def check(source: str, name: str = "study.toml", base_dir: Path | None = None):
     """``(config or None, problems, warnings)`` of a study file's text; its ``{file = ...}``
     texts are read in ``base_dir``, and are errors without one (an uploaded file's)."""
     reader = _Reader(name, source, base_dir)
-    for path, number, first in reader.twice:
-        reader.problems.append(Problem(name, number, ".".join(path),
+    config = _validate(reader, source)
+    if reader.unshown:
+        reader.problems.append(Problem(name, 1, "(file)", f"and {reader.unshown} more "
+                                                          "problem(s), shown once these are fixed"))
+    return config, reader.problems, reader.warnings
+
+
+def _parse(reader: _Reader, source: str) -> dict | None:
+    """The file's tables; None after a problem (a limit it passes, text that is not TOML)."""
+    found = reader.scan
+    if found.refusal is not None:
+        reader.problems.append(Problem(reader.name, *found.refusal))
+        return None
+    for path, number, first in found.twice:
+        reader.problems.append(Problem(reader.name, number, ".".join(path),
                                        f"defined twice (first on line {first})"))
     try:
-        data = tomllib.loads(source)
+        return tomllib.loads(source)
     except tomllib.TOMLDecodeError as error:
         match = re.search(r"\(at line (\d+), column \d+\)", str(error))
-        where = int(match.group(1)) if match else _unterminated_line(source)
+        # tomllib says only "at end of document" of a string left open
+        where = int(match.group(1)) if match else \
+            found.open_string or max(1, len(source.splitlines()))
         if not reader.problems:
-            reader.problems.append(Problem(name, where, "(file)", f"not valid TOML: {error}"))
-        return None, reader.problems, reader.warnings
+            reader.problems.append(Problem(reader.name, where, "(file)", f"not valid TOML: {error}"))
+        return None
+
+
+def _validate(reader: _Reader, source: str) -> StudyConfig | None:
+    """The file's configuration, or None with its problems in ``reader``."""
+    data = _parse(reader, source)
+    if data is None:
+        return None
     values = _check_sections(reader, data)
     text_overrides = _check_texts(reader, data.get("texts", {}), values.get(("study", "languages"),
                                                                            ("en",)))
@@ -389,7 +459,7 @@ def check(source: str, name: str = "study.toml", base_dir: Path | None = None):
                      f"{' and '.join(k.upper() for k in config.design.response_keys)} look alike "
                      "on a keyboard legend and on the catch videos' keycaps; choose keys that "
                      "cannot be mistaken for each other", warn=True)
-    return config, reader.problems, reader.warnings
+    return config
 
 
 # What participants miss in a consent without each fact (a consent form should say them all).
@@ -430,19 +500,6 @@ def _check_facts(reader: _Reader, config: StudyConfig) -> bool:
     for where, message in consent_warnings(config) if ok else ():
         reader.error(tuple(where.split(".")), message, warn=True)
     return ok
-
-
-def _unterminated_line(source: str) -> int:
-    """The line where a string left open to the end of the file starts (tomllib says only
-    "at end of document"); else the last line."""
-    opened, mark = None, None
-    for number, line in enumerate(source.splitlines(), start=1):
-        for found in re.findall(r'"""|\'\'\'', line):
-            if mark is None:
-                opened, mark = number, found
-            elif found == mark:
-                opened, mark = None, None
-    return opened or max(1, len(source.splitlines()))
 
 
 def _check_sections(reader: _Reader, data: dict) -> dict[tuple, object]:
@@ -517,23 +574,44 @@ def _check_texts(reader: _Reader, texts, languages) -> dict[str, dict[str, str]]
 
 
 def _text_value(reader: _Reader, path: tuple, value) -> str | None:
-    if isinstance(value, str):
-        return value
     if isinstance(value, dict) and set(value) == {"file"} and isinstance(value["file"], str):
-        if reader.base_dir is None:
-            # Without the file's folder (an upload) a path would name a file on the server.
-            reader.error(path, "expected the Markdown inline (a {file = ...} text cannot be "
-                               "read without the study file's folder, as in an upload), "
-                               f"got {_show(value)}")
-            return None
-        target = reader.base_dir / value["file"]
-        try:
-            return target.read_text("utf-8")
-        except OSError as error:
-            reader.error(path, f"expected a readable Markdown file, got {value['file']!r} "
-                               f"({error.strerror or error})")
-            return None
-    reader.error(path, f'expected Markdown text or {{file = "NAME.md"}}, got {_show(value)}')
+        value = _text_file(reader, path, value["file"])
+    elif not isinstance(value, str):
+        reader.error(path, f'expected Markdown text or {{file = "NAME.md"}}, got {_show(value)}')
+        return None
+    if value is not None and len(value) > MAX_TEXT_CHARS:
+        reader.error(path, f"expected Markdown of at most {MAX_TEXT_CHARS} characters, got "
+                           f"{len(value)}")
+        return None
+    return value
+
+
+def _text_file(reader: _Reader, path: tuple, name: str) -> str | None:
+    """The text of a ``{file = NAME}`` beside the study file: only in its folder (links
+    resolved), only a regular file, read no further than a text may be long."""
+    if reader.base_dir is None:
+        # Without the file's folder (an upload) a path would name a file on the server.
+        reader.error(path, "expected the Markdown inline (a {file = ...} text cannot be "
+                           "read without the study file's folder, as in an upload), "
+                           f"got {_show({'file': name})}")
+        return None
+    folder = reader.base_dir.resolve()
+    target = (folder / name).resolve()
+    if not target.is_relative_to(folder):
+        reader.error(path, f"expected a file in the study file's folder ({folder}), got "
+                           f"{name!r}, which is {target}")
+        return None
+    try:
+        if not target.is_file():
+            raise OSError("not a regular file" if target.exists() else "no such file")
+        with open(target, "rb") as handle:
+            raw = handle.read(4 * MAX_TEXT_CHARS + 1)  # UTF-8: at most 4 bytes a character
+        return raw.decode("utf-8")
+    except OSError as error:
+        why = error.strerror or error
+    except UnicodeDecodeError:
+        why = "not UTF-8 text"
+    reader.error(path, f"expected a readable Markdown file, got {name!r} ({why})")
     return None
 
 
@@ -617,7 +695,9 @@ def _check_design(reader: _Reader, design: Design) -> bool:
 
 
 def _show(value) -> str:
-    return json.dumps(value, ensure_ascii=False, default=str)
+    """``value`` as a problem shows it: JSON, cut short past 80 characters."""
+    shown = json.dumps(value, ensure_ascii=False, default=str)
+    return shown if len(shown) <= 80 else f"{shown[:60]}… ({len(shown)} characters)"
 
 
 # --- writing -------------------------------------------------------------------------------
@@ -666,14 +746,20 @@ def _toml(value) -> str:
     if isinstance(value, dict):
         return "{" + ", ".join(f"{key} = {_toml(item)}" for key, item in value.items()) + "}"
     if isinstance(value, str):
-        return json.dumps(value, ensure_ascii=False)
+        return _toml_string(value)
     return repr(value)
+
+
+def _toml_string(text: str) -> str:
+    """A TOML basic string: JSON's escapes are TOML's, and DEL, which JSON writes as it is and
+    TOML allows only escaped, is escaped too."""
+    return json.dumps(text, ensure_ascii=False).replace("\x7f", "\\u007f")
 
 
 def _toml_text(text: str) -> str:
     if "\n" in text and "'''" not in text and not re.search(r"[\x00-\x08\x0b-\x1f\x7f]", text):
         return "'''\n" + text + "'''"
-    return json.dumps(text, ensure_ascii=False)
+    return _toml_string(text)
 
 
 # --- duration ------------------------------------------------------------------------------

@@ -42,7 +42,7 @@ def test_create_from_a_file_stores_the_configuration_and_exports_it_back(app, ru
         assert (study.title, study.max_participants) == ("Pilot", 30)
         assert sessions.study_design(study).fixation_ms == 400
         stored = study.design_snapshot[STUDY_CONFIG_KEY]
-        assert stored["texts"]["de"]["consent"] == "Etwa {duration_minutes} Minuten."
+        assert stored["own_texts"]["de"]["consent"] == "Etwa {duration_minutes} Minuten."
         assert stored["estimate"]["session_minutes"] >= 1
     exported = runner.invoke(args=["study", "export-config", "pilot"])
     assert exported.exit_code == 0, exported.output

@@ -39,7 +39,7 @@ _BY_PATH["blocks.clips_per_session"] = "trials_per_block"
 _CHOSEN = ("design", "stimulus_set")
 _INT = re.compile(r"^[+-]?\d+$")
 _FLOAT = re.compile(r"^[+-]?(\d+\.\d*|\.\d+|\d+)([eE][+-]?\d+)?$")
-MAX_UPLOAD_BYTES = 256 * 1024
+MAX_UPLOAD_BYTES = study_file.MAX_FILE_BYTES
 
 
 def fill(form, config: study_file.StudyConfig, study) -> None:
