@@ -19,7 +19,6 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass, field
-from itertools import accumulate
 
 # The largest study file read anywhere (an upload, a file on disk).  The shipped files are
 # 2 KB; a study with all its texts in ten languages is ~120 KB.
@@ -42,7 +41,6 @@ _PART = rf"(?:[A-Za-z0-9_-]++|{_BASIC}|{_LITERAL})"
 _DOTTED = rf"{_PART}(?:[ \t]*+\.[ \t]*+{_PART})*+"
 _FLAGS = re.VERBOSE | re.DOTALL | re.MULTILINE
 _STRINGS = re.compile(f"{_ML_BASIC}|{_ML_LITERAL}|{_BASIC}|{_LITERAL}|{_COMMENT}", _FLAGS)
-_BRACKETS = re.compile(r"[^][{}]++")
 _WORDS = re.compile(r"[A-Za-z0-9_+:-]++")  # bare keys, numbers, dates, true and false
 _PARTS = re.compile(_PART)
 _WALK = re.compile(rf"""
@@ -50,7 +48,7 @@ _WALK = re.compile(rf"""
 | (?<![A-Za-z0-9_-])(?P<chain>{_PART}(?:[ \t]*+\.[ \t]*+{_PART}){{{MAX_KEY_PARTS}}})
 | (?P<open>{_ML_BASIC}|{_ML_LITERAL})
 | {_BASIC} | {_LITERAL} | {_COMMENT}
-| [A-Za-z0-9_-]++ | [^\n"'\#A-Za-z0-9_-]++
+| (?P<bracket>[][{{}}]) | [A-Za-z0-9_-]++ | [^][{{}}\n"'\#A-Za-z0-9_-]++
 """, _FLAGS)
 
 
@@ -91,36 +89,42 @@ def _count(source: str) -> tuple[int, str, str] | None:
     if items > MAX_ITEMS:
         return 1, "(file)", (f"expected at most {MAX_ITEMS} strings, keys, values, lines and "
                              f"escapes, got {items}")
-    depths = accumulate(1 if c in "[{" else -1 for c in _BRACKETS.sub("", structure))
-    if max(depths, default=0) > MAX_DEPTH:
-        return 1, "(file)", (f"expected arrays and inline tables nested at most {MAX_DEPTH} "
-                             "deep, got deeper")
     return None
 
 
 def _walk(source: str, found: Scan) -> tuple[int, str, str] | None:
-    """The second pass: every header's and key's line, and the limits of keys."""
-    table: tuple = ()
-    line, counted = 1, 0
+    """The second pass: every header's and key's line, the limits of keys and nesting."""
+    table = path = ()
+    line, counted, depth, path_line = 1, 0, 0, 0
     for match in _WALK.finditer(source):
         line += source.count("\n", counted, match.start())
         counted = match.start()
+        if match["bracket"] is not None:
+            if depth == 0 and line != path_line:  # not the value of the last key
+                path = ()
+            depth = depth + 1 if match["bracket"] in "[{" else max(depth - 1, 0)
+            if depth > MAX_DEPTH:
+                return line, ".".join(path) or "(file)", (
+                    f"expected arrays and inline tables nested at most {MAX_DEPTH} deep, got "
+                    "deeper")
+            continue
         if match["open"] is not None and not match["open"].endswith(match["open"][0] * 3):
             found.open_string = line
         key = match["key"] or match["chain"]
         if key is None:
             continue
-        path = tuple(part.strip("\"'") for part in _PARTS.findall(key))
-        refusal = _key_limits(path, line)
+        parts = tuple(part.strip("\"'") for part in _PARTS.findall(key))
+        refusal = _key_limits(parts, line)
         if refusal or match["chain"]:
-            return refusal or (line, ".".join(path[:MAX_KEY_PARTS]) + "…",
+            return refusal or (line, ".".join(parts[:MAX_KEY_PARTS]) + "…",
                                f"expected a key of at most {MAX_KEY_PARTS} dotted parts, got "
                                "more")
+        path_line = line
         if match["header"]:
-            table = path
+            table = path = parts
             found.lines.setdefault(path, line)
             continue
-        path = table + path
+        path = table + parts
         if path in found.lines:
             found.twice.append((path, line, found.lines[path]))
         for end in range(len(table) + 1, len(path) + 1):  # a dotted key's tables, and the key
