@@ -7,7 +7,7 @@ import html
 import pytest
 from sqlalchemy import select
 
-from experiments import study_file
+from experiments import study_file, study_format
 from tests.webapp.conftest import RESEARCHER, RESEARCHER_PASSWORD, Factory
 from webapp import auth
 from webapp.extensions import db
@@ -46,7 +46,7 @@ def titles(app):
 
 def study_source(title: str) -> str:
     return ('[study]\ndesign = "arrow-of-time"\nstimulus_set = "synthetic"\n'
-            f"title = {study_file._toml_string(title)}\n")
+            f"title = {study_format.toml_string(title)}\n")
 
 
 @pytest.mark.parametrize(("title", "message"), REFUSED.items())
