@@ -11,10 +11,10 @@ import time
 import tracemalloc
 
 import pytest
-from hypothesis import HealthCheck, given, settings
+from hypothesis import HealthCheck, assume, given, settings
 from hypothesis import strategies as st
 
-from experiments import study_file, study_scan
+from experiments import study_file, study_scan, texts
 
 MINIMAL = '[study]\ndesign = "arrow-of-time"\nstimulus_set = "s"\n'
 MIB = 2**20
@@ -185,3 +185,33 @@ def test_fuzzed_files_are_read_within_the_bounds(source):
 
 # A stored form's part that no file can shrink: what a file of one line adds to the design's.
 FIXED_STORED = len(json.dumps(study_file.loads(MINIMAL).settings()))
+
+
+@st.composite
+def valid_study_files(draw):
+    """Study files that read as a study: up to 20 languages, lab facts and texts of any length
+    up to the limits, as large as the upload limit admits."""
+    languages = draw(st.lists(st.sampled_from([a + b for a in "abcd" for b in "abcde"]),
+                              min_size=1, max_size=20, unique=True))
+    longest = study_file.MAX_TEXT_CHARS // 8
+    parts = [MINIMAL, f"languages = {json.dumps(languages)}\n"]
+    for fact in ("contact", "ethics", "data_retention"):
+        parts.append(f'{fact} = "{"Ask us. " * draw(st.integers(1, longest))}"\n')
+    for language in draw(st.lists(st.sampled_from(languages), max_size=20, unique=True)):
+        parts.append(f"[texts.{language}]\n")
+        for key in draw(st.lists(st.sampled_from(texts.text_keys()), max_size=12, unique=True)):
+            text = "Lorem ipsum.\n" * draw(st.integers(1, study_file.MAX_TEXT_CHARS // 13))
+            parts.append(f"{key} = '''\n{text}'''\n")
+    source = "".join(parts)
+    assume(len(source.encode()) <= study_scan.MAX_FILE_BYTES)
+    return source
+
+
+@settings(max_examples=40, deadline=None, derandomize=True,
+          suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large,
+                                 HealthCheck.filter_too_much])
+@given(valid_study_files())
+def test_a_study_is_stored_in_at_most_twice_its_file(source):
+    config, problems, _, peak = read(source)
+    assert problems == [] and peak < 50 * MIB
+    assert len(json.dumps(config.settings())) <= 2 * len(source.encode())

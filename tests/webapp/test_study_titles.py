@@ -7,7 +7,7 @@ import html
 import pytest
 from sqlalchemy import select
 
-from experiments import study_file, study_format
+from experiments import study_file
 from tests.webapp.conftest import RESEARCHER, RESEARCHER_PASSWORD, Factory
 from webapp import auth
 from webapp.extensions import db
@@ -45,8 +45,10 @@ def titles(app):
 
 
 def study_source(title: str) -> str:
+    """A study file with ``title``, every character escaped (whatever the writer does)."""
+    escaped = "".join(f"\\U{ord(char):08X}" for char in title)
     return ('[study]\ndesign = "arrow-of-time"\nstimulus_set = "synthetic"\n'
-            f"title = {study_format.toml_string(title)}\n")
+            f'title = "{escaped}"\n')
 
 
 @pytest.mark.parametrize(("title", "message"), REFUSED.items())
