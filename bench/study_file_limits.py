@@ -11,8 +11,11 @@ count, though it slows this work through shared caches), median with its range; 
 memory (one run under ``tracemalloc``); for a file that reads as a study, its stored form
 (``StudyConfig.settings()`` as JSON) over the file's size, and the ms to decode the stored
 form (what a participant call that reads the study row pays).  The goal (issue 25): at most
-50 ms and 50 MB, time linear in size, stored form at most 2x the file.  The load average
-is printed before and after: give it beside every figure.
+50 ms and 50 MB, time linear in size, stored form at most 2x the file.  Last, participants'
+heartbeats (wall ms through the app, SQLite, Flask's test client) on a study made from the
+largest file, interleaved with heartbeats on a study of a minimal file (the issue measured
+2.8 ms and 141 ms).  The load average is printed before and after: give it beside every
+figure.
 """
 from __future__ import annotations
 
@@ -21,6 +24,7 @@ import json
 import os
 import statistics
 import sys
+import tempfile
 import time
 import tracemalloc
 from pathlib import Path
@@ -98,6 +102,41 @@ def _stored(source: str, config) -> tuple[str, str]:
     return f"{len(stored) / len(source.encode()):.2f}x", f"{decode_ms:.2f}"
 
 
+def _heartbeats(sources: dict[str, str], rounds: int) -> dict[str, list[float]]:
+    """Wall ms of each heartbeat on a study made from each of ``sources``, interleaved."""
+    from bench.harness.stored_study import add_stimulus_set
+    from webapp import create_app
+    from webapp.extensions import db
+    from webapp.researcher import studies
+
+    with tempfile.TemporaryDirectory() as folder:
+        app = create_app({"TESTING": True, "SECRET_KEY": "bench", "INSTANCE_PATH": folder,
+                          "DATABASE_URL": f"sqlite:///{folder}/bench.db",
+                          "STIMULUS_ROOT": f"{folder}/stimuli",
+                          "NEW_SESSIONS_PER_ADDRESS": "1000000 per second",
+                          "NEW_SESSIONS_PER_STUDY": "1000000 per second"})
+        with app.app_context():
+            db.create_all()
+            add_stimulus_set("s")
+            for slug, source in sources.items():
+                studies.create_study_from_config(slug, study_file.loads(source))
+                studies.transition(slug, "open")
+        client, apis = app.test_client(), {}
+        for slug in sources:
+            entry = client.get(f"/p/{slug}", query_string={"participant": "bench-1"})
+            apis[slug] = "/api/session/" + entry.headers["Location"].rsplit("/", 1)[-1]
+            client.post(f"{apis[slug]}/consent", json={"consent": True})
+        wall: dict[str, list[float]] = {slug: [] for slug in sources}
+        for _ in range(rounds):
+            for slug, api in apis.items():
+                started = time.perf_counter()
+                assert client.post(f"{api}/heartbeat", json={}).status_code == 204
+                wall[slug].append((time.perf_counter() - started) * 1000)
+        with app.app_context():
+            db.engine.dispose()
+    return wall
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--rounds", type=int, default=5)
@@ -119,6 +158,10 @@ def main() -> None:
         print(f"{family:<36} {len(source.encode()) / 1024:>5.0f} "
               f"{statistics.median(ms):>9.1f} [{min(ms):.1f}-{max(ms):.1f}]".ljust(68)
               + f" {_peak(source):>9.1f} {ratio:>11} {decode:>9}")
+    largest = files[("texts in 20 languages", SIZES_KIB[-1])]
+    for slug, ms in _heartbeats({"minimal": MINIMAL, "largest": largest}, 40 * rounds).items():
+        print(f"heartbeat, study of the {slug} file: median {statistics.median(ms):.2f} ms "
+              f"[{min(ms):.2f}-{max(ms):.2f}] over {len(ms)}")
     print(f"load average after: {os.getloadavg()} ({os.cpu_count()} CPUs); rounds: {rounds}")
 
 
