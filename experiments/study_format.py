@@ -19,7 +19,7 @@ from experiments.designs import DESIGNS
 from experiments.exclusions import ExclusionRules
 
 if TYPE_CHECKING:
-    from experiments.study_file import StudyConfig
+    from experiments.study_config import StudyConfig
 
 BROWSERS = ("chromium", "firefox", "webkit")
 # What a study accepts unless its file says otherwise: the engines whose measured onset error
