@@ -10,7 +10,9 @@ Python work is bounded by what the first one counts:
 1. Strings and comments are cut out by one substitution that runs in C; what remains is the
    file's structure, whose brackets, separators and lines are counted with ``str.count``.
 2. One ``finditer`` finds each line's table header or key (for their lines), every string
-   and comment (to step over them) and every chain of more dotted parts than a key may have.
+   and comment (to step over them), every chain of more dotted parts than a key may have,
+   every bracket (for the nesting depth) and every run of letters and digits (for its
+   length), so that each refusal names its line and key.
 
 No pattern can backtrack: quantifiers are possessive (``*+``) and the alternatives of a
 repeated group start with different characters, so a match costs time linear in its length.
@@ -21,12 +23,14 @@ import re
 from dataclasses import dataclass, field
 
 # The largest study file read anywhere (an upload, a file on disk).  The shipped files are
-# 2 KB; a study with all its texts in ten languages is ~120 KB.
+# 2 KB; a study with all its own texts in ten languages is ~110 KB.
 MAX_FILE_BYTES = 256 * 1024
 MAX_DEPTH = 8  # arrays and inline tables within each other (a study file needs 2)
 MAX_KEY_PARTS = 6  # texts.de.consent.file is 4
-MAX_KEY_CHARS = 64  # each part of a key (the longest schema key is 25 characters)
-MAX_KEYS = 2_000  # the schema's ~45 settings and ~130 texts in each of ten languages fit
+# Each part of a key (the longest schema key is 25 characters), and each run of letters and
+# digits in a value: tomllib converts a 5,000-digit integer into a ValueError, not a problem.
+MAX_KEY_CHARS = 64
+MAX_KEYS = 2_000  # the schema's ~45 settings and ~127 texts in each of 15 languages fit
 # Strings, keys and values, separators and brackets, lines and comments outside strings,
 # escapes inside them: each is a step of tomllib's Python (0.1-2 us), so this bounds its time
 # (~15 ms); ~130 texts in each of ten languages take ~4,000.
@@ -48,7 +52,7 @@ _WALK = re.compile(rf"""
 | (?<![A-Za-z0-9_-])(?P<chain>{_PART}(?:[ \t]*+\.[ \t]*+{_PART}){{{MAX_KEY_PARTS}}})
 | (?P<open>{_ML_BASIC}|{_ML_LITERAL})
 | {_BASIC} | {_LITERAL} | {_COMMENT}
-| (?P<bracket>[][{{}}]) | [A-Za-z0-9_-]++ | [^][{{}}\n"'\#A-Za-z0-9_-]++
+| (?P<bracket>[][{{}}]) | (?P<word>[A-Za-z0-9_-]++) | [^][{{}}\n"'\#A-Za-z0-9_-]++
 """, _FLAGS)
 
 
@@ -107,6 +111,12 @@ def _walk(source: str, found: Scan) -> tuple[int, str, str] | None:
                 return line, ".".join(path) or "(file)", (
                     f"expected arrays and inline tables nested at most {MAX_DEPTH} deep, got "
                     "deeper")
+            continue
+        if match["word"] is not None:
+            if len(match["word"]) > MAX_KEY_CHARS:
+                return line, ".".join(path) or "(file)", (
+                    f"expected numbers, dates and words of at most {MAX_KEY_CHARS} characters, "
+                    f"got {len(match['word'])}")
             continue
         if match["open"] is not None and not match["open"].endswith(match["open"][0] * 3):
             found.open_string = line

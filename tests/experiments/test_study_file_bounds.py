@@ -81,6 +81,8 @@ LIMITS = [
      "and escapes, got 12012"),
     (MINIMAL + "x" * 65 + " = 1\n", "4: " + "x" * 64 + ": expected each part of a key to have "
      "at most 64 characters, got 65"),
+    (MINIMAL + "[sessions]\ncount = " + "9" * 5000 + "\n", "5: sessions.count: expected numbers, "
+     "dates and words of at most 64 characters, got 5000"),  # tomllib: a ValueError, a 500
     (MINIMAL + "texts.en.consent.file.a.b.c = 1\n", "4: texts.en.consent.file.a.b…: expected "
      "a key of at most 6 dotted parts, got 7"),
     (MINIMAL + "languages = [" + ", ".join(f'"a{c}"' for c in "abcdefghijklmnopqrstu") + "]\n",
@@ -156,13 +158,18 @@ PIECES = st.sampled_from([
     'k = "\\n\\t\\u00e9"\n', '"""', "'''", '"', "'", "\\", "[texts.en]\n", "[study]\n",
     'consent = """\n# Consent\n\nAbout {duration_minutes} minutes.\n"""\n',
     'languages = ["en", "de"]\n', "title = 'Pilot'\n", "é€😀", "\x7f", "\r\n",
+    "9", "0x", "e", ":00",
 ]) | st.text(max_size=12)
+# What the repeated pieces follow: nothing, or the start of a statement they continue.
+HEADS = st.sampled_from(["", MINIMAL] + [MINIMAL + head for head in (
+    "[sessions]\ncount = ", "languages = ", 'title = "', "title = '''", "places = [",
+    "contact = {en = ", "[texts.en]\nconsent = {file = ", "[blocks]\ncount = 1979-05-27T07:32:00.")])
 
 
 @st.composite
 def study_files(draw):
-    """A study file of up to the upload limit: pieces drawn, each repeated many times."""
-    parts = [MINIMAL if draw(st.booleans()) else ""]
+    """A study file of up to the upload limit: a head, then pieces, each repeated many times."""
+    parts = [draw(HEADS)]
     for piece in draw(st.lists(PIECES, min_size=1, max_size=4)):
         parts.append(piece * draw(st.integers(1, study_scan.MAX_FILE_BYTES // max(len(piece), 1))))
     source = "".join(parts)
