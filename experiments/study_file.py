@@ -172,7 +172,7 @@ def _parse(reader: Reader, source: str) -> dict | None:
                                        f"defined twice (first on line {first})"))
     try:
         return tomllib.loads(source)
-    except tomllib.TOMLDecodeError as error:
+    except ValueError as error:  # a TOMLDecodeError, or one tomllib lets through (int limits)
         match = re.search(r"\(at line (\d+), column \d+\)", str(error))
         # tomllib says only "at end of document" of a string left open
         where = int(match.group(1)) if match else \
