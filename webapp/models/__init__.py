@@ -2,9 +2,10 @@
 from webapp.models.access import StudyMember
 from webapp.models.manual_exclusion import ManualExclusion
 from webapp.models.model_run import ModelRun
+from webapp.models.rate_limit import RateLimitCounter
 from webapp.models.researcher import Researcher
 from webapp.models.stimuli import SourceClip, Stimulus
 from webapp.models.study import CellCount, Session, Study, Subject, Trial
 
-__all__ = ["CellCount", "ManualExclusion", "ModelRun", "Researcher", "Session", "SourceClip",
-           "Stimulus", "Study", "StudyMember", "Subject", "Trial"]
+__all__ = ["CellCount", "ManualExclusion", "ModelRun", "RateLimitCounter", "Researcher", "Session",
+           "SourceClip", "Stimulus", "Study", "StudyMember", "Subject", "Trial"]

@@ -23,14 +23,13 @@ from datetime import datetime
 
 import numpy as np
 from flask import current_app
-from limits import parse as parse_limit
 from sqlalchemy import Connection, Row
 from sqlalchemy.exc import IntegrityError
 
 from experiments import schedule as scheduling
 from experiments.designs import Design, design_from_snapshot
+from webapp import rate_limits
 from webapp.database import write_transaction
-from webapp.extensions import limiter
 from webapp.participant import store, texts
 from webapp.participant.calendar import opens_after
 from webapp.participant.store import (
@@ -252,14 +251,16 @@ def admission_refusal(connection: Connection, study: Row, address: str) -> Entry
     if study.max_participants is not None and \
             places_taken(connection, study.id) >= study.max_participants:
         return Entry("full", message=FULL, key="study_full")
-    if not limiter.enabled:  # RATELIMIT_ENABLED = False
-        return None
-    config = current_app.config
-    for limit, scope in ((config["NEW_SESSIONS_PER_ADDRESS"], ("address", address)),
-                         (config["NEW_SESSIONS_PER_STUDY"], ("study", str(study.id)))):
-        if not limiter.limiter.hit(parse_limit(limit), "new-session", *scope):
-            return Entry("busy", message="Too many new sessions are starting right now. Please "
-                                         "try again in a few minutes.", key="busy")
+    config, client = current_app.config, rate_limits.client_key(address)
+    limits = [(name, config[name], *scope) for name, scope in (
+        ("NEW_SESSIONS_PER_ADDRESS_PER_STUDY", (client, str(study.id))),
+        ("NEW_SESSIONS_PER_ADDRESS", (client,)), ("NEW_SESSIONS_PER_STUDY", (str(study.id),)))]
+    # All are checked before any counts: a refused entry must not use up another limit (one
+    # address retrying must not use up the study's limit for everyone).
+    if any(rate_limits.seconds_to_wait(*limit) for limit in limits) or \
+            any(rate_limits.hit(*limit) for limit in limits):
+        return Entry("busy", message="Too many new sessions are starting right now. Please "
+                                     "try again in a few minutes.", key="busy")
     return None
 
 
