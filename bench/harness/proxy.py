@@ -13,6 +13,9 @@ from pathlib import Path
 from bench.harness.server import PROJECT_ROOT, free_port
 
 DEPLOY = PROJECT_ROOT / "webapp" / "deploy"
+# What each machine sets for itself; everything else comes from the shipped environment file.
+OWN = ("CHRONOSCOPE_SECRET_KEY", "CHRONOSCOPE_DATABASE_URL", "CHRONOSCOPE_INSTANCE_PATH",
+       "CHRONOSCOPE_STIMULUS_ROOT")
 NGINX = shutil.which("nginx") or "/usr/sbin/nginx"
 # The production site (chronoscope-site.conf) with TLS and a public name left out: its upstream
 # and one loopback server around the shipped locations.
@@ -37,6 +40,15 @@ http {{
     }}
 }}
 """
+
+
+def shipped_env(site_env: dict) -> dict:
+    """webapp/deploy/chronoscope.env as a server reads it, with this site's own key, database
+    and folders (the OWN names of ``site_env``)."""
+    lines = (DEPLOY / "chronoscope.env").read_text().splitlines()
+    pairs = (line.split("=", 1) for line in lines if line.strip() and not line.startswith("#"))
+    env = {name.strip(): value.strip() for name, value in pairs}
+    return {**env, **{name: value for name, value in site_env.items() if name in OWN}}
 
 
 class Proxy:

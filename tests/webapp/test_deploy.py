@@ -18,20 +18,11 @@ import sqlalchemy as sa
 
 from bench.harness.client import exchange, header
 from bench.harness.participants import Outcome, Participant
-from bench.harness.proxy import DEPLOY, NGINX, Proxy
+from bench.harness.proxy import DEPLOY, NGINX, Proxy, shipped_env
 from bench.harness.server import Server
 from bench.harness.site import build_site, fresh_postgres
 
-# What each machine sets for itself; everything else comes from the shipped file.
-OWN = ("CHRONOSCOPE_SECRET_KEY", "CHRONOSCOPE_DATABASE_URL", "CHRONOSCOPE_INSTANCE_PATH",
-       "CHRONOSCOPE_STIMULUS_ROOT")
 CSRF = re.compile(rb'name="csrf_token" type="hidden" value="([^"]+)"')
-
-
-def read_env_file(path: Path) -> dict:
-    pairs = (line.split("=", 1) for line in path.read_text().splitlines()
-             if line.strip() and not line.lstrip().startswith("#"))
-    return {name.strip(): value.strip() for name, value in pairs}
 
 
 def new_address() -> str:
@@ -44,9 +35,8 @@ def stack(tmp_path_factory, postgres_server_url):
         if os.environ.get("CI") == "true":
             pytest.fail("Debian's nginx is not installed")
         pytest.skip("Debian's nginx is not installed")
-    env = read_env_file(DEPLOY / "chronoscope.env")
     try:
-        redis.Redis.from_url(env["CHRONOSCOPE_RATELIMIT_STORAGE_URI"]).ping()
+        redis.Redis.from_url(shipped_env({})["CHRONOSCOPE_RATELIMIT_STORAGE_URI"]).ping()
     except redis.ConnectionError as error:
         if os.environ.get("CI") == "true":
             pytest.fail(f"Redis unreachable: {error}")
@@ -54,8 +44,7 @@ def stack(tmp_path_factory, postgres_server_url):
     folder = tmp_path_factory.mktemp("stack")
     server_url = postgres_server_url.url.render_as_string(hide_password=False)
     site = build_site(folder, fresh_postgres(server_url))
-    env.update({name: value for name, value in site.env().items() if name in OWN})
-    with Server(workers=4, env=env, log_path=folder / "gunicorn.log") as server, \
+    with Server(workers=4, env=shipped_env(site.env()), log_path=folder / "gunicorn.log") as server, \
             Proxy(server.port, folder / "nginx") as proxy:
         yield site, server, proxy
     with postgres_server_url.connect() as connection:
