@@ -8,7 +8,10 @@ import pytest
 import redis
 from sqlalchemy import func, select
 
+from bench.harness.server import Server
+from bench.harness.site import build_site
 from tests.conftest import _make_app
+from tests.webapp.test_deploy import sign_in_attempts
 from webapp import create_app, rate_limits
 from webapp.extensions import db
 from webapp.models import RateLimitCounter
@@ -140,3 +143,13 @@ def test_an_unreachable_redis_answers_503_not_500(tmp_path):
     assert response.status_code == 503 and response.headers["Retry-After"] == "1"
     with app.app_context():
         db.engine.dispose()
+
+
+def test_the_default_store_counts_once_across_gunicorn_workers(tmp_path):
+    """The red team got 40 sign-ins through in 4.3 s against 10 a minute: each of 4 workers
+    counted in its own memory.  The default (no Redis) counts in the database."""
+    site = build_site(tmp_path)
+    with Server(workers=4, env=site.env(), log_path=tmp_path / "gunicorn.log") as server:
+        statuses = sign_in_attempts(server.port, 20)
+        workers = len(server.worker_pids())
+    assert workers == 4 and statuses == [401] * 10 + [429] * 10
