@@ -178,6 +178,9 @@ def test_one_script_cannot_fill_a_study_s_places(tmp_path):
             token = response.headers["Location"].rsplit("/", 1)[-1]
             client.post(f"/api/session/{token}/consent", json={"consent": True})
     assert codes == [303] * 3 + [429] * 2
+    refused = client.get("/p/study", query_string={"PROLIFIC_PID": "bot9"},
+                         environ_base={"REMOTE_ADDR": "2001:db8:0:1::99"})
+    assert b"from your network" in refused.data  # not "in a minute": it may be an hour
     # A person from elsewhere still gets one of the places left.
     assert client.get("/p/study", query_string={"PROLIFIC_PID": "person"},
                       environ_base={"REMOTE_ADDR": "198.51.100.7"}).status_code == 303

@@ -241,6 +241,9 @@ def _done_message(status: str) -> str:
     return "You have already taken part in this study."
 
 
+BUSY_NETWORK = ("Several people have started this study from your network (internet address) "
+                "recently. Please try again later; if you share a network with other "
+                "participants (a campus or a lab), the researchers can let more in.")
 FULL = "This study has all the participants it needs. Thank you for your interest."
 
 
@@ -257,11 +260,14 @@ def admission_refusal(connection: Connection, study: Row, address: str) -> Entry
         ("NEW_SESSIONS_PER_ADDRESS", (client,)), ("NEW_SESSIONS_PER_STUDY", (str(study.id),)))]
     # All are checked before any counts: a refused entry must not use up another limit (one
     # address retrying must not use up the study's limit for everyone).
-    if any(rate_limits.seconds_to_wait(*limit) for limit in limits) or \
-            any(rate_limits.hit(*limit) for limit in limits):
+    refused = next((limit for limit in limits if rate_limits.seconds_to_wait(*limit)), None) \
+        or next((limit for limit in limits if rate_limits.hit(*limit)), None)
+    if refused is None:
+        return None
+    if refused[0] == "NEW_SESSIONS_PER_STUDY":
         return Entry("busy", message="Too many new sessions are starting right now. Please "
                                      "try again in a few minutes.", key="busy")
-    return None
+    return Entry("busy", message=BUSY_NETWORK, key="busy_network")
 
 
 def _new_session(connection: Connection, study: Row, design: Design, external_id: str,
