@@ -81,7 +81,7 @@ def client_key(address: str) -> str:
         return address or "unknown"
     if parsed.version == 6 and parsed.ipv4_mapped is None:
         return str(ipaddress.ip_network(f"{parsed}/64", strict=False))
-    return str(parsed.ipv4_mapped or parsed) if parsed.version == 6 else str(parsed)
+    return str(parsed.ipv4_mapped if parsed.version == 6 else parsed)
 
 
 def client() -> str:
