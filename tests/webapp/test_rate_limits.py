@@ -153,3 +153,15 @@ def test_the_default_store_counts_once_across_gunicorn_workers(tmp_path):
         statuses = sign_in_attempts(server.port, 20)
         workers = len(server.worker_pids())
     assert workers == 4 and statuses == [401] * 10 + [429] * 10
+
+
+@pytest.mark.parametrize("hops, counted", [(0, "10.0.0.1"), (1, "198.51.100.2")])
+def test_x_forwarded_for_is_read_only_from_the_configured_proxies(tmp_path, hops, counted):
+    """The last ``hops`` entries are the proxies' own; earlier ones the client could write."""
+    app = _make_app(tmp_path, f"sqlite:///{tmp_path / 'test.db'}", PROXY_HOPS=hops)
+    app.add_url_rule("/whoami", "whoami", rate_limits.client)
+    answer = app.test_client().get("/whoami", environ_base={"REMOTE_ADDR": "10.0.0.1"},
+                                   headers={"X-Forwarded-For": "203.0.113.9, 198.51.100.2"})
+    assert answer.get_data(as_text=True) == counted
+    with app.app_context():
+        db.engine.dispose()
