@@ -4,7 +4,7 @@ from webapp.models.manual_exclusion import ManualExclusion
 from webapp.models.model_run import ModelRun
 from webapp.models.researcher import Researcher
 from webapp.models.stimuli import SourceClip, Stimulus
-from webapp.models.study import CellCount, Session, Study, Subject, Trial
+from webapp.models.study import CellCount, MediaServed, Session, Study, Subject, Trial
 
-__all__ = ["CellCount", "ManualExclusion", "ModelRun", "Researcher", "Session", "SourceClip",
+__all__ = ["CellCount", "ManualExclusion", "MediaServed", "ModelRun", "Researcher", "Session", "SourceClip",
            "Stimulus", "Study", "StudyMember", "Subject", "Trial"]

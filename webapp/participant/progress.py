@@ -119,7 +119,7 @@ def _public_trial(session: Row, trial: dict, media_url) -> dict:
     return view
 
 
-def _row(session_id: int, scheduled: dict, fields: dict, rules) -> dict:
+def _row(session_id: int, scheduled: dict, fields: dict, rules, received_at) -> dict:
     """The trial table row to insert (column values)."""
     extra = {flag: fields[flag] for flag in FLAGS}
     # The server decides the flag from the validated events; the browser cannot send it.
@@ -135,7 +135,7 @@ def _row(session_id: int, scheduled: dict, fields: dict, rules) -> dict:
                block=scheduled["block"], stimulus_id=scheduled["stimulus_id"],
                correct_response=scheduled["correct_response"],
                correct=response is not None and response == scheduled["correct_response"],
-               rt_ms=fields["rt_ms"], extra=extra, **parts)
+               rt_ms=fields["rt_ms"], extra=extra, received_at=received_at, **parts)
     reasons = exclusions.trial_reasons({name: row[name] for name in RECORD_FIELDS}, rules)
     return row | {"excluded": bool(reasons), "exclusion_reasons": reasons}
 
@@ -151,8 +151,13 @@ def _existing(connection: Connection, session_id: int, fields: dict,
     return {"stored": False, "duplicate": True, "trial_index": stored_index}
 
 
+class _Ended(Exception):
+    """The session was no longer in progress inside the trial's write transaction."""
+
+
 def store_trial(connection: Connection, target: Row, payload) -> tuple[int, dict]:
     """Validate and store one trial of session ``target``; returns (HTTP status, answer)."""
+    received_at = store.now()  # the server's clock, before any work of its own
     if not isinstance(payload, dict):
         raise PayloadError("wrong_type", "body must be a JSON object")
     index = payload.get("trial_index")
@@ -162,30 +167,40 @@ def store_trial(connection: Connection, target: Row, payload) -> tuple[int, dict
     if scheduled is None:
         raise ApiError(400, "unknown_trial", f"trial_index {index} is not in this session's schedule")
     if target.status != "in_progress":  # a replay may still arrive after the session ended
-        ended = sessions.ending(target, target.status) if target.status in sessions.ENDED \
-            else {}
-        return 200, _existing(connection, target.id, fields, ApiError(
-            409, "not_in_progress", f"this session is {target.status!r}", **ended))
+        return 200, _existing(connection, target.id, fields, _not_in_progress(target,
+                                                                              target.status))
     design = sessions.study_design(target)
     practice = scheduled["block"] == scheduling.PRACTICE
     if not practice and practice_passed(target.status, target.schedule, practice_records(
             connection, target.id), design) is not True:
         raise ApiError(409, "practice_not_passed", "the practice block is not passed yet")
-    row = _row(target.id, scheduled, fields, design.exclusions)
+    row = _row(target.id, scheduled, fields, design.exclusions, received_at)
     answer = {"stored": True, "trial_index": fields["trial_index"]}
     try:
-        # One short transaction per trial, guarded by the unique keys; the practice gate is
-        # decided inside it, so two last practice trials cannot both add an attempt.
+        # One short transaction per trial, guarded by the unique keys.  The status is checked
+        # again by its first statement, so a session stopped (or ended) since it was read
+        # above stores nothing more; the practice gate is decided inside it, so two last
+        # practice trials cannot both add an attempt.
         with write_transaction(connection):
+            if not store.touch_running_session(connection, target.id):
+                raise _Ended
             store.insert_trials(connection, [row])
-            store.touch_session(connection, target.id)
             if practice:
                 answer.update(_practice_gate(connection, target, design))
     except IntegrityError:
         return 200, _existing(connection, target.id, fields, ApiError(
             409, "trial_index_taken",
             f"trial {fields['trial_index']} is already stored with another client_uuid"))
+    except _Ended:
+        status = sessions.session_by_token(connection, target.token).status
+        return 200, _existing(connection, target.id, fields, _not_in_progress(target, status))
     return 201, answer
+
+
+def _not_in_progress(session: Row, status: str) -> ApiError:
+    """409 ``not_in_progress``, with the ending of an ended session to show."""
+    ended = sessions.ending(session, status) if status in sessions.ENDED else {}
+    return ApiError(409, "not_in_progress", f"this session is {status!r}", **ended)
 
 
 def _practice_gate(connection: Connection, target: Row, design) -> dict:
