@@ -18,7 +18,7 @@ from webapp.extensions import db
 from webapp.models import Trial
 from webapp.researcher import dashboard, exports
 from webapp.researcher.codebook import CODEBOOK
-from webapp.trials import CANONICAL_COLUMNS
+from webapp.trials import CANONICAL_COLUMNS, EXPORT_COLUMNS
 
 
 @pytest.fixture
@@ -96,7 +96,7 @@ def test_the_json_export_matches_the_csv(app, study, tmp_path):
     (tmp_path / "trials.csv").write_bytes(files["trials.csv"])
     back = read_trials(tmp_path / "trials.csv")
     assert len(records) == len(back) == 5
-    assert all(list(r) == CANONICAL_COLUMNS for r in records)
+    assert all(list(r) == EXPORT_COLUMNS for r in records)
     assert [r["extra"] for r in records] == list(back["extra"])
     kept = [r["rt_ms"] for r in records if r["subject_id"] == "P-kept"]
     assert kept == [512.3456789012345, None, 0.30000000000000004, 10234.5]
@@ -155,7 +155,7 @@ def test_an_empty_study_exports_headers_only(app, factory):
     factory.study(slug="empty")
     with app.app_context():
         files = exports.build_export("empty")
-    assert files["trials.csv"].decode().strip() == ",".join(CANONICAL_COLUMNS)
+    assert files["trials.csv"].decode().strip() == ",".join(EXPORT_COLUMNS)
     assert json.loads(files["trials.json"]) == []
 
 

@@ -17,7 +17,7 @@ from __future__ import annotations
 from sqlalchemy import Connection, Row
 from sqlalchemy.exc import IntegrityError
 
-from experiments import exclusions
+from experiments import exclusions, plausibility
 from experiments import schedule as scheduling
 from experiments.trial_types import ATTENTION_CHECK, TRIAL_TYPES, PayloadError, is_technical, validate
 from webapp.database import write_transaction
@@ -231,7 +231,9 @@ def complete(connection: Connection, session: Row) -> dict:
 
     The verdict is worked out before the write lock is taken: once every scheduled trial is
     stored no trial can still arrive, so the write transaction only records the verdict (or
-    finds that a concurrent /complete recorded it first).
+    finds that a concurrent /complete recorded it first).  A session whose main trials were
+    all technical ends ``screened_out``, as a device check that failed (its setup could not
+    run the study), with the screen-out code instead of the completed one.
     """
     if session.status in sessions.ENDED:
         return sessions.ending(session, session.status)
@@ -243,10 +245,10 @@ def complete(connection: Connection, session: Row) -> dict:
     if missing:
         raise ApiError(409, "missing_trials", f"{len(missing)} trial(s) not stored yet",
                        missing=missing)
-    per_trial, reasons = exclusion_verdict(sessions.study_design(session), trials,
-                                           len(session.schedule), session.simulated)
+    per_trial, reasons = exclusion_verdict(sessions.study_design(session), session, trials,
+                                           store.media_served(connection, session.id))
     changed = _changed_flags(trials, per_trial)
-    verdict = _verdict(reasons)
+    verdict = _verdict(reasons, ending=True)
     with write_transaction(connection):
         if not store.update_session(connection, session.id, if_status="in_progress",
                                     **verdict, completed_at=store.now()):
@@ -254,18 +256,26 @@ def complete(connection: Connection, session: Row) -> dict:
             current = store.locked_session(connection, session.id)
             return sessions.ending(session, current.status)
         store.flag_trials(connection, changed)
+        if verdict["status"] == "screened_out" and session.session_number == 1 \
+                and not session.simulated:  # it gives its place back, as a screen-out does
+            store.count_cell(connection, session.study_id, session.condition["cell"], -1)
     return sessions.ending(session, verdict["status"])
 
 
-def exclusion_verdict(design, trials: list[Row], expected_trials: int,
-                      simulated: bool) -> tuple[list[list[str]], list[str]]:
-    """The study's rules applied to a session's stored trials: reasons per trial, and the
+def exclusion_verdict(design, session: Row, trials: list[Row],
+                      served: dict) -> tuple[list[list[str]], list[str]]:
+    """The study's rules and the plausibility rules applied to a session's stored trials
+    (``served``: when each position's media was first served): reasons per trial, and the
     participant's reasons (a simulated session is always excluded, as ``simulated``)."""
-    records = [_record(t) for t in trials]
-    per_trial = [exclusions.trial_reasons(record, design.exclusions) for record in records]
+    records = [_record(t) | {"received_at": t.received_at} for t in trials]
+    timing = plausibility.Timing(design.inter_trial_ms, design.response_window_ms_after_clip)
+    flags = plausibility.trial_reasons(records, session.schedule, served, timing)
+    per_trial = [exclusions.trial_reasons(record, design.exclusions) + codes
+                 for record, codes in zip(records, flags)]
     reasons = exclusions.participant_reasons(records, design.exclusions,
-                                             expected_trials=expected_trials)
-    return per_trial, [*reasons, exclusions.SIMULATED] if simulated else reasons
+                                             expected_trials=len(session.schedule))
+    reasons += plausibility.participant_reasons(records, flags, session.schedule, timing)
+    return per_trial, [*reasons, exclusions.SIMULATED] if session.simulated else reasons
 
 
 def _changed_flags(trials: list[Row], per_trial: list[list[str]]) -> dict[int, list[str]]:
@@ -274,11 +284,14 @@ def _changed_flags(trials: list[Row], per_trial: list[list[str]]) -> dict[int, l
             if (t.excluded, t.exclusion_reasons) != (bool(reasons), reasons)}
 
 
-def _verdict(reasons: list[str]) -> dict:
-    """The session columns that record the participant's exclusion verdict."""
+def _verdict(reasons: list[str], ending: bool = False) -> dict:
+    """The session columns that record the participant's exclusion verdict; ``ending``: at
+    completion, when a session of technical trials only ends screened out."""
     attention = {"catch_failed", "catch_accuracy"} & set(reasons)
-    return {"status": "failed_attention" if attention else "completed",
-            "excluded": bool(reasons), "exclusion_reasons": reasons}
+    status = "failed_attention" if attention else "completed"
+    if ending and exclusions.ALL_TECHNICAL in reasons:
+        status = "screened_out"
+    return {"status": status, "excluded": bool(reasons), "exclusion_reasons": reasons}
 
 
 def recompute_study(study) -> dict[str, int]:
@@ -295,8 +308,8 @@ def recompute_study(study) -> dict[str, int]:
         for session in finished_sessions:
             with write_transaction(connection):
                 trials = store.stored_trials(connection, session.id)
-                per_trial, reasons = exclusion_verdict(design, trials, len(session.schedule),
-                                                       session.simulated)
+                per_trial, reasons = exclusion_verdict(design, session, trials,
+                                                       store.media_served(connection, session.id))
                 store.flag_trials(connection, _changed_flags(trials, per_trial))
                 store.update_session(connection, session.id, **_verdict(reasons))
             excluded += bool(reasons)
