@@ -53,6 +53,9 @@ REJECT_REASONS = {"catch_failed": "failed attention checks",
 # pay it; a person flagged by mistake is paid once the researcher reinstates them.
 REVIEW_REASONS = {
     "too_many_technical": "left fullscreen too often",
+    # Main-trial RTs averaging under min_mean_trial_ms: keys pressed as the clips appeared
+    # (what a browser script that clicks through does), not judgements.
+    "too_little_time": "answered faster than the clips can be judged",
     ALL_TECHNICAL: "every main trial technical",
     "implausible_media": "answers arrived for clips the server never sent",
     "implausible_clock": "timestamps that contradict each other",
