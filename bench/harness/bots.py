@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import os
 import random
 import uuid
 from collections.abc import Callable, Mapping
@@ -111,3 +112,14 @@ STRATEGIES: dict[str, Callable] = {
         http, slug, pid, fetch_media=True, person_delays=True, pause=pause,
         technical_main=True),
 }
+
+
+def record_outcome(strategy: str, participant: str, status: str, decision, reasons) -> None:
+    """Append one row of the strategy x outcome table to the file that bench/bots.py names in
+    ``CHRONOSCOPE_BOT_REPORT`` (the tests that run the bots call it; without it, nothing)."""
+    path = os.environ.get("CHRONOSCOPE_BOT_REPORT")
+    if path:
+        with open(path, "a", encoding="utf-8") as report:
+            report.write(json.dumps({"strategy": strategy, "participant": participant,
+                                     "status": status, "decision": decision,
+                                     "reasons": list(reasons)}) + "\n")
