@@ -239,10 +239,13 @@ PROLIFIC_CODEBOOK = [
                                  "Prolific rather than approving it)."),
     ("decision", "string", 'APPROVE or REJECT. Conservative: REJECT only for failed attention '
                            "checks (catch_failed, catch_accuracy) or a researcher's manual "
-                           "exclusion. Technical failures, timeouts, the practice gate, "
-                           "declined consent and every other exclusion APPROVE: the data may "
-                           "be excluded, but the participant is paid. A manual reinstatement "
-                           "APPROVEs."),
+                           "exclusion. Left out, for the researcher to decide (the study page "
+                           "says why): a latest session that declined consent, and sessions "
+                           "flagged implausible_*, too_little_time, too_many_technical or "
+                           "all_technical (SECURITY.md, Bots and plausibility). Technical "
+                           "failures, timeouts, the practice gate and every other exclusion "
+                           "APPROVE: the data may be excluded, but the participant is paid. A "
+                           "manual reinstatement APPROVEs."),
     ("reason", "string", "For a REJECT, the reason to give Prolific (a manual exclusion's own "
                          "reason); empty for APPROVE."),
 ]
