@@ -135,23 +135,25 @@ def trial_reasons(records: Sequence[Mapping], schedule: Sequence[Mapping],
     arrived = sorted((r for r in records if r.get("received_at") is not None),
                      key=lambda r: r["received_at"])
     before = {id(r): arrived[i - 1] for i, r in enumerate(arrived) if i}
-    reasons = []
-    for record in records:
-        scheduled = by_index.get(record.get("trial_index"), {})
-        received = record.get("received_at")
-        codes = []
-        if received is not None and scheduled.get("stimulus_id") is not None:
-            served_at = served.get(record["trial_index"])
-            if served_at is None or served_at > received:
-                codes.append("media_not_served")
-        if not clock_consistent(record, rules):
-            codes.append("clock_inconsistent")
-        after = before.get(id(record))
-        if after is not None and _ms(received, after["received_at"]) < \
-                shortest_ms(record, scheduled, after, timing) - rules.post_slack_ms:
-            codes.append("posted_early")
-        reasons.append(codes)
-    return reasons
+    return [_codes(record, by_index.get(record.get("trial_index"), {}), before.get(id(record)),
+                   served, timing, rules) for record in records]
+
+
+def _codes(record: Mapping, scheduled: Mapping, after: Mapping | None,
+           served: Mapping[int, datetime], timing: Timing, rules: PlausibilityRules) -> list[str]:
+    """One trial's codes; ``after``: the trial that arrived just before it."""
+    received = record.get("received_at")
+    codes = []
+    if received is not None and scheduled.get("stimulus_id") is not None:
+        served_at = served.get(record["trial_index"])
+        if served_at is None or served_at > received:
+            codes.append("media_not_served")
+    if not clock_consistent(record, rules):
+        codes.append("clock_inconsistent")
+    if received is not None and after is not None and _ms(received, after["received_at"]) < \
+            shortest_ms(record, scheduled, after, timing) - rules.post_slack_ms:
+        codes.append("posted_early")
+    return codes
 
 
 def participant_reasons(records: Sequence[Mapping], per_trial: Sequence[Sequence[str]],
