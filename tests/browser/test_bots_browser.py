@@ -21,7 +21,7 @@ from tests.browser.participant import (
 )
 from webapp.extensions import db
 from webapp.models import Session
-from webapp.researcher.exports import APPROVE, prolific_review
+from webapp.researcher.prolific import APPROVE, prolific_review
 from webapp.researcher.roster import roster_frame
 
 pytestmark = pytest.mark.browser

@@ -13,7 +13,7 @@ from experiments import plausibility
 from webapp.extensions import db
 from webapp.models import Session, SourceClip, Study, access
 from webapp.participant.sessions import completion_codes
-from webapp.researcher.exports import APPROVE, prolific_decisions, prolific_review
+from webapp.researcher.prolific import APPROVE, prolific_decisions, prolific_review
 from webapp.researcher.roster import roster_frame
 
 ANSWERHIDE = ("answerhide (issue 25): practice feedback without publishing correct_response, "

@@ -14,7 +14,7 @@ from analysis.columns import AOT, CATCH, FRAME_ORDER, PRACTICE_BLOCK
 from analysis.exclusions import REINSTATE, apply_manual_rules
 from experiments.exclusions import is_technical
 from experiments.trial_types import TRIAL_TYPES
-from webapp.researcher.exports import prolific_review
+from webapp.researcher.prolific import prolific_review
 from webapp.researcher.roster import participant_flow, roster_frame, study_trials, subject_summary
 
 # The page's own look: transparent on the page, plotly.js's defaults rather than the
@@ -148,7 +148,7 @@ def participant_rows(participants: pd.DataFrame, metrics: pd.DataFrame | None = 
                      decisions: dict | None = None) -> list[dict]:
     """Rows for the participants table, most recently seen first; ``decisions``: the
     Prolific decision and reason of each participant with one
-    (:func:`webapp.researcher.exports.prolific_review`)."""
+    (:func:`webapp.researcher.prolific.prolific_review`)."""
     if metrics is None:
         metrics = pd.DataFrame(columns=list(METRIC_COLUMNS), dtype=float)
     # The trial table may carry session ids as text (analysis.loading); the roster as ints.
