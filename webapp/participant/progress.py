@@ -6,7 +6,8 @@ uuid a conflict (409).  Correct answers come from the stored schedule, never the
 
 Like every participant call (see :mod:`webapp.participant.sessions`), a trial POST runs on one Core
 connection: a SELECT of the session row with its study's design, and one short write
-transaction that runs an INSERT and an UPDATE of ``last_seen_at``.  The replay lookup runs
+transaction that runs an UPDATE of ``last_seen_at`` (which also checks, inside the
+transaction, that the session is still in progress) and an INSERT.  The replay lookup runs
 only when the database refuses the insert.  Anything that changes a session (the practice
 gate, completion) re-reads its row inside the write transaction.  The statements live in
 :mod:`webapp.participant.store`; what a trial type adds to its row, in its module under
