@@ -12,6 +12,7 @@ import numpy as np
 import pandas as pd
 
 from analysis import columns as C
+from experiments import plausibility
 from experiments.exclusions import MANUAL, PARTICIPANT_REASONS, SIMULATED
 
 UNSPECIFIED = "unspecified"
@@ -22,7 +23,8 @@ FLOW_COLUMNS = ("step", "n_participants_removed", "n_trials_removed",
 EXCLUDE, REINSTATE = "exclude", "reinstate"
 # What a reinstatement lifts: the verdict on the participant, never a trial's own reasons, and
 # never a preview's (a simulated session is not a participant).
-LIFTED_BY_REINSTATE = frozenset(PARTICIPANT_REASONS) - {SIMULATED} | {MANUAL}
+LIFTED_BY_REINSTATE = (frozenset(PARTICIPANT_REASONS) | frozenset(
+    plausibility.PARTICIPANT_REASONS)) - {SIMULATED} | {MANUAL}
 
 
 def apply_manual_rules(data: pd.DataFrame, rules: pd.DataFrame, subject: str = "subject_id",

@@ -12,7 +12,8 @@ shown, after input the browser ignored, faster than ``no_moves_after_ignored_inp
 ``fullscreen_exited``, ``reoffered`` (answered in fullscreen only when offered again, after
 one or two presentations that left it: ``exclude_reoffered``).
 Participant-level codes: ``catch_failed``, ``catch_accuracy``, ``practice_gate``,
-``too_many_timeouts``, ``incomplete``, ``too_little_time``, ``too_many_technical``.
+``too_many_timeouts``, ``incomplete``, ``too_little_time``, ``too_many_technical``,
+``all_technical`` (every main trial technical: no answer of the participant's to keep).
 Participant-level rules read main trials only (blocks other than ``practice``), except the
 practice gate, which reads the last practice attempt.
 
@@ -39,15 +40,18 @@ from dataclasses import asdict, dataclass, fields
 
 from experiments.trial_types import ATTENTION_CHECK
 
-RULES_VERSION = "2026.11-4"
+RULES_VERSION = "2026.11-5"
 PRACTICE_BLOCK = "practice"
 
 TRIAL_REASONS = ("anticipation", "timeout", "technical", "no_moves_after_ignored_input",
                  "dropped_frames", "stall", "focus_lost", "fullscreen_exited", "reoffered")
 # A session run by the built-in simulated participant (development, tests, researcher previews).
 SIMULATED = "simulated"
+# A session whose main trials were all technical: it ends screened out (webapp/participant).
+ALL_TECHNICAL = "all_technical"
 PARTICIPANT_REASONS = ("catch_failed", "catch_accuracy", "practice_gate", "too_many_timeouts",
-                       "incomplete", "too_little_time", "too_many_technical", SIMULATED)
+                       "incomplete", "too_little_time", "too_many_technical", ALL_TECHNICAL,
+                       SIMULATED)
 # Set by a researcher's manual rule (webapp.models.manual_exclusion), not by a rule over
 # trials, so no function here returns it.
 MANUAL = "manual"
@@ -228,6 +232,8 @@ def participant_reasons(records: Iterable[Mapping], rules: ExclusionRules = Excl
         reasons.append("too_little_time")
     if sum(technical_events(r) for r in records) > rules.max_technical_events:
         reasons.append("too_many_technical")
+    if main and not counted:
+        reasons.append(ALL_TECHNICAL)
     return reasons
 
 

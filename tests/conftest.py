@@ -52,6 +52,16 @@ def app(tmp_path):
 
 
 @pytest.fixture
+def person_pace(monkeypatch):
+    """The participant path's clock moves on 3 s at each reading (tests/person.py), so that
+    sessions the test client answers at once arrive at a person's pace."""
+    from tests.person import PersonClock
+    from webapp.participant import store
+
+    monkeypatch.setattr(store, "now", PersonClock())
+
+
+@pytest.fixture
 def client(app):
     return app.test_client()
 

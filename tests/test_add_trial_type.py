@@ -22,6 +22,7 @@ from experiments.trial_types.video import (
     video_public_view,
     video_row_parts,
 )
+from tests.person import preload
 from webapp.researcher import dashboard
 from webapp.researcher.exports import build_export
 
@@ -90,15 +91,18 @@ def _take_part(client, participant: str) -> None:
     key = next(k for k, label in state["key_mapping"].items() if label == "F")
     assert shown and {t["trial_type"] for t in shown} == {NAME}
     assert all(set(t["params"]) == {"fixation_ms"} for t in shown)  # server_only stays home
+    preload(client, api)
     for n, trial in enumerate(shown):
         posted = client.post(f"{api}/trials", json={
             "client_uuid": str(uuid.uuid4()), "trial_index": trial["trial_index"],
             "trial_type": NAME, "rt_ms": 700.0 + 10 * n, "timed_out": False,
-            "response": "F", "key": key, "onset_method": "raf-next"})
+            "response": "F", "key": key, "onset_method": "raf-next",
+            "onset_time_ms": 5000.0, "key_time_ms": 5700.0 + 10 * n})
         assert posted.status_code == 201, posted.json
     assert client.post(f"{api}/complete").json["status"] == "completed"
 
 
+@pytest.mark.usefixtures("person_pace")  # a person's pace, as the plausibility rules ask
 def test_a_registered_trial_type_goes_from_entry_to_analysis(app, client, runner, still,
                                                              tmp_path):
     with app.app_context():

@@ -21,10 +21,12 @@ import pandas as pd
 import pytest
 
 from tests.conftest import _make_app
+from tests.person import preload
 from webapp.extensions import db
 from webapp.models import Session
 
-pytestmark = pytest.mark.slow
+# Sessions at a person's pace (tests/person.py): the plausibility rules judge them.
+pytestmark = [pytest.mark.slow, pytest.mark.usefixtures("person_pace")]
 
 ROOT = Path(__file__).resolve().parents[1]
 SHIPPED = ROOT / "experiments/studies/tra-sweep.toml"
@@ -70,6 +72,7 @@ def run_people(app, slug: str, n: int, seed: int = 0, observer: dict = OBSERVER)
             "window_w": 1600, "window_h": 1000, "refresh_hz": 60.0, "device_pixel_ratio": 1.0,
             "touch": False, "video_check_ok": True}))
         _ok(client.post(f"{api}/claim", json={"client": tab}))
+        preload(client, api)  # as the runner does (the plausibility rules check it)
         while True:
             state = _ok(client.get(api)).get_json()
             if state["status"] not in ("started", "in_progress"):

@@ -8,6 +8,10 @@ from webapp.extensions import db
 from webapp.models import Session, SourceClip, Stimulus, Study, Subject, Trial
 
 CANONICAL_COLUMNS = list(TRIAL_COLUMNS)
+# The trial table as exported: the canonical columns, then the server's receive time of each
+# participant's trial (ISO 8601 UTC; empty for model runs and for trials stored before it
+# was kept), which analysis reads as an extra column.
+EXPORT_COLUMNS = [*CANONICAL_COLUMNS, "received_at"]
 
 
 def canonical_query(experiment_slug: str | None = None) -> Select:
@@ -25,7 +29,7 @@ def canonical_query(experiment_slug: str | None = None) -> Select:
             SourceClip.categories,
             Trial.direction, Trial.correct_response, Trial.response, Trial.correct,
             Trial.rt_ms, Trial.onset_method, Trial.dropped_frames,
-            Trial.excluded, Trial.exclusion_reasons, Trial.extra,
+            Trial.excluded, Trial.exclusion_reasons, Trial.extra, Trial.received_at,
             Session.excluded.label("session_excluded"),
             Session.exclusion_reasons.label("session_exclusion_reasons"),
             Session.simulated.label("session_simulated"),
@@ -40,14 +44,15 @@ def canonical_query(experiment_slug: str | None = None) -> Select:
 
 
 def trials_frame(experiment_slug: str | None = None) -> pd.DataFrame:
-    """The canonical trial table of one study (or all), with exclusions merged.
+    """The exported trial table (:data:`EXPORT_COLUMNS`) of one study (or all), with
+    exclusions merged.
 
     A trial is excluded when its own rules or its session's participant-level verdict
     (:func:`session_verdict`) say so; ``exclusion_reasons`` lists both, trial reasons first.
     """
     rows = db.session.execute(canonical_query(experiment_slug)).mappings().all()
     session_columns = ["session_excluded", "session_exclusion_reasons", "session_simulated"]
-    frame = pd.DataFrame(rows, columns=[*CANONICAL_COLUMNS, *session_columns])
+    frame = pd.DataFrame(rows, columns=[*EXPORT_COLUMNS, *session_columns])
     frame["categories"] = frame["categories"].map(lambda c: list(c or []))
     verdicts = [session_verdict(*row) for row in zip(*(frame[c] for c in session_columns))]
     frame["exclusion_reasons"] = [
@@ -57,7 +62,7 @@ def trials_frame(experiment_slug: str | None = None) -> pd.DataFrame:
     frame["excluded"] = frame["excluded"].astype(bool) | pd.Series(
         [excluded for excluded, _ in verdicts], index=frame.index, dtype=bool)
     frame["extra"] = frame["extra"].map(lambda e: dict(e or {}))
-    return frame[CANONICAL_COLUMNS]
+    return frame[EXPORT_COLUMNS]
 
 
 def session_verdict(excluded, reasons, simulated) -> tuple[bool, list[str]]:

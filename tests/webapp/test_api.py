@@ -9,6 +9,7 @@ from sqlalchemy import func, select
 
 from bench.harness.stored_study import add_aot_study, open_study
 from experiments.trial_types import presented_type
+from tests.person import preload
 from webapp.extensions import db
 from webapp.models import Session, Trial
 
@@ -26,6 +27,8 @@ def start(client, participant="p-1", slug="study", consent=True):
     api = f"/api/session/{token}"
     if consent is not None:
         assert client.post(f"{api}/consent", json={"consent": consent}).status_code == 200
+    if consent:
+        preload(client, api)  # as the runner does (the plausibility rules check it)
     return api
 
 
@@ -58,6 +61,10 @@ def answer(trial, correct=True, **overrides):
                        onset_method="rvfc", dropped_frames=0, total_frames=90,
                        ignored_inputs=[{"t_ms": -120.0, "kind": "key"}])
     payload.update(overrides)
+    if trial["trial_type"] != "frame_order" and "onset_time_ms" not in overrides:
+        # The runner's clock: the key's time is the onset's plus the RT.
+        rt = payload["rt_ms"]
+        payload.update(onset_time_ms=5000.0, key_time_ms=None if rt is None else 5000.0 + rt)
     return payload
 
 
@@ -266,6 +273,7 @@ def test_practice_gate_retry_then_fail(app, client, study):
     assert ending["status"] == "failed_practice"
 
 
+@pytest.mark.usefixtures("person_pace")
 def test_complete_requires_every_trial_then_codes(app, client, study):
     api = start(client)
     run_all(client, app, api, skip={7})
@@ -558,6 +566,7 @@ def test_idempotent_under_concurrent_replays(any_db_study):
         assert db.session.scalar(select(db.func.count()).select_from(Trial)) == 1
 
 
+@pytest.mark.usefixtures("person_pace")
 def test_canonical_table_reads_stored_trials(app, client, study):
     from webapp.trials import trials_frame
 
@@ -603,6 +612,7 @@ def test_fuzzed_trials_never_500(app, client, study, body, from_valid):
         assert response.json["error"] and response.json["message"]
 
 
+@pytest.mark.usefixtures("person_pace")
 def test_trial_flags_follow_a_rule_changed_mid_study(app, client, study):
     """/complete and the CLI recompute both rewrite stored trial flags; no row is deleted."""
     from webapp.models import Study
@@ -631,6 +641,7 @@ def test_trial_flags_follow_a_rule_changed_mid_study(app, client, study):
     assert flags() == [(False, [])] * 14
 
 
+@pytest.mark.usefixtures("person_pace")
 def test_exclusions_recomputed_by_cli_flags_only(app, client, study):
     from webapp.models import Study
 

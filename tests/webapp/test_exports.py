@@ -18,7 +18,7 @@ from webapp.extensions import db
 from webapp.models import Trial
 from webapp.researcher import dashboard, exports
 from webapp.researcher.codebook import CODEBOOK
-from webapp.trials import CANONICAL_COLUMNS
+from webapp.trials import CANONICAL_COLUMNS, EXPORT_COLUMNS
 
 
 @pytest.fixture
@@ -96,7 +96,7 @@ def test_the_json_export_matches_the_csv(app, study, tmp_path):
     (tmp_path / "trials.csv").write_bytes(files["trials.csv"])
     back = read_trials(tmp_path / "trials.csv")
     assert len(records) == len(back) == 5
-    assert all(list(r) == CANONICAL_COLUMNS for r in records)
+    assert all(list(r) == EXPORT_COLUMNS for r in records)
     assert [r["extra"] for r in records] == list(back["extra"])
     kept = [r["rt_ms"] for r in records if r["subject_id"] == "P-kept"]
     assert kept == [512.3456789012345, None, 0.30000000000000004, 10234.5]
@@ -155,7 +155,7 @@ def test_an_empty_study_exports_headers_only(app, factory):
     factory.study(slug="empty")
     with app.app_context():
         files = exports.build_export("empty")
-    assert files["trials.csv"].decode().strip() == ",".join(CANONICAL_COLUMNS)
+    assert files["trials.csv"].decode().strip() == ",".join(EXPORT_COLUMNS)
     assert json.loads(files["trials.json"]) == []
 
 
@@ -374,13 +374,20 @@ def test_the_prolific_list_rejects_only_failed_attention_and_manual_exclusions(
              "P-bot": ("completed", []), "P-forgiven": ("failed_attention", ["catch_accuracy"]),
              "P-running": ("in_progress", []), "=HYPERLINK(1)": ("completed", []),
              # Told to return the study: never approved (a client can screen itself out).
-             "P-screened": ("screened_out", ["screened_out"])}
+             "P-screened": ("screened_out", ["screened_out"]),
+             # Left to the researcher (issue 25): a code for declining, a script's session,
+             # clicking through, a session of technical trials only (ended screened out).
+             "P-declined": ("no_consent", []), "P-script": ("completed", ["implausible_pace"]),
+             "P-clicker": ("completed", ["too_little_time"]),
+             "P-all-tech": ("screened_out", ["all_technical"]),
+             "P-vouched": ("completed", ["implausible_media"])}
     for subject, (status, reasons) in cases.items():
         factory.session(study, subject_id=subject, status=status, excluded=bool(reasons),
                         exclusion_reasons=reasons)
     factory.session(study, subject_id="preview-1", status="completed", simulated=True,
                     excluded=True, exclusion_reasons=["simulated"])
-    for subject, action in (("P-bot", "exclude"), ("P-forgiven", "reinstate")):
+    for subject, action in (("P-bot", "exclude"), ("P-forgiven", "reinstate"),
+                            ("P-vouched", "reinstate")):
         logged_in.post("/researcher/studies/payday/exclusions",
                        data={"participant": subject, "action": action, "reason": "pasted text"})
     response = logged_in.get("/researcher/studies/payday/prolific.csv")
@@ -394,7 +401,7 @@ def test_the_prolific_list_rejects_only_failed_attention_and_manual_exclusions(
     # Too many fullscreen exits: a broken browser or trials dodged; the researcher decides
     # (a session of nothing but exits was approved).
     assert decisions == {s: ("APPROVE", "") for s in
-                         ("P-ok", "P-slow", "P-practice", "P-forgiven")}
+                         ("P-ok", "P-slow", "P-practice", "P-forgiven", "P-vouched")}
     with app.app_context():
         files = exports.build_export("payday")
     assert files["prolific_decisions.csv"] == response.get_data()

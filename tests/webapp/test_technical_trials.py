@@ -10,6 +10,8 @@ from tests.webapp.test_api import answer, schedule_of, start
 from webapp.extensions import db
 from webapp.models import Session, Trial
 
+# Sessions answered at a person's pace (tests/person.py), so only the rules under test flag them.
+pytestmark = pytest.mark.usefixtures("person_pace")
 
 def events(n, last="fullscreen_exited_timeout"):
     kinds = ["fullscreen_exited_timeout"] * (n - 1) + [last]

@@ -6,8 +6,8 @@ from webapp.models.rate_limit import RateLimitCounter
 from webapp.models.researcher import Researcher
 from webapp.models.resume_link import ResumeLink
 from webapp.models.stimuli import SourceClip, Stimulus
-from webapp.models.study import CellCount, Session, Study, Subject, Trial
+from webapp.models.study import CellCount, MediaServed, Session, Study, Subject, Trial
 
-__all__ = ["CellCount", "ManualExclusion", "ModelRun", "RateLimitCounter", "Researcher",
-           "ResumeLink", "Session", "SourceClip", "Stimulus", "Study", "StudyMember", "Subject",
-           "Trial"]
+__all__ = ["CellCount", "ManualExclusion", "MediaServed", "ModelRun", "RateLimitCounter",
+           "Researcher", "ResumeLink", "Session", "SourceClip", "Stimulus", "Study",
+           "StudyMember", "Subject", "Trial"]

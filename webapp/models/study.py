@@ -154,6 +154,19 @@ class Trial(db.Model):
     exclusion_reasons: Mapped[list] = mapped_column(JSONType, default=list)
     extra: Mapped[dict] = mapped_column(JSONType, default=dict)
     created_at: Mapped[datetime] = mapped_column(UTCDateTime, default=utcnow)
+    # The server's clock when the participant's POST of this trial arrived (None for model
+    # runs): what the plausibility rules (experiments/plausibility.py) hold the client to.
+    received_at: Mapped[datetime | None] = mapped_column(UTCDateTime)
 
     session: Mapped[Session] = relationship(back_populates="trials")
     stimulus: Mapped["Stimulus"] = relationship()
+
+
+class MediaServed(db.Model):
+    """When the server first served the media of a session's scheduled position (a clip, or
+    any frame of a frame set): a trial whose answer arrived before its media left the server
+    was not seen (experiments/plausibility.py).  One row per position, never updated."""
+
+    session_id: Mapped[int] = mapped_column(ForeignKey("session.id"), primary_key=True)
+    trial_index: Mapped[int] = mapped_column(Integer, primary_key=True)
+    served_at: Mapped[datetime] = mapped_column(UTCDateTime, default=utcnow)

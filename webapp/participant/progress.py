@@ -6,7 +6,8 @@ uuid a conflict (409).  Correct answers come from the stored schedule, never the
 
 Like every participant call (see :mod:`webapp.participant.sessions`), a trial POST runs on one Core
 connection: a SELECT of the session row with its study's design, and one short write
-transaction that runs an INSERT and an UPDATE of ``last_seen_at``.  The replay lookup runs
+transaction that runs an UPDATE of ``last_seen_at`` (which also checks, inside the
+transaction, that the session is still in progress) and an INSERT.  The replay lookup runs
 only when the database refuses the insert.  Anything that changes a session (the practice
 gate, completion) re-reads its row inside the write transaction.  The statements live in
 :mod:`webapp.participant.store`; what a trial type adds to its row, in its module under
@@ -17,7 +18,7 @@ from __future__ import annotations
 from sqlalchemy import Connection, Row
 from sqlalchemy.exc import IntegrityError
 
-from experiments import exclusions
+from experiments import exclusions, plausibility
 from experiments import schedule as scheduling
 from experiments.trial_types import ATTENTION_CHECK, TRIAL_TYPES, PayloadError, is_technical, validate
 from webapp.database import write_transaction
@@ -124,7 +125,7 @@ def _public_trial(session: Row, trial: dict, media_url) -> dict:
     return view
 
 
-def _row(session_id: int, scheduled: dict, fields: dict, rules) -> dict:
+def _row(session_id: int, scheduled: dict, fields: dict, rules, received_at) -> dict:
     """The trial table row to insert (column values)."""
     extra = {flag: fields[flag] for flag in FLAGS}
     # The server decides the flag from the validated events; the browser cannot send it.
@@ -140,7 +141,7 @@ def _row(session_id: int, scheduled: dict, fields: dict, rules) -> dict:
                block=scheduled["block"], stimulus_id=scheduled["stimulus_id"],
                correct_response=scheduled["correct_response"],
                correct=response is not None and response == scheduled["correct_response"],
-               rt_ms=fields["rt_ms"], extra=extra, **parts)
+               rt_ms=fields["rt_ms"], extra=extra, received_at=received_at, **parts)
     reasons = exclusions.trial_reasons({name: row[name] for name in RECORD_FIELDS}, rules)
     return row | {"excluded": bool(reasons), "exclusion_reasons": reasons}
 
@@ -156,8 +157,13 @@ def _existing(connection: Connection, session_id: int, fields: dict,
     return {"stored": False, "duplicate": True, "trial_index": stored_index}
 
 
+class _Ended(Exception):
+    """The session was no longer in progress inside the trial's write transaction."""
+
+
 def store_trial(connection: Connection, target: Row, payload) -> tuple[int, dict]:
     """Validate and store one trial of session ``target``; returns (HTTP status, answer)."""
+    received_at = store.now()  # the server's clock, before any work of its own
     if not isinstance(payload, dict):
         raise PayloadError("wrong_type", "body must be a JSON object")
     index = payload.get("trial_index")
@@ -167,30 +173,40 @@ def store_trial(connection: Connection, target: Row, payload) -> tuple[int, dict
     if scheduled is None:
         raise ApiError(400, "unknown_trial", f"trial_index {index} is not in this session's schedule")
     if target.status != "in_progress":  # a replay may still arrive after the session ended
-        ended = sessions.ending(target, target.status) if target.status in sessions.ENDED \
-            else {}
-        return 200, _existing(connection, target.id, fields, ApiError(
-            409, "not_in_progress", f"this session is {target.status!r}", **ended))
+        return 200, _existing(connection, target.id, fields, _not_in_progress(target,
+                                                                              target.status))
     design = sessions.study_design(target)
     practice = scheduled["block"] == scheduling.PRACTICE
     if not practice and practice_passed(target.status, target.schedule, practice_records(
             connection, target.id), design) is not True:
         raise ApiError(409, "practice_not_passed", "the practice block is not passed yet")
-    row = _row(target.id, scheduled, fields, design.exclusions)
+    row = _row(target.id, scheduled, fields, design.exclusions, received_at)
     answer = {"stored": True, "trial_index": fields["trial_index"]}
     try:
-        # One short transaction per trial, guarded by the unique keys; the practice gate is
-        # decided inside it, so two last practice trials cannot both add an attempt.
+        # One short transaction per trial, guarded by the unique keys.  The status is checked
+        # again by its first statement, so a session stopped (or ended) since it was read
+        # above stores nothing more; the practice gate is decided inside it, so two last
+        # practice trials cannot both add an attempt.
         with write_transaction(connection):
+            if not store.touch_running_session(connection, target.id):
+                raise _Ended
             store.insert_trials(connection, [row])
-            store.touch_session(connection, target.id)
             if practice:
                 answer.update(_practice_gate(connection, target, design))
     except IntegrityError:
         return 200, _existing(connection, target.id, fields, ApiError(
             409, "trial_index_taken",
             f"trial {fields['trial_index']} is already stored with another client_uuid"))
+    except _Ended:
+        status = sessions.session_by_token(connection, target.token).status
+        return 200, _existing(connection, target.id, fields, _not_in_progress(target, status))
     return 201, answer
+
+
+def _not_in_progress(session: Row, status: str) -> ApiError:
+    """409 ``not_in_progress``, with the ending of an ended session to show."""
+    ended = sessions.ending(session, status) if status in sessions.ENDED else {}
+    return ApiError(409, "not_in_progress", f"this session is {status!r}", **ended)
 
 
 def _practice_gate(connection: Connection, target: Row, design) -> dict:
@@ -221,7 +237,9 @@ def complete(connection: Connection, session: Row) -> dict:
 
     The verdict is worked out before the write lock is taken: once every scheduled trial is
     stored no trial can still arrive, so the write transaction only records the verdict (or
-    finds that a concurrent /complete recorded it first).
+    finds that a concurrent /complete recorded it first).  A session whose main trials were
+    all technical ends ``screened_out``, as a device check that failed (its setup could not
+    run the study), with the screen-out code instead of the completed one.
     """
     if session.status in sessions.ENDED:
         return sessions.ending(session, session.status)
@@ -233,10 +251,10 @@ def complete(connection: Connection, session: Row) -> dict:
     if missing:
         raise ApiError(409, "missing_trials", f"{len(missing)} trial(s) not stored yet",
                        missing=missing)
-    per_trial, reasons = exclusion_verdict(sessions.study_design(session), trials,
-                                           len(session.schedule), session.simulated)
+    per_trial, reasons = exclusion_verdict(sessions.study_design(session), session, trials,
+                                           store.media_served(connection, session.id))
     changed = _changed_flags(trials, per_trial)
-    verdict = _verdict(reasons)
+    verdict = _verdict(reasons, ending=True)
     with write_transaction(connection):
         if not store.update_session(connection, session.id, if_status="in_progress",
                                     **verdict, completed_at=store.now()):
@@ -244,18 +262,26 @@ def complete(connection: Connection, session: Row) -> dict:
             current = store.locked_session(connection, session.id)
             return sessions.ending(session, current.status)
         store.flag_trials(connection, changed)
+        if verdict["status"] == "screened_out" and session.session_number == 1 \
+                and not session.simulated:  # it gives its place back, as a screen-out does
+            store.count_cell(connection, session.study_id, session.condition["cell"], -1)
     return sessions.ending(session, verdict["status"])
 
 
-def exclusion_verdict(design, trials: list[Row], expected_trials: int,
-                      simulated: bool) -> tuple[list[list[str]], list[str]]:
-    """The study's rules applied to a session's stored trials: reasons per trial, and the
+def exclusion_verdict(design, session: Row, trials: list[Row],
+                      served: dict) -> tuple[list[list[str]], list[str]]:
+    """The study's rules and the plausibility rules applied to a session's stored trials
+    (``served``: when each position's media was first served): reasons per trial, and the
     participant's reasons (a simulated session is always excluded, as ``simulated``)."""
-    records = [_record(t) for t in trials]
-    per_trial = [exclusions.trial_reasons(record, design.exclusions) for record in records]
+    records = [_record(t) | {"received_at": t.received_at} for t in trials]
+    timing = plausibility.Timing(design.inter_trial_ms, design.response_window_ms_after_clip)
+    flags = plausibility.trial_reasons(records, session.schedule, served, timing)
+    per_trial = [exclusions.trial_reasons(record, design.exclusions) + codes
+                 for record, codes in zip(records, flags)]
     reasons = exclusions.participant_reasons(records, design.exclusions,
-                                             expected_trials=expected_trials)
-    return per_trial, [*reasons, exclusions.SIMULATED] if simulated else reasons
+                                             expected_trials=len(session.schedule))
+    reasons += plausibility.participant_reasons(records, flags, session.schedule, timing)
+    return per_trial, [*reasons, exclusions.SIMULATED] if session.simulated else reasons
 
 
 def _changed_flags(trials: list[Row], per_trial: list[list[str]]) -> dict[int, list[str]]:
@@ -264,11 +290,14 @@ def _changed_flags(trials: list[Row], per_trial: list[list[str]]) -> dict[int, l
             if (t.excluded, t.exclusion_reasons) != (bool(reasons), reasons)}
 
 
-def _verdict(reasons: list[str]) -> dict:
-    """The session columns that record the participant's exclusion verdict."""
+def _verdict(reasons: list[str], ending: bool = False) -> dict:
+    """The session columns that record the participant's exclusion verdict; ``ending``: at
+    completion, when a session of technical trials only ends screened out."""
     attention = {"catch_failed", "catch_accuracy"} & set(reasons)
-    return {"status": "failed_attention" if attention else "completed",
-            "excluded": bool(reasons), "exclusion_reasons": reasons}
+    status = "failed_attention" if attention else "completed"
+    if ending and exclusions.ALL_TECHNICAL in reasons:
+        status = "screened_out"
+    return {"status": status, "excluded": bool(reasons), "exclusion_reasons": reasons}
 
 
 def recompute_study(study) -> dict[str, int]:
@@ -285,8 +314,8 @@ def recompute_study(study) -> dict[str, int]:
         for session in finished_sessions:
             with write_transaction(connection):
                 trials = store.stored_trials(connection, session.id)
-                per_trial, reasons = exclusion_verdict(design, trials, len(session.schedule),
-                                                       session.simulated)
+                per_trial, reasons = exclusion_verdict(design, session, trials,
+                                                       store.media_served(connection, session.id))
                 store.flag_trials(connection, _changed_flags(trials, per_trial))
                 store.update_session(connection, session.id, **_verdict(reasons))
             excluded += bool(reasons)

@@ -18,7 +18,7 @@ from sqlalchemy import Connection, Row, bindparam, func, insert, select, update
 from sqlalchemy.dialects import postgresql, sqlite
 
 from experiments.schedule import PRACTICE
-from webapp.models import CellCount, Session, Stimulus, Study, Subject, Trial
+from webapp.models import CellCount, MediaServed, Session, Stimulus, Study, Subject, Trial
 from webapp.models.study import StudyVersion
 
 
@@ -150,6 +150,10 @@ _INSERT_SESSION = insert(Session.__table__)
 # Every stored trial and heartbeat marks the session alive: built once, it is the hot path.
 _TOUCH_SESSION = (update(Session.__table__).where(Session.__table__.c.id == bindparam("id_"))
                   .values(last_seen_at=bindparam("seen")))
+# A trial's write marks its session alive only while it is in progress: the status is checked
+# by this UPDATE inside the trial's write transaction, so a stop that commits first is seen
+# (PostgreSQL re-reads the row it waited for; SQLite's writers take turns).
+_TOUCH_RUNNING = _TOUCH_SESSION.where(Session.__table__.c.status == "in_progress")
 _FINISHED_HUMAN_SESSIONS = (
     select(Session.id, Session.schedule, Session.simulated).join(Session.subject)
     .where(Subject.study_id == bindparam("study_id"), Subject.kind == "human",
@@ -170,6 +174,12 @@ def insert_session(connection: Connection, **values) -> None:
 
 def touch_session(connection: Connection, session_id: int) -> None:
     connection.execute(_TOUCH_SESSION, {"id_": session_id, "seen": now()})
+
+
+def touch_running_session(connection: Connection, session_id: int) -> bool:
+    """Mark a session alive if it is still in progress (inside a write transaction): whether
+    it was, as the transaction sees it."""
+    return connection.execute(_TOUCH_RUNNING, {"id_": session_id, "seen": now()}).rowcount == 1
 
 
 def update_session(connection: Connection, session_id: int, *, if_status: str | None = None,
@@ -193,7 +203,7 @@ def finished_human_sessions(connection: Connection, study_id: int) -> list[Row]:
 # What the exclusion rules, the practice gate and the flag writes read of a stored trial.
 _TRIAL_ROWS = (select(Trial.id, Trial.trial_index, Trial.trial_type, Trial.block, Trial.response,
                       Trial.correct, Trial.rt_ms, Trial.dropped_frames, Trial.extra,
-                      Trial.excluded, Trial.exclusion_reasons)
+                      Trial.excluded, Trial.exclusion_reasons, Trial.received_at)
                .where(Trial.session_id == bindparam("session_id")).order_by(Trial.trial_index))
 _PRACTICE_ROWS = select(Trial.trial_index, Trial.correct,
                         Trial.extra["technical"].as_boolean()).where(
@@ -204,7 +214,8 @@ _STORED_INDEX = select(Trial.trial_index).where(Trial.session_id == bindparam("s
 _FLAG_TRIAL = (update(Trial.__table__).where(Trial.__table__.c.id == bindparam("id_"))
                .values(excluded=bindparam("excluded"), exclusion_reasons=bindparam("reasons")))
 
-# The canonical row's keys that are Trial columns (client_uuid is made when a row has none).
+# The canonical row's keys that are Trial columns (client_uuid is made when a row has none;
+# received_at is the participant path's, empty for model runs).
 TRIAL_ROW_COLUMNS = ("session_id", "trial_index", "trial_type", "block", "stimulus_id",
                      "direction", "correct_response", "response", "correct", "rt_ms",
                      "onset_method", "dropped_frames", "excluded", "exclusion_reasons", "extra")
@@ -219,6 +230,7 @@ def trial_values(row: dict) -> dict:
     """The Trial insert parameters of one canonical row dict."""
     values = {name: row[name] for name in TRIAL_ROW_COLUMNS}
     values.update(client_uuid=row.get("client_uuid") or str(uuid.uuid4()),
+                  received_at=row.get("received_at"),
                   correct_response=_text(row["correct_response"]),
                   response=_text(row["response"]))
     return values
@@ -256,6 +268,27 @@ def flag_trials(connection: Connection, changed: dict[int, list[str]]) -> None:
     for trial_id, reasons in changed.items():
         connection.execute(_FLAG_TRIAL, {"id_": trial_id, "excluded": bool(reasons),
                                          "reasons": reasons})
+
+
+# --- media served --------------------------------------------------------------------------
+
+_MEDIA_SERVED = (select(MediaServed.trial_index, MediaServed.served_at)
+                 .where(MediaServed.session_id == bindparam("session_id")))
+
+
+def record_media_served(connection: Connection, session_id: int, trial_index: int) -> None:
+    """Note that a position's media is being served, the first time only (a conflict on the
+    key does nothing; inside a write transaction)."""
+    table = MediaServed.__table__
+    statement = _UPSERT[connection.dialect.name](table).values(
+        session_id=session_id, trial_index=trial_index, served_at=now())
+    connection.execute(statement.on_conflict_do_nothing(
+        index_elements=[table.c.session_id, table.c.trial_index]))
+
+
+def media_served(connection: Connection, session_id: int) -> dict[int, datetime]:
+    """When each position of a session first had its media served, by trial index."""
+    return dict(connection.execute(_MEDIA_SERVED, {"session_id": session_id}).all())
 
 
 # --- stimuli -------------------------------------------------------------------------------

@@ -13,6 +13,7 @@ import pandas as pd
 
 from analysis import columns as C
 from analysis.csv_cells import escape_cells
+from experiments import plausibility
 from experiments.exclusions import MANUAL, PARTICIPANT_REASONS, TRIAL_REASONS, ExclusionRules
 from experiments.trial_types import TRIAL_TYPES
 from experiments.trial_types.base import (
@@ -109,8 +110,11 @@ def trial_codebook() -> list[tuple[str, str, str]]:
                                 "rules exclude this trial, else false (1 or 0 also read; never "
                                 "empty)."),
         ("exclusion_reasons", "JSON list", f"Reason codes: trial-level first "
-                                           f"({', '.join(TRIAL_REASONS)}), then participant-level "
-                                           f"({', '.join(PARTICIPANT_REASONS)}), then "
+                                           f"({', '.join(TRIAL_REASONS)}; plausibility: "
+                                           f"{', '.join(plausibility.TRIAL_REASONS)}), then "
+                                           "participant-level "
+                                           f"({', '.join(PARTICIPANT_REASONS)}; plausibility: "
+                                           f"{', '.join(plausibility.PARTICIPANT_REASONS)}), then "
                                            f"'{MANUAL}' when a researcher excluded the participant "
                                            "by hand (see participants.csv manual_*). A participant "
                                            "reinstated by hand has the participant-level codes "
@@ -135,7 +139,20 @@ def trial_codebook() -> list[tuple[str, str, str]]:
                                            "'timeout' and 'too_many_timeouts' as non-responses: "
                                            "a person excluded for them alone is analysed, the "
                                            "timeouts scored by the report's non-response policy, "
-                                           "as a model's unparseable answers are."),
+                                           "as a model's unparseable answers are. "
+                                           "'all_technical': every main trial technical (the "
+                                           "session ended screened_out). The plausibility codes "
+                                           "(rules version "
+                                           f"{plausibility.PLAUSIBILITY_VERSION}, "
+                                           "experiments/plausibility.py, SECURITY.md) compare the "
+                                           "browser's trial with the server's clock and media: "
+                                           "'media_not_served' (answered before its clip or "
+                                           "frames were served), 'clock_inconsistent' (onset, "
+                                           "key time and rt_ms disagree), 'posted_early' (arrived "
+                                           "sooner after the trial before than fixation, gap and "
+                                           "its own RT allow); implausible_* when a session has "
+                                           "too many of them or finished faster than its trials "
+                                           "allow (implausible_duration)."),
         ("extra", "JSON object", "Everything beyond the canonical columns: key pressed, onset "
                                  "callbacks, stalls, focus/fullscreen flags, frame-order moves, "
                                  "input that did not answer (ignored_inputs: a list of {t_ms, "
@@ -159,6 +176,10 @@ def trial_codebook() -> list[tuple[str, str, str]]:
                                  "not: reason 'technical', never counted against the "
                                  "participant), "
                                  "model raw text and log-probabilities."),
+        ("received_at", "ISO 8601 UTC", "The server's clock when the participant's trial arrived "
+                                        "(what the plausibility rules hold the browser to); "
+                                        "empty for model runs and for trials stored before it "
+                                        "was kept."),
     ]
 
 
@@ -218,10 +239,13 @@ PROLIFIC_CODEBOOK = [
                                  "Prolific rather than approving it)."),
     ("decision", "string", 'APPROVE or REJECT. Conservative: REJECT only for failed attention '
                            "checks (catch_failed, catch_accuracy) or a researcher's manual "
-                           "exclusion. Technical failures, timeouts, the practice gate, "
-                           "declined consent and every other exclusion APPROVE: the data may "
-                           "be excluded, but the participant is paid. A manual reinstatement "
-                           "APPROVEs."),
+                           "exclusion. Left out, for the researcher to decide (the study page "
+                           "says why): a latest session that declined consent, and sessions "
+                           "flagged implausible_*, too_little_time, too_many_technical or "
+                           "all_technical (SECURITY.md, Bots and plausibility). Technical "
+                           "failures, timeouts, the practice gate and every other exclusion "
+                           "APPROVE: the data may be excluded, but the participant is paid. A "
+                           "manual reinstatement APPROVEs."),
     ("reason", "string", "For a REJECT, the reason to give Prolific (a manual exclusion's own "
                          "reason); empty for APPROVE."),
 ]

@@ -14,6 +14,7 @@ from analysis.columns import AOT, CATCH, FRAME_ORDER, PRACTICE_BLOCK
 from analysis.exclusions import REINSTATE, apply_manual_rules
 from experiments.exclusions import is_technical
 from experiments.trial_types import TRIAL_TYPES
+from webapp.researcher.prolific import prolific_review
 from webapp.researcher.roster import participant_flow, roster_frame, study_trials, subject_summary
 
 # The page's own look: transparent on the page, plotly.js's defaults rather than the
@@ -35,7 +36,8 @@ def study_panel(slug: str) -> dict:
     kept = counted_trials(trials)
     flow = participant_flow(subject_summary(humans))
     return {
-        "participants": participant_rows(humans, participant_metrics(trials)),
+        "participants": participant_rows(humans, participant_metrics(trials),
+                                         prolific_review(humans)),
         "status_counts": humans["status"].value_counts().to_dict(),
         "n_trials": len(trials), "n_included": len(kept),
         "flow": flow.to_dict("records"),
@@ -142,9 +144,11 @@ def _median_rt(arrow: pd.DataFrame, session: str) -> pd.Series:
     return table.sort_values("n", kind="stable").groupby(session)["median_rt_ms"].last()
 
 
-def participant_rows(participants: pd.DataFrame,
-                     metrics: pd.DataFrame | None = None) -> list[dict]:
-    """Rows for the participants table, most recently seen first."""
+def participant_rows(participants: pd.DataFrame, metrics: pd.DataFrame | None = None,
+                     decisions: dict | None = None) -> list[dict]:
+    """Rows for the participants table, most recently seen first; ``decisions``: the
+    Prolific decision and reason of each participant with one
+    (:func:`webapp.researcher.prolific.prolific_review`)."""
     if metrics is None:
         metrics = pd.DataFrame(columns=list(METRIC_COLUMNS), dtype=float)
     # The trial table may carry session ids as text (analysis.loading); the roster as ints.
@@ -160,6 +164,7 @@ def participant_rows(participants: pd.DataFrame,
             "exclusion_reasons": p["exclusion_reasons"],
             "manual_action": p.get("manual_action", ""),
             "manual_reason": p.get("manual_reason", ""),
+            "prolific": (decisions or {}).get(p["subject_id"]),
             "progress": f"{p['n_trials_stored']}/{p['n_trials_scheduled']}",
             "progress_fraction": (p["n_trials_stored"] / p["n_trials_scheduled"]
                                   if p["n_trials_scheduled"] else 0.0),

@@ -22,15 +22,17 @@ from sqlalchemy import select
 
 from analysis.csv_cells import escape_cells
 from experiments.designs import Design, design_from_snapshot
+from experiments.plausibility import PlausibilityRules
 from webapp.extensions import db
 from webapp.models import SourceClip, Stimulus
 from webapp.models.manual_exclusion import rules_version
 from webapp.models.study import StudyVersion
 from webapp.participant.calendar import iso_utc, opens_after
 from webapp.researcher.codebook import codebook_csv, codebook_markdown
+from webapp.researcher.prolific import prolific_csv
 from webapp.researcher.roster import JSON_ROSTER_COLUMNS, roster_frame, study_trials
 from webapp.researcher.studies import require_study
-from webapp.trials import CANONICAL_COLUMNS
+from webapp.trials import EXPORT_COLUMNS
 
 PROJECT_ROOT = Path(__file__).resolve().parents[2]
 TRIAL_JSON_COLUMNS = ("categories", "exclusion_reasons", "extra")
@@ -38,20 +40,6 @@ INTEGER_COLUMNS = ("session_id", "trial_index", "dropped_frames")
 FILE_NAMES = ("trials.csv", "trials.json", "participants.csv", "prolific_decisions.csv",
               "next_session_allowlist.csv", "next_session_start_times.csv",
               "codebook.csv", "codebook.md", "metadata.json")
-# Attention checks failed: the only rules' reasons a Prolific submission is rejected for
-# (with a researcher's manual exclusion). Practice, timeouts, technical trouble and the
-# other rules exclude data but approve the submission.
-REJECT_REASONS = {"catch_failed": "failed attention checks",
-                  "catch_accuracy": "failed attention checks"}
-# Sessions that ended with a completion code, so that Prolific holds a submission to review.
-# Not screened_out: those participants were told to return the study, and Prolific's bulk
-# approve and reject take ids to pay or not, none to ask for a return.
-# Left out of the approve/reject list for the researcher to decide: the page left fullscreen
-# so often that either the browser kept losing answers or the participant dodged trials (a
-# session of nothing but fullscreen exits would otherwise be approved with no real answer).
-REVIEW_REASONS = ("too_many_technical",)
-SUBMITTED = ("completed", "failed_attention", "failed_practice", "no_consent", "stopped")
-PROLIFIC_COLUMNS = ["participant_id", "decision", "reason"]
 # Who may take a later session of a multi-session design, and from when (UTC).
 START_TIME_COLUMNS = ["participant_id", "session_number", "earliest_start_utc"]
 
@@ -110,6 +98,7 @@ def build_export(slug: str, now: datetime | None = None) -> dict[str, bytes]:
     meta = {
         "study": record, "design": design,
         "exclusion_rules_version": record["exclusion_rules_version"],
+        "plausibility_rules": PlausibilityRules().to_dict(),
         "stimuli": stimuli, "software": software_version(),
         "exported_at": now.isoformat(),
         "counts": {"trials": len(trials), "sessions": len(participants),
@@ -146,9 +135,10 @@ def _stimulus_hashes(stimulus_sets: list[str]) -> list[dict]:
 def trials_csv(trials: pd.DataFrame) -> bytes:
     """The canonical columns; lists and dicts as JSON strings, missing values as empty cells,
     text that a spreadsheet would run as a formula quoted (:mod:`analysis.csv_cells`)."""
-    out = trials[CANONICAL_COLUMNS].copy()
+    out = trials[EXPORT_COLUMNS].copy()
     for col in TRIAL_JSON_COLUMNS:
         out[col] = out[col].map(_json_cell)
+    out["received_at"] = out["received_at"].map(_iso_cell)
     for col in INTEGER_COLUMNS:
         out[col] = pd.array(out[col], dtype="Int64")
     # repr-exact floats so rt_ms reads back unrounded.
@@ -156,8 +146,10 @@ def trials_csv(trials: pd.DataFrame) -> bytes:
 
 
 def trials_json(trials: pd.DataFrame) -> bytes:
-    records = [{col: _plain(row[col]) for col in CANONICAL_COLUMNS}
-               for row in trials[CANONICAL_COLUMNS].to_dict("records")]
+    out = trials[EXPORT_COLUMNS].copy()
+    out["received_at"] = out["received_at"].map(lambda value: _iso_cell(value) or None)
+    records = [{col: _plain(row[col]) for col in EXPORT_COLUMNS}
+               for row in out.to_dict("records")]
     return json.dumps(records, indent=1, allow_nan=False).encode()
 
 
@@ -177,48 +169,6 @@ def _iso_cell(value) -> str:
     # pandas turns a column of datetimes with a None into NaT, which is a datetime too and
     # would be written "NaT".
     return "" if value is None or pd.isna(value) else value.isoformat()
-
-
-def prolific_decisions(participants: pd.DataFrame) -> pd.DataFrame:
-    """One APPROVE or REJECT per participant with a submission, for Prolific's review.
-
-    REJECT only for a researcher's manual exclusion or failed attention checks
-    (:data:`REJECT_REASONS`); a manual reinstatement approves. Everyone else whose
-    session ended with a completion code (:data:`SUBMITTED`) is approved, excluded or not:
-    technical failures and the other rules are not the participant's fault. Simulated
-    sessions, model runs, sessions that never ended, screened-out sessions (asked to
-    return the study; participants.csv lists them) and sessions with
-    :data:`REVIEW_REASONS` (for the researcher to decide) are left out.
-    Columns :data:`PROLIFIC_COLUMNS`; ``reason`` is empty for an approval.
-    """
-    people = participants[(participants["subject_kind"] == "human") & ~participants["simulated"]]
-    rows = []
-    for subject, sessions in people.groupby("subject_id", sort=False):
-        decision = _decision(sessions) if sessions["status"].isin(SUBMITTED).any() else None
-        if decision is not None:
-            rows.append((subject, *decision))
-    return pd.DataFrame(rows, columns=PROLIFIC_COLUMNS)
-
-
-def _decision(sessions: pd.DataFrame) -> tuple[str, str] | None:
-    first = sessions.iloc[0]
-    if first["manual_action"] == "exclude":
-        return "REJECT", f"Excluded by the researchers: {first['manual_reason']}"
-    if first["manual_action"] == "reinstate":
-        return "APPROVE", ""
-    failed = sorted({REJECT_REASONS[r] for rs in sessions["exclusion_reasons"] for r in rs
-                     if r in REJECT_REASONS})
-    if failed:
-        return "REJECT", "; ".join(failed).capitalize() + "."
-    if any(r in REVIEW_REASONS for rs in sessions["exclusion_reasons"] for r in rs):
-        return None
-    return "APPROVE", ""
-
-
-def prolific_csv(participants: pd.DataFrame) -> bytes:
-    """:func:`prolific_decisions` as CSV, formula-like text quoted (:mod:`analysis.csv_cells`)."""
-    table = prolific_decisions(participants)
-    return escape_cells(table).to_csv(index=False, lineterminator="\n").encode()
 
 
 def prolific_export(slug: str) -> tuple[str, bytes]:

@@ -18,7 +18,7 @@ from webapp.extensions import db
 from webapp.models import ModelRun, Session, Study, Subject, Trial
 from webapp.models._types import utcnow
 from webapp.models.manual_exclusion import RULE_COLUMNS, latest_rules
-from webapp.trials import CANONICAL_COLUMNS, session_verdict, trials_frame
+from webapp.trials import EXPORT_COLUMNS, session_verdict, trials_frame
 
 ROSTER_COLUMNS = [
     "subject_id", "subject_kind", "session_id", "session_number", "status", "excluded",
@@ -70,7 +70,7 @@ def study_trials(slug: str) -> pd.DataFrame:
     if previews:  # a researcher's preview is no participant: never exported nor reported
         trials = trials[~trials["session_id"].isin(previews)].reset_index(drop=True)
     trials = with_manual_rules(trials, latest_rules(slug))
-    return trials[CANONICAL_COLUMNS]
+    return trials[EXPORT_COLUMNS]
 
 
 def with_manual_rules(sessions: pd.DataFrame, rules: pd.DataFrame) -> pd.DataFrame:

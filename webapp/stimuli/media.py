@@ -13,6 +13,7 @@ from flask import Blueprint, abort, current_app, request
 from werkzeug.exceptions import RequestedRangeNotSatisfiable
 from werkzeug.wsgi import wrap_file
 
+from webapp.database import write_transaction
 from webapp.extensions import db
 from webapp.participant import sessions, store
 from webapp.stimuli import presentations
@@ -25,7 +26,8 @@ MAX_AGE_S = 3600
 
 
 def _scheduled(token: str, trial_index: int) -> tuple[dict, object]:
-    """The scheduled trial and its stimulus row, or 404."""
+    """The scheduled trial and its stimulus row, or 404; notes the first time a position's
+    media is served (the plausibility rules compare it with the trial's arrival)."""
     with db.engine.connect() as connection:
         session = sessions.session_by_token(connection, token)
         schedule = session.schedule if session is not None else []
@@ -33,6 +35,9 @@ def _scheduled(token: str, trial_index: int) -> tuple[dict, object]:
         if trial is None or trial["trial_index"] != trial_index:
             abort(404)
         stimulus = store.stimulus_file(connection, trial["stimulus_id"])
+        if stimulus is not None:
+            with write_transaction(connection):
+                store.record_media_served(connection, session.id, trial_index)
     if stimulus is None:
         abort(404)
     return trial, stimulus

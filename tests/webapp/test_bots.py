@@ -1,0 +1,173 @@
+"""Scripted participants (bench/harness/bots.py) end outside APPROVE in the Prolific
+decisions, each with a reason code; a participant at a person's pace who fetches the media
+is flagged by no plausibility rule (issue 25)."""
+import hashlib
+from pathlib import Path
+
+import pytest
+from sqlalchemy import select
+
+from bench.harness.bots import STRATEGIES, enter, record_outcome, run_api, state
+from bench.harness.stored_study import add_aot_study
+from experiments import plausibility
+from webapp.extensions import db
+from webapp.models import Session, SourceClip, Study, access
+from webapp.participant.sessions import completion_codes
+from webapp.researcher.prolific import APPROVE, prolific_decisions, prolific_review
+from webapp.researcher.roster import roster_frame
+
+ANSWERHIDE = ("answerhide (issue 25): practice feedback without publishing correct_response, "
+              "and catch videos that differ by bytes per presentation; confirm after merging")
+
+
+class Http:
+    """The Flask test client as the bots' ``http``."""
+
+    def __init__(self, client):
+        self.client = client
+
+    def enter(self, path):
+        response = self.client.get(path)
+        assert response.status_code == 303, response.data
+        return response.headers["Location"]
+
+    def get(self, path):
+        response = self.client.get(path)
+        return response.status_code, response.get_data()
+
+    def post(self, path, body):
+        response = self.client.post(path, json=body)
+        return response.status_code, response.get_json() or {}
+
+
+@pytest.fixture
+def study(app):
+    """The usual study, with media files, and catch videos whose bytes differ from the
+    clips' (the stand-in clips of one direction are all alike)."""
+    root = Path(app.config["STIMULUS_ROOT"])
+    with app.app_context():
+        add_aot_study(root=root)
+        for clip in db.session.scalars(select(SourceClip).where(SourceClip.split == "catch")):
+            for stimulus in clip.stimuli:
+                (root / stimulus.path).write_bytes(f"catch {clip.clip_key}".encode() * 1000)
+    return "study"
+
+
+def catch_hashes(app) -> dict[str, str]:
+    """What a bot learns by watching each catch video once: its hash and the key it asks."""
+    root = Path(app.config["STIMULUS_ROOT"])
+    with app.app_context():
+        clips = db.session.scalars(select(SourceClip).where(SourceClip.split == "catch")).all()
+        return {hashlib.sha256((root / s.path).read_bytes()).hexdigest():
+                clip.params["instructed_key"] for clip in clips for s in clip.stimuli}
+
+
+def outcome(app, participant: str) -> tuple:
+    """(Prolific decision and reason or None, the session's status and reasons)."""
+    with app.app_context():
+        roster = roster_frame("study")
+        row = roster[roster["subject_id"] == participant].iloc[-1]
+        return prolific_review(roster).get(participant), row["status"], row["exclusion_reasons"]
+
+
+# strategy -> the reason codes it must be flagged with at least
+EXPECTED = {
+    "API only, fast": {"implausible_media", "implausible_pace", "implausible_duration"},
+    "API only, human-like delays": {"implausible_media"},
+    "media fetched, unwatched": {"implausible_pace", "implausible_duration"},
+    "consent declined": set(),
+    "all technical": {"all_technical"},
+}
+PACED = {"API only, human-like delays", "all technical"}
+
+
+@pytest.mark.parametrize("name", list(STRATEGIES))
+def test_every_scripted_strategy_ends_outside_approve_with_a_reason(app, client, study, name,
+                                                                    request):
+    if name in PACED:  # the server's clock moves at a person's pace while the bot waits
+        request.getfixturevalue("person_pace")
+    ending = STRATEGIES[name](Http(client), study, "bot-1", lambda ms: None)
+    decision, status, reasons = outcome(app, "bot-1")
+    record_outcome(name, "bot-1", status, decision, reasons)
+    assert EXPECTED[name] <= set(reasons), reasons
+    with app.app_context():
+        approved = set(prolific_decisions(roster_frame("study"))
+                       .query("decision == @APPROVE")["participant_id"])
+        codes = completion_codes("study")
+    assert "bot-1" not in approved and (decision is None or decision[0] != APPROVE)
+    if name == "consent declined":
+        assert status == "no_consent" and decision == ("REVIEW", decision[1])
+        assert "declined consent" in decision[1]
+    elif name == "all technical":  # the screen-out code, not the completed one
+        assert status == "screened_out" and decision is None
+        assert ending["completion_code"] == codes["screened_out"] != codes["completed"]
+    else:
+        assert decision[0] in ("REVIEW", "REJECT") and decision[1]
+
+
+@pytest.mark.usefixtures("person_pace")
+def test_a_participant_at_a_persons_pace_is_flagged_by_no_plausibility_rule(app, client, study):
+    run_api(Http(client), study, "person-1", fetch_media=True, person_delays=True)
+    decision, status, reasons = outcome(app, "person-1")
+    record_outcome("control: API at a person's pace, media fetched", "person-1", status,
+                   decision, reasons)
+    assert status in ("completed", "failed_attention")
+    assert not set(reasons) & set(plausibility.PARTICIPANT_REASONS), reasons
+
+
+def test_implausible_sessions_show_their_reason_on_the_study_page(app, client, study,
+                                                                  logged_in):
+    with app.app_context():
+        access.share(db.session.scalar(select(Study)), "ada", "viewer")
+    # Catch trials recognised by their bytes, so the attention checks pass: only the
+    # plausibility rules stand between this bot and its pay.
+    run_api(Http(client), study, "bot-2", fetch_media=True, person_delays=False,
+            catch_keys=catch_hashes(app))
+    decision, status, reasons = outcome(app, "bot-2")
+    record_outcome("catch recognised by bytes, fast", "bot-2", status, decision, reasons)
+    page = logged_in.get("/researcher/studies/study/panel").get_data(as_text=True)
+    assert "you decide" in page and "trials arrived faster than they can run" in page
+
+
+@pytest.mark.xfail(strict=False, reason=ANSWERHIDE + ". Today it is approved for sure; once "
+                   "the answers are hidden it guesses practice and catch trials, so its outcome "
+                   "is chance (a failed practice is approved by policy): not strict")
+@pytest.mark.usefixtures("person_pace")
+def test_a_bot_with_published_answers_and_catch_hashes_at_a_persons_pace(app, client, study):
+    run_api(Http(client), study, "bot-4", fetch_media=True, person_delays=True,
+            catch_keys=catch_hashes(app))
+    decision, status, reasons = outcome(app, "bot-4")
+    record_outcome("published practice + catch by bytes, person's pace", "bot-4", status,
+                   decision, reasons)
+    assert decision is None or decision[0] != APPROVE
+
+
+@pytest.mark.xfail(strict=True, reason=ANSWERHIDE)
+def test_practice_answers_are_not_published(app, client, study):
+    """The practice bot of bench/harness/bots.py answers from params.correct_response."""
+    api = enter(Http(client), study, "bot-3")
+    client.post(f"{api}/consent", json={"consent": True})
+    trials = state(Http(client), api)["trials"]
+    practice = [t for t in trials if t["block"] == "practice"]
+    assert practice and not any("correct_response" in t["params"] for t in practice)
+
+
+@pytest.mark.xfail(strict=True, reason=ANSWERHIDE)
+def test_catch_videos_are_not_recognised_by_their_bytes(app, client, study):
+    """A bot that saw the catch videos of one session (a person watching it once) learns
+    their hashes; in its next session it must recognise none of them."""
+    learned = {digest: trial["instructed_key"] for trial, digest in _catch_served(app, client, "bot-a")}
+    seen = _catch_served(app, client, "bot-b")
+    assert learned and seen and not any(digest in learned for _, digest in seen)
+
+
+def _catch_served(app, client, participant: str) -> list[tuple[dict, str]]:
+    """A new session's catch trials (read from the database: a person's eyes) and the hash
+    of each one's video as the session is served it."""
+    api = enter(Http(client), "study", participant)
+    client.post(f"{api}/consent", json={"consent": True})
+    token = api.rsplit("/", 1)[-1]
+    with app.app_context():
+        schedule = db.session.scalar(select(Session.schedule).where(Session.token == token))
+    return [(t, hashlib.sha256(client.get(f"/media/{token}/{t['trial_index']}").get_data())
+             .hexdigest()) for t in schedule if t["trial_type"] == "catch"]
