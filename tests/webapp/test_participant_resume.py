@@ -148,6 +148,25 @@ def test_a_session_handed_to_the_next_browser_is_lost_to_whoever_entered_before(
     assert_sent_elsewhere(enter(attacker, participant="P01"), token)
 
 
+def test_a_browser_that_read_the_session_unopened_loses_it_to_the_tab_that_opens_it(app, study):
+    """Another browser's entry finds the participant's session not yet opened, and the
+    participant's runner claims it before that entry writes: the session stays theirs."""
+    from webapp.models import Study
+    from webapp.participant import store
+
+    browser = app.test_client()
+    token = token_of(enter(browser, participant="P01"))
+    with app.app_context(), db.engine.connect() as connection:
+        study_id = db.session.scalar(select(Study.id).where(Study.slug == study))
+        seen = store.last_session(connection, study_id, "P01")
+        assert resume.unopened(seen)
+        assert browser.post(f"/api/session/{token}/claim", json={"client": "t"}).status_code \
+            == 204
+        assert resume.hand_over(connection, seen, None) is None
+    assert session_row(app, token)["active_client"] == "t"
+    assert token_of(enter(browser, participant="P01")) == token
+
+
 def test_one_browser_keeps_the_keys_of_several_participants(app, study):
     """A lab computer: several participants of one study enter on it, each resumes there."""
     lab = app.test_client()
