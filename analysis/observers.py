@@ -46,8 +46,8 @@ def observer_keys(data: pd.DataFrame) -> pd.DataFrame:
     -------
     pandas.DataFrame
         Indexed like ``data``: :data:`OBSERVER_KEY` columns plus ``task`` (``"aot"`` for
-        arrow-of-time rows, else ``trial_type``) and ``task_variant``. People have model
-        ``"human"`` and None elsewhere.
+        arrow-of-time rows, else ``trial_type``) and ``task_variant``, all of object dtype.
+        People have model ``"human"`` and None elsewhere.
     """
     n = len(data)
     cols = {c: np.full(n, None, dtype=object) for c in (*OBSERVER_KEY, "task_variant")}
@@ -65,7 +65,9 @@ def observer_keys(data: pd.DataFrame) -> pd.DataFrame:
         cols["label_order"][is_model] = _label_design(
             cols["model"][is_model], cols["revision"][is_model], cols["setting"][is_model],
             sessions, _extra(extras, C.EXTRA_LABEL_ORDER))
-    return pd.DataFrame({**cols, "task": _task(data)}, index=data.index)
+    # object dtype: pandas 3 would read a column of strings and None as str, None as NaN,
+    # and a NaN task variant was taken for a real one ("human / nan").
+    return pd.DataFrame({**cols, "task": _task(data)}, index=data.index, dtype=object)
 
 
 def _extra(extras, key: str) -> list:
@@ -75,7 +77,12 @@ def _extra(extras, key: str) -> list:
 
 def _none(value):
     """Missing values as None, so that keys compare equal (NaN never equals itself)."""
-    return None if value is None or (isinstance(value, float) and np.isnan(value)) else value
+    return None if _missing(value) else value
+
+
+def _missing(value) -> bool:
+    """None, NaN or pandas' NA: every way a missing key part can come back from a table."""
+    return value is None or value is pd.NA or (isinstance(value, float) and np.isnan(value))
 
 
 def _is_model(data: pd.DataFrame) -> np.ndarray:
@@ -101,10 +108,10 @@ def _label_design(model, revision, setting, sessions, orders) -> list:
     codes, uniques = pd.factorize(runs.to_numpy(object))
     seen: list[set[str]] = [set() for _ in uniques]
     for code, order in zip(codes, orders):
-        if order is not None:
+        if not _missing(order):
             seen[code].add(order)
     design = ["+".join(o for o in C.LABEL_ORDERS if o in s) or None for s in seen]
-    return [design[c] if o is not None else None for c, o in zip(codes, orders)]
+    return [None if _missing(o) else design[c] for c, o in zip(codes, orders)]
 
 
 def observer_ids(data: pd.DataFrame, frame_condition: bool = False) -> pd.Series:
@@ -146,7 +153,7 @@ def observer_ids(data: pd.DataFrame, frame_condition: bool = False) -> pd.Series
         names[is_model] = [named[k] for k in tuples]
     if frame_condition:
         variant = keys["task_variant"].to_numpy(object)
-        shown = np.array([v is not None and v != FULL_VARIANT for v in variant], dtype=bool)
+        shown = np.array([not _missing(v) and v != FULL_VARIANT for v in variant], dtype=bool)
         names[shown] = [f"{n}{SEPARATOR}{v}" for n, v in zip(names[shown], variant[shown])]
     return pd.Series(names, index=data.index, dtype=object)
 
@@ -167,10 +174,6 @@ def _minimal_names(group: pd.DataFrame) -> dict:
     if len(set(names)) < len(names):  # a missing part collided with a named one
         names = [SEPARATOR.join(str(p) for p in (k[0], *k[2:])) for k in keys]
     return dict(zip(keys, names))
-
-
-def _missing(value) -> bool:
-    return value is None or (isinstance(value, float) and np.isnan(value))
 
 
 def with_observer(data: pd.DataFrame) -> pd.DataFrame:
@@ -221,7 +224,8 @@ def display_label(model: str, setting: str | None = None,
         name = (name[:size.start()] + name[size.end():])
         name = re.sub(r"[-_]{2,}", "-", name).strip("-_ ")
         name = f"{name} {size.group(1)}B".strip()
-    extras = [x for x in (setting, task_variant) if x and x != FULL_VARIANT]
+    extras = [x for x in (setting, task_variant) if not _missing(x) and x
+              and x != FULL_VARIANT]
     return ", ".join([name, *extras])
 
 

@@ -9,6 +9,7 @@ from __future__ import annotations
 import pandas as pd
 
 AOT = "aot_overall, aot_by_category, aot_by_direction, aot_by_subject, aot_by_session"
+PAIRS = "pair_metrics, pair_metrics_by_category, pair_metrics_by_participant"
 ONE_DIRECTION = ("Empty in a row whose clips all played one way (every aot_by_direction row; "
                  "a participant shown one direction only): it compares the two directions")
 ENTRIES = [
@@ -27,7 +28,9 @@ ENTRIES = [
     ("*", "<metric>_ci_low, <metric>_ci_high", "95% percentile bootstrap interval; see "
      "ci_method and n_boot."),
     ("*", "ci_method", "What the bootstrap resampled for this row: 'participant x clip "
-     "(two-way)' (people, and people-model gaps), 'participant', or 'clip' (models)."),
+     "(two-way)' (people, and people-model gaps), 'participant', or 'clip' (models, and "
+     "one participant's pair metrics); 'not estimated: needs at least N participants' where "
+     "people are too few for an interval (the row's intervals are empty)."),
     ("*", "n_boot", "Number of bootstrap resamples."),
     ("human_model_gap, category_gap", "gap_<metric>_points, gap_d_prime, gap_criterion",
      "People minus the model: proportions in percentage points, d' and c as they are; "
@@ -36,15 +39,17 @@ ENTRIES = [
      "is 0 or 1 before correction."),
     ("sdt_by_participant", "d_prime_uncorrected, criterion_uncorrected", "Without the "
      "log-linear correction; empty where extreme (they would be infinite)."),
-    ("sdt_participant_summary", "mean, sd, ci_low, ci_high", "Over participants, with the "
-     "t interval of the mean."),
-    ("sdt_participant_summary", "t, p_t, w, p_wilcoxon", "One-sample t-test and Wilcoxon "
-     "signed-rank test of the mean against null (0.5 for accuracy, 0 otherwise); for "
-     "criterion it is the test of the forward bias."),
-    ("sdt_participant_summary", "boot_ci_low, boot_ci_high", "Two-way (participant x clip) "
-     "bootstrap interval of the mean."),
+    ("sdt_participant_summary", "mean, sd", "Over participants."),
+    ("sdt_participant_summary", "ci_low, ci_high, p_value", "Two-way (participant x clip) "
+     "percentile bootstrap interval of the mean, and the level at which it leaves out null "
+     "(0.5 for accuracy, 0 otherwise); for criterion the test of the forward bias. Empty "
+     "for the uncorrected metrics, which a resample can make infinite."),
     ("sdt_participant_summary", "pooled", "The same metric from everyone's counts pooled "
      "(the aot_overall row), which is not a mean over people."),
+    ("binomial_tests", "ci_low, ci_high, p_value", "People: the two-way (participant x clip) "
+     "percentile bootstrap of accuracy and the level at which it leaves out 0.5; empty "
+     "below the minimum of participants the note names. Models: the exact sign test over "
+     "items with its Clopper-Pearson interval."),
     ("accuracy_model, accuracy_glmm", "coef, se, z, p, ci_low, ci_high, odds_ratio",
      "Log-odds of a correct answer (GEE: population-averaged, CR1 cluster-robust, t with "
      "participants - 1 df; GLMM: conditional on a typical participant and clip, Wald)."),
@@ -53,6 +58,18 @@ ENTRIES = [
     ("accuracy_glmm", "sd(participant), sd(clip)", "Random-intercept SDs (log-odds)."),
     ("rt_lmm", "var(subject), var(clip), var(residual)", "Variance components of log RT "
      "(REML)."),
+    (PAIRS, "task", "aot: a clip forward and reversed; pair_order (the frame-ordering "
+     "analogue): two frames of a clip shown in both orders, AB and BA. N-frame ordering "
+     "has no pairs (each clip is seen once, in one order)."),
+    (PAIRS, "n_subjects, n_pairs, n_clips, n_trials", "Pairs: one subject's answers to both copies of "
+     "an item (a model's under one label order); the subjects, clips and trials they "
+     "come from."),
+    (PAIRS, "accuracy", "Share correct on the paired trials, the two copies weighted equally."),
+    (PAIRS, "pair_accuracy", "Both copies right (MVP pair accuracy, TimeBlind instance "
+     "accuracy); chance 0.25. With repeated trials of a copy, the mean over every forward x "
+     "reversed combination (p1 p2)."),
+    (PAIRS, "pair_consistency", "The two answers differ (both right, or both wrong: the "
+     "direction seen consistently, backwards); chance 0.5. A bias to one answer lowers it."),
 ]
 
 

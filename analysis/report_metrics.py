@@ -10,7 +10,8 @@ HEADLINE = ("n_trials", "accuracy", "f1_forward", "f1_backward", "forward_share"
             "criterion")
 # Comparison tables also written to metrics.json (the first three: the Holm family).
 METRICS_TABLES = ("binomial_tests", "mcnemar_tests", "item_correlation", "text_vs_logit_accuracy",
-                  "nonresponse_sensitivity", "ordering_nonresponse_sensitivity")
+                  "nonresponse_sensitivity", "ordering_nonresponse_sensitivity",
+                  "pair_metrics")
 
 
 def headline(report, data: pd.DataFrame) -> dict:

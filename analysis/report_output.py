@@ -24,6 +24,9 @@ SECTIONS = (
     ("participants", "Per participant: signal detection and the forward bias",
      ("participants",), ("sdt_participant_summary", "sdt_by_participant")),
     ("categories", "Per-category performance", ("categories",), ("aot_by_category",)),
+    ("pairs", "Pairs: a clip forward and reversed, both right (pair accuracy) and told apart "
+     "(pair consistency)", (), ("pair_metrics", "pair_metrics_by_category",
+                                "pair_metrics_by_participant")),
     ("rt", "Reaction times", ("rt", "rt_breakdown"),
      ("rt_median", "rt_answer_speed", "rt_lmm")),
     ("accuracy_model", "Accuracy models: GEE and crossed GLMM", (),

@@ -83,7 +83,9 @@ def add_human_tables(report, humans: pd.DataFrame, exploded: pd.DataFrame) -> No
     # Without category labels the medians are by direction x response only.
     t["rt_median"] = timed(report, "rt_median", rt.median_rt, exploded) if len(exploded) \
         else rt.median_rt(humans, by=["direction", "response"])
-    t["rt_answer_speed"] = rt.answer_speed(humans)
+    if not report_stats.too_few_participants(report, ["rt_answer_speed"],
+                                             humans["subject_id"].nunique()):
+        t["rt_answer_speed"] = rt.answer_speed(humans)  # a paired test over participants
     methods = rt.onset_methods(humans)
     if len(methods) > 1:
         listed = ", ".join(f"{method}: {n}" for method, n in methods.items())
@@ -102,7 +104,7 @@ def add_comparison_tables(report, aot_kept: pd.DataFrame, raw: pd.DataFrame,
     if aot_kept.empty:
         return
     t = report.tables
-    family = {"binomial_tests": comparisons.binomial_tests(aot_kept)}
+    family = {"binomial_tests": comparisons.binomial_tests(aot_kept, n_boot=n_boot, rng=rng)}
     t["nonresponse_sensitivity"] = nonresponse.sensitivity_table(raw, policy)
     if C.MODEL in kinds:
         t["text_vs_logit_accuracy"] = nonresponse.text_and_logit_accuracy(aot_kept)
@@ -126,8 +128,10 @@ def add_comparison_tables(report, aot_kept: pd.DataFrame, raw: pd.DataFrame,
     report.notes.append(
         f"Holm correction across the family of {size} tests the report makes "
         f"({', '.join(sorted(family))}): p_holm beside each p_value. Tests against 50% "
-        "are two-sided and take independent units, never pooled trials: people by a "
-        "one-sample t-test of per-participant accuracy, models by an exact sign test over "
+        "are two-sided and take independent units, never pooled trials: people by the "
+        "two-way (participant x clip) bootstrap of their accuracy, p the level at which its "
+        "percentile interval leaves out 50% (a t-test over participants would take the "
+        "clips as fixed), models by an exact sign test over "
         "items (a clip in one direction, label orders averaged), as are McNemar's pairs "
         f"(exact below {comparisons.EXACT_BELOW} discordant items, else chi-square with "
         "continuity correction); kappa intervals resample clips and people (two-way).")

@@ -28,6 +28,22 @@ def gap_table(draws: bootstrap.Draws, metrics=GAP_METRICS) -> pd.DataFrame:
     return out.rename(columns={"observer": "model"}) if not out.empty else out
 
 
+def few_people_intervals(table: pd.DataFrame, data: pd.DataFrame) -> pd.DataFrame:
+    """``table`` with its two-way (people's) intervals left empty, and ``ci_method`` saying
+    why, when ``data`` holds fewer than :data:`analysis.bootstrap.MIN_PARTICIPANTS` people:
+    resampling two people is not an interval of a population's value."""
+    too_few = bootstrap.too_few_people(
+        data.loc[data["subject_kind"] == C.HUMAN, "subject_id"].nunique())
+    if not too_few or "ci_method" not in table:
+        return table
+    two_way = table["ci_method"] == bootstrap.SCHEME_LABELS["two-way"]
+    cols = [c for c in table.columns if c.endswith(("_ci_low", "_ci_high"))]
+    table = table.copy()
+    table.loc[two_way, cols] = np.nan
+    table.loc[two_way, "ci_method"] = f"not estimated: {too_few}"
+    return table
+
+
 def attach_category_gap_cis(tables: dict, gaps: pd.DataFrame) -> None:
     """Add the paired two-way intervals to ``category_gap`` (by model and category)."""
     if "category_gap" not in tables or gaps.empty:
@@ -49,7 +65,8 @@ def uncertainty_info(n_boot: int) -> dict:
         "models": "clip: a model is one subject, so only clips are resampled",
         "human_model_gaps": "paired: people and models from the same clip draws, participants "
                             "resampled too",
-        "per_participant_means": "t interval over participants, and the two-way bootstrap",
+        "per_participant_means": "the two-way bootstrap, its percentile interval and the "
+                                 "test that inverts it",
         "references": ["Owen (2007) The pigeonhole bootstrap, Ann. Appl. Stat. 1(2)",
                        "Brennan, Harris & Hanson (1987) ACT Research Report 87-7",
                        "Field & Welsh (2007) JRSS B 69(3)"]}
@@ -68,8 +85,13 @@ def add_model_fits(report, humans: pd.DataFrame, fit) -> None:
     """The log-RT LMM, the GEE and the crossed GLMM, each with a note of what was fitted.
 
     ``fit`` is :func:`analysis.report_sections.fit` (a failed fit is reported, not raised).
+    Each models participants as a sample (a random effect, or clustered errors), so none
+    is fitted below :data:`analysis.bootstrap.MIN_PARTICIPANTS` participants.
     """
     t = report.tables
+    if too_few_participants(report, ["rt_lmm", "accuracy_model", "accuracy_glmm"],
+                            humans["subject_id"].nunique()):
+        return
     fitted = fit(report, "rt_lmm", rt.rt_mixed_model, humans)
     if fitted is not None:
         t["rt_lmm"], info = fitted
@@ -102,32 +124,50 @@ def _warnings(info: dict) -> str:
 
 
 def add_participant_sdt(report, humans: pd.DataFrame, n_boot: int, rng) -> None:
-    """Per-participant d' and c, their means with t and two-way intervals, the bias test."""
-    if humans.empty or humans["subject_id"].nunique() < 2:
+    """Per-participant d' and c, and their means with two-way intervals and tests (the
+    forward-bias test among them) from :data:`analysis.bootstrap.MIN_PARTICIPANTS` on."""
+    if humans.empty:
         return
     per = participant_sdt.participant_sdt(humans)
+    report.tables["sdt_by_participant"] = per
+    if too_few_participants(report, ["sdt_participant_summary"], len(per)):
+        return
     draws = bootstrap.subject_mean_draws(humans, n_boot=n_boot, rng=rng)
-    boot = {m: tuple(np.nanpercentile(v, [2.5, 97.5])) for m, v in draws.items()}
     overall = report.tables.get("aot_overall", pd.DataFrame())
     pooled = {}
     if not overall.empty:
         row = overall[(overall["subset"] == "full") & (overall["observer"] == C.HUMAN)]
         pooled = {m: float(row[m].iloc[0]) for m in ("accuracy", "d_prime", "criterion")
                   if len(row)}
-    summary = participant_sdt.participant_summary(per, pooled=pooled, boot=boot)
+    summary = participant_sdt.participant_summary(per, draws=draws, pooled=pooled)
     report.tables["sdt_participant_summary"] = summary
-    report.tables["sdt_by_participant"] = per
     by_metric = summary.set_index("metric")
     c, d = by_metric.loc["criterion"], by_metric.loc["d_prime"]
     n_extreme = int(per["extreme"].sum())
     report.fit_info["participant_sdt"] = {
         "correction": CORRECTION, "n_participants": int(len(per)),
-        "n_extreme": n_extreme, "summary": summary.to_dict("records")}
+        "n_extreme": n_extreme, "interval": "two-way (participant x clip) percentile "
+        f"bootstrap, {n_boot} resamples", "summary": summary.to_dict("records")}
     report.notes.append(
         f"Per participant (n = {len(per)}): mean d' {d['mean']:.2f} (95% CI {d['ci_low']:.2f} "
         f"to {d['ci_high']:.2f}; pooled counts give {d['pooled']:.2f}); mean c "
         f"{c['mean']:.2f} ({c['ci_low']:.2f} to {c['ci_high']:.2f}), forward bias c != 0: "
-        f"t({int(c['n_participants']) - 1}) = {c['t']:.2f}, p = {c['p_t']:.2g}; Wilcoxon "
-        f"p = {c['p_wilcoxon']:.2g}. d' and c use the {CORRECTION}; uncorrected values are "
-        f"given beside them for the {len(per) - n_extreme} participants without a rate of 0 "
-        "or 1.")
+        f"p = {c['p_value']:.2g}. Intervals and tests resample participants and clips "
+        f"(two-way), as both are samples. d' and c use the {CORRECTION}; uncorrected values "
+        f"are given beside them for the {len(per) - n_extreme} participants without a rate "
+        "of 0 or 1.")
+
+
+def too_few_participants(report, names: list[str], n_people: int) -> bool:
+    """True below :data:`analysis.bootstrap.MIN_PARTICIPANTS` people: then each of
+    ``names`` is left out and says so in its section (``report.failures``), in
+    metrics.json and in one note."""
+    too_few = bootstrap.too_few_people(n_people)
+    if not too_few:
+        return False
+    reason = f"{too_few}; a spread between participants is not estimated from fewer"
+    for name in names:
+        report.failures[name] = reason
+        report.fit_info[name] = {"not_estimated": reason}
+    report.notes.append(f"Not estimated: {', '.join(names)}; {reason}.")
+    return True

@@ -22,6 +22,7 @@ from analysis import (
     loading,
     nonresponse,
     observers,
+    report_pairs,
     report_stats,
     report_tra,
 )
@@ -144,6 +145,7 @@ def build_report(data: pd.DataFrame, models: Sequence[str] | None = None, n_boot
     if category_gaps is not None:
         report_stats.attach_category_gap_cis(t, category_gaps)
     add_ordering_tables(report, kept, raw, non_response)
+    timed(report, "pair_metrics", report_pairs.add_pair_tables, report, kept)
     add_diagnostic_tables(report, kept, tra_data)
     bench = benchmark_reference.benchmark_reference_table(aot_kept)  # published beside ours
     if not bench.empty:

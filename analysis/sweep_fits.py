@@ -12,6 +12,7 @@ import pandas as pd
 from scipy import special
 
 WIDTH_ALPHA = 0.05  # width = distance between the sigmoid's 5% and 95% points (psignifit's)
+WIDTH_UPPER_ONLY = "width: upper bound only"  # see fit_status
 MIN_BLOCKS = 5  # source clips every level needs before they are resampled as blocks
 _norm_pdf = lambda e: np.exp(-0.5 * e * e) / np.sqrt(2 * np.pi)  # noqa: E731
 SIGMOIDS = {  # name -> (cdf, pdf, quantile, derivative of the pdf)
@@ -77,17 +78,31 @@ def ends_at_limit(fit: dict, limits: dict) -> str:
 def fit_status(fit: dict) -> str:
     """"flat" for a curve without a threshold; "at bound" where the fit itself lies on a
     fitting limit (no interval); "at limit: <ends>" where an interval end, or the lapse rate,
-    sits on one (``ends_at_limit``: the truth may lie beyond it); else "ok"."""
+    sits on one (``ends_at_limit``: the truth may lie beyond it); :data:`WIDTH_UPPER_ONLY`
+    where the width's lower end is the smallest width, one level step; else "ok".
+
+    The width's lower end on the level step is set apart from the other limits: the levels
+    cannot tell a curve that narrow from any steeper one (a step between two adjacent
+    levels), so the data bound the width from above only. psignifit makes the same call
+    with its prior, which is 0 at one level step and rises to flat at two
+    (``psignifit._priors.width_prior``). A reader takes ``width_hi`` as an upper bound and
+    ``width_lo`` as the design's resolution, not an estimate; finer levels around the
+    threshold would bound it from below."""
     if fit.get("flat"):
         return "flat"
     if fit.get("at_bound"):
         return "at bound"
-    return f"at limit: {fit['ends_at_limit']}" if fit.get("ends_at_limit") else "ok"
+    ends = [e for e in (fit.get("ends_at_limit") or "").split("; ") if e]
+    limits = [e for e in ends if e != "width_lo"]
+    parts = ([f"at limit: {'; '.join(limits)}"] if limits else []) + \
+        ([WIDTH_UPPER_ONLY] if "width_lo" in ends else [])
+    return ", ".join(parts) or "ok"
 
 
 def is_drawn(status: str) -> bool:
     """Whether a fit of that status has a curve to draw (a row that failed has none)."""
-    return status in ("ok", "at bound", "flat") or status.startswith("at limit")
+    return status in ("ok", "at bound", "flat", WIDTH_UPPER_ONLY) or \
+        status.startswith("at limit")
 
 
 def resample_levels(x, level_of_row, y, n_boot, rng, block=None):

@@ -6,6 +6,9 @@ translated, say that such a key is to be pressed.  The key is drawn into the vid
 the browser treats a catch trial like any other clip and never learns which key is expected.
 The keycap appears after a short plain lead-in, as a task clip would start, and a bar fills
 underneath while it plays so the file is a genuine video (frames differ) rather than a still.
+Participants are never served the stored video itself: each presentation is a variant of its
+own (``render_catch_frames`` with ``rng``; webapp.stimuli.presentations), so that no file is
+the same twice.
 """
 from __future__ import annotations
 
@@ -70,24 +73,58 @@ def _draw_keycap(draw, box: tuple[int, int, int, int], letter: str) -> None:
               fill=KEY_LETTER, font=font, stroke_width=stroke, stroke_fill=KEY_LETTER)
 
 
-def render_catch_frames(key: str, width: int = WIDTH, height: int = HEIGHT, fps: int = FPS,
-                        duration_s: float = DURATION_S) -> np.ndarray:
-    """``(T, H, W, 3)`` uint8 frames of a grey clip showing the keycap of ``key``."""
+def render_catch_frames(key: str, width: int = WIDTH, height: int = HEIGHT, fps: float = FPS,
+                        duration_s: float = DURATION_S, n_frames: int | None = None,
+                        rng: np.random.Generator | None = None) -> np.ndarray:
+    """``(T, H, W, 3)`` uint8 frames of a grey clip showing the keycap of ``key``.
+
+    With ``rng``, one presentation's own variant (webapp.stimuli.presentations): the lead-in
+    and the key's place shift a little and faint waves drift over the grey, so that every
+    frame, and so every byte of the encoded file, differs between presentations while the
+    key reads the same."""
     from PIL import Image, ImageDraw
 
     if key not in KEYS:
         raise ValueError(f"catch key must be one lower-case letter or digit, got {key!r}")
-    n_frames = round(duration_s * fps)
+    n_frames = round(duration_s * fps) if n_frames is None else n_frames
+    dx, dy, lead_in_s, background = 0, 0, LEAD_IN_S, None
+    if rng is not None:
+        dx, dy = (int(d) for d in rng.integers(-(width // 25), width // 25 + 1, 2))
+        lead_in_s += rng.uniform(-0.1, 0.1)
+        background = _waves(rng, n_frames, width, height, fps)
     image = Image.new("RGB", (width, height), BACKGROUND)
-    _draw_keycap(ImageDraw.Draw(image), keycap_box(width, height), key.upper())
+    left, top, right, bottom = keycap_box(width, height)
+    _draw_keycap(ImageDraw.Draw(image), (left + dx, top + dy, right + dx, bottom + dy),
+                 key.upper())
     with_key = np.asarray(image)
-    blank = np.full_like(with_key, BACKGROUND)
+    keycap = np.any(with_key != BACKGROUND, axis=-1)
     frames = np.empty((n_frames, height, width, 3), np.uint8)
     bar_top, bar_bottom = int(height * 0.8), int(height * 0.8) + max(2, height // 40)
     for i in range(n_frames):
-        frames[i] = blank if i < LEAD_IN_S * fps else with_key
+        frames[i] = BACKGROUND if background is None else background(i)
+        if i >= lead_in_s * fps:
+            frames[i][keycap] = with_key[keycap]
         frames[i, bar_top:bar_bottom, : int(width * (i + 1) / n_frames)] = INK
     return frames
+
+
+def _waves(rng: np.random.Generator, n_frames: int, width: int, height: int, fps: float):
+    """Frame by frame, a faint (a few grey levels) wave pattern drifting over the grey, in a
+    direction, wavelength and speed of its own: the frames of a presentation carry motion
+    like a clip's, and no two presentations share a frame."""
+    angle, wavelength, speed, amplitude = rng.uniform((0, 20, 0.5, 2), (2 * np.pi, 60, 2, 5))
+    y, x = np.mgrid[0:height, 0:width].astype(np.float32)
+    phase = 2 * np.pi * (x * np.cos(angle) + y * np.sin(angle)) / wavelength
+    # sin(phase + shift) from the two fixed patterns: a frame costs two multiply-adds.
+    sine, cosine = amplitude * np.sin(phase), amplitude * np.cos(phase)
+    out = np.empty((height, width, 3), np.uint8)
+
+    def frame(i: int) -> np.ndarray:
+        shift = 2 * np.pi * speed * i / fps
+        grey = sine * np.float32(np.cos(shift)) + cosine * np.float32(np.sin(shift))
+        out[:] = (np.rint(grey) + BACKGROUND[0]).astype(np.uint8)[..., None]  # grey: R = G = B
+        return out
+    return frame
 
 
 def clip_key(key: str) -> str:

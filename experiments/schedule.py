@@ -194,19 +194,18 @@ def _number(trials: list[dict], start: int, block: str | None = None) -> list[di
 
 def practice_trials(design: Design, catalog: Catalog, seed: int, session_number: int,
                     attempt: int = 1) -> list[dict]:
-    """One practice attempt (feedback on, correct answer sent: feedback needs it)."""
+    """One practice attempt, with feedback: the server tells whether an answer was right once
+    it is stored (the browser is never sent the answer, webapp.participant.feedback)."""
     _, pool = clip_pools(design, catalog)
     if not pool or design.practice.n_trials < 1:
         return []
     rng = _rng(seed, _PRACTICE_STREAM * session_number + attempt)
     n = design.practice.n_trials
     clips = [pool[i % len(pool)] for i in rng.permutation(max(n, len(pool)))[:n]]
-    task = TASKS[design.task]
-    trials = task.practice_trials(design, clips, rng)
+    trials = TASKS[design.task].practice_trials(design, clips, rng)
     for trial in trials:
         trial["practice_attempt"] = attempt
         trial["params"]["feedback"] = True
-        trial["params"]["correct_response"] = task.feedback_answer(trial)
     return _number(trials, 0, PRACTICE)
 
 
@@ -259,8 +258,9 @@ def insert_practice_attempt(schedule: list[dict], practice: list[dict]) -> list[
     return _number(merged, 0)
 
 
-# What practice_trials() adds to a practice trial's params for its feedback.
-FEEDBACK_PARAMETERS = ("feedback", "correct_response")
+# What practice_trials() adds to a practice trial's params: that it shows feedback, never the
+# answer (schedules stored before also hold ``correct_response`` there; it is not sent).
+FEEDBACK_PARAMETERS = ("feedback",)
 
 
 def public_trial(trial: Mapping, media_url: Callable[[int, int | None], str]) -> dict:
@@ -269,8 +269,9 @@ def public_trial(trial: Mapping, media_url: Callable[[int, int | None], str]) ->
 
     ``media_url(trial_index, slot)`` gives a stimulus URL by trial and, for frame sets, by
     presented slot: public positions only, never a stimulus id or a frame's time index.
-    Of ``params``, only the type's declared ``PARAMETERS`` (and a practice trial's feedback)
-    are sent, whatever its ``public_view`` passes on.
+    Of ``params``, only the type's declared ``PARAMETERS`` (and whether a practice trial shows
+    feedback) are sent, whatever its ``public_view`` passes on: a practice trial's answer is
+    told after it is stored (webapp.participant.feedback), never before.
     """
     module = TRIAL_TYPES[trial["trial_type"]]
     view = module.public_view(trial, media_url)

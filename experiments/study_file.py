@@ -10,33 +10,42 @@ found; unknown keys are errors, so a typo is never silently ignored::
 
 :func:`load` returns a :class:`StudyConfig` (the :class:`~experiments.designs.Design` plus the
 study-level settings) or raises :class:`StudyFileError` with every problem; :func:`to_toml`
-writes a config back, and ``load`` of that text gives the same config.
+(:mod:`experiments.study_format`, with the schema) writes a config back, and ``load`` of that
+text gives the same config.  Reading is bounded in time and memory
+(:mod:`experiments.study_scan`).
 """
 from __future__ import annotations
 
 import difflib
-import json
-import math
 import re
 import tomllib
-from dataclasses import dataclass, field, fields, replace
+from dataclasses import dataclass
 from pathlib import Path
 
-from experiments import texts as text_defaults
-from experiments.designs import DESIGNS, Design, get_design
-from experiments.exclusions import ExclusionRules
+from experiments import study_checks
 from experiments.response_keys import reserved_key_warnings
-from experiments.trial_types import TRIAL_TYPES
+from experiments.study_checks import consent_warnings
+from experiments.study_config import StudyConfig, estimate_session_minutes, study_texts
+from experiments.study_format import (
+    BROWSERS,
+    DEFAULT_BROWSERS,
+    LOOK_ALIKE_KEYS,
+    MAX_TEXT_CHARS,
+    MAX_TITLE_CHARS,
+    SCHEMA,
+    WEBKIT_ONSET_ERROR,
+    check_value,
+    title_problem,
+    to_toml,
+)
+from experiments.study_scan import MAX_FILE_BYTES, scan
 
-BROWSERS = ("chromium", "firefox", "webkit")
-# What a study accepts unless its file says otherwise: the engines whose measured onset error
-# meets the goal (|mean| < 5 ms, SD < 3 ms; bench/rt_engines.py, README "Three browser
-# engines").  WebKitGTK, standing in for Safari, missed it; a study file may still opt in.
-DEFAULT_BROWSERS = ("chromium", "firefox")
-WEBKIT_ONSET_ERROR = "mean 9.2 ms, SD 4.0 ms"
-
-__all__ = ["BROWSERS", "DEFAULT_BROWSERS", "Problem", "StudyConfig", "StudyFileError",
-           "estimate_session_minutes", "load", "loads", "problem_at", "to_toml"]
+# What the configuration (experiments.study_config) and the schema (experiments.study_format)
+# declare is named here too: one module to import.
+__all__ = ["BROWSERS", "DEFAULT_BROWSERS", "MAX_FILE_BYTES", "MAX_TEXT_CHARS", "MAX_TITLE_CHARS",
+           "SCHEMA", "Problem", "StudyConfig", "StudyFileError", "check", "check_value",
+           "consent_warnings", "estimate_session_minutes", "load", "loads", "problem_at",
+           "read_source", "study_texts", "title_problem", "to_toml"]
 
 
 @dataclass(frozen=True)
@@ -58,238 +67,8 @@ class StudyFileError(ValueError):
         super().__init__("\n".join(map(str, problems)))
 
 
-@dataclass(frozen=True)
-class StudyConfig:
-    """A study's whole configuration: its design plus the study-level settings and texts."""
-
-    design: Design
-    stimulus_set: str
-    title: str = ""
-    languages: tuple[str, ...] = ("en",)
-    places: int | None = None
-    browsers: tuple[str, ...] = DEFAULT_BROWSERS
-    devices: tuple[str, ...] = ("desktop",)
-    min_window: tuple[int, int] = (800, 600)
-    # The study's own texts (Markdown) by language and key; the rest are the shipped defaults.
-    texts: dict = field(default_factory=dict)
-    # The lab's facts the consent states (texts.STUDY_FACTS): Markdown, or Markdown by language.
-    contact: str | dict = ""
-    ethics: str | dict = ""
-    data_retention: str | dict = ""
-
-    def settings(self) -> dict:
-        """The study-level settings as JSON (stored beside the design in its snapshot).
-
-        ``texts`` is what participants read: the study's own texts plus those the design's
-        task and the lab's facts fill (``texts.for_study``); ``own_texts`` is the file's."""
-        return {"stimulus_set": self.stimulus_set, "title": self.title,
-                "languages": list(self.languages), "places": self.places,
-                "browsers": list(self.browsers), "devices": list(self.devices),
-                "min_window": list(self.min_window),
-                **{fact: getattr(self, fact) for fact in text_defaults.STUDY_FACTS},
-                "own_texts": {lang: dict(keys) for lang, keys in self.texts.items()},
-                "texts": {lang: text_defaults.for_study(self.texts, lang, self.design.task,
-                                                        self.facts(lang))
-                          for lang in self.languages}}
-
-    def facts(self, language: str) -> dict[str, str]:
-        """The lab's facts in ``language`` (a fact given by language: that language's, else
-        the study's first language's)."""
-        found = {}
-        for fact in text_defaults.STUDY_FACTS:
-            value = getattr(self, fact)
-            if isinstance(value, dict):
-                value = value.get(language) or value.get(self.languages[0], "")
-            found[fact] = value
-        return found
-
-    @classmethod
-    def from_settings(cls, design: Design, settings: dict) -> "StudyConfig":
-        data = dict(settings)
-        data.pop("estimate", None)
-        if "own_texts" in data:  # else a study stored before texts were filled in
-            data["texts"] = data.pop("own_texts")
-        for key in ("languages", "browsers", "devices", "min_window"):
-            if key in data:
-                data[key] = tuple(data[key])
-        return cls(design=design, **data)
-
-    def resolved_texts(self, language: str) -> dict[str, str]:
-        return text_defaults.resolve(self.texts, language)
-
-
-# --- the schema ------------------------------------------------------------------------------
-
-@dataclass(frozen=True)
-class Setting:
-    """One key of the file: its kind, what it must be, and the Design field it sets (if any)."""
-
-    kind: str  # int | number | bool | str | design | language_list | key_pair | choice_list
-    expected: str
-    design_field: str | None = None
-    minimum: float | None = None
-    maximum: float | None = None
-    required: bool = False
-    choices: tuple[str, ...] = ()
-    # Said after ``expected`` when a value is above ``maximum`` (" of at most 200").
-    bound: str = ""
-
-
-# Key pairs a participant can mistake for each other when a catch video shows one of them.
-LOOK_ALIKE_KEYS = frozenset(frozenset(pair) for pair in ("o0", "i1", "l1", "il", "s5", "b8", "z2"))
-# Sanity bounds: a value past them is a typo (or would exhaust memory building a schedule).
-MAX_SESSIONS, MAX_BLOCKS, MAX_TRIALS_PER_BLOCK, MAX_PRACTICE_TRIALS = 20, 100, 2000, 200
-MAX_ATTEMPTS, MAX_REPEATS, MAX_PLACES, MAX_WINDOW_PX = 10, 100, 100_000, 10_000
-MAX_TIMING_MS, MAX_GAP_HOURS = 600_000, 24 * 365  # 10 minutes; a year
-
-
-def _int(minimum: int, field_: str | None = None, maximum: int | None = None,
-         note: str = "") -> Setting:
-    words = {0: "a non-negative integer", 1: "a positive integer"}
-    bound = f" of at most {maximum}{note}" if maximum is not None else ""
-    return Setting("int", words.get(minimum, f"an integer >= {minimum}"), field_, minimum,
-                   maximum, bound=bound)
-
-
-def _timing(minimum: int, field_: str) -> Setting:
-    return _int(minimum, field_, MAX_TIMING_MS, " (10 minutes)")
-
-
-DEVICES = ("desktop", "tablet", "phone")
-_LOCALISED = ("Markdown text saying {}, or a table of such texts by language "
-              '(en = "...", de = "...")')
-_RULE_TYPES = {"str": Setting("str", "a string"), "bool": Setting("bool", "true or false"),
-               "int": _int(0), "float": Setting("number", "a non-negative number", minimum=0)}
-SCHEMA: dict[str, dict[str, Setting]] = {
-    "study": {
-        "title": Setting("str", "a title"),
-        "design": Setting("choice", f"one of {', '.join(DESIGNS)}", required=True,
-                          choices=tuple(DESIGNS)),
-        "stimulus_set": Setting("str", "the name of a stimulus set", required=True),
-        "languages": Setting("language_list", 'a list of language codes such as ["en", "de"]'),
-        # The lab's facts the consent states (experiments.texts.STUDY_FACTS).
-        "contact": Setting("localised", _LOCALISED.format("whom participants contact")),
-        "ethics": Setting("localised", _LOCALISED.format("the ethics approval")),
-        "data_retention": Setting("localised", _LOCALISED.format(
-            "how long the data are kept and who may see them")),
-    },
-    "sessions": {"count": _int(1, "sessions", MAX_SESSIONS),
-                 "gap_hours": Setting("number", "a non-negative number of hours",
-                                      "session_gap_hours", 0, MAX_GAP_HOURS,
-                                      bound=f" of at most {MAX_GAP_HOURS} (a year)")},
-    "blocks": {"count": _int(1, "main_blocks", MAX_BLOCKS),
-               "clips_per_session": _int(1, "max_clips", MAX_TRIALS_PER_BLOCK * MAX_BLOCKS),
-               "trials_per_block": _int(1, None, MAX_TRIALS_PER_BLOCK),
-               "catch_per_block": _int(0, "catch_per_block", MAX_TRIALS_PER_BLOCK),
-               # Sweep designs only (included_splits): each clip this many times per direction.
-               "repeats_per_direction": _int(1, "repeats_per_direction", MAX_REPEATS)},
-    "practice": {"trials": _int(0, "practice.n_trials", MAX_PRACTICE_TRIALS),
-                 "pass_accuracy": Setting("number", "a proportion from 0 to 1",
-                                          "practice.min_accuracy", 0, 1),
-                 "attempts": _int(1, "practice.max_attempts", MAX_ATTEMPTS)},
-    "responses": {"keys": Setting("key_pair", "two different keys, each a lower-case letter or "
-                                              'digit, such as ["f", "j"]', "response_keys"),
-                  "counterbalance": Setting("bool", "true or false", "counterbalance_keys")},
-    "timing": {"fixation_ms": _timing(0, "fixation_ms"),
-               "response_timeout_ms": _timing(0, "response_window_ms_after_clip"),
-               "ordering_timeout_ms": _timing(1, "max_ordering_ms"),
-               "inter_trial_ms": _timing(0, "inter_trial_ms")},
-    "participants": {
-        "places": _int(1, None, MAX_PLACES),
-        "browsers": Setting("choice_list", f"a list of {', '.join(BROWSERS)}", choices=BROWSERS),
-        "devices": Setting("choice_list", f"a list of {', '.join(DEVICES)}", choices=DEVICES),
-        "min_window_width": _int(1, None, MAX_WINDOW_PX),
-        "min_window_height": _int(1, None, MAX_WINDOW_PX),
-    },
-    "exclusions": {f.name: replace(_RULE_TYPES[type(f.default).__name__],
-                                   design_field=f"exclusions.{f.name}")
-                   for f in fields(ExclusionRules)},
-}
-_LANGUAGE = re.compile(r"^[a-z]{2,3}(-[A-Z]{2})?$")
-# The catch set has a video for each such key (experiments.catch.KEYS); whether the stored
-# one does is checked when a study is created, where the database can be seen.
-_KEY_NAME = re.compile(r"^[a-z0-9]$")
-
-
-def check_value(setting: Setting, value) -> str | None:
-    """None when ``value`` fits ``setting``, else "expected ..., got ..."."""
-    fits = _FITS[setting.kind](setting, value)
-    bound = ""
-    if isinstance(value, (int, float)) and not isinstance(value, bool):
-        if setting.maximum is not None and value > setting.maximum:
-            fits, bound = False, setting.bound  # 1e17 for an integer: the bound is the news
-        elif fits:
-            fits = setting.minimum is None or value >= setting.minimum
-    return None if fits else f"expected {setting.expected}{bound}, got {_show(value)}"
-
-
-def _is_text(value) -> bool:
-    return isinstance(value, str) and value.strip() != ""
-
-
-def _is_int(value) -> bool:
-    return isinstance(value, int) and not isinstance(value, bool)
-
-
-_FITS = {
-    "int": lambda s, v: _is_int(v),
-    "number": lambda s, v: _is_int(v) or (isinstance(v, float) and math.isfinite(v)),
-    "bool": lambda s, v: isinstance(v, bool),
-    "str": lambda s, v: _is_text(v),
-    "choice": lambda s, v: v in s.choices,
-    "language_list": lambda s, v: isinstance(v, list) and bool(v) and len(set(v)) == len(v)
-    and all(isinstance(x, str) and _LANGUAGE.match(x) for x in v),
-    "key_pair": lambda s, v: isinstance(v, list) and len(v) == 2 and len(set(v)) == 2
-    and all(isinstance(x, str) and _KEY_NAME.match(x) for x in v),
-    "choice_list": lambda s, v: isinstance(v, list) and bool(v) and len(set(v)) == len(v)
-    and all(x in s.choices for x in v),
-    "localised": lambda s, v: _is_text(v) or isinstance(v, dict) and bool(v)
-    and all(isinstance(k, str) and _LANGUAGE.match(k) and _is_text(x) for k, x in v.items()),
-}
-
-
-# --- reading -------------------------------------------------------------------------------
-
-_HEADER = re.compile(r"^\s*\[\s*([^\[\]]+?)\s*\]\s*(#.*)?$")
-_KEY = re.compile(r"^\s*((?:[A-Za-z0-9_-]+|\"[^\"]*\")(?:\s*\.\s*(?:[A-Za-z0-9_-]+|\"[^\"]*\"))*)\s*=")
-
-
-def _split_key(text: str) -> tuple[str, ...]:
-    return tuple(part.strip().strip('"') for part in text.split("."))
-
-
-def key_lines(source: str) -> tuple[dict[tuple, int], list[tuple[tuple, int, int]]]:
-    """The line of each table header and key (1-based), and the keys written twice as
-    ``(path, line, first line)``.  Lines inside multi-line strings are skipped."""
-    lines: dict[tuple, int] = {}
-    twice = []
-    table: tuple = ()
-    quote = None
-    for number, line in enumerate(source.splitlines(), start=1):
-        if quote:
-            if line.count(quote) % 2 == 1:
-                quote = None
-            continue
-        header = _HEADER.match(line)
-        key = None if header else _KEY.match(line)
-        if header:
-            table = _split_key(header.group(1))
-            path = table
-        elif key:
-            path = table + _split_key(key.group(1))
-            rest = line[key.end():]
-            for mark in ('"""', "'''"):
-                if rest.count(mark) % 2 == 1:
-                    quote = mark
-        else:
-            continue
-        if path in lines and not header:
-            twice.append((path, number, lines[path]))
-        lines.setdefault(path, number)
-        for end in range(len(table) + 1, len(path)):  # a dotted key's tables (ethics.en)
-            lines.setdefault(path[:end], number)
-    return lines, twice
-
+# Problems reported of one file: the first ones say what to fix, and each costs a little work.
+MAX_PROBLEMS = 50
 
 # Settings a file may write in another form: a problem with the first is shown at the second.
 _WRITTEN_AS: dict[tuple[str, ...], tuple[tuple[str, ...], str]] = {
@@ -301,7 +80,7 @@ def problem_at(source: str, name: str, setting: str, message: str) -> Problem:
     """A problem found after the file was read (when the study is created, where its stimulus
     set can be seen) at the line of ``setting`` ("blocks.clips_per_session"), or of the
     setting the file wrote it as (``blocks.trials_per_block``)."""
-    reader = _Reader(name, source, None)
+    reader = Reader(name, source, None)
     path = tuple(setting.split("."))
     written, how = _WRITTEN_AS.get(path, ((), ""))
     if written in reader.lines and path not in reader.lines:
@@ -309,14 +88,16 @@ def problem_at(source: str, name: str, setting: str, message: str) -> Problem:
     return Problem(name, reader.line(path), ".".join(path), message)
 
 
-class _Reader:
+class Reader:
     """Collects problems while a parsed file is checked against the schema."""
 
     def __init__(self, name: str, source: str, base_dir: Path | None):
         self.name, self.base_dir = name, base_dir
-        self.lines, self.twice = key_lines(source)
+        self.scan = scan(source)
+        self.lines = self.scan.lines
         self.problems: list[Problem] = []
         self.warnings: list[Problem] = []
+        self.unshown = 0
 
     def line(self, path: tuple) -> int:
         while path and path not in self.lines:
@@ -324,10 +105,16 @@ class _Reader:
         return self.lines.get(path, 1)
 
     def error(self, path: tuple, message: str, warn: bool = False) -> None:
-        problem = Problem(self.name, self.line(path), ".".join(path) or "(file)", message)
-        (self.warnings if warn else self.problems).append(problem)
+        found = self.warnings if warn else self.problems
+        if len(found) >= MAX_PROBLEMS:
+            self.unshown += 1
+            return
+        found.append(Problem(self.name, self.line(path), ".".join(path) or "(file)", message))
 
     def unknown(self, path: tuple, key: str, known) -> None:
+        if len(self.problems) >= MAX_PROBLEMS:  # not shown: spare the search for a hint
+            self.unshown += 1
+            return
         close = difflib.get_close_matches(key, list(known), n=1)
         hint = f" (did you mean {close[0]!r}?)" if close else ""
         self.error(path + (key,), f"unknown key{hint}; expected one of {', '.join(sorted(known))}")
@@ -343,35 +130,74 @@ def loads(source: str, name: str = "study.toml", base_dir: Path | None = None) -
 
 def load(path: str | Path) -> StudyConfig:
     path = Path(path)
-    return loads(path.read_text("utf-8"), path.name, path.parent)
+    return loads(read_source(path), path.name, path.parent)
+
+
+def read_source(path: Path) -> str:
+    """The text of the study file at ``path``, read no further than :data:`MAX_FILE_BYTES`;
+    raises :class:`StudyFileError` for a larger file or one that is not UTF-8."""
+    with open(path, "rb") as handle:
+        raw = handle.read(MAX_FILE_BYTES + 1)
+    if len(raw) > MAX_FILE_BYTES:
+        raise StudyFileError([Problem(path.name, 1, "(file)", f"expected a study file of at "
+                                                              f"most {MAX_FILE_BYTES // 1024} KiB, "
+                                                              "got more")])
+    try:
+        return raw.decode("utf-8")
+    except UnicodeDecodeError as error:
+        line = raw[:error.start].count(b"\n") + 1
+        raise StudyFileError([Problem(path.name, line, "(file)", f"expected UTF-8 text, got "
+                                                                 f"byte 0x{raw[error.start]:02x}")])
 
 
 def check(source: str, name: str = "study.toml", base_dir: Path | None = None):
     """``(config or None, problems, warnings)`` of a study file's text; its ``{file = ...}``
     texts are read in ``base_dir``, and are errors without one (an uploaded file's)."""
-    reader = _Reader(name, source, base_dir)
-    for path, number, first in reader.twice:
-        reader.problems.append(Problem(name, number, ".".join(path),
+    reader = Reader(name, source, base_dir)
+    config = _validate(reader, source)
+    if reader.unshown:
+        reader.problems.append(Problem(name, 1, "(file)", f"and {reader.unshown} more "
+                                                          "problem(s), shown once these are fixed"))
+    return config, reader.problems, reader.warnings
+
+
+def _parse(reader: Reader, source: str) -> dict | None:
+    """The file's tables; None after a problem (a limit it passes, text that is not TOML)."""
+    found = reader.scan
+    if found.refusal is not None:
+        reader.problems.append(Problem(reader.name, *found.refusal))
+        return None
+    for path, number, first in found.twice:
+        reader.problems.append(Problem(reader.name, number, ".".join(path),
                                        f"defined twice (first on line {first})"))
     try:
-        data = tomllib.loads(source)
-    except tomllib.TOMLDecodeError as error:
+        return tomllib.loads(source)
+    except ValueError as error:  # a TOMLDecodeError, or one tomllib lets through (int limits)
         match = re.search(r"\(at line (\d+), column \d+\)", str(error))
-        where = int(match.group(1)) if match else _unterminated_line(source)
+        # tomllib says only "at end of document" of a string left open
+        where = int(match.group(1)) if match else \
+            found.open_string or max(1, len(source.splitlines()))
         if not reader.problems:
-            reader.problems.append(Problem(name, where, "(file)", f"not valid TOML: {error}"))
-        return None, reader.problems, reader.warnings
-    values = _check_sections(reader, data)
-    text_overrides = _check_texts(reader, data.get("texts", {}), values.get(("study", "languages"),
-                                                                           ("en",)))
-    config = None if reader.problems else _build(reader, values, text_overrides)
+            reader.problems.append(Problem(reader.name, where, "(file)", f"not valid TOML: {error}"))
+        return None
+
+
+def _validate(reader: Reader, source: str) -> StudyConfig | None:
+    """The file's configuration, or None with its problems in ``reader``."""
+    data = _parse(reader, source)
+    if data is None:
+        return None
+    values = study_checks.check_sections(reader, data)
+    languages = values.get(("study", "languages"), ("en",))
+    text_overrides = study_checks.check_texts(reader, data.get("texts", {}), languages)
+    config = None if reader.problems else study_checks.build(reader, values, text_overrides)
     if config is not None and "webkit" in config.browsers:
         reader.error(("participants", "browsers"),
                      f"webkit (Safari) is allowed, but its measured onset error "
                      f"({WEBKIT_ONSET_ERROR} in WebKitGTK, bench/rt_engines.py) misses the goal "
                      f"(|mean| < 5 ms, SD < 3 ms); the default is {list(DEFAULT_BROWSERS)}",
                      warn=True)
-    if config is not None and not _check_facts(reader, config):
+    if config is not None and not study_checks.check_facts(reader, config):
         config = None
     # A key that a browser the study accepts keeps from the page can never be an answer
     # there (every presentation is lost and re-offered, then stored technical).
@@ -389,309 +215,4 @@ def check(source: str, name: str = "study.toml", base_dir: Path | None = None):
                      f"{' and '.join(k.upper() for k in config.design.response_keys)} look alike "
                      "on a keyboard legend and on the catch videos' keycaps; choose keys that "
                      "cannot be mistaken for each other", warn=True)
-    return config, reader.problems, reader.warnings
-
-
-# What participants miss in a consent without each fact (a consent form should say them all).
-_FACT_NEEDS = {"contact": "whom to ask about the study",
-               "ethics": "which ethics committee approved the study",
-               "data_retention": "how long their data are kept and who may see them"}
-
-
-def consent_warnings(config: StudyConfig) -> list[tuple[str, str]]:
-    """``(field, message)`` for each lab fact a language's consent would need and the study
-    does not give (an example value of a shipped study is flagged too)."""
-    found = []
-    for fact in text_defaults.STUDY_FACTS:
-        value = getattr(config, fact)
-        languages = [lang for lang in config.languages
-                     if "{%s}" % fact in config.resolved_texts(lang).get("consent", "")]
-        missing = [lang for lang in languages if not config.facts(lang)[fact].strip()]
-        if missing:
-            found.append((f"study.{fact}", f"not given: the consent ({', '.join(missing)}) does not "
-                                           f"tell participants {_FACT_NEEDS[fact]}"))
-        elif languages and "EXAMPLE" in json.dumps(value):
-            found.append((f"study.{fact}", "an example value: give the lab's own before "
-                                           "participants read the consent"))
-    return found
-
-
-def _check_facts(reader: _Reader, config: StudyConfig) -> bool:
-    """Errors for a fact in a language the study lacks (False after one), then warnings."""
-    ok = True
-    for fact in text_defaults.STUDY_FACTS:
-        value = getattr(config, fact)
-        extra = [lang for lang in value if lang not in config.languages] \
-            if isinstance(value, dict) else []
-        if extra:
-            reader.error(("study", fact, extra[0]), f"expected a language of study.languages "
-                                                    f"{list(config.languages)}, got {extra[0]!r}")
-            ok = False
-    for where, message in consent_warnings(config) if ok else ():
-        reader.error(tuple(where.split(".")), message, warn=True)
-    return ok
-
-
-def _unterminated_line(source: str) -> int:
-    """The line where a string left open to the end of the file starts (tomllib says only
-    "at end of document"); else the last line."""
-    opened, mark = None, None
-    for number, line in enumerate(source.splitlines(), start=1):
-        for found in re.findall(r'"""|\'\'\'', line):
-            if mark is None:
-                opened, mark = number, found
-            elif found == mark:
-                opened, mark = None, None
-    return opened or max(1, len(source.splitlines()))
-
-
-def _check_sections(reader: _Reader, data: dict) -> dict[tuple, object]:
-    values: dict[tuple, object] = {}
-    for section, value in data.items():
-        if section == "texts":
-            continue
-        if section not in SCHEMA:
-            reader.unknown((), section, [*SCHEMA, "texts"])
-            continue
-        if not isinstance(value, dict):
-            reader.error((section,), f"expected a table [{section}], got {_show(value)}")
-            continue
-        for key, item in value.items():
-            setting = SCHEMA[section].get(key)
-            if setting is None:
-                reader.unknown((section,), key, SCHEMA[section])
-                continue
-            problem = check_value(setting, item)
-            if problem:
-                reader.error((section, key), problem)
-            else:
-                values[(section, key)] = item
-    for section, settings in SCHEMA.items():
-        for key, setting in settings.items():
-            if setting.required and (section, key) not in values and \
-                    key not in data.get(section, {}):
-                reader.error((section, key), f"required: expected {setting.expected}, got nothing")
-    if ("blocks", "trials_per_block") in values and ("blocks", "clips_per_session") in values:
-        reader.error(("blocks", "trials_per_block"),
-                     "collides with blocks.clips_per_session: give one of them")
-    return values
-
-
-def _check_texts(reader: _Reader, texts, languages) -> dict[str, dict[str, str]]:
-    path = ("texts",)
-    if not isinstance(texts, dict):
-        reader.error(path, f"expected a table of languages, got {_show(texts)}")
-        return {}
-    known = text_defaults.text_keys()
-    found: dict[str, dict[str, str]] = {}
-    for language, keys in texts.items():
-        where = path + (language,)
-        if language not in languages:
-            reader.error(where, f"expected a language of study.languages {list(languages)}, "
-                                f"got {language!r}")
-            continue
-        if not isinstance(keys, dict):
-            reader.error(where, f"expected a table of texts, got {_show(keys)}")
-            continue
-        found[language] = {}
-        for key, value in keys.items():
-            if key not in known:
-                reader.unknown(where, key, known)
-                continue
-            text = _text_value(reader, where + (key,), value)
-            if text is None:
-                continue
-            allowed = text_defaults.allowed_placeholders(key)
-            for extra in sorted(text_defaults.placeholders(text) - allowed):
-                reader.error(where + (key,), f"unknown placeholder {{{extra}}}; "
-                                             f"expected {sorted(allowed) or 'none'}")
-            found[language][key] = text
-    for language in languages:
-        shipped = set(text_defaults.defaults(language)) | set(found.get(language, {}))
-        missing = [key for key in known if key not in shipped]
-        if missing:
-            more = f" and {len(missing) - 8} more" if len(missing) > 8 else ""
-            reader.error(path + (language,), f"{len(missing)} text(s) missing, shown in English: "
-                                             f"{', '.join(missing[:8])}{more}", warn=True)
-    return found
-
-
-def _text_value(reader: _Reader, path: tuple, value) -> str | None:
-    if isinstance(value, str):
-        return value
-    if isinstance(value, dict) and set(value) == {"file"} and isinstance(value["file"], str):
-        if reader.base_dir is None:
-            # Without the file's folder (an upload) a path would name a file on the server.
-            reader.error(path, "expected the Markdown inline (a {file = ...} text cannot be "
-                               "read without the study file's folder, as in an upload), "
-                               f"got {_show(value)}")
-            return None
-        target = reader.base_dir / value["file"]
-        try:
-            return target.read_text("utf-8")
-        except OSError as error:
-            reader.error(path, f"expected a readable Markdown file, got {value['file']!r} "
-                               f"({error.strerror or error})")
-            return None
-    reader.error(path, f'expected Markdown text or {{file = "NAME.md"}}, got {_show(value)}')
-    return None
-
-
-def _build(reader: _Reader, values: dict, text_overrides: dict) -> StudyConfig | None:
-    base = get_design(values[("study", "design")])
-    if ("blocks", "repeats_per_direction") in values and not base.included_splits:
-        reader.error(("blocks", "repeats_per_direction"),
-                     f"only for a sweep design (one with included_splits, such as tra-sweep); "
-                     f"{base.name} shows each clip once per session")
-        return None
-    data = base.to_dict()
-    for (section, key), value in values.items():
-        setting: Setting = SCHEMA[section][key]
-        if setting.design_field:
-            target = data
-            *parents, last = setting.design_field.split(".")
-            for parent in parents:
-                target = target[parent]
-            target[last] = list(value) if isinstance(value, list) else value
-    if ("blocks", "trials_per_block") in values:
-        data["max_clips"] = values[("blocks", "trials_per_block")] * data["main_blocks"]
-    practice_gate = ("exclusions", "min_practice_accuracy")
-    if practice_gate not in values:
-        # One threshold: the exclusion rule follows the practice gate unless the file sets it.
-        data["exclusions"]["min_practice_accuracy"] = data["practice"]["min_accuracy"]
-    try:
-        design = Design.from_dict(data)
-    except (TypeError, ValueError) as error:
-        culprit = _culprit(base, values)
-        reader.error(culprit, str(error) if culprit != ("study", "design")
-                     else f"the settings do not make a valid design: {error}")
-        return None
-    if not _check_design(reader, design):
-        return None
-    study = {key: values[(section, key)] for section, key in values
-             if section in ("study", "participants") and not SCHEMA[section][key].design_field}
-    window = (study.pop("min_window_width", 800), study.pop("min_window_height", 600))
-    study.pop("design", None)
-    study.pop("stimulus_set", None)
-    for key in ("languages", "browsers", "devices"):
-        if key in study:
-            study[key] = tuple(study[key])
-    return StudyConfig(design=design, stimulus_set=values[("study", "stimulus_set")],
-                       min_window=window, texts=text_overrides, **study)
-
-
-def _culprit(base: Design, values: dict) -> tuple:
-    """The first setting that alone makes ``base`` invalid (``study.design`` if none does)."""
-    for (section, key), value in values.items():
-        design_field = SCHEMA[section][key].design_field
-        if not design_field or "." in design_field:
-            continue
-        try:
-            Design.from_dict({**base.to_dict(), design_field: value})
-        except (TypeError, ValueError):
-            return (section, key)
-    return ("study", "design")
-
-
-def _check_design(reader: _Reader, design: Design) -> bool:
-    """Checks across settings that the design itself cannot make; False after an error."""
-    ok = True
-    per_block = design.max_clips // design.main_blocks if design.max_clips else None
-    if per_block is not None and design.catch_per_block >= per_block:
-        reader.error(("blocks", "catch_per_block"),
-                     f"expected fewer catch trials than trials per block ({per_block}), "
-                     f"got {design.catch_per_block}")
-        ok = False
-    elif design.max_clips and per_block is not None and per_block > MAX_TRIALS_PER_BLOCK:
-        reader.error(("blocks", "clips_per_session"),
-                     f"expected at most {MAX_TRIALS_PER_BLOCK} trials per block, got "
-                     f"{design.max_clips} over {design.main_blocks} block(s)")
-        ok = False
-    gate, rule = design.practice.min_accuracy, design.exclusions.min_practice_accuracy
-    if rule > gate:
-        reader.error(("exclusions", "min_practice_accuracy"),
-                     f"expected at most practice.pass_accuracy ({gate}): a participant the "
-                     f"practice gate lets through must not be excluded by it, got {rule}")
-        ok = False
-    return ok
-
-
-def _show(value) -> str:
-    return json.dumps(value, ensure_ascii=False, default=str)
-
-
-# --- writing -------------------------------------------------------------------------------
-
-def to_toml(config: StudyConfig) -> str:
-    """The study file of ``config``: every setting written out, texts the study's own only."""
-    design = config.design.to_dict()
-    lines = ["# Chronoscope study file (manage.py study validate FILE; study create SLUG --from FILE)"]
-    for section, settings in SCHEMA.items():
-        lines.append(f"\n[{section}]")
-        for key, setting in settings.items():
-            value = _setting_value(config, design, section, key, setting)
-            if value is not None:
-                lines.append(f"{key} = {_toml(value)}")
-    for language, keys in config.texts.items():
-        lines.append(f"\n[texts.{language}]")
-        lines.extend(f"{key} = {_toml_text(text)}" for key, text in keys.items())
-    return "\n".join(lines) + "\n"
-
-
-def _setting_value(config, design, section, key, setting):
-    if key == "trials_per_block":
-        return None  # written as clips_per_session
-    if key == "repeats_per_direction" and not config.design.included_splits:
-        return None  # a sweep design's setting only
-    if key in ("title", *text_defaults.STUDY_FACTS) and not getattr(config, key):
-        return None  # not given: an empty string would not load again
-    if setting.design_field:
-        value = design
-        for part in setting.design_field.split("."):
-            value = value[part]
-        return value
-    if section == "study" and key == "design":
-        return config.design.name
-    if key in ("min_window_width", "min_window_height"):
-        return config.min_window[key.endswith("height")]
-    value = getattr(config, key)
-    return list(value) if isinstance(value, tuple) else value
-
-
-def _toml(value) -> str:
-    if isinstance(value, bool):
-        return "true" if value else "false"
-    if isinstance(value, (list, tuple)):
-        return "[" + ", ".join(_toml(item) for item in value) + "]"
-    if isinstance(value, dict):
-        return "{" + ", ".join(f"{key} = {_toml(item)}" for key, item in value.items()) + "}"
-    if isinstance(value, str):
-        return json.dumps(value, ensure_ascii=False)
-    return repr(value)
-
-
-def _toml_text(text: str) -> str:
-    if "\n" in text and "'''" not in text and not re.search(r"[\x00-\x08\x0b-\x1f\x7f]", text):
-        return "'''\n" + text + "'''"
-    return json.dumps(text, ensure_ascii=False)
-
-
-# --- duration ------------------------------------------------------------------------------
-
-# Rough seconds a participant spends beyond the trials (each trial type says how long one of
-# its own takes, ``duration_s``): the screens before the trials (consent, checks,
-# instructions), each break, the debrief, a practice trial's feedback.
-SETUP_S, BREAK_S, DEBRIEF_S, FEEDBACK_S = 120.0, 30.0, 60.0, 1.2
-
-
-def estimate_session_minutes(design: Design, schedule: list[dict], clip_s: float = 3.0) -> int:
-    """Whole minutes one session of ``schedule`` takes, from its trials and the design's timings.
-
-    This fills ``{duration_minutes}`` in the consent text, so it is never typed by hand.
-    """
-    seconds = SETUP_S + DEBRIEF_S + BREAK_S * max(design.main_blocks - 1, 0)
-    for trial in schedule:
-        trial_s = TRIAL_TYPES[trial["trial_type"]].duration_s(design, clip_s)
-        practice = str(trial.get("block") or "").startswith("practice")
-        seconds += trial_s + design.inter_trial_ms / 1000 + (FEEDBACK_S if practice else 0.0)
-    return max(1, -int(-seconds // 60))
+    return config

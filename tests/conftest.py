@@ -34,6 +34,7 @@ def _make_app(tmp_path, database_url, **overrides):
         # themselves are tested with their own values (tests/webapp/test_participant_lifecycle.py).
         "NEW_SESSIONS_PER_ADDRESS": "1000000 per second",
         "NEW_SESSIONS_PER_STUDY": "1000000 per second",
+        "NEW_SESSIONS_PER_ADDRESS_PER_STUDY": "1000000 per second",
         **overrides,
     }
     app = create_app(config)

@@ -6,7 +6,7 @@ from flask import Flask
 from werkzeug.middleware.proxy_fix import ProxyFix
 
 from webapp.config import Defaults, read_switches
-from webapp.extensions import db, limiter, migrate
+from webapp.extensions import db, migrate
 from webapp.secret_key import configure_secret_key
 
 PACKAGE_DIR = Path(__file__).resolve().parent
@@ -42,13 +42,13 @@ def create_app(test_config: dict | None = None) -> Flask:
         hops = int(app.config["PROXY_HOPS"])
         app.wsgi_app = ProxyFix(app.wsgi_app, x_for=hops, x_proto=hops, x_host=hops)
 
-    from webapp import database, errors, models  # noqa: F401  (models registers the tables)
+    from webapp import database, errors, models, rate_limits  # noqa: F401  (models: the tables)
 
     db.init_app(app)
     migrate.init_app(app, db, directory=str(MIGRATIONS_DIR), render_as_batch=True)
     database.configure_engine_events(app)
     errors.register_error_handlers(app)
-    limiter.init_app(app)
+    rate_limits.init_app(app)
 
     from webapp import auth
     from webapp.cli import register_commands
@@ -63,7 +63,12 @@ def create_app(test_config: dict | None = None) -> Flask:
 
 def _resolve_paths(app: Flask) -> None:
     instance = Path(app.instance_path)
-    instance.mkdir(parents=True, exist_ok=True)
+    # Private: it holds the secret key, the database (password hashes, live session tokens)
+    # and the lock files; an existing folder is made private too.
+    instance.mkdir(mode=0o700, parents=True, exist_ok=True)
+    status = instance.stat()
+    if status.st_mode & 0o077 and status.st_uid == os.getuid():
+        instance.chmod(status.st_mode & 0o7700)
     url = app.config.get("DATABASE_URL") or f"sqlite:///{instance / 'chronoscope.db'}"
     app.config["DATABASE_URL"] = url
     app.config["SQLALCHEMY_DATABASE_URI"] = url

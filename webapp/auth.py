@@ -246,7 +246,9 @@ def _sign_in(form: LoginForm):
     target = safe_next(request.args.get("next"))
     session.clear()  # a fresh session on login: nothing from before carries over
     login_user(researcher, remember=form.remember.data)
-    return redirect(target)
+    response = redirect(target)
+    sign_in_guard.remember_browser(response, username)
+    return response
 
 
 @bp.route("/password", methods=["GET", "POST"])

@@ -10,26 +10,33 @@ class Defaults:
     # Development mode (`make run` sets CHRONOSCOPE_DEVELOPMENT=true): a generated secret key,
     # and the simulated participant on any entry link.
     DEVELOPMENT = False
-    # Rate limits (Flask-Limiter).  memory:// counts per worker process, so with N gunicorn
-    # workers a limit allows up to N times its count; use redis:// for one shared count.
-    RATELIMIT_STORAGE_URI = "memory://"
-    RATELIMIT_HEADERS_ENABLED = True
-    RATELIMIT_ENABLED = True  # explicit: the limiter is shared by every app of the process
-    # New participant sessions: per client address (generous for a lab or campus behind one
-    # address), and per study (a launch on Prolific brings bursts; a script inventing ids is
-    # held to this rate).
+    # Rate limits (webapp.rate_limits): counted once for every worker and server, in Redis
+    # (redis://127.0.0.1:6379/0, the production setting) or, when unset, in the database.
+    RATELIMIT_STORAGE_URI: str | None = None
+    RATELIMIT_ENABLED = True
+    # New participant sessions (returning participants are never limited); an address is an
+    # IPv4 address or an IPv6 /64.  Per address and study: one script cannot take a study's
+    # places, but neither can more than 3 people an hour behind one NAT (a campus, a lab) start
+    # it; raise it for such a study.  Per address over all studies, and per study from all
+    # addresses (a Prolific launch brings bursts; a script with many addresses is held to it).
+    NEW_SESSIONS_PER_ADDRESS_PER_STUDY = "3 per hour"
     NEW_SESSIONS_PER_ADDRESS = "60 per hour"
-    NEW_SESSIONS_PER_STUDY = "300 per minute"
+    NEW_SESSIONS_PER_STUDY = "100 per minute"
     # Known ids entered without their resume key (another browser, or someone probing for
     # ids); a participant returning in their own browser is never counted.
     RETURNING_ENTRIES_PER_ADDRESS = "10 per hour"
     RETURNING_ENTRIES_PER_STUDY = "60 per hour"
-    # Sign-in attempts: every attempt counts against its address, only failed ones against the
-    # account (so a researcher who signs in often is never locked out by their own sign-ins).
+    # Sign-in: every attempt counts against its address; failures against the address and
+    # account together, and against the account from browsers it never signed in on.  A
+    # browser it signed in on (a signed cookie) has its own count, so nobody who lacks the
+    # password can lock the owner out of a browser they use (webapp.sign_in_guard).
     LOGIN_ATTEMPTS_PER_ADDRESS = "10 per minute"
-    LOGIN_FAILURES_PER_ACCOUNT = "20 per hour"
-    # Reverse proxies in front of the app: their X-Forwarded-For / -Proto are trusted (ProxyFix),
-    # so rate limits see participants' addresses instead of the proxy's.
+    LOGIN_FAILURES_PER_ADDRESS_AND_ACCOUNT = "10 per hour"
+    LOGIN_FAILURES_PER_ACCOUNT = "50 per hour"
+    LOGIN_FAILURES_PER_BROWSER = "10 per hour"
+    # Reverse proxies in front of the app: the last PROXY_HOPS entries of X-Forwarded-For /
+    # -Proto / -Host are trusted (ProxyFix), so rate limits see participants' addresses
+    # instead of the proxy's; with 0 those headers are ignored (a client could write them).
     PROXY_HOPS = 0
     # Filled in by create_app from DATABASE_URL or the instance folder.
     DATABASE_URL: str | None = None

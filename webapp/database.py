@@ -24,7 +24,29 @@ def configure_engine_events(app: Flask) -> None:
     with app.app_context():
         engine = db.engine
     if engine.dialect.name == "sqlite":
+        _make_private(_database_file(engine))
         _tune_sqlite(engine, app.config["SQLITE_BUSY_TIMEOUT_MS"])
+
+
+def _database_file(engine: Engine) -> str | None:
+    path = engine.url.database
+    return None if not path or path == ":memory:" or path.startswith("file:") else path
+
+
+def _make_private(path: str | None) -> None:
+    """Create the database file readable by its owner alone, before SQLite does under the
+    process's umask (it holds password hashes and live session tokens), and make an existing
+    one and its side files so.  SQLite gives the -wal and -shm files it creates later the
+    database file's mode."""
+    if path is None:
+        return
+    try:
+        os.close(os.open(path, os.O_RDWR | os.O_CREAT, 0o600))
+    except OSError:
+        return  # no such folder, or not ours: SQLite says so at the first connection
+    for name in (path, f"{path}-wal", f"{path}-shm", f"{path}-journal", f"{path}-writer.lock"):
+        if os.path.exists(name) and os.stat(name).st_uid == os.getuid():
+            os.chmod(name, 0o600)
 
 
 def _tune_sqlite(engine: Engine, busy_timeout_ms: int) -> None:
@@ -78,13 +100,14 @@ def _writer_turn(engine: Engine):
     previous one commits; the kernel drops it if a worker dies.  SQLite's own lock and busy
     timeout still guard against any other writer (503 + Retry-After as before).
     """
-    path = engine.url.database if engine.dialect.name == "sqlite" else None
-    if not path or path == ":memory:" or path.startswith("file:"):
+    path = _database_file(engine) if engine.dialect.name == "sqlite" else None
+    if path is None:
         return nullcontext()
     with _turns_guard:
         turn = _turns.get(engine)
         if turn is None or turn[0] != os.getpid():  # a forked worker must not share the file
-            handle = open(f"{path}-writer.lock", "a+b")
+            handle = os.fdopen(os.open(f"{path}-writer.lock", os.O_RDWR | os.O_CREAT, 0o600),
+                               "r+b")
             turn = _turns[engine] = (os.getpid(), threading.RLock(), handle)
             weakref.finalize(engine, handle.close)
     return _held(turn[1], turn[2])

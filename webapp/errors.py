@@ -29,6 +29,19 @@ def wants_json() -> bool:
     return request.path.startswith("/api/") or request.accept_mimetypes.best == "application/json"
 
 
+def busy_response():
+    """503 + Retry-After, for a store (the database, the rate limits' Redis) that is busy or
+    briefly unavailable."""
+    if wants_json():
+        response = jsonify(error="busy", message="The database is busy or briefly "
+                                                 "unavailable; retry shortly.")
+    else:  # a person opening a page (e.g. the entry link) reads a page, not JSON
+        response = make_response(render_template("errors/busy.html"))
+    response.status_code = 503
+    response.headers["Retry-After"] = str(RETRY_AFTER_S)
+    return response
+
+
 def register_error_handlers(app: Flask) -> None:
     @app.errorhandler(OperationalError)
     def _database_unavailable(error):
@@ -36,14 +49,7 @@ def register_error_handlers(app: Flask) -> None:
         if not is_retryable(error):
             raise error
         app.logger.warning("retryable database error on %s: %s", request.path, error.orig)
-        if wants_json():
-            response = jsonify(error="busy", message="The database is busy or briefly "
-                                                     "unavailable; retry shortly.")
-        else:  # a person opening a page (e.g. the entry link) reads a page, not JSON
-            response = make_response(render_template("errors/busy.html"))
-        response.status_code = 503
-        response.headers["Retry-After"] = str(RETRY_AFTER_S)
-        return response
+        return busy_response()
 
     @app.errorhandler(HTTPException)
     def _http_error(error):

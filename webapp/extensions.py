@@ -1,6 +1,4 @@
 """Flask extensions, created unbound and bound in ``create_app``."""
-from flask_limiter import Limiter
-from flask_limiter.util import get_remote_address
 from flask_login import LoginManager
 from flask_migrate import Migrate
 from flask_sqlalchemy import SQLAlchemy
@@ -16,5 +14,3 @@ db = SQLAlchemy(model_class=Base)
 migrate = Migrate()
 csrf = CSRFProtect()
 login_manager = LoginManager()
-# Limits are declared where they apply (login, entry); storage comes from RATELIMIT_STORAGE_URI.
-limiter = Limiter(key_func=get_remote_address)

@@ -1,4 +1,6 @@
-"""Production gunicorn settings: ``gunicorn -c webapp/gunicorn.conf.py "webapp:create_app()"``.
+"""Production gunicorn settings: ``gunicorn -c webapp/gunicorn.conf.py "webapp:create_app()"``,
+with the environment of webapp/deploy/chronoscope.env, behind the nginx site of
+webapp/deploy/nginx (which holds back floods before they reach these workers).
 
 Why 4 sync workers: participant requests are short (a trial is one SELECT, then an INSERT and
 an UPDATE) and, on SQLite, every write serialises on the one database write lock, so more

@@ -19,10 +19,13 @@ RETRYABLE_ERRORS = (OSError, http.client.HTTPException)
 
 
 def exchange(host: str, port: int, timeout_s: float, method: str, path: str,
-             body: bytes | None = None, headers: dict | None = None) -> tuple[int, list, bytes]:
+             body: bytes | None = None, headers: dict | None = None,
+             source: str | None = None) -> tuple[int, list, bytes]:
     """One request on a fresh connection (gunicorn's sync workers close it after each answer):
-    status, response headers as (name, value) pairs, body."""
-    connection = http.client.HTTPConnection(host, port, timeout=timeout_s)
+    status, response headers as (name, value) pairs, body.  ``source``: the local address to
+    send from (any 127.x.y.z stands for another client on loopback)."""
+    connection = http.client.HTTPConnection(host, port, timeout=timeout_s,
+                                            source_address=(source, 0) if source else None)
     try:
         connection.request(method, path, body=body, headers=headers or {})
         response = connection.getresponse()
@@ -64,6 +67,7 @@ class Retrying:
     max_delay_s: float = 5.0
     timeout_s: float = 60.0
     attempts: list[Attempt] = field(default_factory=list)
+    source: str | None = None  # the local address to send from (see exchange)
 
     def __post_init__(self):
         parts = urlsplit(self.base_url)
@@ -73,7 +77,7 @@ class Retrying:
         payload = None if body is None else json.dumps(body).encode()
         headers = {"Content-Type": "application/json"} if payload is not None else {}
         status, answer_headers, raw = exchange(self.host, self.port, self.timeout_s, method, path,
-                                               payload, headers)
+                                               payload, headers, self.source)
         parsed = json.loads(raw) if raw and header(answer_headers, "Content-Type").startswith(
             "application/json") else None
         return Answer(status, parsed, dict(answer_headers))

@@ -49,9 +49,9 @@ def trial_body(trial: dict, key_mapping: dict, rng: random.Random) -> dict:
 
 class Participant:
     def __init__(self, base_url: str, slug: str, name: str, think_s: float, end: float,
-                 outcome: Outcome, seed: int):
+                 outcome: Outcome, seed: int, source: str | None = None):
         self.rng = random.Random(seed)
-        self.http = Retrying(base_url, self.rng)
+        self.http = Retrying(base_url, self.rng, source=source)
         self.slug, self.name, self.think_s, self.end = slug, name, think_s, end
         self.outcome, self.sent, self.failures = outcome, [], []
 
@@ -102,8 +102,10 @@ class Participant:
 
 
 def run_participants(base_url: str, slug: str, n: int, duration_s: float, think_s: float,
-                     seed: int = 0, prefix: str = "sim", arrivals_per_s: float = 20.0) -> Outcome:
+                     seed: int = 0, prefix: str = "sim", arrivals_per_s: float = 20.0,
+                     sources: list[str] | None = None) -> Outcome:
     """Run ``n`` concurrent participants for ``duration_s``; returns what they did.
+    Participant ``i`` sends from ``sources[i % len(sources)]`` (default: the system's choice).
 
     Participants who think between trials arrive at ``arrivals_per_s`` (a load tool's spawn
     rate; 200 arrive over 10 s), as a study launch brings them; back-to-back participants
@@ -112,7 +114,8 @@ def run_participants(base_url: str, slug: str, n: int, duration_s: float, think_
     outcome = Outcome(started=time.monotonic())
     end = time.time() + duration_s
     people = [Participant(base_url, slug, f"{prefix}{seed}-{i}", think_s, end, outcome,
-                          seed * 100_003 + i) for i in range(n)]
+                          seed * 100_003 + i, sources[i % len(sources)] if sources else None)
+              for i in range(n)]
     threads = [threading.Thread(target=p.run, daemon=True) for p in people]
     for thread in threads:
         thread.start()

@@ -34,7 +34,8 @@ class Site:
                "CHRONOSCOPE_STIMULUS_ROOT": str(self.instance / "stimuli"),
                # One loopback address stands for every simulated participant.
                "CHRONOSCOPE_NEW_SESSIONS_PER_ADDRESS": UNLIMITED,
-               "CHRONOSCOPE_NEW_SESSIONS_PER_STUDY": UNLIMITED}
+               "CHRONOSCOPE_NEW_SESSIONS_PER_STUDY": UNLIMITED,
+               "CHRONOSCOPE_NEW_SESSIONS_PER_ADDRESS_PER_STUDY": UNLIMITED}
         if busy_timeout_ms is not None:
             env["CHRONOSCOPE_SQLITE_BUSY_TIMEOUT_MS"] = str(int(busy_timeout_ms))
         return env

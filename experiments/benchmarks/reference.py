@@ -16,6 +16,10 @@ Transcription notes
 * Table 1 gives human F1 per category on Hanyu et al.'s full 360-clip set; ``n_clips``
   there counts that set's clips per category.
 * Figure 5's per-category model scores are printed only as a figure and are not included.
+
+Later papers' results on the benchmark (``data/aot_psyphybench/later_results.csv``,
+:func:`later_results`) are published rows too, each with its own citation and no table
+number; a row says in its ``note`` how much of the paper could be checked.
 """
 from __future__ import annotations
 
@@ -27,6 +31,7 @@ from experiments.benchmarks.aot_psyphybench import DATA_DIR
 from experiments.benchmarks.protocol import SETTINGS
 
 REFERENCE_CSV = DATA_DIR / "reference.csv"
+LATER_CSV = DATA_DIR / "later_results.csv"
 PAPER_CITATION = ("Matta, Pereira, Han, Cheng & Kitazawa. Which Way Does Time Flow? "
                   "A Psychophysics-Grounded Evaluation for Vision-Language Models "
                   "(AoT-PsyPhyBENCH).")
@@ -69,6 +74,31 @@ def published_reference(tables=None) -> pd.DataFrame:
     data["n_trials"] = pd.NA
     data["citation"] = PAPER_CITATION + " Table " + data["table"].astype(str) + "."
     return data.loc[:, list(COLUMNS)].reset_index(drop=True)
+
+
+def later_results() -> pd.DataFrame:
+    """Later papers' published results on AoT-PsyPhyBENCH, as reference rows.
+
+    Returns
+    -------
+    pandas.DataFrame
+        :data:`COLUMNS` like :func:`published_reference`, with the row's own ``citation``
+        and an empty ``table``; scores in percent, empty where the paper gives none.
+
+    Examples
+    --------
+    >>> row = later_results().iloc[0]
+    >>> float(row.accuracy_pct), row.citation.split(" (")[0], row.label
+    (98.1, 'Han, Cheng, Pereira, Liu & Kitazawa', 'published, not measured')
+    """
+    data = pd.read_csv(LATER_CSV, dtype={"note": str, "model_key": str}).rename(
+        columns={c: f"{c}_pct" for c in SCORE_COLUMNS})
+    data.insert(0, "source", PUBLISHED)
+    data.insert(1, "label", PUBLISHED_LABEL)
+    for column in COLUMNS:
+        if column not in data:
+            data[column] = pd.NA
+    return data.loc[:, list(COLUMNS)]
 
 
 def _tables(tables) -> list[int]:
@@ -119,7 +149,7 @@ def _measured_rows(measured: pd.DataFrame) -> pd.DataFrame:
 
 
 def reference_beside_measured(measured: pd.DataFrame | None = None, tables=(2, 3, 5),
-                              settings=None) -> pd.DataFrame:
+                              settings=None, later: bool = True) -> pd.DataFrame:
     """Published rows and our measured rows in one table, each model's rows together.
 
     Parameters
@@ -134,6 +164,9 @@ def reference_beside_measured(measured: pd.DataFrame | None = None, tables=(2, 3
         Published tables to include (default: zero-shot, few-shot and CoT: 2, 3, 5).
     settings : iterable of str, optional
         Keep only these settings.
+    later : bool
+        Also the later papers' rows (:func:`later_results`, default True): the newest
+        published anchors.
 
     Returns
     -------
@@ -142,10 +175,11 @@ def reference_beside_measured(measured: pd.DataFrame | None = None, tables=(2, 3
         ``"measured"``.  Sorted by setting (in :data:`protocol.SETTINGS` order), model key,
         then published before measured.
     """
-    parts = [published_reference(tables)]
+    parts = [published_reference(tables)] + ([later_results()] if later else [])
     if measured is not None and len(measured):
         parts.append(_measured_rows(measured))
     table = pd.concat(parts, ignore_index=True)
+    table["table"] = table["table"].astype("Int64")  # later papers' rows have none
     if settings is not None:
         table = table[table["setting"].isin(list(settings))]
     # Protocol settings in the paper's order, then the rest (SFT, the human study).

@@ -114,6 +114,7 @@ export class TrialQueue {
     this.onChange = onChange || (() => {});
     this.flushing = null;
     this.waiters = [];
+    this.replies = new Map();  // client_uuid -> resolves with the server's reply (this page)
   }
 
   // localStorage can be full or disabled (private windows): the queue then lives in memory
@@ -140,12 +141,20 @@ export class TrialQueue {
   }
 
   // Stored before it is sent, so a crash or reload during the request loses nothing.
+  // Resolves with the server's reply once the trial is stored (practice feedback is in it),
+  // or with null should it never be (refused, or stored earlier under another uuid).
   push(trial) {
+    const reply = new Promise((resolve) => this.replies.set(trial.client_uuid, resolve));
     this.save([...this.pending().filter((t) => t.client_uuid !== trial.client_uuid), trial]);
     this.flush();
+    return reply;
   }
 
-  remove(uuid) { this.save(this.pending().filter((t) => t.client_uuid !== uuid)); }
+  remove(uuid, reply = null) {
+    this.save(this.pending().filter((t) => t.client_uuid !== uuid));
+    this.replies.get(uuid)?.(reply);
+    this.replies.delete(uuid);
+  }
 
   // Kept (not silently dropped) so the data can still be recovered from the browser.
   reject(trial, error) {
@@ -173,8 +182,8 @@ export class TrialQueue {
     for (let attempt = 0; this.pending().length; ) {
       const trial = this.pending()[0];
       try {
-        await this.api.request("POST", "/trials", trial);
-        this.remove(trial.client_uuid);  // 201 stored, or 200 duplicate of the same uuid
+        const { data } = await this.api.request("POST", "/trials", trial);
+        this.remove(trial.client_uuid, data);  // 201 stored, or 200 duplicate of the same uuid
         attempt = 0;
       } catch (error) {
         if (isInterruption(error)) {

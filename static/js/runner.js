@@ -14,6 +14,7 @@ import { TRIAL_TYPES } from "./trials/index.js";
 
 const FINISHED = new Set(["completed", "failed_attention", "failed_practice", "no_consent"]);
 const MAX_COMPLETE_ROUNDS = 5;
+const FEEDBACK_WAIT_MS = 5000;
 // A trial during which the page left fullscreen is offered again this many times, whether
 // it timed out or was answered (monitor.js technicalEvent).  Leaving fullscreen can swallow
 // the answer itself (WebKitGTK leaves it on Escape, f and F and never passes the key on), so
@@ -241,7 +242,7 @@ class SessionRunner {
       }
       if (this.interrupted) return;  // answered after the session left this tab: not sent
       const kind = technicalEvent(data);
-      if (!kind) return this.store(trial, { ...data, technical_events: events });
+      if (!kind) return this.storeWithFeedback(trial, type, { ...data, technical_events: events });
       events.push({ kind, presentation: events.length + 1 });
       writeStored(this.eventsKey, JSON.stringify({ trial_index: trial.trial_index, events }));
       if (events.length > MAX_REOFFERS) return this.store(trial, { ...data, technical_events: events });
@@ -280,15 +281,29 @@ class SessionRunner {
     await flow.fullscreen();
   }
 
+  // A practice trial's feedback is the server's verdict on the stored answer, in the reply to
+  // its POST: the browser is never sent the answer.  The feedback screen shows at once, as
+  // before, and its words once the reply is in; after FEEDBACK_WAIT_MS without one (the
+  // connection is down: the queue keeps retrying) the session goes on without them.
+  async storeWithFeedback(trial, type, data) {
+    const reply = this.store(trial, data);
+    if (!trial.params?.feedback) return;
+    show("feedback");
+    const answer = await Promise.race([reply, sleep(FEEDBACK_WAIT_MS)]);
+    await type.feedback(data, answer?.feedback ?? null);
+  }
+
+  // Queues the trial; resolves with the server's reply once it is stored (api.js).
   store(trial, data) {
     const restarted = String(trial.trial_index) === this.interruptedIndex;
-    this.queue.push({ client_uuid: uuid4(), trial_index: trial.trial_index, ...data,
+    const reply = this.queue.push({ client_uuid: uuid4(), trial_index: trial.trial_index, ...data,
       ...(restarted ? { restarted: true } : {}) });
     writeStored(this.shownKey, null);
     writeStored(this.eventsKey, null);
     this.ran.add(trial.trial_index);
     const progress = this.mainProgress();
     setProgress(progress.done, isPractice(trial) ? 0 : progress.total);
+    return reply;
   }
 
   // Where a participant back after a reload goes on: main block and trial within it (none

@@ -4,8 +4,8 @@
 // link with `?simulate=1` in development and tests, or a researcher's preview), which are
 // stored as simulated and excluded.  `?sim_accuracy=0.8` on the run page, or
 // `window.CHRONOSCOPE_SIMULATE = {accuracy: 0.8}`, sets how often it is right when it knows
-// the answer (practice, and a preview's catch trials); main-trial answers are random (it
-// never sees them).  How a trial is
+// the answer (the server names practice answers to simulated sessions only, and a preview's
+// catch trials); main-trial answers are random (it never sees them).  How a trial is
 // answered is its type's own `simulate` (static/js/trials/); this file holds the generic parts.
 import { TRIAL_TYPES } from "./trials/index.js";
 

@@ -170,8 +170,8 @@ def test_a_table_without_session_status_needs_sessions_all(runner, tmp_path):
 
 
 def test_a_failed_fit_leaves_its_reason_and_the_report_is_written(app, runner, tmp_path):
-    """Both participants 100% correct: the log-RT model's design is singular."""
-    _store_study(app, "perfect", n_subjects=3, p_correct=1.0)  # p0 fails the gate
+    """Everyone 100% correct: the log-RT model's design is singular."""
+    _store_study(app, "perfect", n_subjects=6, p_correct=1.0)  # p0 fails the gate
     out = tmp_path / "out"
     result = runner.invoke(args=["report", "perfect", "--out", str(out), "--n-boot", "20"])
     assert result.exit_code == 0, result.output

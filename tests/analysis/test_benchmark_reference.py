@@ -61,8 +61,12 @@ def test_the_report_shows_the_table_labelled_published_not_measured(tmp_path):
     assert "AoT-PsyPhyBENCH: our runs beside the paper (published, not measured)" in html
     table = pd.read_csv(tmp_path / "report" / "tables" / "benchmark_reference.csv")
     assert set(table["label"]) == {"published, not measured", "measured"}
-    assert (table.loc[table["label"] == "published, not measured", "citation"]
-            .str.contains("Matta").all())
+    published = table[table["label"] == "published, not measured"]
+    assert published.loc[published["table"].notna(), "citation"].str.contains("Matta").all()
+    # The newest anchor, from a later paper, with its own citation (arXiv:2605.07568).
+    later = published[published["table"].isna()].set_index("model_key")
+    assert later.loc["han-2026-video-llm", "accuracy_pct"] == 98.1
+    assert "2605.07568" in later.loc["han-2026-video-llm", "citation"]
 
 
 def _two_runs(extra_a: dict, extra_b: dict) -> pd.DataFrame:

@@ -9,7 +9,8 @@ from statsmodels.stats.contingency_tables import mcnemar as sm_mcnemar
 from statsmodels.stats.multitest import multipletests
 from statsmodels.stats.proportion import proportion_confint
 
-from analysis import comparisons, loading, report_output, reports, simulate
+from analysis import bootstrap, comparisons, loading, report_output, reports, simulate
+from bench import null_fpr
 
 
 def aot_rows(observer, correct, kind="model", items=None, label_order="FB"):
@@ -33,19 +34,39 @@ def test_binomial_test_and_interval_against_scipy_and_statsmodels():
     assert out.loc["b", "accuracy"] == 0.6 and out.loc["b", "n_trials"] == 20
 
 
-def test_people_are_tested_by_participant_not_by_pooled_trial():
-    # Pooled trials of people once entered the Holm family as independent. Reference:
-    # scipy's one-sample t-test of per-participant accuracy against 0.5.
-    people = [aot_rows(f"p{k}", [1] * right + [0] * (20 - right), kind="human")
-              for k, right in enumerate((12, 15, 11, 17, 13))]
-    kept = pd.concat(people).assign(observer="human")
-    row = comparisons.binomial_tests(kept).set_index("observer").loc["human"]
-    per = np.array([12, 15, 11, 17, 13]) / 20
-    ref = stats.ttest_1samp(per, 0.5)
-    assert row.unit == "participants" and row.n_units == 5 and row.n_trials == 100
-    assert row.p_value == pytest.approx(ref.pvalue)
-    assert (row.ci_low, row.ci_high) == pytest.approx(tuple(ref.confidence_interval(0.95)))
-    assert row.p_value > 2 * stats.binom.sf(67, 100, 0.5)  # the pooled test was optimistic
+def test_people_are_tested_by_the_two_way_bootstrap():
+    # Reference: the two-way draws of analysis.bootstrap from the same generator, and the
+    # p-value that inverts their equal-tailed percentile interval.
+    trials = null_fpr.null_study(8, 12, 1.0, 0.5, np.random.default_rng(5), shift=0.4)
+    row = comparisons.binomial_tests(trials, n_boot=300, rng=np.random.default_rng(1)).iloc[0]
+    draws = bootstrap.bootstrap_draws(trials, n_boot=300, rng=np.random.default_rng(1))
+    boot = draws.boot["accuracy"][0]
+    assert row.observer == "human" and row.unit == "participants x clips" and row.n_units == 8
+    assert (row.ci_low, row.ci_high) == pytest.approx(tuple(np.percentile(boot, [2.5, 97.5])))
+    tail = min((boot <= 0.5).sum(), (boot >= 0.5).sum())
+    assert row.p_value == pytest.approx(min(1, 2 * (tail + 1) / 301))
+    few = comparisons.binomial_tests(trials[trials.subject_id < "p004"]).iloc[0]
+    assert np.isnan(few.p_value) and np.isnan(few.ci_low)
+    assert few.note == "not estimated: needs at least 5 participants (the study has 4)"
+
+
+def test_people_against_chance_hold_their_level_when_clips_vary():
+    # A true null with clip SD 1 logit: the t-test over participants (the report's test
+    # before) rejected ~20% at alpha 0.05; the full rate table is bench/null_fpr.py.
+    rng = np.random.default_rng(0)
+    n_sims, rejected, t_rejected = 300, 0, 0
+    for _ in range(n_sims):
+        trials = null_fpr.null_study(20, 30, 1.0, 0.5, rng)
+        p = comparisons.binomial_tests(trials, n_boot=300, rng=rng)["p_value"].iloc[0]
+        rejected += p < 0.05
+        t_rejected += null_fpr.t_test_p(trials) < 0.05
+    rate = stats.binomtest(rejected, n_sims)
+    assert rate.proportion_ci().high < 0.09, rejected  # a 5% test, within sampling error
+    assert stats.binomtest(t_rejected, n_sims).proportion_ci().low > 0.09  # it was not
+    power = [comparisons.binomial_tests(null_fpr.null_study(20, 30, 1.0, 0.5, rng, shift=1.0),
+                                        n_boot=300, rng=rng)["p_value"].iloc[0]
+             for _ in range(20)]
+    assert np.mean(np.array(power) < 0.05) >= 0.8  # and a real effect is still found
 
 
 def _both_label_orders(observer, fb, bf):

@@ -4,7 +4,7 @@ import importlib
 
 import pytest
 
-MODULES = ["aot", "bootstrap", "diagnostics", "exclusions", "loading", "ordering",
+MODULES = ["aot", "bootstrap", "diagnostics", "exclusions", "loading", "ordering", "pairs",
            "participant_sdt", "rt", "simulate", "tra"]
 
 

@@ -52,6 +52,23 @@ def test_frame_condition_is_shown_only_where_asked():
     assert set(observers.observer_ids(data, frame_condition=True)) == {"m", "m / shuffled"}
 
 
+def test_people_beside_a_model_with_a_frame_condition_stay_human():
+    # Beside model rows with task_variant "full", people's missing variant came back from
+    # pandas 3 as NaN and was shown as a condition: "human / nan"; a pair-order run
+    # without one read "m / nan".
+    people = pd.DataFrame({"subject_id": ["p1", "p2"], "subject_kind": "human",
+                           "trial_type": "aot", "correct_response": "F", "extra": [{}, {}]})
+    pairs = model_rows(2, setting="zero-shot").assign(trial_type="pair_order")
+    data = pd.concat([people, model_rows(setting="zero-shot", task_variant="full"), pairs],
+                     ignore_index=True)
+    assert set(observers.observer_ids(data, frame_condition=True)) == {"human", "m"}
+    table = observers.observer_table(data)
+    assert set(table["observer"]) == {"human", "m"}
+    assert set(table["label"]) == {"human", "m, zero-shot"}
+    assert table["task_variant"].map(lambda v: v is None or v == "full").all()
+    assert observers.display_label("m", float("nan"), float("nan")) == "m"
+
+
 @pytest.mark.parametrize("model, label", [
     ("Qwen/Qwen2.5-VL-7B-Instruct", "Qwen2.5-VL 7B, zero-shot"),
     ("/srv/models/Qwen2-VL-72B-Instruct", "Qwen2-VL 72B, zero-shot"),

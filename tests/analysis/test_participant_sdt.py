@@ -40,23 +40,25 @@ def test_each_participant_by_hand(people):
     assert not table.drop(index="p4")["extreme"].any()
 
 
-def test_summary_against_scipy(people):
+def test_summary_intervals_and_tests_come_from_the_two_way_draws(people):
+    # The t interval of two people's accuracy once read -0.29 to 2.10; the interval is now
+    # the draws' percentiles (inside the metric's range) and the test inverts it.
     table = participant_sdt.participant_sdt(people)
-    summary = participant_sdt.participant_summary(table, pooled={"d_prime": 1.5},
-                                                  boot={"criterion": (0.1, 0.9)})
-    c = summary.set_index("metric").loc["criterion"]
+    draws = {"accuracy": np.linspace(0.55, 0.95, 99), "criterion": np.linspace(-0.1, 0.9, 99)}
+    summary = participant_sdt.participant_summary(table, draws=draws,
+                                                  pooled={"d_prime": 1.5}).set_index("metric")
+    c = summary.loc["criterion"]
     values = table["criterion"].to_numpy()
-    low, high = stats.t.interval(0.95, len(values) - 1, loc=values.mean(),
-                                 scale=stats.sem(values))
-    assert (c["mean"], c["ci_low"], c["ci_high"]) == pytest.approx((values.mean(), low, high))
-    test = stats.ttest_1samp(values, 0.0)
-    assert (c["t"], c["p_t"]) == pytest.approx((test.statistic, test.pvalue))
-    assert c["p_wilcoxon"] == pytest.approx(stats.wilcoxon(values).pvalue)
-    assert (c["boot_ci_low"], c["boot_ci_high"]) == (0.1, 0.9)
-    acc = summary.set_index("metric").loc["accuracy"]
-    assert acc["null"] == 0.5 and acc["t"] == pytest.approx(
-        stats.ttest_1samp(table["accuracy"], 0.5).statistic)
-    # The uncorrected mean leaves out the participant whose rate is 0.
-    unc = summary.set_index("metric").loc["d_prime_uncorrected"]
-    assert unc["n_participants"] == 5
-    assert summary.set_index("metric").loc["d_prime", "pooled"] == 1.5
+    assert (c["mean"], c["sd"]) == pytest.approx((values.mean(), values.std(ddof=1)))
+    assert (c["ci_low"], c["ci_high"]) == pytest.approx(
+        tuple(np.percentile(draws["criterion"], [2.5, 97.5])))
+    below_null = (draws["criterion"] <= 0).sum()  # 10 of 99 draws at or below c = 0
+    assert c["p_value"] == pytest.approx(2 * (below_null + 1) / 100)
+    assert c["ci_method"] == "participant x clip (two-way)"
+    acc = summary.loc["accuracy"]
+    assert acc["null"] == 0.5 and 0 <= acc["ci_low"] < acc["ci_high"] <= 1
+    assert acc["p_value"] == pytest.approx(2 / 100)  # no draw at or below 0.5
+    # No draws, no interval or test: the uncorrected values are descriptive.
+    unc = summary.loc["d_prime_uncorrected"]
+    assert unc["n_participants"] == 5 and np.isnan(unc["ci_low"]) and np.isnan(unc["p_value"])
+    assert summary.loc["d_prime", "pooled"] == 1.5

@@ -175,6 +175,12 @@ def test_interval_end_on_a_limit_is_marked_and_not_ok():
     assert S.ends_at_limit(fit, limits) == "threshold_hi; width_lo"
     assert S.fit_status({"at_bound": False, "ends_at_limit": "threshold_hi"}) == \
         "at limit: threshold_hi"
+    # The width's lower end on the level step is a bound of the design, not of the fit.
+    assert S.fit_status({"at_bound": False, "ends_at_limit": "threshold_hi; width_lo"}) == \
+        "at limit: threshold_hi, width: upper bound only"
+    assert S.fit_status({"at_bound": False, "ends_at_limit": "width_lo"}) == \
+        "width: upper bound only"
+    assert S.is_drawn("width: upper bound only")
     assert S.fit_status({"at_bound": True, "ends_at_limit": ""}) == "at bound"
     assert S.fit_status({"at_bound": False, "ends_at_limit": ""}) == "ok"
     data = simulate(rng, threshold=0.55, width=0.4, n_per_level=30)

@@ -72,9 +72,9 @@ def test_per_participant_sdt_section(built):
     per = report.tables["sdt_by_participant"]
     assert len(per) == 14
     assert summary.loc["d_prime", "mean"] == pytest.approx(per["d_prime"].mean())
-    assert summary.loc["criterion", "p_t"] < 0.05  # the simulated forward bias (c = 0.5)
+    assert summary.loc["criterion", "p_value"] < 0.05  # the simulated forward bias, c = 0.5
     c = summary.loc["criterion"]
-    assert c.boot_ci_low < c["mean"] < c.boot_ci_high
+    assert c.ci_low < c["mean"] < c.ci_high
     assert "participants" in report.figures
     names = {trace.name for trace in report.figures["participants"].data}
     assert {"m-fwd", "m-good", "participants"} <= names
@@ -88,3 +88,44 @@ def test_single_direction_cells_are_empty_and_the_codebook_says_why(built):
     rows = list(csv.DictReader((out / "codebook.csv").open()))
     entry = next(r for r in rows if r["columns"] == "d_prime, criterion")
     assert "aot_by_direction" in entry["tables"] and "one way" in entry["description"]
+
+
+def test_two_people_get_a_banner_with_the_minimum_not_numbers(tmp_path):
+    # With 2 people the report printed an accuracy interval of -0.29 to 2.10, a d' interval
+    # of -11.5 to 16.8 and fitted every model over participants, without a word.
+    spec = simulate.StudySpec(n_participants=2, trials_per_participant=60, n_clips=30,
+                              practice_gate_fail_rate=0.0,
+                              models={"m": simulate.Observer(d_prime=0.6, criterion=1.0)})
+    data = loading.normalize_trials(simulate.simulate_study(spec, np.random.default_rng(7)))
+    report = reports.build_report(data, n_boot=N_BOOT)
+    report_output.write_report(report, tmp_path)
+    fits = ("sdt_participant_summary", "rt_answer_speed", "rt_lmm", "accuracy_model",
+            "accuracy_glmm")
+    reason = "needs at least 5 participants (the study has 2)"
+    for name in fits:
+        assert name not in report.tables and report.failures[name].startswith(reason), name
+    html = (tmp_path / "report.html").read_text()
+    assert html.count(f"Not computed: {reason}") == len(fits)
+    assert json.loads((tmp_path / "metrics.json").read_text())["rt_lmm"]["not_estimated"]
+    people = report.tables["binomial_tests"].set_index("observer").loc["human"]
+    assert np.isnan(people.p_value) and people.note.startswith("not estimated")
+    # People's rows keep their point estimates, without intervals; the model's keep theirs.
+    t = report.tables
+    for table in (t["aot_overall"], t["aot_by_category"], t["human_model_gap"],
+                  t["category_gap"]):
+        two_people = table["ci_method"] == f"not estimated: {reason}"
+        cis = [c for c in table.columns if c.endswith(("_ci_low", "_ci_high"))]
+        assert two_people.any() and table.loc[two_people, cis].isna().all().all()
+    full = t["aot_overall"].set_index("observer")
+    assert full.loc["m", "ci_method"].iloc[0] == "clip"
+    assert full.loc["m", "accuracy_ci_low"].notna().all()
+
+
+def test_every_accuracy_interval_lies_in_0_to_1(built):
+    _, report, _ = built
+    for name, table in report.tables.items():
+        for col in [c for c in table.columns if c.startswith("accuracy") and
+                    c.endswith(("_ci_low", "_ci_high"))]:
+            assert table[col].dropna().between(0, 1).all(), (name, col)
+    summary = report.tables["sdt_participant_summary"].set_index("metric")
+    assert 0 <= summary.loc["accuracy", "ci_low"] <= summary.loc["accuracy", "ci_high"] <= 1

@@ -6,7 +6,7 @@ from scipy import stats
 
 from analysis import columns as C
 from analysis import csv_cells, loading, report_tra, reports, simulate
-from analysis.sweep_fits import WIDTH_ALPHA
+from analysis.sweep_fits import WIDTH_ALPHA, WIDTH_UPPER_ONLY
 
 RESTITUTIONS = np.round(np.linspace(0.1, 1.0, 10), 1)
 DAMPINGS = np.array([0.0, 0.5, 1.0, 2.0, 3.0, 4.0, 5.0])
@@ -215,8 +215,10 @@ def test_fit_table_shows_direction_bounds_method_and_label_orders(built):
     at_bound = measured["at_bound"].astype(bool)
     at_limit = ~at_bound & (measured["ends_at_limit"].fillna("") != "")
     assert (measured.loc[at_bound, "status"] == "at bound").all()
-    assert (measured.loc[at_limit, "status"]
-            == "at limit: " + measured.loc[at_limit, "ends_at_limit"]).all()
+    limited = measured[at_limit]
+    only_width = limited["ends_at_limit"] == "width_lo"  # the level step: an upper bound only
+    assert (limited.loc[only_width, "status"] == WIDTH_UPPER_ONLY).all()
+    assert limited.loc[~only_width, "status"].str.startswith("at limit: ").all()
     assert measured.loc[~at_bound & ~at_limit, "status"].isin(["ok", "flat"]).all()
 
 

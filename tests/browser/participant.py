@@ -45,15 +45,14 @@ def wait_change(page, state: dict, timeout_s: float = 20) -> dict:
     return screen_state(page)
 
 
-def practice_key(page) -> str:
-    """The key a participant who knows the answer presses (practice shows it as feedback)."""
-    return page.evaluate("""() => {
-        const r = window.chronoscope, i = Number(document.body.dataset.trialIndex);
-        const trial = r.session.trials.find((t) => t.trial_index === i);
-        const keys = r.session.response_keys;
-        const want = trial.params.correct_response;
-        return want ? keys.find((k) => r.session.key_mapping[k] === want) : keys[i % 2];
-    }""")
+def answer_key(app, token: str, index: int) -> str:
+    """The response key of trial ``index``'s correct answer (a catch trial's instructed key)."""
+    with app.app_context():
+        session = db.session.execute(select(Session.schedule, Session.condition)
+                                     .where(Session.token == token)).one()
+    trial = next(t for t in session.schedule if t["trial_index"] == index)
+    mapping = session.condition["key_mapping"]
+    return next(key for key, label in mapping.items() if label == trial["correct_response"])
 
 
 def order_with_keyboard(page) -> None:
@@ -84,8 +83,9 @@ def answer(page, state: dict, on_trial=None, site=None, token=None) -> None:
     elif screen in ("instructions", "block-intro", "break", "debrief"):
         page.click("#continue")
     elif screen == "clip" and state["onset"] is not None:
-        key = instructed_key(site.app, token, int(state["trial"])) if site else None
-        page.keyboard.press(key or practice_key(page))
+        index = int(state["trial"])
+        page.keyboard.press(answer_key(site.app, token, index) if site else page.evaluate(
+            f"window.chronoscope.session.response_keys[{index} % 2]"))
     elif screen == "frame_order":
         if on_trial:
             on_trial(page, state)

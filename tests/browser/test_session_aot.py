@@ -2,9 +2,9 @@
 import pytest
 
 from tests.browser.participant import (
+    answer_key,
     assert_every_trial_once,
     enter,
-    practice_key,
     run_by_hand,
     stored,
     wait_done,
@@ -73,12 +73,15 @@ def test_keys_pressed_during_the_fixation_are_recorded_and_never_answer(page, si
     pressed once the clip is on screen."""
     token = enter(page, site, "aot", "fixation-keys-1")
     run_by_hand(page, until="block-intro", site=site, token=token)
-    page.click("#continue")
-    page.wait_for_selector("body[data-screen=fixation]")
-    index = int(page.evaluate("document.body.dataset.trialIndex"))
-    right = practice_key(page)
+    # Looked up before the fixation: the browser is never told the answer, and the server's
+    # side takes longer than a fixation to ask.  A fresh session starts with trial 0.
+    index = 0
+    right = answer_key(site.app, token, index)
     wrong = next(k for k in page.evaluate("window.chronoscope.session.response_keys")
                  if k != right)
+    page.click("#continue")
+    page.wait_for_selector("body[data-screen=fixation]")
+    assert int(page.evaluate("document.body.dataset.trialIndex")) == index
     page.keyboard.press(wrong)
     page.keyboard.press(wrong)
     assert page.evaluate("document.body.dataset.screen") == "fixation", \

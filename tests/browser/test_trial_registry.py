@@ -1,6 +1,6 @@
 """The browser's trial types (static/js/trials/index.js, one module per type) are the server's:
 the registry, loaded in the real browser, names exactly ``BROWSER_TYPES``, and every module
-is the whole browser side of its type (run, simulate, instructions)."""
+is the whole browser side of its type (run, feedback, simulate, instructions)."""
 import json
 import re
 from pathlib import Path
@@ -14,7 +14,7 @@ pytestmark = pytest.mark.browser
 
 JS = Path(__file__).resolve().parents[2] / "static" / "js"
 REGISTRY = "/static/js/trials/index.js"
-PARTS = ("run", "simulate", "instructions")
+PARTS = ("run", "feedback", "simulate", "instructions")
 
 
 @pytest.fixture
@@ -36,7 +36,7 @@ def test_registry_names_are_the_servers_browser_types(registry):
     assert all(entry["key"] == entry["name"] for entry in registry)
 
 
-def test_every_trial_module_exports_run_simulate_and_instructions(registry):
+def test_every_trial_module_exports_its_parts(registry):
     for entry in registry:
         assert entry["parts"] == {part: "function" for part in PARTS}, entry["key"]
 

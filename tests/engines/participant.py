@@ -1,12 +1,12 @@
 """The scripted participant of tests/browser/participant.py for a tab of any engine
 (bench/harness/tabs.py): reads which screen the runner shows (``body[data-screen]``) and
 answers it with real clicks and key presses.  The database side (``stored``,
-``assert_every_trial_once``, ``instructed_key``) is shared with the Chromium tests."""
+``assert_every_trial_once``, ``answer_key``) is shared with the Chromium tests."""
 import json
 import time
 from urllib.parse import urlencode, urlsplit
 
-from tests.browser.participant import WAITING, instructed_key
+from tests.browser.participant import WAITING, answer_key
 
 PRESS_AFTER_ONSET_MS = 20
 STATE = """const d = document.body.dataset;
@@ -48,14 +48,12 @@ def wait_done(tab, timeout_s: float = 120) -> str:
                         timeout_s)
 
 
-def practice_key(tab) -> str:
-    """The key a participant who knows the answer presses (practice shows it as feedback)."""
-    return tab.evaluate("""const r = window.chronoscope;
-        const i = Number(document.body.dataset.trialIndex);
-        const trial = r.session.trials.find((t) => t.trial_index === i);
-        const keys = r.session.response_keys;
-        const want = trial.params.correct_response;
-        return want ? keys.find((k) => r.session.key_mapping[k] === want) : keys[i % 2];""")
+def practice_key(tab, site, token) -> str:
+    """The key a participant who knows the answer presses, read on the server's side: the
+    browser is never sent an answer (practice feedback comes after the answer is stored)."""
+    index = int(tab.evaluate("return document.body.dataset.trialIndex;"))
+    return answer_key(site.app, token, index)
+
 
 
 def order_with_keyboard(tab) -> None:
@@ -87,8 +85,9 @@ def answer(tab, state: dict, on_trial=None, site=None, token=None) -> None:
     elif screen in ("instructions", "block-intro", "break", "debrief"):
         tab.click("#continue")
     elif screen == "clip" and state["onset"] is not None:
-        key = instructed_key(site.app, token, int(state["trial"])) if site else None
-        press_after_onset(tab, key or practice_key(tab))
+        index = int(state["trial"])
+        press_after_onset(tab, answer_key(site.app, token, index) if site else tab.evaluate(
+            f"return window.chronoscope.session.response_keys[{index} % 2];"))
     elif screen == "frame_order":
         if on_trial:
             on_trial(tab, state)

@@ -301,7 +301,7 @@ def open_safe_keys_study(site) -> str:
     return kind
 
 
-def answer_and_leave_during_feedback(tab, index: int) -> None:
+def answer_and_leave_during_feedback(tab, index: int, site, token) -> None:
     """Answers the clip of trial ``index`` and leaves fullscreen during its feedback.
 
     WebKitGTK: the answer and a real Escape in one action sequence.  WebKitWebDriver sends a
@@ -314,7 +314,7 @@ def answer_and_leave_during_feedback(tab, index: int) -> None:
     tab.wait_for(f"""const d = document.body.dataset;
         return Number(d.trialIndex) === {index} && d.screen === "clip"
                && performance.now() > Number(d.onset) + {PRESS_AFTER_ONSET_MS};""", every_ms=5)
-    key = practice_key(tab)
+    key = practice_key(tab, site, token)
     assert key in SAFE_KEYS, key
     if tab.name == "webkit":
         tab.press(key + ESCAPE)
@@ -343,7 +343,7 @@ def test_an_exit_between_trials_asks_back_before_the_next_trial(tab, site):
     assert before in practice[:-1], f"trial {before} is not followed by another practice trial"
     assert tab.evaluate(IS_FULLSCREEN), f"{tab.name}: the practice block started outside"
     tab.evaluate(RECORD_EXIT)
-    answer_and_leave_during_feedback(tab, before)
+    answer_and_leave_during_feedback(tab, before, site, token)
     state = tab.wait_for("""const d = document.body.dataset;
         return d.screen !== "feedback" ? {screen: d.screen, trial: d.trialIndex} : null;""")
     exit_seen = tab.evaluate("return window.__exitSeenOn;")

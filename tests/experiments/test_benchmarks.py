@@ -204,6 +204,21 @@ def test_every_reference_row_is_labelled_published_with_its_table():
         reference.published_reference(13)
 
 
+def test_later_results_are_published_rows_with_their_own_citation():
+    # Han et al. 2026, arXiv:2605.07568, abstract: "surpassing human performance on AoT_PPB
+    # with 98.1% accuracy"; the abstract gives no F1.
+    later = reference.later_results()
+    row = later.set_index("model_key").loc["han-2026-video-llm"]
+    assert (row.accuracy_pct, row.label, row.setting) == (98.1, "published, not measured", "sft")
+    assert pd.isna(row.f1_forward_pct) and pd.isna(row.table)
+    assert "arXiv:2605.07568" in row.citation and "abstract only" in row.note
+    table = reference.reference_beside_measured(tables=2)
+    assert "han-2026-video-llm" in set(table["model_key"])
+    assert list(table["table"].dropna().unique()) == [2]  # whole table numbers, not 2.0
+    without = reference.reference_beside_measured(tables=2, later=False)
+    assert "han-2026-video-llm" not in set(without["model_key"])
+
+
 def test_reference_beside_measured_puts_an_always_forward_model_next_to_qwen2_vl():
     from analysis.aot import aot_metrics
 

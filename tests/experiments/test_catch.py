@@ -107,3 +107,22 @@ def test_every_language_says_a_clip_shows_the_key_to_press():
     assert set(SHOWS) == set(SHIPPED_LANGUAGES)  # a new language names its word here
     for language, text in texts.items():
         assert SHOWS[language] in text, (language, text)
+
+
+def test_each_presentation_is_a_variant_of_its_own():
+    # Issue 25: the catch video was the same file for every participant, so its hash named
+    # it.  Each presentation renders a variant from its own generator (webapp.stimuli.
+    # presentations): no frame repeats between two, the same seed gives the same frames, and
+    # the key still shows as the same keycap, only a little shifted.
+    first, second = (render_catch_frames("f", 64, 48, 10, n_frames=20,
+                                         rng=np.random.default_rng(seed)) for seed in (1, 2))
+    assert first.shape == second.shape == (20, 48, 64, 3)
+    assert not any(np.array_equal(a, b) for a in first for b in second)
+    assert not np.array_equal(first[3], first[4])  # the background moves between frames
+    again = render_catch_frames("f", 64, 48, 10, n_frames=20, rng=np.random.default_rng(1))
+    assert np.array_equal(first, again)
+    plain = _box(_key_ink(render_catch_frames("f", 64, 48, 10, n_frames=20)))
+    for frames in (first, second):
+        left, top, right, bottom = _box(_key_ink(frames))
+        assert (right - left, bottom - top) == (plain[2] - plain[0], plain[3] - plain[1])
+        assert abs(left - plain[0]) <= 64 // 25 and abs(top - plain[1]) <= 64 // 25

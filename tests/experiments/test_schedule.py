@@ -90,11 +90,13 @@ def test_categories_and_directions_spread_over_blocks(catalog):
         assert abs(directions["forward"] - directions["backward"]) <= 2
 
 
-def test_practice_first_with_answers_main_without(catalog):
+def test_practice_first_and_no_answer_in_any_view(catalog):
+    # Issue 25: practice trials were sent their correct_response for the browser's feedback,
+    # and a script answered practice from it.  The server tells it after storing the answer.
     schedule = build_schedule(AOT, catalog, 9, 1, _condition(AOT))
     practice = [t for t in schedule if t["block"] == "practice"]
     assert [t["trial_index"] for t in practice] == list(range(AOT.practice.n_trials))
-    assert all(t["params"]["feedback"] and t["params"]["correct_response"] in "FB" for t in practice)
+    assert all(t["params"] == {"fixation_ms": AOT.fixation_ms, "feedback": True} for t in practice)
     _, practice_pool = clip_pools(AOT, catalog)
     main_clips = {t["source_clip_id"] for t in _main(schedule)}
     assert not main_clips & {c.id for c in practice_pool}
@@ -102,26 +104,28 @@ def test_practice_first_with_answers_main_without(catalog):
     for trial in schedule:
         view = public_trial(trial, media_url)
         text = json.dumps(view)
-        if trial["block"] != "practice":
-            assert "correct_response" not in text and "forward" not in text and "backward" not in text
-            assert "catch" not in text and trial["public_id"] not in text
+        assert "correct_response" not in text and "forward" not in text and "backward" not in text
+        assert "catch" not in text and trial["public_id"] not in text
         assert set(view) == {"trial_index", "trial_type", "block", "stimulus", "params"}
         assert view["stimulus"]["url"] == f"/media/t/{trial['trial_index']}"
 
 
 @pytest.mark.parametrize("design", [AOT, ORDER], ids=lambda d: d.name)
 def test_only_declared_parameters_reach_the_browser(catalog, design):
-    """Whatever a type's public view passes on, the browser gets only its PARAMETERS (and a
-    practice trial's feedback): every type of the registry, catch trials included."""
+    """Whatever a type's public view passes on, the browser gets only its PARAMETERS (and
+    whether a practice trial shows feedback): every type of the registry, catch trials
+    included.  A schedule stored before issue 25 holds a practice answer in its params: it is
+    not sent either."""
     schedule = build_schedule(design, catalog, 5, 1, _condition(design))
     assert {t["trial_type"] for t in schedule} == {design.task, "catch"}
     for trial in schedule:
         trial["params"]["undeclared"] = "server only"
+        trial["params"]["correct_response"] = trial["correct_response"]
         declared = set(TRIAL_TYPES[trial["trial_type"]].PARAMETERS)
         view = public_trial(trial, lambda index, slot: f"/media/t/{index}")
         assert "undeclared" not in view["params"]
         if trial["block"] == "practice":
-            assert set(view["params"]) == declared | {"feedback", "correct_response"}
+            assert set(view["params"]) == declared | {"feedback"}
         else:
             assert set(view["params"]) == declared
 

@@ -32,6 +32,11 @@ consent = "Dauer: {duraton_minutes} Minuten"
 '''
 
 
+def participant_texts(config, language):
+    """The texts a participant reads in ``language``, from the stored settings."""
+    return study_file.study_texts(config.settings(), config.design.task, language)
+
+
 def problems(source, name="study.toml"):
     return [str(p) for p in study_file.check(source, name)[1]]
 
@@ -322,13 +327,13 @@ def test_consent_and_debrief_describe_the_designs_own_task_in_every_language(nam
     for config in (plain, study_file.load(SHIPPED / f"{name}.toml")):
         for language in ("en", "de"):
             shipped = texts.defaults(language)
-            stored = config.settings()["texts"][language]
+            stored = participant_texts(config, language)[language]
             for key in ("consent", "debrief"):
                 assert shipped[f"{key}_task_{design.task}"] in stored[key], (language, key)
                 assert shipped[f"{key}_task_{other}"] not in stored[key], (language, key)
-                html = texts.render_all(config.settings()["texts"], language, VALUES)[key]
+                html = texts.render_all(participant_texts(config, language), language, VALUES)[key]
                 assert "{" not in html and "<p></p>" not in html, (language, key)
-    english = texts.render_all(plain.settings()["texts"], "en", VALUES)
+    english = texts.render_all(participant_texts(plain, "en"), "en", VALUES)
     if design.task == "aot":
         assert "still frames" not in english["consent"]
         assert "order" not in english["debrief"]
@@ -344,10 +349,10 @@ def test_the_consent_states_the_labs_contact_ethics_and_data_retention():
     assert errors == [] and warnings == []
     for language, board in (("en", "Example University ethics board"),
                             ("de", "Ethikkommission der Universität Example")):
-        consent = texts.render_all(config.settings()["texts"], language)["consent"]
+        consent = texts.render_all(participant_texts(config, language), language)["consent"]
         assert board in consent and "Dr. Ada Example" in consent and "Kept 10 years." in consent
         assert 'href="mailto:ada@example.org"' in consent
-    assert texts.render_all(config.settings()["texts"], "de")["consent"].count("Ethikvotum") == 1
+    assert texts.render_all(participant_texts(config, "de"), "de")["consent"].count("Ethikvotum") == 1
     # Stored and read back (export-config), the file's own settings come back unfilled.
     again = study_file.StudyConfig.from_settings(config.design, config.settings())
     assert again == config == study_file.loads(study_file.to_toml(config))
@@ -361,7 +366,7 @@ def test_a_consent_without_the_labs_facts_is_a_warning_with_line_and_field():
         "which ethics committee approved the study",
         "study.toml:1: study.data_retention: not given: the consent (en) does not tell "
         "participants how long their data are kept and who may see them"]
-    consent = texts.render_all(config.settings()["texts"], "en", VALUES)["consent"]
+    consent = texts.render_all(participant_texts(config, "en"), "en", VALUES)["consent"]
     assert "Ethics" not in consent and "{" not in consent and "<p></p>" not in consent
     # A study's own consent that does not ask for a fact needs none.
     own = source + '[texts.en]\nconsent = "Ethics: approved (ref 7). Data kept 5 years."\n'

@@ -79,12 +79,10 @@ def test_get_state_shape_and_no_main_answers(app, client, study):
     assert [b["name"] for b in state["blocks"]] == ["practice", "main-1", "main-2"]
     for trial in state["trials"]:
         assert trial["stimulus"]["url"].startswith("/media/")
-        text = json.dumps(trial)
-        if trial["block"] == "practice":
-            assert trial["params"]["correct_response"] in ("F", "B")
-        else:
-            assert "correct" not in text and "forward" not in text and "backward" not in text
-            assert "instructed_key" not in text
+        text = json.dumps(trial)  # practice too: its feedback comes once the answer is stored
+        assert "correct" not in text and "forward" not in text and "backward" not in text
+        assert "instructed_key" not in text and "preview_answer" not in text
+        assert trial["params"].get("feedback", False) is (trial["block"] == "practice")
 
 
 def test_frame_order_state_hides_the_true_order(app, client, study):
@@ -113,7 +111,9 @@ def test_store_replay_and_conflict(app, client, study):
     trial = schedule_of(app, api)[0]
     payload = answer(trial)
     first = client.post(f"{api}/trials", json=payload)
-    assert first.status_code == 201 and first.json == {"stored": True, "trial_index": 0, "practice_passed": None}
+    assert first.status_code == 201 and first.json == {"stored": True, "trial_index": 0,
+                                                       "practice_passed": None,
+                                                       "feedback": {"correct": True}}
     replay = client.post(f"{api}/trials", json=payload)
     assert replay.status_code == 200 and replay.json["duplicate"] is True
     clash = client.post(f"{api}/trials", json={**payload, "client_uuid": str(uuid.uuid4())})
@@ -295,7 +295,8 @@ def test_a_replay_after_completion_is_still_a_duplicate(app, client, study):
     assert client.post(f"{api}/complete").json["status"] == "completed"
     replay = client.post(f"{api}/trials", json=first)
     assert replay.status_code == 200 and replay.json == {"stored": False, "duplicate": True,
-                                                         "trial_index": 0}
+                                                         "trial_index": 0,
+                                                         "feedback": {"correct": True}}
     late = client.post(f"{api}/trials", json={**first, "client_uuid": str(uuid.uuid4())})
     assert late.status_code == 409 and late.json["error"] == "not_in_progress"
     with app.app_context():

@@ -1,11 +1,14 @@
 """Write transactions and the handling of a busy database."""
+import os
 import sqlite3
+import stat
 import threading
 
 import pytest
 from flask import Blueprint, jsonify
 from sqlalchemy import func, insert, select
 
+from webapp import create_app
 from webapp.database import write_transaction
 from webapp.extensions import db
 from webapp.models import Study
@@ -109,3 +112,42 @@ def test_tests_read_then_write_beside_a_live_writer(app, tmp_path):
     with app.app_context():
         assert db.session.scalar(select(Study.title).where(Study.slug == "row")) == "kept"
         assert db.session.scalar(db.text("SELECT count(*) FROM live")) == 3
+
+
+@pytest.fixture
+def default_umask():
+    """The usual umask (022: files world-readable unless made otherwise)."""
+    previous = os.umask(0o022)
+    yield
+    os.umask(previous)
+
+
+def _mode(path) -> int:
+    return stat.S_IMODE(os.stat(path).st_mode)
+
+
+def test_the_instance_folder_and_database_files_are_private(tmp_path, default_umask):
+    """They hold password hashes, live session tokens and the secret key."""
+    instance, database = tmp_path / "instance", tmp_path / "instance" / "chronoscope.db"
+    app = create_app({"TESTING": True, "SECRET_KEY": "k", "INSTANCE_PATH": str(instance)})
+    with app.app_context():
+        db.create_all()
+        _add_experiment("one")  # a write: the WAL, the shared memory and the writer lock
+        files = [database, *(database.with_name(f"chronoscope.db{side}")
+                             for side in ("-wal", "-shm", "-writer.lock"))]
+        assert [(path.name, _mode(path)) for path in files] == \
+            [(path.name, 0o600) for path in files]
+        db.engine.dispose()
+    assert _mode(instance) == 0o700
+
+
+def test_existing_world_readable_files_are_made_private(tmp_path, default_umask):
+    instance, database = tmp_path / "instance", tmp_path / "old.db"
+    instance.mkdir(mode=0o755)
+    sqlite3.connect(database).close()
+    database.chmod(0o644)
+    app = create_app({"TESTING": True, "SECRET_KEY": "k", "INSTANCE_PATH": str(instance),
+                      "DATABASE_URL": f"sqlite:///{database}"})
+    assert (_mode(instance), _mode(database)) == (0o700, 0o600)
+    with app.app_context():
+        db.engine.dispose()

@@ -38,19 +38,39 @@ def attempt(client, username="ada", password="wrong password!", address="10.0.0.
 
 
 def test_an_address_gets_429_after_ten_attempts_and_no_hash_is_computed(client, researcher, hashes):
-    for _ in range(10):
-        assert attempt(client).status_code == 401
+    for i in range(10):
+        assert attempt(client, username=f"someone-{i}").status_code == 401
     assert len(hashes) == 10
     refused = attempt(client, password=RESEARCHER_PASSWORD)  # even the right password
     assert refused.status_code == 429
-    assert 1 <= int(refused.headers["Retry-After"]) <= 60
+    # A sliding minute, estimated: the ten count for a tenth of the next minute too.
+    assert 1 <= int(refused.headers["Retry-After"]) <= 66
     assert "Too many sign-in attempts" in refused.get_data(as_text=True)
     assert len(hashes) == 10
     assert attempt(client, password=RESEARCHER_PASSWORD, address="10.0.0.2").status_code == 302
 
 
-def test_an_account_gets_429_after_twenty_failures_from_any_addresses(client, researcher, factory,
-                                                                    hashes):
+def test_an_ipv6_client_is_one_address_across_its_64(client, researcher, hashes):
+    for i in range(10):
+        assert attempt(client, f"someone-{i}", address=f"2001:db8:1:2::{i:x}").status_code == 401
+    assert attempt(client, address="2001:db8:1:2:ffff::1").status_code == 429
+    assert attempt(client, address="2001:db8:1:3::1").status_code == 401  # the next /64
+
+
+def test_failures_of_one_address_on_one_account_are_held_apart(app, client, researcher, hashes):
+    app.config["LOGIN_FAILURES_PER_ADDRESS_AND_ACCOUNT"] = "3 per hour"
+    for _ in range(3):
+        assert attempt(client).status_code == 401
+    refused = attempt(client, password=RESEARCHER_PASSWORD)
+    assert refused.status_code == 429 and int(refused.headers["Retry-After"]) > 60
+    assert attempt(client, "nobody").status_code == 401  # the address may try other accounts
+    assert attempt(app.test_client(), password=RESEARCHER_PASSWORD,
+                   address="10.0.0.2").status_code == 302  # the owner elsewhere is not held
+
+
+def test_an_account_gets_429_from_browsers_it_never_signed_in_on(app, client, researcher, factory,
+                                                                 hashes):
+    app.config["LOGIN_FAILURES_PER_ACCOUNT"] = "20 per hour"
     factory.researcher("grace")
     hashes.clear()  # grace's own
     for i in range(20):
@@ -60,6 +80,44 @@ def test_an_account_gets_429_after_twenty_failures_from_any_addresses(client, re
     assert int(refused.headers["Retry-After"]) > 60  # the account's window is an hour
     assert len(hashes) == 20
     assert attempt(client, "grace", RESEARCHER_PASSWORD, address="10.0.2.1").status_code == 302
+
+
+def test_nobody_can_lock_the_owner_out_of_a_browser_they_signed_in_on(app, researcher, hashes):
+    """The red team locked a named researcher out with 20 wrong passwords from anywhere."""
+    owner, attacker = app.test_client(), app.test_client()
+    assert attempt(owner, password=RESEARCHER_PASSWORD, address="10.0.9.9").status_code == 302
+    owner.post("/auth/logout")
+    for i in range(60):  # more than the account's limit, from many addresses
+        attempt(attacker, address=f"10.0.{5 + i // 10}.{i % 10}")
+    assert attempt(attacker, password=RESEARCHER_PASSWORD, address="10.0.8.1").status_code == 429
+    assert attempt(owner, password=RESEARCHER_PASSWORD, address="10.0.9.9").status_code == 302
+
+
+def test_the_browser_mark_is_per_account_and_cannot_be_forged(app, researcher, factory, hashes):
+    app.config["LOGIN_FAILURES_PER_ACCOUNT"] = "2 per hour"
+    factory.researcher("grace")
+    browser = app.test_client()
+    assert attempt(browser, "grace", RESEARCHER_PASSWORD).status_code == 302
+    mark = browser.get_cookie(sign_in_guard.BROWSER_COOKIE, path="/auth/")
+    assert mark.http_only and mark.max_age > 86400 * 300
+    for i in range(2):
+        attempt(app.test_client(), address=f"10.0.6.{i}")
+    # grace's mark is not ada's, and a mark signed with another key is no mark.
+    assert attempt(browser, password=RESEARCHER_PASSWORD, address="10.0.6.9").status_code == 429
+    forged = app.test_client()
+    forged.set_cookie(sign_in_guard.BROWSER_COOKIE, mark.value[:-2] + "xx", path="/auth/")
+    assert attempt(forged, password=RESEARCHER_PASSWORD, address="10.0.6.8").status_code == 429
+
+
+def test_a_known_browser_has_its_own_failure_limit(app, researcher, hashes):
+    app.config["LOGIN_FAILURES_PER_BROWSER"] = "3 per hour"
+    browser = app.test_client()
+    assert attempt(browser, password=RESEARCHER_PASSWORD).status_code == 302
+    browser.post("/auth/logout")
+    assert [attempt(browser, address=f"10.0.7.{i}").status_code for i in range(4)] == \
+        [401, 401, 401, 429]
+    assert attempt(app.test_client(), password=RESEARCHER_PASSWORD,
+                   address="10.0.7.9").status_code == 302
 
 
 def test_successful_sign_ins_do_not_use_up_the_account_limit(app, researcher):

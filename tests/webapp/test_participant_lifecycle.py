@@ -134,7 +134,8 @@ def test_a_participant_who_refuses_consent_frees_their_place(app, client, study)
 
 def test_invented_ids_from_one_address_are_rate_limited(tmp_path):
     # The red team made 200 sessions with made-up PROLIFIC_PIDs at 56/s.
-    app = _app(tmp_path, NEW_SESSIONS_PER_ADDRESS="5 per hour")
+    app = _app(tmp_path, NEW_SESSIONS_PER_ADDRESS="5 per hour",
+               NEW_SESSIONS_PER_ADDRESS_PER_STUDY="100 per hour")
     client = app.test_client()
     codes = [client.get("/p/study", query_string={"PROLIFIC_PID": f"fake{n}"}).status_code
              for n in range(8)]
@@ -157,6 +158,32 @@ def test_sessions_per_study_are_rate_limited_across_addresses(tmp_path):
     codes = [client.get("/p/study", query_string={"participant": f"p{n}"},
                         environ_base={"REMOTE_ADDR": f"10.0.0.{n}"}).status_code for n in range(5)]
     assert codes == [303, 303, 303, 429, 429]
+    with app.app_context():
+        db.engine.dispose()
+
+
+def test_one_script_cannot_fill_a_study_s_places(tmp_path):
+    """The red team filled all 5 places of a study in 0.23 s from one address."""
+    app = _app(tmp_path)  # the shipped limits
+    with app.app_context():
+        db.session.execute(db.update(Study).values(max_participants=5))
+        db.session.commit()
+    client = app.test_client()
+    codes = []
+    for n in range(5):  # each from a new address of one IPv6 /64, consenting at once
+        response = client.get("/p/study", query_string={"PROLIFIC_PID": f"bot{n}"},
+                              environ_base={"REMOTE_ADDR": f"2001:db8:0:1::{n + 1:x}"})
+        codes.append(response.status_code)
+        if response.status_code == 303:
+            token = response.headers["Location"].rsplit("/", 1)[-1]
+            client.post(f"/api/session/{token}/consent", json={"consent": True})
+    assert codes == [303] * 3 + [429] * 2
+    refused = client.get("/p/study", query_string={"PROLIFIC_PID": "bot9"},
+                         environ_base={"REMOTE_ADDR": "2001:db8:0:1::99"})
+    assert b"from your network" in refused.data  # not "in a minute": it may be an hour
+    # A person from elsewhere still gets one of the places left.
+    assert client.get("/p/study", query_string={"PROLIFIC_PID": "person"},
+                      environ_base={"REMOTE_ADDR": "198.51.100.7"}).status_code == 303
     with app.app_context():
         db.engine.dispose()
 

@@ -190,7 +190,9 @@ def test_session_two_opens_in_the_same_browser_and_not_in_another(app, study):
 def _limited_app(tmp_path, **limits):
     app = create_app({"TESTING": True, "SECRET_KEY": "test-secret",
                       "INSTANCE_PATH": str(tmp_path / "inst"),
-                      "DATABASE_URL": f"sqlite:///{tmp_path / 'limits.db'}", **limits})
+                      "DATABASE_URL": f"sqlite:///{tmp_path / 'limits.db'}",
+                      # the new participants all come from the test client's one address
+                      "NEW_SESSIONS_PER_ADDRESS_PER_STUDY": "1000 per hour", **limits})
     with app.app_context():
         db.create_all()
         add_aot_study()

@@ -53,12 +53,19 @@ def test_only_a_preview_is_told_the_catch_trials_keys(app, logged_in, study):
     catch = {t["trial_index"]: t for t in schedule if t["trial_type"] == "catch"}
     assert catch  # the study has attention checks
     told = {t["trial_index"]: t["preview_answer"] for t in state["trials"] if "preview_answer" in t}
-    assert told == {i: {"instructed_key": t["instructed_key"],
-                        "correct_response": t["correct_response"]} for i, t in catch.items()}
-    # A participant's session and an ordinary simulated one never get it, nor any key.
-    for query in ({"participant": "real-1"}, {"participant": "sim-1", "simulate": "1"}):
+    practice = {t["trial_index"]: {"correct_response": t["correct_response"]}
+                for t in schedule if t["block"] == "practice"}
+    assert told == practice | {i: {"instructed_key": t["instructed_key"],
+                                   "correct_response": t["correct_response"]}
+                               for i, t in catch.items()}
+    # An ordinary simulated session is told practice answers only (its robot passes practice
+    # at its set accuracy; it is always excluded); a participant's session never any answer.
+    for query, told_practice in (({"participant": "real-1"}, False),
+                                 ({"participant": "sim-1", "simulate": "1"}, True)):
         entered = logged_in.get("/p/study", query_string=query)
         other = logged_in.get(f"/api/session/{_token(entered.headers['Location'])}").json
         assert other["preview"] is False
-        text = json.dumps(other)
-        assert "preview_answer" not in text and "instructed_key" not in text
+        assert "instructed_key" not in json.dumps(other)
+        told = {t["trial_index"] for t in other["trials"] if "preview_answer" in t}
+        assert told == ({t["trial_index"] for t in other["trials"] if t["block"] == "practice"}
+                        if told_practice else set())

@@ -42,7 +42,7 @@ def test_create_from_a_file_stores_the_configuration_and_exports_it_back(app, ru
         assert (study.title, study.max_participants) == ("Pilot", 30)
         assert sessions.study_design(study).fixation_ms == 400
         stored = study.design_snapshot[STUDY_CONFIG_KEY]
-        assert stored["texts"]["de"]["consent"] == "Etwa {duration_minutes} Minuten."
+        assert stored["own_texts"]["de"]["consent"] == "Etwa {duration_minutes} Minuten."
         assert stored["estimate"]["session_minutes"] >= 1
     exported = runner.invoke(args=["study", "export-config", "pilot"])
     assert exported.exit_code == 0, exported.output
@@ -139,3 +139,21 @@ def test_create_and_validate_warn_about_a_consent_without_the_labs_facts(app, ru
         assert "study.contact" not in result.output and "study.ethics" not in result.output
     shipped = runner.invoke(args=["study", "validate", str(SHIPPED / "arrow-of-time.toml")])
     assert "arrow-of-time.toml:11: study.contact: an example value" in shipped.output
+
+
+def test_a_study_with_del_in_a_text_exports_a_file_validate_accepts(app, runner, factory,
+                                                                    tmp_path, logged_in):
+    # Issue 25: U+007F was written unescaped: export-config wrote a file validate refused,
+    # and the study's edit page (which reads its study file back) gave a 500.
+    factory.stimulus_set()
+    source = tmp_path / "del.toml"
+    source.write_text('[study]\ndesign = "arrow-of-time"\nstimulus_set = "synthetic"\n'
+                      'contact = "Room 7\\u007f"\n[texts.en]\nconsent = "Hi\\u007f"\n')
+    created = runner.invoke(args=["study", "create", "del", "--from", str(source),
+                                  "--owner", "ada"])
+    assert created.exit_code == 0, created.output
+    exported = runner.invoke(args=["study", "export-config", "del"])
+    (tmp_path / "again.toml").write_text(exported.output)
+    validated = runner.invoke(args=["study", "validate", str(tmp_path / "again.toml")])
+    assert validated.exit_code == 0, validated.output
+    assert logged_in.get("/researcher/studies/del/edit").status_code == 200

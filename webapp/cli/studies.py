@@ -55,8 +55,8 @@ def create(slug, from_file, design, stimulus_set, title, owner, max_participants
     except studies.StudyError as error:
         if from_file is not None and error.setting:  # the file's line and field
             raise click.UsageError(str(study_file.problem_at(
-                from_file.read_text("utf-8"), from_file.name, error.setting, str(error)))) \
-                from error
+                study_file.read_source(from_file), from_file.name, error.setting,
+                str(error)))) from error
         raise click.UsageError(str(error)) from error
     click.echo(f"Created study {study.slug!r} ({study.design} on "
                f"{study.stimulus_set}); it is a draft: `manage.py study open {slug}`.")
@@ -72,7 +72,11 @@ def create(slug, from_file, design, stimulus_set, title, owner, max_participants
 
 
 def _load(path: Path) -> study_file.StudyConfig:
-    config, problems, warnings = study_file.check(path.read_text("utf-8"), path.name, path.parent)
+    try:
+        config, problems, warnings = study_file.check(study_file.read_source(path), path.name,
+                                                      path.parent)
+    except study_file.StudyFileError as error:  # too large, or not UTF-8
+        config, problems, warnings = None, error.problems, []
     for warning in warnings:
         click.echo(f"Warning: {warning}", err=True)
     if problems:

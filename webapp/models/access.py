@@ -6,11 +6,13 @@ reason), ``configure`` (change its configuration: in place for a draft, as a new
 opened), ``close`` (close or stop it) and ``manage`` (members).  README.md and SECURITY.md
 state the same table (tests/webapp/test_access.py checks both against every route).
 """
+from contextlib import contextmanager
 from datetime import datetime
 
-from sqlalchemy import ForeignKey, String, select
+from sqlalchemy import ForeignKey, String, delete, func, insert, select, update
 from sqlalchemy.orm import Mapped, mapped_column, relationship
 
+from webapp.database import write_transaction
 from webapp.extensions import db
 from webapp.models._types import UTCDateTime, utcnow
 from webapp.models.researcher import Researcher
@@ -64,7 +66,7 @@ def members(study: Study) -> list[StudyMember]:
         .where(StudyMember.study_id == study.id).order_by(Researcher.username)))
 
 
-def share(study: Study, username: str, role: str) -> StudyMember:
+def share(study: Study, username: str, role: str) -> None:
     """Make ``username`` a member of ``study`` with ``role`` (changing the role of a member).
 
     Raises
@@ -75,15 +77,18 @@ def share(study: Study, username: str, role: str) -> StudyMember:
     """
     if role not in ROLE_PERMISSIONS:
         raise MembershipError(f"unknown role {role!r}; expected one of {', '.join(ROLES)}")
-    member = _member(study, username)
-    if member is None:
-        member = StudyMember(study_id=study.id, researcher_id=_researcher(username).id)
-        db.session.add(member)
-    elif member.role == "owner" and role != "owner":
-        _keep_an_owner(study)
-    member.role = role
-    db.session.commit()
-    return member
+    researcher_id, study_id, slug = _researcher(username).id, study.id, study.slug
+    with _membership_change(study_id) as connection:
+        current = _role(connection, study_id, researcher_id)
+        if current is None:
+            connection.execute(insert(StudyMember.__table__).values(
+                study_id=study_id, researcher_id=researcher_id, role=role, created_at=utcnow()))
+            return
+        if current == "owner" and role != "owner":
+            _keep_an_owner(connection, study_id, slug)
+        connection.execute(update(StudyMember.__table__).where(
+            StudyMember.study_id == study_id, StudyMember.researcher_id == researcher_id)
+            .values(role=role))
 
 
 def unshare(study: Study, username: str) -> None:
@@ -94,13 +99,32 @@ def unshare(study: Study, username: str) -> None:
     MembershipError
         For an unknown researcher or one who is not a member, or the last owner.
     """
-    member = _member(study, username)
-    if member is None:
-        raise MembershipError(f"{username} is not a member of {study.slug!r}")
-    if member.role == "owner":
-        _keep_an_owner(study)
-    db.session.delete(member)
-    db.session.commit()
+    researcher_id, study_id, slug = _researcher(username).id, study.id, study.slug
+    with _membership_change(study_id) as connection:
+        current = _role(connection, study_id, researcher_id)
+        if current is None:
+            raise MembershipError(f"{username} is not a member of {slug!r}")
+        if current == "owner":
+            _keep_an_owner(connection, study_id, slug)
+        connection.execute(delete(StudyMember.__table__).where(
+            StudyMember.study_id == study_id, StudyMember.researcher_id == researcher_id))
+
+
+@contextmanager
+def _membership_change(study_id: int):
+    """One write transaction that holds the study's row until it commits, so that changes to
+    one study's members run one after the other: each sees the owners the previous one left
+    (two owners demoting each other at once left none when both counted two).  PostgreSQL
+    locks the row (FOR UPDATE); SQLite's write transaction already excludes other writers."""
+    db.session.rollback()  # end the read: the change below waits its turn for the lock
+    with db.engine.connect() as connection, write_transaction(connection):
+        connection.execute(select(Study.id).where(Study.id == study_id).with_for_update())
+        yield connection
+
+
+def _role(connection, study_id: int, researcher_id: int) -> str | None:
+    return connection.scalar(select(StudyMember.role).where(
+        StudyMember.study_id == study_id, StudyMember.researcher_id == researcher_id))
 
 
 def _researcher(username: str) -> Researcher:
@@ -110,13 +134,9 @@ def _researcher(username: str) -> Researcher:
     return researcher
 
 
-def _member(study: Study, username: str) -> StudyMember | None:
-    return db.session.get(StudyMember, (study.id, _researcher(username).id))
-
-
-def _keep_an_owner(study: Study) -> None:
-    owners = db.session.scalars(select(StudyMember.researcher_id).where(
-        StudyMember.study_id == study.id, StudyMember.role == "owner")).all()
-    if len(owners) <= 1:
-        raise MembershipError(f"{study.slug!r} must keep at least one owner; "
+def _keep_an_owner(connection, study_id: int, slug: str) -> None:
+    owners = connection.scalar(select(func.count()).select_from(StudyMember).where(
+        StudyMember.study_id == study_id, StudyMember.role == "owner"))
+    if owners <= 1:
+        raise MembershipError(f"{slug!r} must keep at least one owner; "
                               "make someone else owner first")

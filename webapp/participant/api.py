@@ -11,7 +11,7 @@ from werkzeug.exceptions import HTTPException, RequestEntityTooLarge
 
 from experiments.trial_types.base import Field, PayloadError, check_fields
 from webapp.extensions import db
-from webapp.participant import calendar, progress, sessions, store, texts
+from webapp.participant import calendar, feedback, progress, sessions, store, texts
 from webapp.participant.progress import ApiError
 
 bp = Blueprint("api", __name__, url_prefix="/api/session/<token>")
@@ -186,8 +186,10 @@ def screen_out(token):
 @bp.post("/trials")
 def trials(token):
     with db.engine.connect() as connection:
-        status, answer = progress.store_trial(connection, _session(connection, token),
-                                                        read_body())
+        session = _session(connection, token)
+        status, answer = progress.store_trial(connection, session, read_body())
+        # Practice feedback: told only once the answer is stored (webapp.participant.feedback).
+        answer |= feedback.stored_verdict(connection, session, answer)
     return jsonify(answer), status
 
 

@@ -108,14 +108,19 @@ def session_state(connection: Connection, session: Row) -> dict:
 
 
 def _public_trial(session: Row, trial: dict, media_url) -> dict:
-    """What the browser sees of ``trial``; in a researcher's preview, a catch trial also
-    names its instructed key (``preview_answer``), so that the simulated participant passes
-    the attention checks and the preview reaches the debrief.  No participant's session, and
-    no other simulated one, is ever sent it."""
+    """What the browser sees of ``trial``.  Only the simulated participant is ever told an
+    answer (``preview_answer``), so that it can pass practice at its set accuracy: a practice
+    trial's in any simulated session (always excluded), and in a researcher's preview a catch
+    trial's instructed key too, so that the preview reaches the debrief.  No participant's
+    session is ever sent one."""
     view = scheduling.public_trial(trial, media_url)
     if session.preview and trial["trial_type"] == ATTENTION_CHECK:
         view["preview_answer"] = {"instructed_key": trial["instructed_key"],
                                   "correct_response": trial["correct_response"]}
+    elif session.simulated and trial["block"] == scheduling.PRACTICE:
+        # Practice trials are of the design's task, whose type says its answer as feedback.
+        answer = TRIAL_TYPES[trial["trial_type"]].feedback_answer(trial)
+        view["preview_answer"] = {"correct_response": answer}
     return view
 
 

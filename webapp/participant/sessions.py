@@ -23,14 +23,13 @@ from datetime import datetime
 
 import numpy as np
 from flask import current_app
-from limits import parse as parse_limit
 from sqlalchemy import Connection, Row
 from sqlalchemy.exc import IntegrityError
 
 from experiments import schedule as scheduling
 from experiments.designs import Design, design_from_snapshot
+from webapp import rate_limits
 from webapp.database import write_transaction
-from webapp.extensions import limiter
 from webapp.participant import resume, store, texts
 from webapp.participant.calendar import opens_after
 from webapp.participant.store import (
@@ -255,6 +254,9 @@ def _done_message(status: str) -> str:
     return "You have already taken part in this study."
 
 
+BUSY_NETWORK = ("Several people have started this study from your network (internet address) "
+                "recently. Please try again later; if you share a network with other "
+                "participants (a campus or a lab), the researchers can let more in.")
 FULL = "This study has all the participants it needs. Thank you for your interest."
 
 
@@ -265,29 +267,33 @@ def admission_refusal(connection: Connection, study: Row, address: str) -> Entry
     if study.max_participants is not None and \
             places_taken(connection, study.id) >= study.max_participants:
         return Entry("full", message=FULL, key="study_full")
-    return _over_limit("NEW_SESSIONS", "new-session", study, address)
+    config, client = current_app.config, rate_limits.client_key(address)
+    limits = [(name, config[name], *scope) for name, scope in (
+        ("NEW_SESSIONS_PER_ADDRESS_PER_STUDY", (client, str(study.id))),
+        ("NEW_SESSIONS_PER_ADDRESS", (client,)), ("NEW_SESSIONS_PER_STUDY", (str(study.id),)))]
+    # All are checked before any counts: a refused entry must not use up another limit (one
+    # address retrying must not use up the study's limit for everyone).
+    refused = next((limit for limit in limits if rate_limits.seconds_to_wait(*limit)), None) \
+        or next((limit for limit in limits if rate_limits.hit(*limit)), None)
+    if refused is None:
+        return None
+    if refused[0] == "NEW_SESSIONS_PER_STUDY":
+        return Entry("busy", message="Too many new sessions are starting right now. Please "
+                                     "try again in a few minutes.", key="busy")
+    return Entry("busy", message=BUSY_NETWORK, key="busy_network")
 
 
 def _returning_refusal(study: Row, address: str) -> Entry:
     """A known id entered without its resume key: the page that sends the participant back
     to their first browser or to the researchers, unless such tries from this address or
     into this study are too many (a probe for ids)."""
-    return _over_limit("RETURNING_ENTRIES", "returning-entry", study, address) or \
-        Entry("elsewhere", key="resume_elsewhere")
-
-
-def _over_limit(setting: str, namespace: str, study: Row, address: str) -> Entry | None:
-    """"busy" once ``{setting}_PER_ADDRESS`` or ``{setting}_PER_STUDY`` (counted under
-    ``namespace``) is used up, else None."""
-    if not limiter.enabled:  # RATELIMIT_ENABLED = False
-        return None
-    config = current_app.config
-    for limit, scope in ((config[f"{setting}_PER_ADDRESS"], ("address", address)),
-                         (config[f"{setting}_PER_STUDY"], ("study", str(study.id)))):
-        if not limiter.limiter.hit(parse_limit(limit), namespace, *scope):
+    config, client = current_app.config, rate_limits.client_key(address)
+    for name, scope in (("RETURNING_ENTRIES_PER_ADDRESS", (client,)),
+                        ("RETURNING_ENTRIES_PER_STUDY", (str(study.id),))):
+        if rate_limits.hit(name, config[name], *scope):
             return Entry("busy", message="Too many new sessions are starting right now. Please "
                                          "try again in a few minutes.", key="busy")
-    return None
+    return Entry("elsewhere", key="resume_elsewhere")
 
 
 def _new_session(connection: Connection, study: Row, design: Design, external_id: str,

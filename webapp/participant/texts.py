@@ -16,7 +16,7 @@ from markupsafe import Markup
 
 from experiments import texts as text_defaults
 from experiments.designs import STUDY_CONFIG_KEY, design_from_snapshot
-from experiments.study_file import DEFAULT_BROWSERS, estimate_session_minutes
+from experiments.study_file import DEFAULT_BROWSERS, estimate_session_minutes, study_texts
 
 # How the study file's browser engines are named to a participant (product names).
 BROWSER_NAMES = {"chromium": "Chrome, Edge", "firefox": "Firefox", "webkit": "Safari"}
@@ -83,7 +83,8 @@ def session_texts(session, language: str, extra: Mapping[str, object] | None = N
               "min_width": width, "min_height": height,
               "browsers": ", ".join(BROWSER_NAMES.get(b, b) for b in settings["browsers"]),
               **(extra or {})}
-    return text_defaults.render_all(settings.get("texts") or {}, language, values)
+    return text_defaults.render_all(study_texts(settings, design.task, language), language,
+                                    values)
 
 
 def remembered_language(device_info: Mapping | None) -> str | None:
@@ -124,8 +125,15 @@ def page_texts(snapshot: Mapping | None, requested: str | None, accept_languages
     settings = study_settings(snapshot)
     languages = settings["languages"] if snapshot else text_defaults.SHIPPED_LANGUAGES
     language = choose_language(languages, requested, accept_languages, remembered)
-    rendered = text_defaults.render_all(settings.get("texts") or {}, language)
+    rendered = text_defaults.render_all(_texts(snapshot, settings, language), language)
     return language, {key: Markup(html) for key, html in rendered.items()}  # sanitised HTML
+
+
+def _texts(snapshot: Mapping | None, settings: Mapping, language: str) -> dict:
+    """The study's texts for ``language`` (:func:`study_texts`; none without a study)."""
+    if not snapshot:
+        return {}
+    return study_texts(settings, str(snapshot.get("task", "")), language)
 
 
 # The device check's problem text for each screen-out reason (static/js/device.js problems()).
@@ -139,7 +147,7 @@ def screen_out_text(snapshot: Mapping | None, language: str, reasons, device: Ma
     """The screen-out text, as the runner showed it, for a screened-out participant who opens
     their link again: why (from the stored reasons and device check), and the code."""
     settings = study_settings(snapshot)
-    overrides = settings.get("texts") or {}
+    overrides = _texts(snapshot, settings, language)
     width, height = settings["min_window"]
     device = device or {}
     values = {"min_width": width, "min_height": height,

@@ -73,8 +73,9 @@ def create_study(slug: str, design: str, stimulus_set: str, title: str | None = 
         owner_id = db.session.scalar(select(Researcher.id).where(Researcher.username == owner))
         if owner_id is None:
             raise StudyError(f"no researcher {owner!r}")
-    if any(ord(c) < 32 or ord(c) == 127 for c in title or ""):
-        raise StudyError("title must not contain control characters")
+    problem = study_file.title_problem((title or "").strip())
+    if problem:
+        raise StudyError(f"title: {problem}", "study.title")
     if max_participants is not None and max_participants < 1:
         raise StudyError(f"max_participants must be at least 1, got {max_participants}")
     slug = (slug or "").strip()

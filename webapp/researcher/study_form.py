@@ -11,7 +11,7 @@ import re
 import tomllib
 from pathlib import PurePosixPath
 
-from experiments import study_file
+from experiments import study_file, study_format
 from webapp.researcher.studies import shipped_languages
 
 # form field -> (section, key, kind) of the study file; kind: text | number | list
@@ -39,7 +39,7 @@ _BY_PATH["blocks.clips_per_session"] = "trials_per_block"
 _CHOSEN = ("design", "stimulus_set")
 _INT = re.compile(r"^[+-]?\d+$")
 _FLOAT = re.compile(r"^[+-]?(\d+\.\d*|\.\d+|\d+)([eE][+-]?\d+)?$")
-MAX_UPLOAD_BYTES = 256 * 1024
+MAX_UPLOAD_BYTES = study_file.MAX_FILE_BYTES
 
 
 def fill(form, config: study_file.StudyConfig, study) -> None:
@@ -166,9 +166,9 @@ def to_source(data: dict) -> str:
         if section == "texts":
             continue
         lines.append(f"[{section}]")
-        lines.extend(f"{key} = {study_file._toml(value)}" for key, value in values.items())
+        lines.extend(f"{key} = {study_format.toml_value(value)}" for key, value in values.items())
     for language, keys in (data.get("texts") or {}).items():
         lines.append(f"[texts.{language}]")
-        lines.extend(f"{key} = {study_file._toml_text(str(text))}" for key, text in keys.items())
+        lines.extend(f"{key} = {study_format.toml_text(str(text))}" for key, text in keys.items())
     return "\n".join(lines) + "\n"
 

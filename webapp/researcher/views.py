@@ -68,7 +68,7 @@ class StudyForm(FlaskForm):
     slug = StringField("Slug (in the participant link)",
                        validators=[DataRequired(), Length(max=64)])
     based_on = HiddenField()
-    title = StringField("Title", validators=[Length(max=200)])
+    title = StringField("Title")  # checked with the study file (study_file.title_problem)
     design = SelectField("Design", validate_choice=False)
     stimulus_set = SelectField("Stimulus set", validate_choice=False)
     languages = StringField("Languages (e.g. en, de; the first is the default)")

@@ -3,7 +3,9 @@
 A response depends only on the file's bytes: no ETag or Last-Modified (Werkzeug's defaults
 hash the modification time and the file's path, and the files are written and named in time
 order and by direction), no file name, and the same lookups for every trial, so nothing but
-what the participant is meant to see can tell one answer from another (SECURITY.md).
+what the participant is meant to see can tell one answer from another (SECURITY.md).  A
+video is the session's own file of its trial, at the session's one video size
+(webapp.stimuli.presentations): a catch trial's bytes and size are no label either.
 """
 import os
 
@@ -13,7 +15,9 @@ from werkzeug.wsgi import wrap_file
 
 from webapp.extensions import db
 from webapp.participant import sessions, store
-from webapp.stimuli.files import UnsafePath, frame_path, resolve_under
+from webapp.stimuli import presentations
+from webapp.stimuli.files import UnsafePath, frame_path
+from webapp.stimuli.presentations import PaddedVideo
 
 bp = Blueprint("media", __name__, url_prefix="/media/<token>/<int:trial_index>")
 
@@ -34,12 +38,13 @@ def _scheduled(token: str, trial_index: int) -> tuple[dict, object]:
     return trial, stimulus
 
 
-def _send(path, mimetype: str):
+def _send(path, mimetype: str, size: int | None = None):
+    """``path`` as it is, or with ``size``, as a video padded to that size."""
     try:
-        handle = open(path, "rb")
-    except OSError:
+        handle = open(path, "rb") if size is None else PaddedVideo(path, size)
+    except (OSError, ValueError):
         abort(404)
-    size = os.fstat(handle.fileno()).st_size
+    size = os.fstat(handle.fileno()).st_size if size is None else size
     response = current_app.response_class(wrap_file(request.environ, handle), mimetype=mimetype,
                                           direct_passthrough=True)
     response.content_length = size
@@ -54,14 +59,17 @@ def _send(path, mimetype: str):
 
 @bp.get("")
 def clip(token, trial_index):
-    trial, stimulus = _scheduled(token, trial_index)
-    if stimulus.kind != "clip":
+    with db.engine.connect() as connection:
+        session = sessions.session_by_token(connection, token)
+        if session is None:
+            abort(404)
+        try:
+            files, size = presentations.session_videos(connection, session)
+        except (UnsafePath, OSError, ValueError):
+            abort(404)
+    if trial_index not in files:
         abort(404)
-    try:
-        path = resolve_under(current_app.config["STIMULUS_ROOT"], stimulus.path)
-    except UnsafePath:
-        abort(404)
-    return _send(path, "video/mp4")
+    return _send(files[trial_index], "video/mp4", size)
 
 
 @bp.get("/<int:slot>")

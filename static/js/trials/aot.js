@@ -4,7 +4,7 @@
 // on screen.  Response keys pressed from the fixation on but before that onset never answer;
 // they are kept as ignored_inputs.  The module is the whole browser side of the type: see
 // trials/index.js.
-import { noteIgnored, technicalEvent } from "../monitor.js";
+import { noteIgnored } from "../monitor.js";
 import { openClip } from "../present.js";
 import { sleep } from "../api.js";
 import { el, plain, show, setScreen, text } from "../screens.js";
@@ -76,12 +76,16 @@ function displaySize(box) {
   return { width: Math.ceil(width * scale), height: Math.ceil(height * scale) };
 }
 
-async function feedback(trial, response) {
-  const expected = trial.params?.correct_response;
-  const key = response === null ? "feedback_too_slow"
-    : response === expected ? "feedback_correct" : "feedback_incorrect";
-  const kind = response === null ? "slow" : response === expected ? "correct" : "incorrect";
-  show("feedback", el("p", { class: `feedback ${kind}` }, text(key)));
+const FEEDBACK_TEXTS = { slow: "feedback_too_slow", correct: "feedback_correct",
+  incorrect: "feedback_incorrect" };
+
+// Practice feedback (runner.js): `verdict` is the server's word on the stored answer, null if
+// none came; a timeout is too slow whatever the answer.
+async function feedback(data, verdict) {
+  const kind = data.response === null ? "slow"
+    : verdict ? (verdict.correct ? "correct" : "incorrect") : null;
+  if (!kind) return;
+  show("feedback", el("p", { class: `feedback ${kind}` }, text(FEEDBACK_TEXTS[kind])));
   await sleep(FEEDBACK_MS);
 }
 
@@ -102,9 +106,6 @@ async function run(trial, ctx) {
     collector.stop();
     if (stage) stage.close();  // the decoded frames are freed with the trial
   }
-  // A presentation that left fullscreen is offered again (runner.js): feedback now would tell
-  // the answer to that next presentation.
-  if (trial.params?.feedback && !technicalEvent(data)) await feedback(trial, data.response);
   return data;
 }
 
@@ -150,7 +151,8 @@ async function presentAndRespond(trial, ctx, stage, fixation, collector) {
 }
 
 // The simulated participant (simulate.js): one response key, a simulated RT after the onset;
-// right with the simulation's accuracy when the answer is known (practice), otherwise random.
+// right with the simulation's accuracy when the answer is known (practice in a simulated
+// session, simulate.js), otherwise random.
 function simulate(sim, trial, { session, onset }) {
   const keys = session.response_keys;
   const expected = trial.params?.correct_response;
@@ -175,4 +177,4 @@ function instructions(session) {
   return ["instructions_aot", ...keyText(session)];
 }
 
-export default { name: "aot", run, simulate, instructions };
+export default { name: "aot", run, feedback, simulate, instructions };

@@ -3,7 +3,7 @@
 // move with the arrow keys).  Hint frames sit in their true slot and cannot move.
 // Every image is fully decoded before the frames appear, so the RT clock starts on a
 // complete display.  The module is the whole browser side of the type: see trials/index.js.
-import { noteIgnored, technicalEvent } from "../monitor.js";
+import { noteIgnored } from "../monitor.js";
 import { blobUrl } from "../preload.js";
 import { sleep } from "../api.js";
 import { button, el, nextFrame, plain, show, text } from "../screens.js";
@@ -190,16 +190,14 @@ async function run(trial, ctx) {
     moves: board.moves,
     ignored_inputs: ignored.slice(),  // a click after the answer is none the trial ignored
   };
-  // A presentation that left fullscreen is offered again (runner.js): feedback now would tell
-  // the answer to that next presentation.
-  if (params.feedback && Array.isArray(params.correct_response) && !technicalEvent(data)) {
-    await orderFeedback(data.final_order, params.correct_response);
-  }
   return data;
 }
 
-async function orderFeedback(final, correct) {
-  const right = final.length === correct.length && final.every((p, i) => p === correct[i]);
+// Practice feedback (runner.js): `verdict` is the server's word on the stored order, null if
+// none came.
+async function feedback(data, verdict) {
+  if (!verdict) return;
+  const right = verdict.correct;
   show("feedback", el("p", { class: `feedback ${right ? "correct" : "incorrect"}` },
     text(right ? "order_feedback_correct" : "order_feedback_incorrect")));
   await sleep(1200);
@@ -224,8 +222,8 @@ async function moveLeft(sim, board, slot) {
 }
 
 // The simulated participant (simulate.js): orders the frames with the keyboard controls
-// (selection sort by swaps), towards the known order in practice, otherwise towards a random
-// one; then presses Done.
+// (selection sort by swaps), towards the known order in a simulated session's practice,
+// otherwise towards a random one; then presses Done.
 async function simulate(sim, trial, { board }) {
   const target = trial.params?.correct_response || shuffled(board.order());
   const movable = board.order()
@@ -245,4 +243,4 @@ function instructions() {
   return ["instructions_frame_order"];
 }
 
-export default { name: "frame_order", run, simulate, instructions };
+export default { name: "frame_order", run, feedback, simulate, instructions };

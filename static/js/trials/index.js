@@ -6,6 +6,8 @@
 //                                 a person; monitor: monitor.js's TrialMonitor, started by
 //                                 the runner before the trial shows anything, which run
 //                                 finishes once the answer is in and puts in its data)
+//   feedback(data, verdict)       a practice trial's feedback screen, once stored (verdict:
+//                                 the server's {correct} from its reply, or null; runner.js)
 //   simulate(sim, trial, state)   the simulated participant's answer (sim: simulate.js's
 //                                 Simulation; state: what run hands it once the trial shows)
 //   instructions(session)         this type's paragraphs of the instructions screen

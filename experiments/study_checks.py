@@ -1,0 +1,249 @@
+"""The checks of a parsed study file against the schema, across settings and of its texts.
+
+Each takes the reader of :mod:`experiments.study_file`, which collects problems with their
+lines (``reader.error``, ``reader.unknown``) and knows the study file's folder
+(``reader.base_dir``, None for an upload).
+"""
+from __future__ import annotations
+
+import json
+from typing import TYPE_CHECKING
+
+from experiments import texts as text_defaults
+from experiments.designs import Design, get_design
+from experiments.study_config import StudyConfig
+from experiments.study_format import MAX_TEXT_CHARS, MAX_TRIALS_PER_BLOCK, SCHEMA, Setting, _show, check_value
+
+if TYPE_CHECKING:
+    from experiments.study_file import Reader
+
+# What participants miss in a consent without each fact (a consent form should say them all).
+_FACT_NEEDS = {"contact": "whom to ask about the study",
+               "ethics": "which ethics committee approved the study",
+               "data_retention": "how long their data are kept and who may see them"}
+
+
+def consent_warnings(config: StudyConfig) -> list[tuple[str, str]]:
+    """``(field, message)`` for each lab fact a language's consent would need and the study
+    does not give (an example value of a shipped study is flagged too)."""
+    found = []
+    for fact in text_defaults.STUDY_FACTS:
+        value = getattr(config, fact)
+        languages = [lang for lang in config.languages
+                     if "{%s}" % fact in config.resolved_texts(lang).get("consent", "")]
+        missing = [lang for lang in languages if not config.facts(lang)[fact].strip()]
+        if missing:
+            found.append((f"study.{fact}", f"not given: the consent ({', '.join(missing)}) does not "
+                                           f"tell participants {_FACT_NEEDS[fact]}"))
+        elif languages and "EXAMPLE" in json.dumps(value):
+            found.append((f"study.{fact}", "an example value: give the lab's own before "
+                                           "participants read the consent"))
+    return found
+
+
+def check_facts(reader: Reader, config: StudyConfig) -> bool:
+    """Errors for a fact in a language the study lacks (False after one), then warnings."""
+    ok = True
+    for fact in text_defaults.STUDY_FACTS:
+        value = getattr(config, fact)
+        extra = [lang for lang in value if lang not in config.languages] \
+            if isinstance(value, dict) else []
+        if extra:
+            reader.error(("study", fact, extra[0]), f"expected a language of study.languages "
+                                                    f"{list(config.languages)}, got {extra[0]!r}")
+            ok = False
+    for where, message in consent_warnings(config) if ok else ():
+        reader.error(tuple(where.split(".")), message, warn=True)
+    return ok
+
+
+def check_sections(reader: Reader, data: dict) -> dict[tuple, object]:
+    values: dict[tuple, object] = {}
+    for section, value in data.items():
+        if section == "texts":
+            continue
+        if section not in SCHEMA:
+            reader.unknown((), section, [*SCHEMA, "texts"])
+            continue
+        if not isinstance(value, dict):
+            reader.error((section,), f"expected a table [{section}], got {_show(value)}")
+            continue
+        for key, item in value.items():
+            setting = SCHEMA[section].get(key)
+            if setting is None:
+                reader.unknown((section,), key, SCHEMA[section])
+                continue
+            problem = check_value(setting, item)
+            if problem:
+                reader.error((section, key), problem)
+            else:
+                values[(section, key)] = item
+    for section, settings in SCHEMA.items():
+        for key, setting in settings.items():
+            if setting.required and (section, key) not in values and \
+                    key not in data.get(section, {}):
+                reader.error((section, key), f"required: expected {setting.expected}, got nothing")
+    if ("blocks", "trials_per_block") in values and ("blocks", "clips_per_session") in values:
+        reader.error(("blocks", "trials_per_block"),
+                     "collides with blocks.clips_per_session: give one of them")
+    return values
+
+
+def check_texts(reader: Reader, texts, languages) -> dict[str, dict[str, str]]:
+    path = ("texts",)
+    if not isinstance(texts, dict):
+        reader.error(path, f"expected a table of languages, got {_show(texts)}")
+        return {}
+    known = text_defaults.text_keys()
+    found: dict[str, dict[str, str]] = {}
+    for language, keys in texts.items():
+        where = path + (language,)
+        if language not in languages:
+            reader.error(where, f"expected a language of study.languages {list(languages)}, "
+                                f"got {language!r}")
+            continue
+        if not isinstance(keys, dict):
+            reader.error(where, f"expected a table of texts, got {_show(keys)}")
+            continue
+        found[language] = {}
+        for key, value in keys.items():
+            if key not in known:
+                reader.unknown(where, key, known)
+                continue
+            text = text_value(reader, where + (key,), value)
+            if text is None:
+                continue
+            allowed = text_defaults.allowed_placeholders(key)
+            for extra in sorted(text_defaults.placeholders(text) - allowed):
+                reader.error(where + (key,), f"unknown placeholder {{{extra}}}; "
+                                             f"expected {sorted(allowed) or 'none'}")
+            found[language][key] = text
+    for language in languages:
+        shipped = set(text_defaults.defaults(language)) | set(found.get(language, {}))
+        missing = [key for key in known if key not in shipped]
+        if missing:
+            more = f" and {len(missing) - 8} more" if len(missing) > 8 else ""
+            reader.error(path + (language,), f"{len(missing)} text(s) missing, shown in English: "
+                                             f"{', '.join(missing[:8])}{more}", warn=True)
+    return found
+
+
+def text_value(reader: Reader, path: tuple, value) -> str | None:
+    if isinstance(value, dict) and set(value) == {"file"} and isinstance(value["file"], str):
+        value = text_file(reader, path, value["file"])
+    elif not isinstance(value, str):
+        reader.error(path, f'expected Markdown text or {{file = "NAME.md"}}, got {_show(value)}')
+        return None
+    if value is not None and len(value) > MAX_TEXT_CHARS:
+        reader.error(path, f"expected Markdown of at most {MAX_TEXT_CHARS} characters, got "
+                           f"{len(value)}")
+        return None
+    return value
+
+
+def text_file(reader: Reader, path: tuple, name: str) -> str | None:
+    """The text of a ``{file = NAME}`` beside the study file: only in its folder (links
+    resolved), only a regular file, read no further than a text may be long."""
+    if reader.base_dir is None:
+        # Without the file's folder (an upload) a path would name a file on the server.
+        reader.error(path, "expected the Markdown inline (a {file = ...} text cannot be "
+                           "read without the study file's folder, as in an upload), "
+                           f"got {_show({'file': name})}")
+        return None
+    folder = reader.base_dir.resolve()
+    target = (folder / name).resolve()
+    if not target.is_relative_to(folder):
+        reader.error(path, f"expected a file in the study file's folder ({folder}), got "
+                           f"{name!r}, which is {target}")
+        return None
+    try:
+        if not target.is_file():
+            raise OSError("not a regular file" if target.exists() else "no such file")
+        with open(target, "rb") as handle:
+            raw = handle.read(4 * MAX_TEXT_CHARS + 1)  # UTF-8: at most 4 bytes a character
+        return raw.decode("utf-8")
+    except OSError as error:
+        why = error.strerror or error
+    except UnicodeDecodeError:
+        why = "not UTF-8 text"
+    reader.error(path, f"expected a readable Markdown file, got {name!r} ({why})")
+    return None
+
+
+def build(reader: Reader, values: dict, text_overrides: dict) -> StudyConfig | None:
+    base = get_design(values[("study", "design")])
+    if ("blocks", "repeats_per_direction") in values and not base.included_splits:
+        reader.error(("blocks", "repeats_per_direction"),
+                     f"only for a sweep design (one with included_splits, such as tra-sweep); "
+                     f"{base.name} shows each clip once per session")
+        return None
+    data = base.to_dict()
+    for (section, key), value in values.items():
+        setting: Setting = SCHEMA[section][key]
+        if setting.design_field:
+            target = data
+            *parents, last = setting.design_field.split(".")
+            for parent in parents:
+                target = target[parent]
+            target[last] = list(value) if isinstance(value, list) else value
+    if ("blocks", "trials_per_block") in values:
+        data["max_clips"] = values[("blocks", "trials_per_block")] * data["main_blocks"]
+    practice_gate = ("exclusions", "min_practice_accuracy")
+    if practice_gate not in values:
+        # One threshold: the exclusion rule follows the practice gate unless the file sets it.
+        data["exclusions"]["min_practice_accuracy"] = data["practice"]["min_accuracy"]
+    try:
+        design = Design.from_dict(data)
+    except (TypeError, ValueError) as error:
+        culprit = _culprit(base, values)
+        reader.error(culprit, str(error) if culprit != ("study", "design")
+                     else f"the settings do not make a valid design: {error}")
+        return None
+    if not check_design(reader, design):
+        return None
+    study = {key: values[(section, key)] for section, key in values
+             if section in ("study", "participants") and not SCHEMA[section][key].design_field}
+    window = (study.pop("min_window_width", 800), study.pop("min_window_height", 600))
+    study.pop("design", None)
+    study.pop("stimulus_set", None)
+    for key in ("languages", "browsers", "devices"):
+        if key in study:
+            study[key] = tuple(study[key])
+    return StudyConfig(design=design, stimulus_set=values[("study", "stimulus_set")],
+                       min_window=window, texts=text_overrides, **study)
+
+
+def _culprit(base: Design, values: dict) -> tuple:
+    """The first setting that alone makes ``base`` invalid (``study.design`` if none does)."""
+    for (section, key), value in values.items():
+        design_field = SCHEMA[section][key].design_field
+        if not design_field or "." in design_field:
+            continue
+        try:
+            Design.from_dict({**base.to_dict(), design_field: value})
+        except (TypeError, ValueError):
+            return (section, key)
+    return ("study", "design")
+
+
+def check_design(reader: Reader, design: Design) -> bool:
+    """Checks across settings that the design itself cannot make; False after an error."""
+    ok = True
+    per_block = design.max_clips // design.main_blocks if design.max_clips else None
+    if per_block is not None and design.catch_per_block >= per_block:
+        reader.error(("blocks", "catch_per_block"),
+                     f"expected fewer catch trials than trials per block ({per_block}), "
+                     f"got {design.catch_per_block}")
+        ok = False
+    elif design.max_clips and per_block is not None and per_block > MAX_TRIALS_PER_BLOCK:
+        reader.error(("blocks", "clips_per_session"),
+                     f"expected at most {MAX_TRIALS_PER_BLOCK} trials per block, got "
+                     f"{design.max_clips} over {design.main_blocks} block(s)")
+        ok = False
+    gate, rule = design.practice.min_accuracy, design.exclusions.min_practice_accuracy
+    if rule > gate:
+        reader.error(("exclusions", "min_practice_accuracy"),
+                     f"expected at most practice.pass_accuracy ({gate}): a participant the "
+                     f"practice gate lets through must not be excluded by it, got {rule}")
+        ok = False
+    return ok

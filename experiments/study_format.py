@@ -1,0 +1,265 @@
+"""A study file's format: what each setting may be (the schema and each value's check), and
+how a configuration is written back as a file (:func:`to_toml`).
+
+:mod:`experiments.study_file` reads and validates files against this schema; a value is
+checked here the same way wherever it comes from (a file, the dashboard's form, the command
+line's ``--title``).
+"""
+from __future__ import annotations
+
+import json
+import math
+import re
+import unicodedata
+from dataclasses import dataclass, fields, replace
+from typing import TYPE_CHECKING
+
+from experiments import texts as text_defaults
+from experiments.designs import DESIGNS
+from experiments.exclusions import ExclusionRules
+
+if TYPE_CHECKING:
+    from experiments.study_config import StudyConfig
+
+BROWSERS = ("chromium", "firefox", "webkit")
+# What a study accepts unless its file says otherwise: the engines whose measured onset error
+# meets the goal (|mean| < 5 ms, SD < 3 ms; bench/rt_engines.py, README "Three browser
+# engines").  WebKitGTK, standing in for Safari, missed it; a study file may still opt in.
+DEFAULT_BROWSERS = ("chromium", "firefox")
+WEBKIT_ONSET_ERROR = "mean 9.2 ms, SD 4.0 ms"
+
+
+@dataclass(frozen=True)
+class Setting:
+    """One key of the file: its kind, what it must be, and the Design field it sets (if any)."""
+
+    kind: str  # int | number | bool | str | design | language_list | key_pair | choice_list
+    expected: str
+    design_field: str | None = None
+    minimum: float | None = None
+    maximum: float | None = None
+    required: bool = False
+    choices: tuple[str, ...] = ()
+    # Said after ``expected`` when a value is above ``maximum`` (" of at most 200").
+    bound: str = ""
+
+
+# Key pairs a participant can mistake for each other when a catch video shows one of them.
+LOOK_ALIKE_KEYS = frozenset(frozenset(pair) for pair in ("o0", "i1", "l1", "il", "s5", "b8", "z2"))
+# Sanity bounds: a value past them is a typo (or would exhaust memory building a schedule).
+MAX_SESSIONS, MAX_BLOCKS, MAX_TRIALS_PER_BLOCK, MAX_PRACTICE_TRIALS = 20, 100, 2000, 200
+MAX_ATTEMPTS, MAX_REPEATS, MAX_PLACES, MAX_WINDOW_PX = 10, 100, 100_000, 10_000
+MAX_TIMING_MS, MAX_GAP_HOURS = 600_000, 24 * 365  # 10 minutes; a year
+# Bounds of what a participant's page renders on every visit (each text through Markdown and
+# the sanitiser) and of what the stored form holds: a consent of ~3,000 words fits a text.
+MAX_LANGUAGES, MAX_TEXT_CHARS = 20, 20_000
+MAX_TITLE_CHARS = 200  # the study table's title column
+# Characters a title must not hold, by Unicode category: control characters, and characters
+# that are invisible or reorder the text around them (bidirectional overrides, zero-width
+# and private-use characters), with which one study's title passes for another's.
+_HIDDEN = {"Cc": "a control", "Cf": "an invisible or bidirectional-formatting",
+           "Co": "a private-use", "Cn": "an unassigned", "Cs": "a surrogate",
+           "Zl": "a line-separator", "Zp": "a paragraph-separator"}
+
+
+def _int(minimum: int, field_: str | None = None, maximum: int | None = None,
+         note: str = "") -> Setting:
+    words = {0: "a non-negative integer", 1: "a positive integer"}
+    bound = f" of at most {maximum}{note}" if maximum is not None else ""
+    return Setting("int", words.get(minimum, f"an integer >= {minimum}"), field_, minimum,
+                   maximum, bound=bound)
+
+
+def _timing(minimum: int, field_: str) -> Setting:
+    return _int(minimum, field_, MAX_TIMING_MS, " (10 minutes)")
+
+
+DEVICES = ("desktop", "tablet", "phone")
+_LOCALISED = ("Markdown text saying {}, or a table of such texts by language "
+              '(en = "...", de = "...")')
+_RULE_TYPES = {"str": Setting("str", "a string"), "bool": Setting("bool", "true or false"),
+               "int": _int(0), "float": Setting("number", "a non-negative number", minimum=0)}
+SCHEMA: dict[str, dict[str, Setting]] = {
+    "study": {
+        "title": Setting("title", "a title"),
+        "design": Setting("choice", f"one of {', '.join(DESIGNS)}", required=True,
+                          choices=tuple(DESIGNS)),
+        "stimulus_set": Setting("str", "the name of a stimulus set", required=True),
+        "languages": Setting("language_list", f"a list of at most {MAX_LANGUAGES} language "
+                                              'codes such as ["en", "de"]'),
+        # The lab's facts the consent states (experiments.texts.STUDY_FACTS).
+        "contact": Setting("localised", _LOCALISED.format("whom participants contact")),
+        "ethics": Setting("localised", _LOCALISED.format("the ethics approval")),
+        "data_retention": Setting("localised", _LOCALISED.format(
+            "how long the data are kept and who may see them")),
+    },
+    "sessions": {"count": _int(1, "sessions", MAX_SESSIONS),
+                 "gap_hours": Setting("number", "a non-negative number of hours",
+                                      "session_gap_hours", 0, MAX_GAP_HOURS,
+                                      bound=f" of at most {MAX_GAP_HOURS} (a year)")},
+    "blocks": {"count": _int(1, "main_blocks", MAX_BLOCKS),
+               "clips_per_session": _int(1, "max_clips", MAX_TRIALS_PER_BLOCK * MAX_BLOCKS),
+               "trials_per_block": _int(1, None, MAX_TRIALS_PER_BLOCK),
+               "catch_per_block": _int(0, "catch_per_block", MAX_TRIALS_PER_BLOCK),
+               # Sweep designs only (included_splits): each clip this many times per direction.
+               "repeats_per_direction": _int(1, "repeats_per_direction", MAX_REPEATS)},
+    "practice": {"trials": _int(0, "practice.n_trials", MAX_PRACTICE_TRIALS),
+                 "pass_accuracy": Setting("number", "a proportion from 0 to 1",
+                                          "practice.min_accuracy", 0, 1),
+                 "attempts": _int(1, "practice.max_attempts", MAX_ATTEMPTS)},
+    "responses": {"keys": Setting("key_pair", "two different keys, each a lower-case letter or "
+                                              'digit, such as ["f", "j"]', "response_keys"),
+                  "counterbalance": Setting("bool", "true or false", "counterbalance_keys")},
+    "timing": {"fixation_ms": _timing(0, "fixation_ms"),
+               "response_timeout_ms": _timing(0, "response_window_ms_after_clip"),
+               "ordering_timeout_ms": _timing(1, "max_ordering_ms"),
+               "inter_trial_ms": _timing(0, "inter_trial_ms")},
+    "participants": {
+        "places": _int(1, None, MAX_PLACES),
+        "browsers": Setting("choice_list", f"a list of {', '.join(BROWSERS)}", choices=BROWSERS),
+        "devices": Setting("choice_list", f"a list of {', '.join(DEVICES)}", choices=DEVICES),
+        "min_window_width": _int(1, None, MAX_WINDOW_PX),
+        "min_window_height": _int(1, None, MAX_WINDOW_PX),
+    },
+    "exclusions": {f.name: replace(_RULE_TYPES[type(f.default).__name__],
+                                   design_field=f"exclusions.{f.name}")
+                   for f in fields(ExclusionRules)},
+}
+_LANGUAGE = re.compile(r"^[a-z]{2,3}(-[A-Z]{2})?$")
+# The catch set has a video for each such key (experiments.catch.KEYS); whether the stored
+# one does is checked when a study is created, where the database can be seen.
+_KEY_NAME = re.compile(r"^[a-z0-9]$")
+
+
+def title_problem(title: str) -> str | None:
+    """None when ``title`` may be a study's title, else "expected ..., got ..." (one rule for
+    the study file, the form and ``manage.py study create --title``)."""
+    if len(title) > MAX_TITLE_CHARS:
+        return f"expected a title of at most {MAX_TITLE_CHARS} characters, got {len(title)}"
+    for position, char in enumerate(title, start=1):
+        kind = _HIDDEN.get(unicodedata.category(char))
+        if kind:
+            name = unicodedata.name(char, "").lower() or "no name"
+            return (f"expected a title without control characters or invisible or "
+                    f"bidirectional-formatting ones, got {kind} character U+{ord(char):04X} "
+                    f"({name}) at character {position}")
+    return None
+
+
+def _longest_text(value) -> int:
+    """The length of the longest string in ``value`` (a string, or a table or list of them)."""
+    if isinstance(value, str):
+        return len(value)
+    items = value.values() if isinstance(value, dict) else value if isinstance(value, list) else ()
+    return max((len(item) for item in items if isinstance(item, str)), default=0)
+
+
+def check_value(setting: Setting, value) -> str | None:
+    """None when ``value`` fits ``setting``, else "expected ..., got ..."."""
+    longest = _longest_text(value)
+    if longest > MAX_TEXT_CHARS:
+        return f"expected text of at most {MAX_TEXT_CHARS} characters, got {longest}"
+    if setting.kind == "title" and _is_text(value):
+        return title_problem(value)
+    fits = _FITS[setting.kind](setting, value)
+    bound = ""
+    if isinstance(value, (int, float)) and not isinstance(value, bool):
+        if setting.maximum is not None and value > setting.maximum:
+            fits, bound = False, setting.bound  # 1e17 for an integer: the bound is the news
+        elif fits:
+            fits = setting.minimum is None or value >= setting.minimum
+    return None if fits else f"expected {setting.expected}{bound}, got {_show(value)}"
+
+
+def _is_text(value) -> bool:
+    return isinstance(value, str) and value.strip() != ""
+
+
+def _is_int(value) -> bool:
+    return isinstance(value, int) and not isinstance(value, bool)
+
+
+_FITS = {
+    "int": lambda s, v: _is_int(v),
+    "number": lambda s, v: _is_int(v) or (isinstance(v, float) and math.isfinite(v)),
+    "bool": lambda s, v: isinstance(v, bool),
+    "str": lambda s, v: _is_text(v),
+    "title": lambda s, v: _is_text(v),
+    "choice": lambda s, v: v in s.choices,
+    "language_list": lambda s, v: isinstance(v, list) and 0 < len(v) <= MAX_LANGUAGES
+    and len(set(v)) == len(v) and all(isinstance(x, str) and _LANGUAGE.match(x) for x in v),
+    "key_pair": lambda s, v: isinstance(v, list) and len(v) == 2 and len(set(v)) == 2
+    and all(isinstance(x, str) and _KEY_NAME.match(x) for x in v),
+    "choice_list": lambda s, v: isinstance(v, list) and bool(v) and len(set(v)) == len(v)
+    and all(x in s.choices for x in v),
+    "localised": lambda s, v: _is_text(v) or isinstance(v, dict) and bool(v)
+    and all(isinstance(k, str) and _LANGUAGE.match(k) and _is_text(x) for k, x in v.items()),
+}
+
+
+def _show(value) -> str:
+    """``value`` as a problem shows it: JSON, cut short past 80 characters."""
+    shown = json.dumps(value, ensure_ascii=False, default=str)
+    return shown if len(shown) <= 80 else f"{shown[:60]}… ({len(shown)} characters)"
+
+
+# --- writing -------------------------------------------------------------------------------
+
+def to_toml(config: StudyConfig) -> str:
+    """The study file of ``config``: every setting written out, texts the study's own only."""
+    design = config.design.to_dict()
+    lines = ["# Chronoscope study file (manage.py study validate FILE; study create SLUG --from FILE)"]
+    for section, settings in SCHEMA.items():
+        lines.append(f"\n[{section}]")
+        for key, setting in settings.items():
+            value = _setting_value(config, design, section, key, setting)
+            if value is not None:
+                lines.append(f"{key} = {toml_value(value)}")
+    for language, keys in config.texts.items():
+        lines.append(f"\n[texts.{language}]")
+        lines.extend(f"{key} = {toml_text(text)}" for key, text in keys.items())
+    return "\n".join(lines) + "\n"
+
+
+def _setting_value(config, design, section, key, setting):
+    if key == "trials_per_block":
+        return None  # written as clips_per_session
+    if key == "repeats_per_direction" and not config.design.included_splits:
+        return None  # a sweep design's setting only
+    if key in ("title", *text_defaults.STUDY_FACTS) and not getattr(config, key):
+        return None  # not given: an empty string would not load again
+    if setting.design_field:
+        value = design
+        for part in setting.design_field.split("."):
+            value = value[part]
+        return value
+    if section == "study" and key == "design":
+        return config.design.name
+    if key in ("min_window_width", "min_window_height"):
+        return config.min_window[key.endswith("height")]
+    value = getattr(config, key)
+    return list(value) if isinstance(value, tuple) else value
+
+
+def toml_value(value) -> str:
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    if isinstance(value, (list, tuple)):
+        return "[" + ", ".join(toml_value(item) for item in value) + "]"
+    if isinstance(value, dict):
+        return "{" + ", ".join(f"{key} = {toml_value(item)}" for key, item in value.items()) + "}"
+    if isinstance(value, str):
+        return toml_string(value)
+    return repr(value)
+
+
+def toml_string(text: str) -> str:
+    """A TOML basic string: JSON's escapes are TOML's, and DEL, which JSON writes as it is and
+    TOML allows only escaped, is escaped too."""
+    return json.dumps(text, ensure_ascii=False).replace("\x7f", "\\u007f")
+
+
+def toml_text(text: str) -> str:
+    if "\n" in text and "'''" not in text and not re.search(r"[\x00-\x08\x0b-\x1f\x7f]", text):
+        return "'''\n" + text + "'''"
+    return toml_string(text)

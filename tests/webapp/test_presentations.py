@@ -1,0 +1,135 @@
+"""A script's view of two sessions: every byte the browser may fetch, looked at for answers.
+
+Issue 25: a script with no browser recognised catch trials by the hash of the downloaded catch
+video (the same file for every participant) and answered practice from the schedule.  Here two
+participants' sessions on real encoded clips are downloaded whole (the session state and every
+trial's media), and nothing in them may tell an answer or single out a catch trial's file: no
+answer field, one size and one header set for every video of a session, no catch file (nor
+any box in one) seen twice, and catch videos of the shape of the session's own clips.
+"""
+import hashlib
+import json
+import struct
+from pathlib import Path
+
+import pytest
+from sqlalchemy import select
+
+from bench.harness.stored_study import open_study
+from experiments import media
+from experiments.catch import catch_specs
+from tests.browser.stimuli import tiny_specs
+from webapp.extensions import db
+from webapp.models import Session
+from webapp.stimuli import catalog
+
+ANSWER_WORDS = ("correct", "preview_answer", "instructed_key", "catch", "direction", "forward",
+                "backward", "stimulus_id", "public_id")
+
+
+@pytest.fixture
+def study(app, tmp_path):
+    root = Path(app.config["STIMULUS_ROOT"])
+    with app.app_context():
+        catalog.import_clips(tiny_specs(tmp_path / "clips"), "tiny", root, frame_set_sizes=())
+        catalog.import_clips(catch_specs(tmp_path / "catch", fps=10, duration_s=1.0,
+                                         keys=("f", "j")), "catch", root, frame_set_sizes=())
+        open_study(stimulus_set="tiny", main_blocks=3)
+    return app
+
+
+def boxes(data: bytes) -> list[tuple[bytes, bytes]]:
+    """The top-level MP4 boxes of ``data``: (type, whole box)."""
+    found, at = [], 0
+    while at < len(data):
+        size, kind = struct.unpack(">I4s", data[at:at + 8])
+        found.append((kind, data[at:at + size]))
+        at += size
+    assert at == len(data)
+    return found
+
+
+def download(client, participant: str) -> tuple[dict, dict[int, bytes], set[str]]:
+    """As a script would: the session state, then every trial's video; with the header sets
+    of the video answers (Date aside)."""
+    entry = client.get("/p/study", query_string={"participant": participant})
+    token = entry.headers["Location"].rsplit("/", 1)[-1]
+    assert client.post(f"/api/session/{token}/consent", json={"consent": True}).status_code == 200
+    state = client.get(f"/api/session/{token}").get_json()
+    videos, headers = {}, set()
+    for trial in state["trials"]:
+        response = client.get(trial["stimulus"]["url"])
+        assert response.status_code == 200
+        videos[trial["trial_index"]] = response.data
+        headers.add(json.dumps(sorted((k, v) for k, v in response.headers.items() if k != "Date")))
+    return state | {"token": token}, videos, headers
+
+
+def scheduled(app, token: str) -> list[dict]:
+    with app.app_context():
+        return db.session.scalar(select(Session.schedule).where(Session.token == token))
+
+
+def test_two_sessions_downloaded_whole_show_no_answer_and_no_catch_file(study, tmp_path):
+    client = study.test_client()
+    catch, real, shapes = [], [], set()
+    for participant in ("p-1", "p-2"):
+        state, videos, headers = download(client, participant)
+        text = json.dumps(state["trials"])
+        assert not [word for word in ANSWER_WORDS if word in text]
+        assert len(headers) == 1  # one Content-Length, one Content-Type ... for every video
+        kinds = {tuple(kind for kind, _ in boxes(data)) for data in videos.values()}
+        assert len(kinds) == 1  # the same boxes in the same order, free padding last
+        for trial in scheduled(study, state["token"]):
+            data = videos[trial["trial_index"]]
+            (catch if trial["trial_type"] == "catch" else real).append(data)
+            path = tmp_path / f"{participant}-{trial['trial_index']}.mp4"
+            path.write_bytes(data)
+            info = media.probe(path)
+            shape = (info.width, info.height, info.fps, info.frame_count, info.codec)
+            if trial["trial_type"] == "catch":
+                assert shape in shapes  # a clip's size, rate and length
+            else:
+                shapes.add(shape)
+    assert len(catch) == 6  # 3 blocks x 1 catch trial x 2 sessions
+    # No file, and no box but the muxer's fixed ones, repeats between presentations, and none
+    # is a clip's: a hash seen once tells nothing the next time.
+    hashes = {hashlib.sha256(data).hexdigest() for data in catch}
+    assert len(hashes) == len(catch)
+    assert not hashes & {hashlib.sha256(data).hexdigest() for data in real}
+    for kind in (b"moov", b"mdat"):
+        seen = [box for data in catch for k, box in boxes(data) if k == kind]
+        assert len(set(seen)) == len(seen) == len(catch), kind
+    first_box = {boxes(data)[0][1] for data in catch + real}
+    assert len(first_box) == 1  # the ftyp: the same bytes for every video
+
+
+def test_a_catch_video_is_the_same_bytes_on_every_request_and_range(study):
+    client = study.test_client()
+    state, videos, _ = download(client, "p-1")
+    index = next(t["trial_index"] for t in scheduled(study, state["token"])
+                 if t["trial_type"] == "catch")
+    url = f"/media/{state['token']}/{index}"
+    assert client.get(url).data == videos[index]
+    size = len(videos[index])
+    for first, last in ((0, 99), (size - 20, size - 1), (100, size - 1)):
+        part = client.get(url, headers={"Range": f"bytes={first}-{last}"})
+        assert part.status_code == 206 and part.data == videos[index][first:last + 1]
+
+
+def test_a_renumbered_schedule_never_serves_another_catch_trials_video(study):
+    # A failed practice attempt renumbers the trials after it: the catch trial that then holds
+    # an index where another catch video was shown gets a video of its own key, not that one.
+    client = study.test_client()
+    state, videos, _ = download(client, "p-1")
+    trials = scheduled(study, state["token"])
+    catch = [t for t in trials if t["trial_type"] == "catch"]
+    first = next(t for t in catch if t["instructed_key"] != catch[0]["instructed_key"])
+    index = catch[0]["trial_index"]
+    moved = [dict(t) for t in trials]
+    moved[index] = {**first, "trial_index": index, "block": catch[0]["block"]}
+    with study.app_context():
+        row = db.session.scalars(select(Session).where(Session.token == state["token"])).one()
+        row.schedule = moved
+        db.session.commit()
+    assert client.get(f"/media/{state['token']}/{index}").data != videos[index]
