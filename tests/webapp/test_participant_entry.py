@@ -269,7 +269,9 @@ def test_paused_study_lets_those_inside_finish(app, client, study):
 
 
 def test_simultaneous_first_entries_open_one_session(any_db_app):
-    """Eight entries of one new id at once: one subject, one session, the same token for all."""
+    """Eight entries of one new id at once (eight browsers, or one clicking eight times): one
+    subject, one session; the browser that entered last holds it (its token is one of those
+    sent, the others open nothing: see test_participant_resume)."""
     from concurrent.futures import ThreadPoolExecutor
 
     with any_db_app.app_context():
@@ -282,7 +284,7 @@ def test_simultaneous_first_entries_open_one_session(any_db_app):
         tokens = set(pool.map(entry, range(8)))
     with any_db_app.app_context():
         assert db.session.scalar(select(db.func.count()).select_from(Subject)) == 1
-        assert list(db.session.scalars(select(Session.token))) == list(tokens)
+        assert list(db.session.scalars(select(Session.token))) in ([token] for token in tokens)
 
 
 def test_unschedulable_study_stores_nothing_until_its_stimuli_arrive(app, client):

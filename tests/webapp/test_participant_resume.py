@@ -27,6 +27,11 @@ def study(app):
     return "study"
 
 
+DEVICE = {"user_agent": "Mozilla/5.0", "screen_w": 1920, "screen_h": 1080, "window_w": 1900,
+          "window_h": 1000, "refresh_hz": 60.0, "device_pixel_ratio": 1.0, "touch": False,
+          "video_check_ok": True}
+
+
 def enter(browser, **params):
     return browser.get("/p/study", query_string=params)
 
@@ -48,6 +53,11 @@ def session_row(app, token):
         row = db.session.scalar(select(Session).where(Session.token == token))
         return {"status": row.status, "device_info": row.device_info,
                 "active_client": row.active_client}
+
+
+def session_id(app, token):
+    with app.app_context():
+        return db.session.scalar(select(Session.id).where(Session.token == token))
 
 
 def assert_sent_elsewhere(response, token, lang="en"):
@@ -113,10 +123,48 @@ def test_a_link_scanners_visit_does_not_take_the_participants_place(app, study):
     opens): the participant's own browser then takes the session, and from the moment its
     runner opened it, the scanner is sent elsewhere like anyone."""
     scanner, browser = app.test_client(), app.test_client()
-    token = token_of(enter(scanner, participant="mailed-1"))
-    assert opened(browser, enter(browser, participant="mailed-1")) == token
+    fetched = token_of(enter(scanner, participant="mailed-1"))
+    token = opened(browser, enter(browser, participant="mailed-1"))
+    assert scanner.get(f"/api/session/{fetched}").status_code == 404
     assert_sent_elsewhere(enter(scanner, participant="mailed-1"), token)
     assert token_of(enter(browser, participant="mailed-1")) == token
+
+
+def test_a_session_handed_to_the_next_browser_is_lost_to_whoever_entered_before(app, study):
+    """Someone enters with a participant's id before they do and keeps the link's answer
+    without opening it: the participant's own entry then takes the session, and the earlier
+    token opens nothing (it would read, answer and take over the participant's session)."""
+    attacker, browser = app.test_client(), app.test_client()
+    early = token_of(enter(attacker, participant="P01"))
+    assert attacker.post(f"/api/session/{early}/device", json=DEVICE).status_code == 204
+    token = opened(browser, enter(browser, participant="P01"))
+    assert token != early
+    assert attacker.get(f"/api/session/{early}").status_code == 404
+    assert attacker.post(f"/api/session/{early}/consent", json={"consent": False}).status_code \
+        == 404
+    assert attacker.post(f"/api/session/{early}/claim", json={"client": "x"}).status_code == 404
+    assert session_row(app, token) == {"status": "started", "device_info": {},
+                                       "active_client": "tab-1"}
+    assert_sent_elsewhere(enter(attacker, participant="P01"), token)
+
+
+def test_a_browser_that_read_the_session_unopened_loses_it_to_the_tab_that_opens_it(app, study):
+    """Another browser's entry finds the participant's session not yet opened, and the
+    participant's runner claims it before that entry writes: the session stays theirs."""
+    from webapp.models import Study
+    from webapp.participant import store
+
+    browser = app.test_client()
+    token = token_of(enter(browser, participant="P01"))
+    with app.app_context(), db.engine.connect() as connection:
+        study_id = db.session.scalar(select(Study.id).where(Study.slug == study))
+        seen = store.last_session(connection, study_id, "P01")
+        assert resume.unopened(seen)
+        assert browser.post(f"/api/session/{token}/claim", json={"client": "t"}).status_code \
+            == 204
+        assert resume.hand_over(connection, seen, None) is None
+    assert session_row(app, token)["active_client"] == "t"
+    assert token_of(enter(browser, participant="P01")) == token
 
 
 def test_one_browser_keeps_the_keys_of_several_participants(app, study):
@@ -220,6 +268,7 @@ def test_a_researchers_resume_link_moves_the_participant_to_a_new_browser_once(a
     participant there, once; the link is audited and its code is not stored."""
     laptop, desktop, stranger = app.test_client(), app.test_client(), app.test_client()
     token = opened(laptop, enter(laptop, participant="p-1"))
+    row = session_id(app, token)
     assert_sent_elsewhere(enter(desktop, participant="p-1"), token)
     code = issued_code(issue(signed_in(app, "eddie")))
     # Opening the link (as a mail scanner would) does not use it: a button does.
@@ -228,14 +277,17 @@ def test_a_researchers_resume_link_moves_the_participant_to_a_new_browser_once(a
         assert page.status_code == 200 and b'id="resume-continue"' in page.data
     used = desktop.post("/p/study", data={"resume": code})
     assert used.status_code == 303 and resume.COOKIE in used.headers["Set-Cookie"]
-    assert token_of(desktop.get(used.headers["Location"])) == token
-    assert token_of(enter(desktop, participant="p-1")) == token
-    # Single use; the laptop's key is replaced.
+    moved = token_of(desktop.get(used.headers["Location"]))
+    assert session_id(app, moved) == row and session_id(app, token) is None  # the session ...
+    assert token_of(enter(desktop, participant="p-1")) == moved  # ... under a new token
+    # Single use; the laptop's key is replaced, and its tab or history opens nothing.
     again = stranger.post("/p/study", data={"resume": code})
     assert again.status_code == 404 and defaults("en")["resume_link_invalid"] in again.get_data(
         as_text=True)
     assert resume.COOKIE not in again.headers.get("Set-Cookie", "")
-    assert_sent_elsewhere(enter(laptop, participant="p-1"), token)
+    assert_sent_elsewhere(enter(laptop, participant="p-1"), moved)
+    assert laptop.get(f"/api/session/{token}").status_code == 404
+    assert laptop.post(f"/api/session/{token}/claim", json={"client": "t"}).status_code == 404
     with app.app_context():
         link = db.session.scalars(select(ResumeLink)).one()
         assert link.issued_by == "eddie" and link.used_at is not None
@@ -259,6 +311,19 @@ def test_an_expired_or_foreign_link_opens_nothing(app, team):
     assert_sent_elsewhere(enter(other, participant="p-1"), token)
 
 
+def test_a_new_link_replaces_the_participants_earlier_unused_ones(app, team):
+    """A researcher sends a second link (the first went to a wrong address, or was lost):
+    the first no longer opens the participant's session."""
+    browser, stray, participant = app.test_client(), app.test_client(), app.test_client()
+    token = opened(browser, enter(browser, participant="p-1"))
+    researcher = signed_in(app, "ada")
+    first = issued_code(issue(researcher))
+    second = issued_code(issue(researcher))
+    assert stray.post("/p/study", data={"resume": first}).status_code == 404
+    assert_sent_elsewhere(enter(stray, participant="p-1"), token)
+    assert participant.post("/p/study", data={"resume": second}).status_code == 303
+
+
 def test_only_editors_and_owners_issue_links_and_only_for_participants(app, team):
     token_of(enter(app.test_client(), participant="p-1"))
     assert issue(signed_in(app, "vic")).status_code == 403
@@ -272,14 +337,14 @@ def test_only_editors_and_owners_issue_links_and_only_for_participants(app, team
 
 def test_the_command_line_issues_a_link_that_works(app, study):
     browser, other = app.test_client(), app.test_client()
-    token = opened(browser, enter(browser, participant="p-1"))
+    row = session_id(app, opened(browser, enter(browser, participant="p-1")))
     result = app.test_cli_runner().invoke(args=["study", "resume-link", "study", "p-1",
                                                 "--base-url", "https://lab.example.org"])
     assert result.exit_code == 0, result.output
     link = result.stdout.strip()
     assert link.startswith("https://lab.example.org/p/study?resume=")
     used = other.post("/p/study", data={"resume": link.split("resume=")[1]})
-    assert token_of(other.get(used.headers["Location"])) == token
+    assert session_id(app, token_of(other.get(used.headers["Location"]))) == row
     with app.app_context():
         assert db.session.scalars(select(ResumeLink.issued_by)).one().startswith("cli:")
     missing = app.test_cli_runner().invoke(args=["study", "resume-link", "study", "nobody"])
@@ -294,7 +359,7 @@ def test_a_link_used_by_two_browsers_at_once_lets_one_in(any_db_app):
     with any_db_app.app_context():
         add_aot_study()
     first = any_db_app.test_client()
-    token = opened(first, enter(first, participant="p-1"))
+    row = session_id(any_db_app, opened(first, enter(first, participant="p-1")))
     with any_db_app.app_context():
         code, _ = resume.issue_link(studies.get_study("study"), "p-1", "ada")
     browsers = [any_db_app.test_client() for _ in range(6)]
@@ -302,6 +367,6 @@ def test_a_link_used_by_two_browsers_at_once_lets_one_in(any_db_app):
         used = list(pool.map(lambda b: b.post("/p/study", data={"resume": code}), browsers))
     assert sorted(r.status_code for r in used) == [303] + [404] * 5
     winner = browsers[[r.status_code for r in used].index(303)]
-    assert token_of(enter(winner, participant="p-1")) == token
+    assert session_id(any_db_app, token_of(enter(winner, participant="p-1"))) == row
     assert all(enter(b, participant="p-1").status_code == 403 for b in [first, *browsers]
                if b is not winner)

@@ -22,7 +22,7 @@ from sqlalchemy import Connection, select, update
 
 from webapp.database import write_transaction
 from webapp.extensions import db
-from webapp.models import ResumeLink, Study, Subject
+from webapp.models import ResumeLink, Session, Study, Subject
 from webapp.participant.store import now
 
 COOKIE = "chronoscope_resume"
@@ -69,7 +69,8 @@ class ResumeLinkError(ValueError):
 
 def issue_link(study: Study, participant: str, issued_by: str) -> tuple[str, ResumeLink]:
     """A single-use code that lets one browser resume ``participant``'s sessions, and its
-    audit record (committed).  Only the code's hash is stored: it is shown once.
+    audit record (committed); their earlier unused codes stop working.  Only the code's hash
+    is stored: it is shown once.
 
     Raises
     ------
@@ -80,6 +81,10 @@ def issue_link(study: Study, participant: str, issued_by: str) -> tuple[str, Res
         Subject.study_id == study.id, Subject.kind == "human", Subject.external_id == participant))
     if subject is None:
         raise ResumeLinkError(f"No participant {participant!r} in {study.slug!r}.")
+    # A new link replaces the participant's earlier unused ones (one may have gone astray).
+    db.session.execute(update(ResumeLink).where(
+        ResumeLink.subject_id == subject.id, ResumeLink.used_at.is_(None),
+        ResumeLink.expires_at > now()).values(expires_at=now()))
     code = secrets.token_urlsafe(24)
     link = ResumeLink(study_id=study.id, subject_id=subject.id, code_hash=key_hash(code),
                       issued_by=issued_by, expires_at=now() + LINK_VALID)
@@ -96,6 +101,7 @@ def issued_links(study: Study) -> list[ResumeLink]:
 
 _LINK = ResumeLink.__table__.c
 _SUBJECT = Subject.__table__.c
+_SESSION = Session.__table__.c
 _USABLE = (select(_LINK.id, _LINK.subject_id, _SUBJECT.recruitment)
            .join(Subject.__table__, _SUBJECT.id == _LINK.subject_id)
            .join(Study.__table__, Study.__table__.c.id == _LINK.study_id))
@@ -119,25 +125,47 @@ def unopened(session) -> bool:
         and session.status == "started" and session.active_client is None
 
 
-def rekey(connection: Connection, subject_id: int) -> str:
-    """Give subject ``subject_id`` a new resume key (the one returned); any other stops working."""
+def hand_over(connection: Connection, session, language: str | None) -> tuple[str, str] | None:
+    """Give an :func:`unopened` first session to this browser: a new token (whoever was sent
+    the old one, a scanner or someone who entered with the id first, can no longer read or
+    write the session), a new resume key, and nothing an earlier holder stored but
+    ``language`` (this browser's choice, if any).  Returns the token and key; None where a
+    tab opened the session since ``session`` was read (of browsers entering at once, the
+    last to write holds it)."""
+    token = secrets.token_urlsafe(32)
     key, hashed = new_key()
     with write_transaction(connection):
-        connection.execute(update(Subject.__table__).where(_SUBJECT.id == subject_id)
+        moved = connection.execute(update(Session.__table__).where(
+            _SESSION.id == session.session_id, _SESSION.status == "started",
+            _SESSION.active_client.is_(None),
+        ).values(token=token, device_info={"language": language} if language else {})).rowcount
+        if moved != 1:
+            return None
+        connection.execute(update(Subject.__table__).where(_SUBJECT.id == session.subject_id)
                            .values(resume_key_hash=hashed))
-    return key
+    return token, key
 
 
 def redeem(connection: Connection, slug: str, code: str) -> tuple[dict, str] | None:
     """Use a resume link: its participant's recruitment (to enter with) and the new key this
-    browser is to hold (any other browser's key stops working); None for a link that is
-    unknown, used or expired.  Two redemptions at once: only one wins."""
+    browser is to hold; None for a link that is unknown, used or expired.  Two redemptions at
+    once: only one wins.  Any other browser's key stops working, and so do the tokens of the
+    participant's sessions (an old tab, a copied run link, a shared computer's history): the
+    browser that used the link continues under new ones."""
     link = usable_link(connection, slug, code)
     if link is None:
         return None
+    key, hashed = new_key()
     with write_transaction(connection):
         used = connection.execute(update(ResumeLink.__table__).where(
             _LINK.id == link.id, _LINK.used_at.is_(None)).values(used_at=now())).rowcount
-    if used != 1:
-        return None
-    return dict(link.recruitment), rekey(connection, link.subject_id)
+        if used != 1:
+            return None
+        connection.execute(update(Subject.__table__).where(_SUBJECT.id == link.subject_id)
+                           .values(resume_key_hash=hashed))
+        sessions = connection.scalars(select(_SESSION.id).where(
+            _SESSION.subject_id == link.subject_id)).all()
+        for session_id in sessions:  # one at a time: tokens are unique
+            connection.execute(update(Session.__table__).where(_SESSION.id == session_id)
+                               .values(token=secrets.token_urlsafe(32)))
+    return dict(link.recruitment), key

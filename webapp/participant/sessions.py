@@ -173,18 +173,20 @@ def _session_entry(connection: Connection, study: Row, external_id: str,
     taking = study.status == "open" or admission.preview
     for _ in range(2):  # twice: a concurrent entry with the same id may create the rows first
         last = store.last_session(connection, study.id, external_id)
-        key = None
         if last is not None and not resume.holds(admission.resume_keys, last.resume_key_hash):
             if not resume.unopened(last):
                 # Someone else's id, or this participant in another browser: nothing about
                 # the session is shown or changed, and such tries are counted.
                 return _returning_refusal(study, admission.address)
-            key = resume.rekey(connection, last.subject_id)
+            handed = resume.hand_over(connection, last, language.pick(study, None))
+            if handed is not None:
+                return Entry("run", *handed)
+            continue  # a tab opened it meanwhile: the next reading refuses this browser
         if last is not None and last.token is not None:
             remembered = _language_of(last)
             if last.status in ACTIVE:
                 _remember_language(connection, study, last, language.requested)
-                return Entry("run", last.token, resume_key=key)
+                return Entry("run", last.token)
             if last.status == "screened_out":
                 return Entry("screened_out", key="screen_out", language=remembered,
                              ending=_screen_out_again(study, last, recruitment))
