@@ -51,7 +51,8 @@ def binomial_tests(kept: pd.DataFrame, ci: float = 0.95, n_boot: int = 1000,
     Trials are not independent, so none is a unit. People: participants and clips are
     both samples, so the test is the two-way (participant x clip) percentile bootstrap of
     their accuracy (:mod:`analysis.bootstrap`); ``p_value`` is the level at which its
-    interval leaves out 0.5 (:func:`analysis.bootstrap.percentile_p_value`). A t-test over
+    interval leaves out 0.5 (:func:`analysis.bootstrap.percentile_p_value`), both widened
+    for few participants or clips (:func:`analysis.bootstrap.few_units`). A t-test over
     participants treats the clips as fixed: on simulated nulls with a clip SD of 1 logit it
     rejected far more often than its level (bench/null_fpr.py). Below
     :data:`analysis.bootstrap.MIN_PARTICIPANTS` participants there is no test, with a note.
@@ -89,9 +90,10 @@ def _two_way_test(trials: pd.DataFrame, ci: float, n_boot: int, rng) -> dict:
         return {**out, "note": f"not estimated: {too_few}"}
     draws = bootstrap.bootstrap_draws(trials, scheme="two-way", n_boot=n_boot, rng=rng)
     boot = draws.boot["accuracy"]
-    low, high = bootstrap.nan_percentiles(boot, 100 * (1 - ci) / 2, 100 * (1 + ci) / 2)
+    few = bootstrap.few_units(trials)
+    low, high = bootstrap.nan_percentiles(boot, *bootstrap.corrected_levels(ci, few))
     return {**out, "ci_low": low[0], "ci_high": high[0],
-            "p_value": bootstrap.percentile_p_value(boot[0], CHANCE),
+            "p_value": bootstrap.percentile_p_value(boot[0], CHANCE, few),
             "note": f"{trials['source_clip_id'].nunique()} clips, {n_boot} resamples"}
 
 

@@ -139,7 +139,8 @@ def add_participant_sdt(report, humans: pd.DataFrame, n_boot: int, rng) -> None:
         row = overall[(overall["subset"] == "full") & (overall["observer"] == C.HUMAN)]
         pooled = {m: float(row[m].iloc[0]) for m in ("accuracy", "d_prime", "criterion")
                   if len(row)}
-    summary = participant_sdt.participant_summary(per, draws=draws, pooled=pooled)
+    summary = participant_sdt.participant_summary(per, draws=draws, pooled=pooled,
+                                                  few=bootstrap.few_units(humans))
     report.tables["sdt_participant_summary"] = summary
     by_metric = summary.set_index("metric")
     c, d = by_metric.loc["criterion"], by_metric.loc["d_prime"]
