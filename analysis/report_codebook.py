@@ -51,6 +51,10 @@ ENTRIES = [
      "level at which it leaves out 0.5; empty "
      "below the minimum of participants the note names. Models: the exact sign test over "
      "items with its Clopper-Pearson interval."),
+    ("item_correlation", "r_ci_low, r_ci_high, p_value", "Percentile interval of Pearson's "
+     "r over resampled clips, and a permutation test that moves a model's answers to a "
+     "clip (both directions together) to another clip: a clip's directions are not "
+     "independent items."),
     ("accuracy_model, accuracy_glmm", "coef, se, z, p, ci_low, ci_high, odds_ratio",
      "Log-odds of a correct answer (GEE: population-averaged, CR1 cluster-robust, t with "
      "participants - 1 df; GLMM: conditional on a typical participant and clip, Wald)."),

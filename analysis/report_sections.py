@@ -134,7 +134,9 @@ def add_comparison_tables(report, aot_kept: pd.DataFrame, raw: pd.DataFrame,
         "clips as fixed), models by an exact sign test over "
         "items (a clip in one direction, label orders averaged), as are McNemar's pairs "
         f"(exact below {comparisons.EXACT_BELOW} discordant items, else chi-square with "
-        "continuity correction); kappa intervals resample clips and people (two-way).")
+        "continuity correction); the per-item correlation of people with a model permutes "
+        "and resamples whole clips (a clip's two directions are not independent items); "
+        "kappa intervals resample clips and people (two-way).")
 
 
 def add_ordering_tables(report, kept: pd.DataFrame, raw: pd.DataFrame, policy: str,
