@@ -113,9 +113,9 @@ def add_comparison_tables(report, aot_kept: pd.DataFrame, raw: pd.DataFrame,
         family["mcnemar_tests"] = comparisons.mcnemar_tests(aot_kept)
     if {C.HUMAN, C.MODEL} <= kinds:
         t["per_stimulus_agreement"] = human_vs_model.per_stimulus_agreement(aot_kept)
-        t["error_consistency"] = timed(report, "error_consistency",
-                                       human_vs_model.error_consistency, aot_kept,
-                                       n_boot=n_boot, rng=rng)
+        t["error_consistency"] = report_stats.few_people_intervals(timed(
+            report, "error_consistency", human_vs_model.error_consistency, aot_kept,
+            n_boot=n_boot, rng=rng), aot_kept)  # its intervals resample people too
         family["item_correlation"] = comparisons.item_correlations(t["per_stimulus_agreement"])
         if "aot_by_category" in t:
             t["category_gap"] = human_vs_model.gap_from_category_table(t["aot_by_category"])
