@@ -164,7 +164,7 @@ def add_ordering_tables(report, kept: pd.DataFrame, raw: pd.DataFrame, policy: s
     by_factor = timed(report, "ordering_factors", ordering_factors.ordering_by_factor, rows, scores,
                       policy, n_boot=n_boot, rng=rng)
     if by_factor["condition"].nunique() > 1:  # one condition has no factor to draw
-        t["ordering_by_factor"] = by_factor
+        t["ordering_by_factor"] = report_stats.few_people_intervals(by_factor, rows)
         report.fit_info["ordering_by_factor"] = {
             "n_boot": n_boot, "seed": ORDERING_SEED if seeded else None,
             "people": "participant bootstrap", "models": "clip bootstrap",
