@@ -9,7 +9,7 @@ import numpy as np
 import pandas as pd
 from scipy import stats
 
-from analysis import aot, loading, observers
+from analysis import aot, bootstrap, loading, observers
 from analysis import columns as C
 
 MAX_REFERENCE_HUMANS = 200
@@ -150,7 +150,8 @@ def error_consistency(data: pd.DataFrame, max_reference_humans: int = MAX_REFERE
         One row per model observer and one ``"human-human"`` row: ``observer``,
         ``n_pairs``, ``mean_kappa``, ``sd_kappa``, ``kappa_ci_low``, ``kappa_ci_high``,
         ``median_shared_stimuli``, and beside each model the ceiling
-        ``human_ceiling_kappa``, ``human_ceiling_ci_low``, ``human_ceiling_ci_high``.
+        ``human_ceiling_kappa``, ``human_ceiling_ci_low``, ``human_ceiling_ci_high``; then
+        ``ci_method`` (the intervals' resampling: participants and clips).
 
     Notes
     -----
@@ -199,10 +200,11 @@ def error_consistency(data: pd.DataFrame, max_reference_humans: int = MAX_REFERE
     if ceiling:
         rows.append({**ceiling["summary"], "kappa_ci_low": ceiling["ci_low"],
                      "kappa_ci_high": ceiling["ci_high"]})
-    return pd.DataFrame(rows, columns=[
+    table = pd.DataFrame(rows, columns=[
         "observer", "n_pairs", "mean_kappa", "sd_kappa", "kappa_ci_low", "kappa_ci_high",
         "median_shared_stimuli", "human_ceiling_kappa", "human_ceiling_ci_low",
         "human_ceiling_ci_high"])
+    return table.assign(ci_method=bootstrap.SCHEME_LABELS["two-way"] if n_boot else "")
 
 
 def _ceiling(ref: pd.DataFrame, weights, people, ci: float) -> dict:

@@ -68,7 +68,8 @@ def participant_sdt(data: pd.DataFrame, subject: str = "subject_id") -> pd.DataF
 
 
 def participant_summary(table: pd.DataFrame, draws: dict | None = None,
-                        pooled: dict | None = None, ci: float = 0.95) -> pd.DataFrame:
+                        pooled: dict | None = None, ci: float = 0.95,
+                        few: bootstrap.FewUnits = bootstrap.FewUnits()) -> pd.DataFrame:
     """Mean over participants of each metric, its two-way interval, and its test against
     the null.
 
@@ -84,6 +85,10 @@ def participant_summary(table: pd.DataFrame, draws: dict | None = None,
         Metric -> the value from pooled counts, shown beside the mean.
     ci : float
         Coverage of the interval.
+    few : analysis.bootstrap.FewUnits
+        The small-sample widening of the interval and test
+        (:func:`analysis.bootstrap.few_units` of the people's trials; its accuracy-based
+        degrees of freedom serve every metric).
 
     Returns
     -------
@@ -102,7 +107,7 @@ def participant_summary(table: pd.DataFrame, draws: dict | None = None,
     when clips differ (bench/null_fpr.py). The uncorrected metrics are descriptive: a
     resample can make them infinite, so they get no interval.
     """
-    lo_q, hi_q = 100 * (1 - ci) / 2, 100 * (1 + ci) / 2
+    lo_q, hi_q = bootstrap.corrected_levels(ci, few)
     rows = []
     for metric, null in SUMMARY_METRICS.items():
         values = table[metric].to_numpy(float)
@@ -116,7 +121,7 @@ def participant_summary(table: pd.DataFrame, draws: dict | None = None,
         if boot is not None:
             low, high = bootstrap.nan_percentiles(np.asarray(boot)[None], lo_q, hi_q)
             row |= {"ci_low": low[0], "ci_high": high[0],
-                    "p_value": bootstrap.percentile_p_value(boot, null),
+                    "p_value": bootstrap.percentile_p_value(boot, null, few),
                     "ci_method": bootstrap.SCHEME_LABELS["two-way"]}
         rows.append(row)
     return pd.DataFrame(rows, columns=list(SUMMARY_COLUMNS))

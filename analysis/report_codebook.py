@@ -41,15 +41,21 @@ ENTRIES = [
      "log-linear correction; empty where extreme (they would be infinite)."),
     ("sdt_participant_summary", "mean, sd", "Over participants."),
     ("sdt_participant_summary", "ci_low, ci_high, p_value", "Two-way (participant x clip) "
-     "percentile bootstrap interval of the mean, and the level at which it leaves out null "
+     "percentile bootstrap interval of the mean (widened for few participants or clips: "
+     "t quantiles, Welch-Satterthwaite df), and the level at which it leaves out null "
      "(0.5 for accuracy, 0 otherwise); for criterion the test of the forward bias. Empty "
      "for the uncorrected metrics, which a resample can make infinite."),
     ("sdt_participant_summary", "pooled", "The same metric from everyone's counts pooled "
      "(the aot_overall row), which is not a mean over people."),
     ("binomial_tests", "ci_low, ci_high, p_value", "People: the two-way (participant x clip) "
-     "percentile bootstrap of accuracy and the level at which it leaves out 0.5; empty "
+     "percentile bootstrap of accuracy (widened as in sdt_participant_summary) and the "
+     "level at which it leaves out 0.5; empty "
      "below the minimum of participants the note names. Models: the exact sign test over "
      "items with its Clopper-Pearson interval."),
+    ("item_correlation", "r_ci_low, r_ci_high, p_value", "Percentile interval of Pearson's "
+     "r over resampled clips, and a permutation test that moves a model's answers to a "
+     "clip (both directions together) to another clip: a clip's directions are not "
+     "independent items."),
     ("accuracy_model, accuracy_glmm", "coef, se, z, p, ci_low, ci_high, odds_ratio",
      "Log-odds of a correct answer (GEE: population-averaged, CR1 cluster-robust, t with "
      "participants - 1 df; GLMM: conditional on a typical participant and clip, Wald)."),

@@ -113,9 +113,9 @@ def add_comparison_tables(report, aot_kept: pd.DataFrame, raw: pd.DataFrame,
         family["mcnemar_tests"] = comparisons.mcnemar_tests(aot_kept)
     if {C.HUMAN, C.MODEL} <= kinds:
         t["per_stimulus_agreement"] = human_vs_model.per_stimulus_agreement(aot_kept)
-        t["error_consistency"] = timed(report, "error_consistency",
-                                       human_vs_model.error_consistency, aot_kept,
-                                       n_boot=n_boot, rng=rng)
+        t["error_consistency"] = report_stats.few_people_intervals(timed(
+            report, "error_consistency", human_vs_model.error_consistency, aot_kept,
+            n_boot=n_boot, rng=rng), aot_kept)  # its intervals resample people too
         family["item_correlation"] = comparisons.item_correlations(t["per_stimulus_agreement"])
         if "aot_by_category" in t:
             t["category_gap"] = human_vs_model.gap_from_category_table(t["aot_by_category"])
@@ -134,7 +134,9 @@ def add_comparison_tables(report, aot_kept: pd.DataFrame, raw: pd.DataFrame,
         "clips as fixed), models by an exact sign test over "
         "items (a clip in one direction, label orders averaged), as are McNemar's pairs "
         f"(exact below {comparisons.EXACT_BELOW} discordant items, else chi-square with "
-        "continuity correction); kappa intervals resample clips and people (two-way).")
+        "continuity correction); the per-item correlation of people with a model permutes "
+        "and resamples whole clips (a clip's two directions are not independent items); "
+        "kappa intervals resample clips and people (two-way).")
 
 
 def add_ordering_tables(report, kept: pd.DataFrame, raw: pd.DataFrame, policy: str,
@@ -162,7 +164,7 @@ def add_ordering_tables(report, kept: pd.DataFrame, raw: pd.DataFrame, policy: s
     by_factor = timed(report, "ordering_factors", ordering_factors.ordering_by_factor, rows, scores,
                       policy, n_boot=n_boot, rng=rng)
     if by_factor["condition"].nunique() > 1:  # one condition has no factor to draw
-        t["ordering_by_factor"] = by_factor
+        t["ordering_by_factor"] = report_stats.few_people_intervals(by_factor, rows)
         report.fit_info["ordering_by_factor"] = {
             "n_boot": n_boot, "seed": ORDERING_SEED if seeded else None,
             "people": "participant bootstrap", "models": "clip bootstrap",

@@ -29,18 +29,20 @@ def gap_table(draws: bootstrap.Draws, metrics=GAP_METRICS) -> pd.DataFrame:
 
 
 def few_people_intervals(table: pd.DataFrame, data: pd.DataFrame) -> pd.DataFrame:
-    """``table`` with its two-way (people's) intervals left empty, and ``ci_method`` saying
+    """``table`` with its intervals over people (two-way or by participant) left empty, and
+    ``ci_method`` saying
     why, when ``data`` holds fewer than :data:`analysis.bootstrap.MIN_PARTICIPANTS` people:
     resampling two people is not an interval of a population's value."""
     too_few = bootstrap.too_few_people(
         data.loc[data["subject_kind"] == C.HUMAN, "subject_id"].nunique())
     if not too_few or "ci_method" not in table:
         return table
-    two_way = table["ci_method"] == bootstrap.SCHEME_LABELS["two-way"]
+    over_people = table["ci_method"].isin([bootstrap.SCHEME_LABELS[s]
+                                           for s in ("two-way", "subject")])
     cols = [c for c in table.columns if c.endswith(("_ci_low", "_ci_high"))]
     table = table.copy()
-    table.loc[two_way, cols] = np.nan
-    table.loc[two_way, "ci_method"] = f"not estimated: {too_few}"
+    table.loc[over_people, cols] = np.nan
+    table.loc[over_people, "ci_method"] = f"not estimated: {too_few}"
     return table
 
 
@@ -139,7 +141,8 @@ def add_participant_sdt(report, humans: pd.DataFrame, n_boot: int, rng) -> None:
         row = overall[(overall["subset"] == "full") & (overall["observer"] == C.HUMAN)]
         pooled = {m: float(row[m].iloc[0]) for m in ("accuracy", "d_prime", "criterion")
                   if len(row)}
-    summary = participant_sdt.participant_summary(per, draws=draws, pooled=pooled)
+    summary = participant_sdt.participant_summary(per, draws=draws, pooled=pooled,
+                                                  few=bootstrap.few_units(humans))
     report.tables["sdt_participant_summary"] = summary
     by_metric = summary.set_index("metric")
     c, d = by_metric.loc["criterion"], by_metric.loc["d_prime"]

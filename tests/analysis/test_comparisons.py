@@ -42,9 +42,20 @@ def test_people_are_tested_by_the_two_way_bootstrap():
     draws = bootstrap.bootstrap_draws(trials, n_boot=300, rng=np.random.default_rng(1))
     boot = draws.boot["accuracy"][0]
     assert row.observer == "human" and row.unit == "participants x clips" and row.n_units == 8
-    assert (row.ci_low, row.ci_high) == pytest.approx(tuple(np.percentile(boot, [2.5, 97.5])))
+    # Widened for 8 participants and 12 clips: Welch-Satterthwaite df of the participants'
+    # and clips' variance parts, and the bootstrap's (n - 1) / n variance undone.
+    right = (trials.response == trials.correct_response).astype(float)
+    parts = [(m.var() / len(m), len(m)) for m in
+             (right.groupby(trials[c]).mean() for c in ("subject_id", "source_clip_id"))]
+    total = sum(v for v, _ in parts)
+    df = total ** 2 / sum(v * v / (n - 1) for v, n in parts)
+    shrink = np.sqrt(sum(v * (n - 1) / n for v, n in parts) / total)
+    tail_q = stats.norm.cdf(-stats.t.ppf(0.975, df) / shrink)
+    assert (row.ci_low, row.ci_high) == pytest.approx(
+        tuple(np.percentile(boot, [100 * tail_q, 100 * (1 - tail_q)])))
     tail = min((boot <= 0.5).sum(), (boot >= 0.5).sum())
-    assert row.p_value == pytest.approx(min(1, 2 * (tail + 1) / 301))
+    z = stats.norm.isf(min(1, 2 * (tail + 1) / 301) / 2)
+    assert row.p_value == pytest.approx(2 * stats.t.sf(z * shrink, df))
     few = comparisons.binomial_tests(trials[trials.subject_id < "p004"]).iloc[0]
     assert np.isnan(few.p_value) and np.isnan(few.ci_low)
     assert few.note == "not estimated: needs at least 5 participants (the study has 4)"
@@ -67,6 +78,19 @@ def test_people_against_chance_hold_their_level_when_clips_vary():
                                         n_boot=300, rng=rng)["p_value"].iloc[0]
              for _ in range(20)]
     assert np.mean(np.array(power) < 0.05) >= 0.8  # and a real effect is still found
+
+
+def test_people_against_chance_hold_their_level_with_few_people_or_few_clips():
+    # The plain percentile bootstrap is a z-test with the sample's SD: 5 people who differ
+    # by 1.5 logits, or 6 clips that do, made it reject a true 50% 13-14% of the time.
+    rng = np.random.default_rng(3)
+    rejected = 0
+    for people, clips, person_sd, clip_sd in ((5, 40, 1.5, 0.0), (30, 6, 0.1, 1.5)):
+        for _ in range(200):
+            trials = null_fpr.null_study(people, clips, clip_sd, person_sd, rng)
+            rejected += comparisons.binomial_tests(trials, n_boot=400, rng=rng)[
+                "p_value"].iloc[0] < 0.05
+    assert rejected / 400 <= 0.08, rejected
 
 
 def _both_label_orders(observer, fb, bf):
@@ -120,20 +144,49 @@ def test_mcnemar_pairs_models_and_settings_on_the_same_items():
     assert out.loc[("m / zero-shot", "other"), "n_items"] == 30
 
 
-def test_item_correlation_interval_matches_scipy():
+def test_item_correlation_resamples_and_permutes_whole_clips():
     rng = np.random.default_rng(9)
     human = rng.uniform(0.3, 1.0, 120)
     model = (rng.random(120) < human).astype(float)
-    agreement = pd.DataFrame({"model": "m", "human_accuracy": human, "model_correct": model})
-    row = comparisons.item_correlations(agreement).iloc[0]
-    ref = stats.pearsonr(human, model)
-    interval = ref.confidence_interval(0.95)  # Fisher z, as scipy documents
-    assert row.pearson_r == pytest.approx(ref.statistic)
-    assert row.p_value == pytest.approx(ref.pvalue)
-    assert row.r_ci_low == pytest.approx(interval.low)
-    assert row.r_ci_high == pytest.approx(interval.high)
+    clips = np.repeat([f"c{k:02d}" for k in range(60)], 2)
+    agreement = pd.DataFrame({"model": "m", "human_accuracy": human, "model_correct": model,
+                              "source_clip_id": clips, "direction": ["forward", "backward"] * 60})
+    row = comparisons.item_correlations(agreement, n_boot=200,
+                                        rng=np.random.default_rng(1)).iloc[0]
+    assert row.pearson_r == pytest.approx(stats.pearsonr(human, model).statistic)
+    assert (row.n_items, row.n_clips) == (120, 60)
+    # Reference: the same clip draws (sorted ids), r recomputed by numpy per resample.
+    draws = np.random.default_rng(1).integers(0, 60, (200, 60))
+    boot = [np.corrcoef(human.reshape(60, 2)[d].ravel(), model.reshape(60, 2)[d].ravel())[0, 1]
+            for d in draws]
+    assert (row.r_ci_low, row.r_ci_high) == pytest.approx(tuple(np.percentile(boot, [2.5, 97.5])))
+    # The test: the model's answers to each clip (both directions) moved to another clip.
+    gen = np.random.default_rng(1)
+    gen.integers(0, 60, (200, 60))  # the bootstrap's draws come first
+    perms = np.argsort(gen.random((200, 60)), axis=1)
+    r = stats.pearsonr(human, model).statistic
+    moved = [np.corrcoef(human, model.reshape(60, 2)[perm].ravel())[0, 1] for perm in perms]
+    assert row.p_value == pytest.approx((1 + np.sum(np.abs(moved) >= abs(r))) / 201)
     constant = agreement.assign(model_correct=1.0)
     assert "n/a" in comparisons.item_correlations(constant).iloc[0].note
+
+
+def test_item_correlation_holds_its_level_when_a_clips_directions_are_alike():
+    # People and a model unrelated, but each finds a clip's two directions alike (clip SDs
+    # 1.5 and 2 logits): the t-test over items took them as independent and rejected ~10%.
+    rng = np.random.default_rng(4)
+    rejected, n_clips = 0, 100
+    for _ in range(300):
+        v, w = rng.normal(0, 1.5, n_clips), rng.normal(0, 2.0, n_clips)
+        human = rng.binomial(20, 1 / (1 + np.exp(-np.repeat(v, 2)))) / 20
+        model = (rng.random(2 * n_clips) < 1 / (1 + np.exp(-np.repeat(w, 2)))).astype(float)
+        agreement = pd.DataFrame({"model": "m", "human_accuracy": human,
+                                  "model_correct": model,
+                                  "source_clip_id": np.repeat(np.arange(n_clips), 2),
+                                  "direction": ["forward", "backward"] * n_clips})
+        rejected += comparisons.item_correlations(agreement, n_boot=400, rng=rng)[
+            "p_value"].iloc[0] < 0.05
+    assert rejected / 300 <= 0.075, rejected
 
 
 def test_holm_against_statsmodels():

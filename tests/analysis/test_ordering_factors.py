@@ -124,3 +124,23 @@ def test_the_report_draws_the_conditions_by_factor(tmp_path):
     assert (table["kendall_tau_ci_low"] <= table["kendall_tau"]).all()
     assert (table["kendall_tau"] <= table["kendall_tau_ci_high"]).all()
     assert table.loc[table["original"], "condition"].eq("4 frames").sum() == 4
+
+
+def test_three_people_get_no_interval_over_participants(tmp_path):
+    # Resampling 3 people is not an interval of a population's value: below the report's
+    # minimum the people's rows keep their means, the model's rows their clip intervals.
+    from analysis import loading, reports, simulate
+
+    data = simulate.simulate_study(simulate.StudySpec(
+        n_participants=3, trials_per_participant=36, n_clips=20, ordering_share=1.0,
+        practice_gate_fail_rate=0.0, fast_trial_rate=0.0), np.random.default_rng(4))
+    data["extra"] = [{**e, "condition": CONDITIONS[i % len(CONDITIONS)]}
+                     for i, e in enumerate(data["extra"])]
+    table = reports.build_report(loading.normalize_trials(data), n_boot=30).tables[
+        "ordering_by_factor"]
+    people = table["observer"] == "human"
+    cis = [c for c in table.columns if c.endswith(("_ci_low", "_ci_high"))]
+    assert people.any() and table.loc[people, cis].isna().all().all()
+    assert table.loc[people, "kendall_tau"].notna().all()
+    assert (table.loc[people, "ci_method"]
+            == "not estimated: needs at least 5 participants (the study has 3)").all()

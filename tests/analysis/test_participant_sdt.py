@@ -4,7 +4,7 @@ import pandas as pd
 import pytest
 from scipy import stats
 
-from analysis import participant_sdt
+from analysis import bootstrap, participant_sdt
 
 
 def _person(subject, ff, fb, bf, bb):
@@ -62,3 +62,21 @@ def test_summary_intervals_and_tests_come_from_the_two_way_draws(people):
     unc = summary.loc["d_prime_uncorrected"]
     assert unc["n_participants"] == 5 and np.isnan(unc["ci_low"]) and np.isnan(unc["p_value"])
     assert summary.loc["d_prime", "pooled"] == 1.5
+
+
+def test_summary_widens_interval_and_test_for_few_units(people):
+    # 5 participants: the draws' spread is a z interval with the sample's SD, too narrow;
+    # the interval takes t quantiles (df 4) and undoes the (n - 1) / n of a resample.
+    table = participant_sdt.participant_sdt(people)
+    draws = {"criterion": np.linspace(-0.1, 0.9, 999)}
+    few = bootstrap.FewUnits(df=4.0, shrink=np.sqrt(0.8))
+    c = participant_sdt.participant_summary(table, draws=draws, few=few).set_index(
+        "metric").loc["criterion"]
+    tail = stats.norm.cdf(-stats.t.ppf(0.975, 4) / np.sqrt(0.8))
+    assert (c["ci_low"], c["ci_high"]) == pytest.approx(
+        tuple(np.percentile(draws["criterion"], [100 * tail, 100 * (1 - tail)])))
+    z = stats.norm.isf((2 * ((draws["criterion"] <= 0).sum() + 1) / 1000) / 2)
+    assert c["p_value"] == pytest.approx(2 * stats.t.sf(z * np.sqrt(0.8), 4))
+    plain = participant_sdt.participant_summary(table, draws=draws).set_index("metric")
+    assert c["ci_low"] < plain.loc["criterion", "ci_low"]
+    assert c["p_value"] > plain.loc["criterion", "p_value"]

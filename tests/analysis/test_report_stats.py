@@ -112,7 +112,7 @@ def test_two_people_get_a_banner_with_the_minimum_not_numbers(tmp_path):
     # People's rows keep their point estimates, without intervals; the model's keep theirs.
     t = report.tables
     for table in (t["aot_overall"], t["aot_by_category"], t["human_model_gap"],
-                  t["category_gap"]):
+                  t["category_gap"], t["error_consistency"]):
         two_people = table["ci_method"] == f"not estimated: {reason}"
         cis = [c for c in table.columns if c.endswith(("_ci_low", "_ci_high"))]
         assert two_people.any() and table.loc[two_people, cis].isna().all().all()
