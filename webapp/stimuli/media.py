@@ -27,7 +27,8 @@ MAX_AGE_S = 3600
 
 def _scheduled(token: str, trial_index: int) -> tuple[dict, object]:
     """The scheduled trial and its stimulus row, or 404; notes the first time a position's
-    media is served (the plausibility rules compare it with the trial's arrival)."""
+    media is served (the plausibility rules compare it with the trial's arrival), as
+    :func:`clip` does."""
     with db.engine.connect() as connection:
         session = sessions.session_by_token(connection, token)
         schedule = session.schedule if session is not None else []
@@ -72,8 +73,10 @@ def clip(token, trial_index):
             files, size = presentations.session_videos(connection, session)
         except (UnsafePath, OSError, ValueError):
             abort(404)
-    if trial_index not in files:
-        abort(404)
+        if trial_index not in files:
+            abort(404)
+        with write_transaction(connection):
+            store.record_media_served(connection, session.id, trial_index)
     return _send(files[trial_index], "video/mp4", size)
 
 
