@@ -7,6 +7,7 @@ lines (``reader.error``, ``reader.unknown``) and knows the study file's folder
 from __future__ import annotations
 
 import json
+from collections import Counter
 from typing import TYPE_CHECKING
 
 from experiments import texts as text_defaults
@@ -117,6 +118,12 @@ def check_texts(reader: Reader, texts, languages) -> dict[str, dict[str, str]]:
             for extra in sorted(text_defaults.placeholders(text) - allowed):
                 reader.error(where + (key,), f"unknown placeholder {{{extra}}}; "
                                              f"expected {sorted(allowed) or 'none'}")
+            # A placeholder is filled with up to a whole text (a lab fact, the screen-out
+            # reasons): written n times, a 39 KB file filled a 38 MB consent on every visit.
+            for name, count in sorted(Counter(text_defaults.PLACEHOLDER.findall(text)).items()):
+                if count > 1:
+                    reader.error(where + (key,), f"expected each placeholder at most once, got "
+                                                 f"{{{name}}} {count} times")
             found[language][key] = text
     for language in languages:
         shipped = set(text_defaults.defaults(language)) | set(found.get(language, {}))

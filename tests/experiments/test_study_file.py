@@ -382,3 +382,14 @@ def test_study_placeholders_never_reach_a_participant_of_an_older_study():
     html = texts.render_all({}, "en", VALUES)
     assert "{" not in html["consent"] and "{" not in html["debrief"]
     assert "<p></p>" not in html["consent"]
+
+
+@pytest.mark.parametrize("key", ["consent", "consent_contact", "screen_out"])
+def test_a_placeholder_written_twice_is_an_error(key):
+    # A 39 KB file with {contact} 2,000 times filled a 38 MB consent (3.8 s and 190 MB on
+    # every participant visit); a frame (consent_contact) or {reasons} multiplied the same way.
+    name = {"screen_out": "reasons"}.get(key, "contact")
+    source = MINIMAL.format(design="arrow-of-time") + (
+        f'contact = "Dr. A"\n[texts.en]\n{key} = "{{{name}}} and {{{name}}}"\n')
+    assert problems(source) == [f"study.toml:6: texts.en.{key}: expected each placeholder at "
+                                f"most once, got {{{name}}} 2 times"]
