@@ -158,7 +158,11 @@ def text_file(reader: Reader, path: tuple, name: str) -> str | None:
                            f"got {_show({'file': name})}")
         return None
     folder = reader.base_dir.resolve()
-    target = (folder / name).resolve()
+    try:
+        target = (folder / name).resolve()
+    except (RuntimeError, ValueError) as error:  # a link loop; a NUL character in the name
+        reader.error(path, f"expected a readable Markdown file, got {name!r} ({error})")
+        return None
     if not target.is_relative_to(folder):
         reader.error(path, f"expected a file in the study file's folder ({folder}), got "
                            f"{name!r}, which is {target}")
