@@ -393,3 +393,14 @@ def test_a_placeholder_written_twice_is_an_error(key):
         f'contact = "Dr. A"\n[texts.en]\n{key} = "{{{name}}} and {{{name}}}"\n')
     assert problems(source) == [f"study.toml:6: texts.en.{key}: expected each placeholder at "
                                 f"most once, got {{{name}}} 2 times"]
+
+
+def test_a_studys_texts_are_rendered_once_per_worker():
+    # Every participant's entry, session and consent rendered every text of a language:
+    # Markdown costs 5-15 us a character, so a file of 256 KiB of "![" cost 3.8 s each time.
+    own = {"en": {"consent": "![" * 10_000, "debrief": "[a" * 10_000}}
+    first = texts.render_all(own, "en", VALUES)
+    rendered = texts._sanitised.cache_info()
+    assert texts.render_all(own, "en", {**VALUES, "duration_minutes": 9}) == first
+    assert texts._sanitised.cache_info().misses == rendered.misses
+    assert first["consent"].startswith("<p>![![")
