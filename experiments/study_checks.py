@@ -7,6 +7,7 @@ lines (``reader.error``, ``reader.unknown``) and knows the study file's folder
 from __future__ import annotations
 
 import json
+from collections import Counter
 from typing import TYPE_CHECKING
 
 from experiments import texts as text_defaults
@@ -117,6 +118,12 @@ def check_texts(reader: Reader, texts, languages) -> dict[str, dict[str, str]]:
             for extra in sorted(text_defaults.placeholders(text) - allowed):
                 reader.error(where + (key,), f"unknown placeholder {{{extra}}}; "
                                              f"expected {sorted(allowed) or 'none'}")
+            # A placeholder is filled with up to a whole text (a lab fact, the screen-out
+            # reasons): written n times, a 39 KB file filled a 38 MB consent on every visit.
+            for name, count in sorted(Counter(text_defaults.PLACEHOLDER.findall(text)).items()):
+                if count > 1:
+                    reader.error(where + (key,), f"expected each placeholder at most once, got "
+                                                 f"{{{name}}} {count} times")
             found[language][key] = text
     for language in languages:
         shipped = set(text_defaults.defaults(language)) | set(found.get(language, {}))
@@ -151,7 +158,11 @@ def text_file(reader: Reader, path: tuple, name: str) -> str | None:
                            f"got {_show({'file': name})}")
         return None
     folder = reader.base_dir.resolve()
-    target = (folder / name).resolve()
+    try:
+        target = (folder / name).resolve()
+    except (RuntimeError, ValueError) as error:  # a link loop; a NUL character in the name
+        reader.error(path, f"expected a readable Markdown file, got {name!r} ({error})")
+        return None
     if not target.is_relative_to(folder):
         reader.error(path, f"expected a file in the study file's folder ({folder}), got "
                            f"{name!r}, which is {target}")

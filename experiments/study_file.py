@@ -37,6 +37,7 @@ from experiments.study_format import (
     check_value,
     title_problem,
     to_toml,
+    visible,
 )
 from experiments.study_scan import MAX_FILE_BYTES, scan
 
@@ -109,7 +110,8 @@ class Reader:
         if len(found) >= MAX_PROBLEMS:
             self.unshown += 1
             return
-        found.append(Problem(self.name, self.line(path), ".".join(path) or "(file)", message))
+        found.append(Problem(self.name, self.line(path), visible(".".join(path)) or "(file)",
+                             message))
 
     def unknown(self, path: tuple, key: str, known) -> None:
         if len(self.problems) >= MAX_PROBLEMS:  # not shown: spare the search for a hint

@@ -197,9 +197,18 @@ _FITS = {
 }
 
 
+def visible(text: str) -> str:
+    """``text`` with each character a title may not hold written as its escape (``\\u001b``,
+    ``\\u202e``): a problem shows a file's key or value, in a terminal or on a page, and must
+    never obey it (a key of ESC ] 0 ; ... retitled the terminal of `study validate`)."""
+    return "".join(f"\\u{ord(char):04x}" if unicodedata.category(char) in _HIDDEN else char
+                   for char in text)
+
+
 def _show(value) -> str:
-    """``value`` as a problem shows it: JSON, cut short past 80 characters."""
-    shown = json.dumps(value, ensure_ascii=False, default=str)
+    """``value`` as a problem shows it: JSON, hidden characters escaped, cut short past 80
+    characters."""
+    shown = visible(json.dumps(value, ensure_ascii=False, default=str))
     return shown if len(shown) <= 80 else f"{shown[:60]}… ({len(shown)} characters)"
 
 

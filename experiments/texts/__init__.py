@@ -25,7 +25,7 @@ import html
 import re
 import tomllib
 from collections.abc import Mapping
-from functools import cache
+from functools import cache, lru_cache
 from importlib import resources
 
 import nh3
@@ -115,11 +115,20 @@ def sanitise(markup: str) -> str:
                      link_rel="noopener noreferrer")
 
 
+# Markdown costs 5-15 us a character (a study file's 256 KiB of "![" took 3.8 s), and every
+# participant's entry, session and consent renders all texts of a language: each text is
+# rendered once per worker.  512 texts of at most 20,000 characters and their HTML: ~50 MB at
+# worst, the shipped texts shared by every study.
+@lru_cache(maxsize=512)
+def _sanitised(block: bool, text: str) -> str:
+    markup = _MARKDOWN.render(text) if block else _MARKDOWN.renderInline(text.strip())
+    return sanitise(markup).strip()
+
+
 def render(key: str, text: str, values: Mapping[str, object] | None = None) -> str:
     """The sanitised HTML of one text, with its placeholders filled from ``values`` (escaped;
     a placeholder without a value stays as written)."""
-    markup = _MARKDOWN.render(text) if key in BLOCK_KEYS else _MARKDOWN.renderInline(text.strip())
-    safe = sanitise(markup).strip()
+    safe = _sanitised(key in BLOCK_KEYS, text)
     values = values or {}
 
     def fill(match: re.Match) -> str:

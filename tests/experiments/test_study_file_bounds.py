@@ -150,6 +150,19 @@ def test_a_text_file_must_be_a_regular_file_of_bounded_size(tmp_path):
     assert file_text(tmp_path, "fine.md") == []
 
 
+def test_a_text_file_name_that_cannot_be_resolved_is_a_problem(tmp_path):
+    # A NUL character raised a ValueError and a link loop a RuntimeError out of
+    # `manage.py study validate` and `create --from` (a traceback, no line).
+    (tmp_path / "a.md").symlink_to("b.md")
+    (tmp_path / "b.md").symlink_to("a.md")
+    assert file_text(tmp_path, "a\\u0000b") == [
+        "s.toml:5: texts.en.consent: expected a readable Markdown file, got 'a\\x00b' "
+        "(embedded null byte)"]
+    assert file_text(tmp_path, "a.md") == [
+        "s.toml:5: texts.en.consent: expected a readable Markdown file, got 'a.md' "
+        f"(Symlink loop from '{tmp_path / 'a.md'}')"]
+
+
 # --- the fuzzer -----------------------------------------------------------------------------
 
 # Pieces of study files, benign and hostile; the fuzzer repeats them up to the upload limit.

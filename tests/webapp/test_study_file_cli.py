@@ -27,6 +27,20 @@ def test_validate_prints_a_summary_or_every_error(runner, tmp_path):
     assert "study.toml:7: timing.fixation: unknown key (did you mean 'fixation_ms'?)" in result.output
 
 
+
+def test_validate_shows_a_files_hidden_characters_escaped_never_raw(runner, tmp_path):
+    # A key of ESC ] 0 ; ... BEL retitled the terminal that printed its problem; a value's
+    # U+202E reversed the rest of the line.
+    bad = tmp_path / "study.toml"
+    bad.write_text('[study]\ndesign = "arrow-of-time"\nstimulus_set = "s"\n'
+                   '[timing]\n"\\u001b]0;pwned\\u0007" = 1\n'
+                   '[blocks]\ncount = "\\u202eruof"\n')
+    result = runner.invoke(args=["study", "validate", str(bad)])
+    assert result.exit_code != 0
+    assert "timing.\\u001b]0;pwned\\u0007: unknown key" in result.output
+    assert 'blocks.count: expected a positive integer, got "\\u202eruof"' in result.output
+    assert not {"\x1b", "\x07", "\u202e"} & set(result.output)
+
 def test_create_from_a_file_stores_the_configuration_and_exports_it_back(app, runner, factory,
                                                                           tmp_path):
     factory.stimulus_set()

@@ -32,6 +32,17 @@ def test_past_a_sane_bound_is_a_field_error(app, logged_in, factory):
         response.get_data(as_text=True)
 
 
+
+def test_a_number_of_thousands_of_digits_is_a_field_error(app, logged_in, factory):
+    # int() of 5,000 digits raised a ValueError (a 500); the file's limit applies instead.
+    factory.stimulus_set()
+    for name, setting in (("places", "participants.places"), ("gap_hours", "sessions.gap_hours")):
+        response = logged_in.post("/researcher/studies", data={**FORM, name: "1" * 5000})
+        assert response.status_code == 400
+        assert f'{setting}: expected a ' in response.get_data(as_text=True)
+    with app.app_context():
+        assert studies.get_study("pilot") is None
+
 def test_the_keys_field_does_not_say_the_first_key_means_forward(logged_in, factory):
     # The label read "Response keys (forward, backward; e.g. f, j)", while which key means
     # forward is counterbalanced between participants by default (a German participant saw

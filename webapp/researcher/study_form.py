@@ -11,7 +11,7 @@ import re
 import tomllib
 from pathlib import PurePosixPath
 
-from experiments import study_file, study_format
+from experiments import study_file, study_format, study_scan
 from webapp.researcher.studies import shipped_languages
 
 # form field -> (section, key, kind) of the study file; kind: text | number | list
@@ -145,7 +145,9 @@ def _upload(form) -> dict | None:
 def _value(raw: str, kind: str):
     if kind == "list":
         return [item.strip() for item in raw.split(",") if item.strip()]
-    if kind == "number":
+    # A number is a file's word: longer, the schema refuses it as text (int() raised a
+    # ValueError, a 500, past 4,300 digits).
+    if kind == "number" and len(raw) <= study_scan.MAX_KEY_CHARS:
         if _INT.match(raw):
             return int(raw)
         if _FLOAT.match(raw):
