@@ -188,6 +188,23 @@ def test_one_script_cannot_fill_a_study_s_places(tmp_path):
         db.engine.dispose()
 
 
+def test_a_participant_refused_behind_a_nat_is_told_when_the_limit_admits_again(tmp_path):
+    """A fourth person from one campus address within the hour (3 an hour per address and
+    study): Retry-After was 60 whatever the limit, while the sliding hour needs 20 to 80
+    minutes to admit one more."""
+    app = _app(tmp_path)  # the shipped limits
+    codes, waits = [], []
+    for n in range(5):
+        response = app.test_client().get("/p/study", query_string={"PROLIFIC_PID": f"s{n}"},
+                                         environ_base={"REMOTE_ADDR": "192.0.2.50"})
+        codes.append(response.status_code)
+        waits.append(int(response.headers.get("Retry-After", 0)))
+    assert codes == [303] * 3 + [429] * 2
+    assert waits[:3] == [0] * 3 and all(1200 <= wait <= 4800 for wait in waits[3:])
+    with app.app_context():
+        db.engine.dispose()
+
+
 def _app(tmp_path, **config):
     app = create_app({"TESTING": True, "INSTANCE_PATH": str(tmp_path / "inst"),
                       "DATABASE_URL": f"sqlite:///{tmp_path / 'limits.db'}", **config})

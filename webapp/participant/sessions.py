@@ -68,6 +68,7 @@ class Entry:
     language: str | None = None  # the language of the participant's last session
     # A screened-out participant's ending again: its code, redirect, reasons and device check.
     ending: dict = field(default_factory=dict)
+    retry_after_s: int = 0  # busy: when the limit that refused the entry would admit it
 
 
 def study_design(study) -> Design:
@@ -271,16 +272,26 @@ def admission_refusal(connection: Connection, study: Row, address: str) -> Entry
     limits = [(name, config[name], *scope) for name, scope in (
         ("NEW_SESSIONS_PER_ADDRESS_PER_STUDY", (client, str(study.id))),
         ("NEW_SESSIONS_PER_ADDRESS", (client,)), ("NEW_SESSIONS_PER_STUDY", (str(study.id),)))]
-    # All are checked before any counts: a refused entry must not use up another limit (one
-    # address retrying must not use up the study's limit for everyone).
-    refused = next((limit for limit in limits if rate_limits.seconds_to_wait(*limit)), None) \
-        or next((limit for limit in limits if rate_limits.hit(*limit)), None)
+    refused, wait_s = _first_refusal(limits)
     if refused is None:
         return None
     if refused[0] == "NEW_SESSIONS_PER_STUDY":
         return Entry("busy", message="Too many new sessions are starting right now. Please "
-                                     "try again in a few minutes.", key="busy")
-    return Entry("busy", message=BUSY_NETWORK, key="busy_network")
+                                     "try again in a few minutes.", key="busy",
+                     retry_after_s=wait_s)
+    return Entry("busy", message=BUSY_NETWORK, key="busy_network", retry_after_s=wait_s)
+
+
+def _first_refusal(limits: list[tuple[str, ...]]) -> tuple[tuple[str, ...] | None, int]:
+    """The first of ``limits`` that refuses an entry and the seconds until it would not, or
+    (None, 0) after counting the entry against every one."""
+    # All are checked before any counts: a refused entry must not use up another limit (one
+    # address retrying must not use up the study's limit for everyone).
+    for count in (rate_limits.seconds_to_wait, rate_limits.hit):
+        for limit in limits:
+            if wait_s := count(*limit):
+                return limit, wait_s
+    return None, 0
 
 
 def _returning_refusal(study: Row, address: str) -> Entry:
@@ -290,9 +301,10 @@ def _returning_refusal(study: Row, address: str) -> Entry:
     config, client = current_app.config, rate_limits.client_key(address)
     for name, scope in (("RETURNING_ENTRIES_PER_ADDRESS", (client,)),
                         ("RETURNING_ENTRIES_PER_STUDY", (str(study.id),))):
-        if rate_limits.hit(name, config[name], *scope):
+        if wait_s := rate_limits.hit(name, config[name], *scope):
             return Entry("busy", message="Too many new sessions are starting right now. Please "
-                                         "try again in a few minutes.", key="busy")
+                                         "try again in a few minutes.", key="busy",
+                         retry_after_s=wait_s)
     return Entry("elsewhere", key="resume_elsewhere")
 
 

@@ -75,7 +75,7 @@ def _entry_page(slug: str, result: sessions.Entry):
         "participant/closed.html", lang=lang, texts=text,
         message=text.get(result.key) or result.message), status)
     if result.outcome == "busy":
-        response.headers["Retry-After"] = "60"
+        response.headers["Retry-After"] = str(result.retry_after_s)
     return response
 
 
