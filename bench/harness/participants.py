@@ -37,9 +37,9 @@ class Outcome:
 
 
 def trial_body(trial: dict, key_mapping: dict, rng: random.Random) -> dict:
-    """An aot/catch answer as the runner posts it (practice answered correctly), with the
+    """An aot/catch answer as the runner posts it (a guess: no answer is published), with the
     key that gives the response in the session's ``key_mapping``."""
-    response = trial["params"].get("correct_response") or rng.choice("FB")
+    response = rng.choice("FB")
     key = next(k for k, label in key_mapping.items() if label == response)
     return {"client_uuid": str(uuid.uuid4()), "trial_index": trial["trial_index"],
             "trial_type": trial["trial_type"], "rt_ms": rng.uniform(400.0, 1500.0),

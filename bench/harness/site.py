@@ -61,6 +61,7 @@ def fresh_postgres(server_url: str) -> str:
 def build_site(folder: Path, database_url: str | None = None, main_blocks: int = 2) -> Site:
     """Create the tables and one open study in ``folder`` (SQLite there unless a URL is given)."""
     from bench.harness.stored_study import add_catch_set, add_stimulus_set, open_study
+    from experiments.designs import PracticeSpec
     from webapp.auth import create_researcher
     from webapp.extensions import db
 
@@ -73,7 +74,10 @@ def build_site(folder: Path, database_url: str | None = None, main_blocks: int =
         root = instance / "stimuli"
         add_stimulus_set(root=root)
         add_catch_set(root=root)
-        open_study(slug=site.slug, main_blocks=main_blocks)
+        # The load clients are told no practice answer (they are not published): a practice
+        # gate that admits everyone keeps every session running to its end.
+        open_study(slug=site.slug, main_blocks=main_blocks,
+                   practice=PracticeSpec(n_trials=4, min_accuracy=0.0, max_attempts=1))
         create_researcher(*RESEARCHER, is_admin=True)  # sees the study without a membership
         db.engine.dispose()
     return site
