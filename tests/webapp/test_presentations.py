@@ -139,15 +139,20 @@ def test_a_renumbered_schedule_never_serves_another_catch_trials_video(study):
 
 # --- the variants' lifecycle: kept while a session is live, gone once it cannot show them ---
 
-def session_folders(app) -> dict[str, dict[str, bytes]]:
-    """Every session folder of catch variants: file name -> bytes (the lock file aside)."""
+def catch_files(app) -> dict[str, bytes]:
+    """Every stored catch variant: its path under the folder -> its bytes."""
     folder = Path(app.config["STIMULUS_ROOT"], presentations.FOLDER)
-    return {entry.name: {f.name: f.read_bytes() for f in entry.iterdir() if f.suffix == ".mp4"}
-            for entry in folder.iterdir()} if folder.is_dir() else {}
+    return {str(f.relative_to(folder)): f.read_bytes() for f in folder.rglob("*.mp4")}
+
 
 
 def catch_indexes(app, token: str) -> list[int]:
     return [t["trial_index"] for t in scheduled(app, token) if t["trial_type"] == "catch"]
+
+
+def scheduled_status(app, token: str) -> str:
+    with app.app_context():
+        return db.session.scalar(select(Session.status).where(Session.token == token))
 
 
 def set_session(app, token: str, **columns) -> None:
@@ -159,14 +164,14 @@ def set_session(app, token: str, **columns) -> None:
 def test_a_completed_session_keeps_no_catch_video_and_gets_none_made_again(study):
     client = study.test_client()
     state, _, _ = download(client, "p-1")
-    assert [len(files) for files in session_folders(study).values()] == [3]
+    assert len(catch_files(study)) == 3
     api = f"/api/session/{state['token']}"
     run_all(client, study, api)
     assert client.post(f"{api}/complete").status_code == 200
-    assert session_folders(study) == {}
+    assert catch_files(study) == {}
     for index in catch_indexes(study, state["token"]):
         assert client.get(f"/media/{state['token']}/{index}").status_code == 404
-    assert session_folders(study) == {}
+    assert catch_files(study) == {}
 
 
 def test_a_failed_practice_keeps_no_catch_video(study):
@@ -180,19 +185,17 @@ def test_a_failed_practice_keeps_no_catch_video(study):
             .get("practice_passed")
         answered.add(trial["trial_index"])
     assert scheduled_status(study, state["token"]) == "failed_practice"
-    assert session_folders(study) == {}
-
-
-def scheduled_status(app, token: str) -> str:
-    with app.app_context():
-        return db.session.scalar(select(Session.status).where(Session.token == token))
+    assert catch_files(study) == {}
 
 
 def test_the_sweep_keeps_live_sessions_and_removes_the_rest(study, runner):
     client = study.test_client()
-    tokens = {p: download(client, p)[0]["token"] for p in ("live", "away", "stopped")}
-    before = session_folders(study)
-    assert len(before) == 3
+    downloads, tokens = {}, {}
+    for participant in ("live", "away", "stopped"):
+        state, videos, _ = download(client, participant)
+        tokens[participant], downloads[state["token"]] = state["token"], videos
+    before = catch_files(study)
+    assert len(before) == 9  # 3 sessions x 3 catch trials
     away = datetime.now(timezone.utc) - timedelta(
         minutes=study.config["ABANDONED_AFTER_MINUTES"] + 1)
     set_session(study, tokens["away"], last_seen_at=away)
@@ -204,16 +207,17 @@ def test_the_sweep_keeps_live_sessions_and_removes_the_rest(study, runner):
         result = runner.invoke(args=["stimuli", "sweep-presentations"])
     assert result.exit_code == 0, (result.output, result.exception)
     assert "Removed the catch videos of 3 session(s)." in result.output
-    after = session_folders(study)
-    assert list(after.values()) == [before[next(iter(after))]]  # the live one, untouched
+    live = catch_files(study)
+    assert len(live) == 3 and live.items() <= before.items()  # the live session's, untouched
     assert not flat.exists()
     # A session that comes back after the sweep is shown the same bytes, rendered again.
+    served = {}
     for token in (tokens["live"], tokens["away"]):
         for index in catch_indexes(study, token):
-            assert client.get(f"/media/{token}/{index}").status_code == 200
-    assert session_folders(study) == {name: files for name, files in before.items()
-                                      if name in session_folders(study)}
-    assert len(session_folders(study)) == 2
+            served[token, index] = client.get(f"/media/{token}/{index}").data
+    assert served == {(token, index): downloads[token][index] for token, index in served}
+    back = catch_files(study)
+    assert len(back) == 6 and back.items() <= before.items()
     assert client.get(f"/media/{tokens['stopped']}/{catch_indexes(study, tokens['stopped'])[0]}"
                       ).status_code == 404
 
@@ -222,6 +226,6 @@ def test_a_new_sessions_first_video_sweeps_the_abandoned_ones(study):
     client = study.test_client()
     token = download(client, "away")[0]["token"]
     set_session(study, token, last_seen_at=datetime.now(timezone.utc) - timedelta(days=2))
-    (name,) = session_folders(study)
+    away = catch_files(study)
     download(client, "newcomer")
-    assert name not in session_folders(study) and len(session_folders(study)) == 1
+    assert len(catch_files(study)) == 3 and not away.keys() & catch_files(study).keys()
