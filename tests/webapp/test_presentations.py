@@ -206,7 +206,7 @@ def test_the_sweep_keeps_live_sessions_and_removes_the_rest(study, runner):
     with study.app_context():  # manage.py's FlaskGroup pushes one; the test runner does not
         result = runner.invoke(args=["stimuli", "sweep-presentations"])
     assert result.exit_code == 0, (result.output, result.exception)
-    assert "Removed the catch videos of 3 session(s)." in result.output
+    assert "Removed 3 item(s)" in result.output  # 2 sessions' folders, 1 flat file
     live = catch_files(study)
     assert len(live) == 3 and live.items() <= before.items()  # the live session's, untouched
     assert not flat.exists()

@@ -90,7 +90,8 @@ def sweep_presentations():
 
     with db.engine.connect() as connection:
         removed = presentations.sweep(connection)
-    click.echo(f"Removed the catch videos of {removed} session(s).")
+    click.echo(f"Removed {removed} item(s) from {presentations.FOLDER}: the catch videos of "
+               "sessions that ended or were abandoned.")
 
 
 def _generate_catch():

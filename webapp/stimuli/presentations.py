@@ -86,7 +86,8 @@ def discard(token: str) -> None:
 def sweep(connection: Connection) -> int:
     """Remove the variants of every session that is not live (ended, or not seen within
     ABANDONED_AFTER_MINUTES: one that comes back has them rendered again, byte for byte),
-    and of sessions no longer stored; the number of sessions' folders removed."""
+    and of sessions no longer stored; the number of entries removed (sessions' folders, and
+    the files of the flat layout that came before them)."""
     folder = Path(current_app.config["STIMULUS_ROOT"], FOLDER)
     if not folder.is_dir():
         return 0
