@@ -48,3 +48,25 @@ def test_no_practice_trial_is_sent_its_answer(app, client, study):
         for trial in practice:
             text = json.dumps(trial)
             assert "correct" not in text and "preview_answer" not in text, text
+
+
+def test_every_trial_reply_is_as_the_openapi_description_documents_it(app, client, study):
+    import schemathesis
+    from schemathesis.openapi.checks import JsonSchemaError
+
+    trials = schemathesis.openapi.from_wsgi("/api/openapi.json", app)[
+        "/api/session/{token}/trials"]["POST"]
+    api = start(client)
+    practice = [t for t in schedule_of(app, api) if t["block"] == "practice"]
+    payloads = [answer(t, correct=False) for t in practice]
+    replies = [client.post(f"{api}/trials", json=payload) for payload in payloads]
+    replies.append(client.post(f"{api}/trials", json=payloads[0]))  # a replay
+    assert [r.status_code for r in replies] == [201] * len(practice) + [200]
+    assert replies[-2].json["practice_passed"] is None and replies[-1].json["duplicate"]
+    for reply in replies:
+        trials.validate_response(reply)
+    # Every field is documented: one more would not be.
+    reply = replies[0]
+    reply.set_data(json.dumps({**reply.json, "correct_response": "F"}))
+    with pytest.raises(JsonSchemaError, match="correct_response"):
+        trials.validate_response(reply)

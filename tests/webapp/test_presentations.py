@@ -10,18 +10,20 @@ any box in one) seen twice, and catch videos of the shape of the session's own c
 import hashlib
 import json
 import struct
+from datetime import datetime, timedelta, timezone
 from pathlib import Path
 
 import pytest
-from sqlalchemy import select
+from sqlalchemy import select, update
 
 from bench.harness.stored_study import open_study
 from experiments import media
 from experiments.catch import catch_specs
 from tests.browser.stimuli import tiny_specs
+from tests.webapp.test_api import answer, run_all, schedule_of
 from webapp.extensions import db
 from webapp.models import Session
-from webapp.stimuli import catalog
+from webapp.stimuli import catalog, presentations
 
 ANSWER_WORDS = ("correct", "preview_answer", "instructed_key", "catch", "direction", "forward",
                 "backward", "stimulus_id", "public_id")
@@ -133,3 +135,97 @@ def test_a_renumbered_schedule_never_serves_another_catch_trials_video(study):
         row.schedule = moved
         db.session.commit()
     assert client.get(f"/media/{state['token']}/{index}").data != videos[index]
+
+
+# --- the variants' lifecycle: kept while a session is live, gone once it cannot show them ---
+
+def catch_files(app) -> dict[str, bytes]:
+    """Every stored catch variant: its path under the folder -> its bytes."""
+    folder = Path(app.config["STIMULUS_ROOT"], presentations.FOLDER)
+    return {str(f.relative_to(folder)): f.read_bytes() for f in folder.rglob("*.mp4")}
+
+
+
+def catch_indexes(app, token: str) -> list[int]:
+    return [t["trial_index"] for t in scheduled(app, token) if t["trial_type"] == "catch"]
+
+
+def scheduled_status(app, token: str) -> str:
+    with app.app_context():
+        return db.session.scalar(select(Session.status).where(Session.token == token))
+
+
+def set_session(app, token: str, **columns) -> None:
+    with app.app_context():
+        db.session.execute(update(Session).where(Session.token == token).values(**columns))
+        db.session.commit()
+
+
+def test_a_completed_session_keeps_no_catch_video_and_gets_none_made_again(study):
+    client = study.test_client()
+    state, _, _ = download(client, "p-1")
+    assert len(catch_files(study)) == 3
+    api = f"/api/session/{state['token']}"
+    run_all(client, study, api)
+    assert client.post(f"{api}/complete").status_code == 200
+    assert catch_files(study) == {}
+    for index in catch_indexes(study, state["token"]):
+        assert client.get(f"/media/{state['token']}/{index}").status_code == 404
+    assert catch_files(study) == {}
+
+
+def test_a_failed_practice_keeps_no_catch_video(study):
+    client = study.test_client()
+    state, _, _ = download(client, "p-1")
+    api, answered, passed = f"/api/session/{state['token']}", set(), None
+    while passed is not False:  # every attempt answered wrong until the gate ends the session
+        trial = next(t for t in schedule_of(study, api)
+                     if t["block"] == "practice" and t["trial_index"] not in answered)
+        passed = client.post(f"{api}/trials", json=answer(trial, False)).get_json() \
+            .get("practice_passed")
+        answered.add(trial["trial_index"])
+    assert scheduled_status(study, state["token"]) == "failed_practice"
+    assert catch_files(study) == {}
+
+
+def test_the_sweep_keeps_live_sessions_and_removes_the_rest(study, runner):
+    client = study.test_client()
+    downloads, tokens = {}, {}
+    for participant in ("live", "away", "stopped"):
+        state, videos, _ = download(client, participant)
+        tokens[participant], downloads[state["token"]] = state["token"], videos
+    before = catch_files(study)
+    assert len(before) == 9  # 3 sessions x 3 catch trials
+    away = datetime.now(timezone.utc) - timedelta(
+        minutes=study.config["ABANDONED_AFTER_MINUTES"] + 1)
+    set_session(study, tokens["away"], last_seen_at=away)
+    set_session(study, tokens["stopped"], status="stopped")
+    flat = Path(study.config["STIMULUS_ROOT"], presentations.FOLDER, "0" * 64 + ".mp4")
+    flat.write_bytes(b"a variant of the flat layout before session folders")
+
+    with study.app_context():  # manage.py's FlaskGroup pushes one; the test runner does not
+        result = runner.invoke(args=["stimuli", "sweep-presentations"])
+    assert result.exit_code == 0, (result.output, result.exception)
+    assert "Removed 3 item(s)" in result.output  # 2 sessions' folders, 1 flat file
+    live = catch_files(study)
+    assert len(live) == 3 and live.items() <= before.items()  # the live session's, untouched
+    assert not flat.exists()
+    # A session that comes back after the sweep is shown the same bytes, rendered again.
+    served = {}
+    for token in (tokens["live"], tokens["away"]):
+        for index in catch_indexes(study, token):
+            served[token, index] = client.get(f"/media/{token}/{index}").data
+    assert served == {(token, index): downloads[token][index] for token, index in served}
+    back = catch_files(study)
+    assert len(back) == 6 and back.items() <= before.items()
+    assert client.get(f"/media/{tokens['stopped']}/{catch_indexes(study, tokens['stopped'])[0]}"
+                      ).status_code == 404
+
+
+def test_a_new_sessions_first_video_sweeps_the_abandoned_ones(study):
+    client = study.test_client()
+    token = download(client, "away")[0]["token"]
+    set_session(study, token, last_seen_at=datetime.now(timezone.utc) - timedelta(days=2))
+    away = catch_files(study)
+    download(client, "newcomer")
+    assert len(catch_files(study)) == 3 and not away.keys() & catch_files(study).keys()

@@ -82,6 +82,18 @@ def list_clips(stimulus_set):
                    f"{clip.frame_count:>6} {clip.fps:>6.2f} {len(clip.stimuli):>7}")
 
 
+@stimuli.command("sweep-presentations")
+def sweep_presentations():
+    """Remove the catch videos rendered for sessions that ended or were abandoned (run it from
+    cron; a session's first video request sweeps too)."""
+    from webapp.stimuli import presentations
+
+    with db.engine.connect() as connection:
+        removed = presentations.sweep(connection)
+    click.echo(f"Removed {removed} item(s) from {presentations.FOLDER}: the catch videos of "
+               "sessions that ended or were abandoned.")
+
+
 def _generate_catch():
     """Store the attention-check videos every design uses: one per key a study may choose.
 

@@ -52,6 +52,28 @@ def object_schema(fields: tuple[Field, ...], **fixed) -> dict:
     return schema
 
 
+# The reply to a trial POST (webapp.participant.progress.store_trial, feedback.stored_verdict).
+TRIAL_REPLY = {
+    "type": "object", "required": ["stored", "trial_index"], "additionalProperties": False,
+    "properties": {
+        "stored": {"type": "boolean", "description": "false: a replay of a stored trial"},
+        "duplicate": {"type": "boolean", "enum": [True]},
+        "trial_index": {"type": "integer", "minimum": 0},
+        "practice_passed": {"type": "boolean", "nullable": True, "description":
+                            "after a practice trial: passed, failed (the session ended: "
+                            "failed_practice), or null (not decided yet, or another attempt "
+                            "is scheduled)"},
+        "schedule_changed": {"type": "boolean", "enum": [True],
+                             "description": "read the session again: trials were added"},
+        "feedback": {"type": "object", "required": ["correct"], "additionalProperties": False,
+                     "description": "a practice trial with feedback, once stored",
+                     "properties": {"correct": {"type": "boolean",
+                                                "description": "whether the stored answer "
+                                                               "was right"}}},
+    },
+}
+
+
 def _error(description: str) -> dict:
     return {"description": description,
             "content": {"application/json": {"schema": {"$ref": "#/components/schemas/Error"}}}}
@@ -82,6 +104,8 @@ def participant_schema() -> dict:
         variant["required"] = sorted(set(variant["required"]) | {"trial_type"})
     empty = {"type": "object", "additionalProperties": False, "maxProperties": 0}
     json_ok = {"description": "done", "content": {"application/json": {"schema": {"type": "object"}}}}
+    trial_reply = {"description": "stored (201) or a replay of a stored trial (200)", "content": {
+        "application/json": {"schema": {"$ref": "#/components/schemas/TrialReply"}}}}
     token = {"name": "token", "in": "path", "required": True, "schema": {"type": "string", "maxLength": 64}}
     trial_index = {"name": "trial_index", "in": "path", "required": True,
                    "schema": {"type": "integer", "minimum": 0}}
@@ -109,7 +133,7 @@ def participant_schema() -> dict:
             _body(object_schema(SCREEN_OUT_FIELDS)), {"200": json_ok})},
         f"{session_path}/trials": {"parameters": [token, client], **_write(
             "Store one trial at most once (replays of a client_uuid answer 200 duplicate)",
-            _body(trial), {"200": json_ok, "201": json_ok}, **{"409": _error("conflict")})},
+            _body(trial), {"200": trial_reply, "201": trial_reply}, **{"409": _error("conflict")})},
         f"{session_path}/claim": {"parameters": [token], **_write(
             "Make this browser tab the one that runs the session (others get 409 other_tab)",
             _body(object_schema(CLAIM_FIELDS)), {"204": {"description": "claimed"}})},
@@ -142,7 +166,7 @@ def participant_schema() -> dict:
              "properties": {"error": {"type": "string"}, "message": {"type": "string"}}}
     return {"openapi": "3.0.3",
             "info": {"title": "Chronoscope participant API", "version": "1"},
-            "paths": paths, "components": {"schemas": {"Error": error}}}
+            "paths": paths, "components": {"schemas": {"Error": error, "TrialReply": TRIAL_REPLY}}}
 
 
 def schema_text() -> str:

@@ -13,6 +13,7 @@ from experiments.trial_types.base import Field, PayloadError, check_fields
 from webapp.extensions import db
 from webapp.participant import calendar, feedback, progress, sessions, store, texts
 from webapp.participant.progress import ApiError
+from webapp.stimuli import presentations
 
 bp = Blueprint("api", __name__, url_prefix="/api/session/<token>")
 
@@ -190,6 +191,8 @@ def trials(token):
         status, answer = progress.store_trial(connection, session, read_body())
         # Practice feedback: told only once the answer is stored (webapp.participant.feedback).
         answer |= feedback.stored_verdict(connection, session, answer)
+    if answer.get("practice_passed") is False:  # the session ended: failed_practice
+        presentations.discard(token)
     return jsonify(answer), status
 
 
@@ -218,6 +221,7 @@ def complete(token):
         session = _session(connection, token)
         check_fields(read_body() if request.content_length else {}, ())
         answer = progress.complete(connection, session)
+        presentations.discard(token)
         if answer["status"] == "completed":  # the row read before completing is stale now
             answer |= _next_session(_found_session(connection, token))
     return jsonify(answer)

@@ -70,6 +70,9 @@ def clip(token, trial_index):
         session = sessions.session_by_token(connection, token)
         if session is None:
             abort(404)
+        if session.status in sessions.ENDED:  # it shows no more videos: none is made again
+            presentations.discard(token)
+            abort(404)
         try:
             files, size = presentations.session_videos(connection, session)
         except (UnsafePath, OSError, ValueError):

@@ -7,7 +7,10 @@ catch trial by its hash.  Each catch trial of a session is shown a variant of it
 the session and the trial): as long as, and of the size and frame rate of, one of the
 session's own clips, encoded with the clips' encoder settings.  The variants are made
 together on the session's first video request, whichever trial it names, so that no URL
-answers slower for being a catch trial, and kept under the stimulus root.
+answers slower for being a catch trial, and kept in a folder of the session's own under the
+stimulus root while the session is live: active, and seen within ABANDONED_AFTER_MINUTES.
+The folder goes when the session ends (:func:`discard`) or stops being live (:func:`sweep`);
+a session that comes back after that gets the same bytes again, as the render is seeded.
 
 Every video of a session is then served at one length: its encoded boxes, with any trailing
 padding (``experiments.equal_size``) replaced by one ``free`` box up to the session's size,
@@ -21,7 +24,9 @@ import functools
 import hashlib
 import hmac
 import os
+import shutil
 import struct
+from datetime import timedelta
 from fractions import Fraction
 from pathlib import Path
 
@@ -32,7 +37,9 @@ from sqlalchemy import Connection, Row, select
 from experiments import catch, media
 from experiments.equal_size import MP4_BOX_HEADER
 from experiments.trial_types import ATTENTION_CHECK
-from webapp.models import SourceClip, Stimulus
+from webapp.models import Session, SourceClip, Stimulus
+from webapp.participant.sessions import ACTIVE
+from webapp.participant.store import now
 from webapp.stimuli.files import resolve_under
 
 FOLDER = ".catch-presentations"  # under the stimulus root; never a stimulus set's name
@@ -61,8 +68,39 @@ def _seed(token: str, trial: dict) -> bytes:
     return _keyed(f"catch-presentation:{token}:{trial['trial_index']}:{trial['stimulus_id']}")
 
 
+def _session_folder(token: str) -> Path:
+    """Where the session's variants and lock are: named so that the token cannot be read back."""
+    name = _keyed(f"catch-session:{token}").hex()
+    return Path(current_app.config["STIMULUS_ROOT"], FOLDER, name)
+
+
 def _catch_path(token: str, trial: dict) -> Path:
-    return Path(current_app.config["STIMULUS_ROOT"], FOLDER, f"{_seed(token, trial).hex()}.mp4")
+    return _session_folder(token) / f"{_seed(token, trial).hex()}.mp4"
+
+
+def discard(token: str) -> None:
+    """Remove the catch variants of a session that will show no more videos."""
+    shutil.rmtree(_session_folder(token), ignore_errors=True)
+
+
+def sweep(connection: Connection) -> int:
+    """Remove the variants of every session that is not live (ended, or not seen within
+    ABANDONED_AFTER_MINUTES: one that comes back has them rendered again, byte for byte),
+    and of sessions no longer stored; the number of entries removed (sessions' folders, and
+    the files of the flat layout that came before them)."""
+    folder = Path(current_app.config["STIMULUS_ROOT"], FOLDER)
+    if not folder.is_dir():
+        return 0
+    cutoff = now() - timedelta(minutes=current_app.config["ABANDONED_AFTER_MINUTES"])
+    live = {_session_folder(token).name for token in connection.scalars(
+        select(Session.token).where(Session.status.in_(ACTIVE), Session.last_seen_at >= cutoff))}
+    gone = [entry for entry in folder.iterdir() if entry.name not in live]
+    for entry in gone:
+        if entry.is_dir():
+            shutil.rmtree(entry, ignore_errors=True)
+        else:  # a file of the flat layout that came before the folders
+            entry.unlink(missing_ok=True)
+    return len(gone)
 
 
 def _render(trial: dict, template: Row, seed: bytes, path: Path) -> None:
@@ -75,20 +113,22 @@ def _render(trial: dict, template: Row, seed: bytes, path: Path) -> None:
     media.encode_frames(frames, path, rate, width, height)
 
 
-def _make_catch_videos(session: Row, rows: dict[int, Row]) -> None:
+def _make_catch_videos(connection: Connection, session: Row, rows: dict[int, Row]) -> None:
     """Every catch variant of ``session`` that is not on disk yet; one process at a time per
-    session (a lock file, left in place: removing it would let a waiter and a newcomer in
-    together), so concurrent first requests wait rather than encode twice."""
+    session (a lock file, left in place while the session is live: removing it would let a
+    waiter and a newcomer in together), so concurrent first requests wait rather than encode
+    twice.  A session's first request also sweeps away the variants of sessions gone."""
     todo = [t for t in session.schedule if t["trial_type"] == ATTENTION_CHECK
             and not _catch_path(session.token, t).exists()]
     if not todo:
         return
+    sweep(connection)
     catch_ids = {t["stimulus_id"] for t in session.schedule if t["trial_type"] == ATTENTION_CHECK}
     clips = sorted((row for row in rows.values() if row.id not in catch_ids),
                    key=lambda row: (row.width, row.height, row.fps, row.frame_count, row.id))
-    folder = Path(current_app.config["STIMULUS_ROOT"], FOLDER)
+    folder = _session_folder(session.token)
     folder.mkdir(parents=True, exist_ok=True)
-    with open(folder / f"{_keyed(f'catch-lock:{session.token}').hex()}.lock", "w") as lock:
+    with open(folder / ".lock", "w") as lock:
         fcntl.flock(lock, fcntl.LOCK_EX)
         for trial in todo:
             path = _catch_path(session.token, trial)
@@ -121,7 +161,7 @@ def session_videos(connection: Connection, session: Row) -> tuple[dict[int, Path
     """The file served for each video trial of ``session`` (trial index -> path) and the one
     size all are served at.  Makes the session's catch variants first if need be."""
     rows = _video_rows(connection, session)
-    _make_catch_videos(session, rows)
+    _make_catch_videos(connection, session, rows)
     root = current_app.config["STIMULUS_ROOT"]
     files = {}
     for trial in session.schedule:
