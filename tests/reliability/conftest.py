@@ -45,7 +45,7 @@ def sessions(study):
 
 @pytest.fixture
 def media(study, sessions):
-    """(the URL of a session's first clip, that file's bytes, the URL of a frame-ordering
+    """(the URL of a session's first clip, the bytes served for it, the URL of a frame-ordering
     trial's frame set without its slot)."""
     client = study.test_client()
     token = sessions.new().rsplit("/", 1)[-1]
@@ -53,5 +53,8 @@ def media(study, sessions):
         schedule = db.session.query(Session).filter_by(token=token).one().schedule
         path = db.session.get(Stimulus, schedule[0]["stimulus_id"]).path
     data = (Path(study.config["STIMULUS_ROOT"]) / path).read_bytes()
+    # Served as the file's boxes and one padding box, at the session's one video size.
+    served = client.get(f"/media/{token}/0").data
+    assert served.startswith(data) and served[len(data) + 4:len(data) + 8] == b"free"
     order = client.get(sessions.new("order")).get_json()["trials"][0]["stimulus"]["frames"][0]
-    return f"/media/{token}/0", data, order.rsplit("/", 1)[0]
+    return f"/media/{token}/0", served, order.rsplit("/", 1)[0]
