@@ -51,6 +51,9 @@ ENTRIES = [
     ("accuracy_model, accuracy_glmm", "separated", "True when a design cell was answered all "
      "one way, so the term has no finite estimate; its values are left empty."),
     ("accuracy_glmm", "sd(participant), sd(clip)", "Random-intercept SDs (log-odds)."),
+    ("accuracy_glmm", "fitted_on", "The trials the GLMM was fitted on: all of them, or above "
+     "its cap (analysis.accuracy_model.GLMM_MAX_TRIALS) all trials of evenly spaced "
+     "participants only, a subsample, which it names, while the GEE uses every trial."),
     ("rt_lmm", "var(subject), var(clip), var(residual)", "Variance components of log RT "
      "(REML)."),
 ]

@@ -1,4 +1,6 @@
 """Reaction-time summaries, the log-RT mixed model and the accuracy model."""
+import warnings
+
 import numpy as np
 import pandas as pd
 import pytest
@@ -223,3 +225,25 @@ def test_glmm_method_says_what_the_fit_does(humans):
     method = accuracy_model.crossed_accuracy_model(humans, max_trials=1000)[1]["method"]
     assert "nAGQ=0" in method and "PIRLS" in method
     assert "Laplace approximation (lme4 glmer nAGQ=0" not in method
+
+
+def test_gee_gives_no_standard_error_where_one_participant_informs_a_term(humans):
+    # Only the first participant's clips are "Fall": that term's score is 0 in every
+    # participant at the estimate, so its clustered variance is 0 up to rounding (the old
+    # table: SE 0.009, z = 189, p = 3e-38; the TRA end-to-end study: sqrt of a negative).
+    first = humans["subject_id"].iloc[0]
+    others = humans["subject_id"] != first
+    data = humans.copy()
+    data.loc[others, "categories"] = data.loc[others, "categories"].map(
+        lambda cats: ["Put" if c == "Fall" else c for c in cats])
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", RuntimeWarning)
+        warnings.simplefilter("ignore", accuracy_model.SeparationWarning)
+        table, info = accuracy_model.accuracy_model(data)
+    fall = table.set_index("term").loc["Fall"]
+    assert np.isfinite(fall["coef"]) and not fall["separated"]
+    assert fall[["se", "z", "p", "ci_low", "ci_high"]].isna().all()
+    assert "no standard error for Fall: one participant's trials alone inform it" in \
+        "; ".join(info["warnings"])
+    rest = table[~table["separated"] & (table["term"] != "Fall")]
+    assert (rest["se"] > 0.05).all()
