@@ -264,8 +264,8 @@ GLMM_METHOD = ("logistic GLMM, crossed random intercepts for participant and cli
                "Laplace fit nAGQ=1); SEs from the PIRLS fixed-effect block (analysis.crossed)")
 
 
-def crossed_accuracy_model(data: pd.DataFrame, max_trials: int = GLMM_MAX_TRIALS
-                           ) -> tuple[pd.DataFrame, dict]:
+def crossed_accuracy_model(data: pd.DataFrame, max_trials: int = GLMM_MAX_TRIALS,
+                           max_evaluations: int = 15000) -> tuple[pd.DataFrame, dict]:
     """Logistic mixed model of correctness with crossed random intercepts.
 
     Parameters
@@ -276,6 +276,8 @@ def crossed_accuracy_model(data: pd.DataFrame, max_trials: int = GLMM_MAX_TRIALS
     max_trials : int
         Fit every trial up to this many; above it, all trials of as many participants as
         fit, evenly spaced by id (``info["fitted_on"]`` says which).
+    max_evaluations : int
+        Of the deviance, per optimiser run (lme4's ``maxfun``).
 
     Returns
     -------
@@ -338,7 +340,8 @@ def crossed_accuracy_model(data: pd.DataFrame, max_trials: int = GLMM_MAX_TRIALS
     empty = pd.DataFrame(columns=list(MODEL_COLUMNS))
     if info["n_subjects"] < 2 or info["n_clips"] < 2 or not categories:
         return empty, info
-    fit, terms, all_terms, separated = _fit_glmm(sample, codes, sets, categories)
+    fit, terms, all_terms, separated = _fit_glmm(sample, codes, sets, categories,
+                                                 max_evaluations)
     if not fit.converged:
         raise ConvergenceError(f"the GLMM did not converge ({'; '.join(fit.warnings)}), so "
                                f"no estimate is reported; it was fitted on {fitted_on}")
@@ -356,7 +359,8 @@ def crossed_accuracy_model(data: pd.DataFrame, max_trials: int = GLMM_MAX_TRIALS
     return pd.concat([table, sds], ignore_index=True).assign(fitted_on=fitted_on), info
 
 
-def _fit_glmm(trials: pd.DataFrame, codes: np.ndarray, sets: list, categories: list[str]):
+def _fit_glmm(trials: pd.DataFrame, codes: np.ndarray, sets: list, categories: list[str],
+              max_evaluations: int):
     """Design cells = (category set, direction); rows = participant x clip x cell. Cells
     answered all one way are left out, as in the GEE (their terms are reported empty)."""
     from analysis import crossed, crossed_glmm
@@ -378,7 +382,8 @@ def _fit_glmm(trials: pd.DataFrame, codes: np.ndarray, sets: list, categories: l
     design, rows, swapped = crossed.design(subject, clip, cell[keep_rows], x_cells[:, cols],
                                            {"y": correct[keep_rows]})
     names = ("clip", "participant") if swapped else ("participant", "clip")
-    fit = crossed_glmm.fit_glmm(design, rows["y"], rows["n"], names=names)
+    fit = crossed_glmm.fit_glmm(design, rows["y"], rows["n"], names=names,
+                                max_evaluations=max_evaluations)
     if swapped:
         fit.var_a, fit.var_b = fit.var_b, fit.var_a
     all_terms = [t for t, u in zip(terms, used) if u]

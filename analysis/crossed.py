@@ -118,13 +118,14 @@ def solve(theta, blk, rhs, with_beta: bool = True) -> dict:
     return out | {"ua": ua, "ub": ub, "beta": beta, "quad": quad, "rxtrx": rxtrx}
 
 
-def minimize(objective, start, bounds, ftol: float = 2.2e-9):
+def minimize(objective, start, bounds, ftol: float = 2.2e-9, max_evaluations: int = 15000):
     """L-BFGS-B; ``ftol`` is its relative reduction of the objective at which it stops."""
     # Finite-difference steps of 1e-6 keep the gradient clear of rounding in deviances of
     # ~1e6 (a million trials); L-BFGS-B then needs ~20-30 evaluations from a moment start.
     with _one_blas_thread():
         res = optimize.minimize(objective, start, method="L-BFGS-B", bounds=bounds,
-                                options={"eps": 1e-6, "ftol": ftol})
+                                options={"eps": 1e-6, "ftol": ftol,
+                                         "maxfun": max_evaluations})
     notes = [] if res.success else [f"optimizer: {res.message}"]
     return res, notes
 

@@ -247,3 +247,35 @@ def test_gee_gives_no_standard_error_where_one_participant_informs_a_term(humans
         "; ".join(info["warnings"])
     rest = table[~table["separated"] & (table["term"] != "Fall")]
     assert (rest["se"] > 0.05).all()
+
+
+def test_a_glmm_that_did_not_converge_reports_why_and_no_numbers(humans):
+    # The old fit said "converged" from the optimiser alone and printed what it stopped at.
+    from analysis import report_output, report_sections, reports
+
+    with pytest.raises(accuracy_model.ConvergenceError,
+                       match=r"the GLMM did not converge \(optimizer: STOP: TOTAL NO\. OF "
+                             r"F,G EVALUATIONS EXCEEDS LIMIT.*\), so no estimate is reported"):
+        accuracy_model.crossed_accuracy_model(humans, max_evaluations=2)
+    report = reports.Report()
+    report_sections.fit(report, "accuracy_glmm", accuracy_model.crossed_accuracy_model, humans,
+                        max_evaluations=2)
+    assert "accuracy_glmm" not in report.tables
+    assert report.fit_info["accuracy_glmm"]["failed"].startswith("ConvergenceError: the GLMM "
+                                                                 "did not converge")
+    html = report_output.render_html(report, "t")
+    section = html[html.index('<section id="accuracy_model">'):]
+    assert "Not computed: ConvergenceError: the GLMM did not converge" in section
+
+
+def test_a_capped_glmm_names_its_subsample_in_its_table(humans):
+    table = accuracy_model.crossed_accuracy_model(humans, max_trials=1000)[0]
+    fitted_on = table["fitted_on"].unique()
+    assert len(fitted_on) == 1 and "of 24 participants (evenly spaced by id)" in fitted_on[0]
+    from analysis.report_codebook import codebook_table
+
+    entry = codebook_table().query("columns == 'fitted_on'")["description"].iloc[0]
+    assert f"above {accuracy_model.GLMM_MAX_TRIALS:,} trials, a subsample" in entry
+    whole = accuracy_model.crossed_accuracy_model(humans)[0]
+    assert (whole["fitted_on"] == f"all {len(loading.aot_trials(humans)):,} trials of 24 "
+                                  "participants and 40 clips").all()
