@@ -302,7 +302,10 @@ def crossed_accuracy_model(data: pd.DataFrame, max_trials: int = GLMM_MAX_TRIALS
     penalised iteratively reweighted least squares (PIRLS) at each step, and standard errors
     from PIRLS's fixed-effect block at the optimum. This is not lme4's Laplace fit
     (``nAGQ = 1``, which also optimises the fixed effects over the Laplace deviance); on
-    lme4's ``cbpp`` example the two agree closely (tests/analysis/test_crossed.py). A study
+    lme4's ``cbpp`` example the two agree closely, and on simulated studies the fit equals
+    lme4's own ``glmer(nAGQ = 0)``, run in the test suite (tests/analysis/test_crossed.py;
+    bench/glmm_vs_lme4.py for the whole grid). A fit that did not converge raises
+    :class:`ConvergenceError`, so the report shows the reason instead of numbers. A study
     without a single error (or a correct answer) in any design cell raises
     :class:`SeparationError`.
 

@@ -62,7 +62,7 @@ class _Pirls:
             state, pdev, self.failure = self._iterate(theta, safe, fixed, max_iter)
         if self.failure is None:
             self.state = (self.state[0] if fixed else state[0], state[1], state[2])
-        mu = special.expit(self.d.eta(*state, theta))
+        mu = special.expit(self.d.eta(state[0], state[1], state[2], theta))
         blk = self.d.blocks(np.maximum(self.n * mu * (1 - mu), 1e-12))
         sol = solve(theta, blk, self.d.rhs(np.zeros_like(self.y)), with_beta=True)
         return pdev + sol["logdet_u"], state[0], sol["rxtrx"]
@@ -73,7 +73,7 @@ class _Pirls:
         d, y, n = self.d, self.y, self.n
         state, pdev = start, self.pdev(theta, *start)
         for _ in range(max_iter):
-            eta = d.eta(*state, theta)
+            eta = d.eta(state[0], state[1], state[2], theta)
             mu = special.expit(eta)
             w = np.maximum(n * mu * (1 - mu), 1e-12)
             offset = (d.x @ state[0])[d.cell] if fixed else 0.0
