@@ -348,8 +348,8 @@ def crossed_accuracy_model(data: pd.DataFrame, max_trials: int = GLMM_MAX_TRIALS
     if not fit.converged:
         raise ConvergenceError(f"the GLMM did not converge ({'; '.join(fit.warnings)}), so "
                                f"no estimate is reported; it was fitted on {fitted_on}")
-    info["converged"], info["warnings"] = fit.converged, list(fit.warnings)
     table = crossed.fixed_table(fit, terms).set_index("term").reindex(all_terms)
+    info["converged"], info["warnings"] = fit.converged, list(fit.warnings)
     table = table.reset_index().rename(columns={"index": "term"})
     table["odds_ratio"] = np.exp(table["coef"])
     table["separated"] = table["term"].isin(separated)

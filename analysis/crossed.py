@@ -232,11 +232,18 @@ def feasible(n_subjects: int, n_clips: int) -> bool:
 
 
 def fixed_table(fit: Fit, names) -> "pd.DataFrame":
-    """term, coef, se, z, p, ci_low, ci_high (Wald, normal) of the fixed effects."""
+    """term, coef, se, z, p, ci_low, ci_high (Wald, normal) of the fixed effects. A term
+    whose variance is not positive (a numerical Hessian at a boundary can give one) has no
+    standard error: its se, z, p and interval are left empty and ``fit.warnings`` says so."""
     import pandas as pd
     from scipy import stats
 
-    se = np.sqrt(np.diag(fit.cov))
+    var = np.diag(fit.cov)
+    valid = np.isfinite(var) & (var > 0)
+    if not valid.all():
+        fit.warnings.append("no standard error for " + ", ".join(
+            n for n, v in zip(names, valid) if not v) + ": its variance is not positive")
+    se = np.sqrt(np.where(valid, var, np.nan))
     z = fit.beta / se
     return pd.DataFrame({"term": list(names), "coef": fit.beta, "se": se, "z": z,
                          "p": 2 * stats.norm.sf(np.abs(z)),

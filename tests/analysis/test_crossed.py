@@ -2,6 +2,7 @@
 import os
 import shutil
 import subprocess
+import warnings
 from pathlib import Path
 
 import numpy as np
@@ -176,3 +177,16 @@ def test_pirls_recovers_from_a_diverged_warm_state():
     assert pirls.failure is None and np.abs(pirls.state[0]).max() < 10
     pirls(np.array([30.0, 30.0]), max_iter=1)
     assert pirls.failure == "PIRLS: not converged in 1 iterations"
+
+
+def test_a_term_without_a_positive_variance_has_no_standard_error():
+    # A numerical Hessian at a boundary (nAGQ = 1) can leave a variance of -1e-12; its
+    # square root was taken (RuntimeWarning, an SE of NaN and nothing said).
+    fit = crossed.Fit(beta=np.array([1.0, 2.0]), cov=np.diag([0.04, -1e-12]), var_a=0.1,
+                      var_b=0.1, scale=1.0, deviance=0.0, converged=True, warnings=[])
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", RuntimeWarning)
+        table = crossed.fixed_table(fit, ["a", "b"]).set_index("term")
+    assert table.loc["a", "se"] == pytest.approx(0.2)
+    assert table.loc["b", ["se", "z", "p", "ci_low", "ci_high"]].isna().all()
+    assert fit.warnings == ["no standard error for b: its variance is not positive"]
