@@ -42,6 +42,7 @@ class _Pirls:
                            - special.gammaln(self.n - self.y + 1)).sum()
         self.state = (np.zeros(design.x.shape[1]), np.zeros(design.n_a), np.zeros(design.n_b))
         self.failure: str | None = None
+        self.last = self.state
 
     def pdev(self, theta, beta, ua, ub) -> float:
         """Penalised deviance: -2 log-likelihood + |u|^2."""
@@ -49,7 +50,8 @@ class _Pirls:
         loglik = (self.y * eta - self.n * np.logaddexp(0.0, eta)).sum() + self.log_choose
         return float(-2 * loglik + ua @ ua + ub @ ub)
 
-    def __call__(self, theta, beta=None, max_iter: int = 100):
+    def __call__(self, theta, beta=None, max_iter: int = 100) -> float:
+        """The Laplace deviance at theta (beta held fixed when given)."""
         fixed = beta is not None
         warm = (beta if fixed else self.state[0], *self.state[1:])
         safe = (beta if fixed else np.zeros_like(self.state[0]), np.zeros(self.d.n_a),
@@ -62,10 +64,16 @@ class _Pirls:
             state, pdev, self.failure = self._iterate(theta, safe, fixed, max_iter)
         if self.failure is None:
             self.state = (self.state[0] if fixed else state[0], state[1], state[2])
-        mu = special.expit(self.d.eta(state[0], state[1], state[2], theta))
+        self.last = state
+        return pdev + self.system(theta, with_beta=False)["logdet_u"]
+
+    def system(self, theta, with_beta: bool) -> dict:
+        """:func:`analysis.crossed.solve` at the last call's state: ``logdet_u`` for the
+        deviance and, ``with_beta``, ``rxtrx`` for the covariance (whose factor can be
+        singular at a far theta, where only the deviance is needed)."""
+        mu = special.expit(self.d.eta(self.last[0], self.last[1], self.last[2], theta))
         blk = self.d.blocks(np.maximum(self.n * mu * (1 - mu), 1e-12))
-        sol = solve(theta, blk, self.d.rhs(np.zeros_like(self.y)), with_beta=True)
-        return pdev + sol["logdet_u"], state[0], sol["rxtrx"]
+        return solve(theta, blk, self.d.rhs(np.zeros_like(self.y)), with_beta=with_beta)
 
     def _iterate(self, theta, start, fixed: bool, max_iter: int):
         """Newton steps, each halved until the penalised deviance does not rise.
@@ -167,17 +175,17 @@ def fit_glmm(design: Design, y, n, nagq: int = 0, names=("a", "b"),
     start[1] = 0.0 if one else start[1]
     bounds = [(0.0, None), (0.0, 0.0) if one else (0.0, None)]
     free = [0] if one else [0, 1]
-    res, notes = _optimise_theta(lambda t: pirls(t)[0], start, bounds, free, max_evaluations)
-    dev, beta, rxtrx = pirls(res.x)
-    theta, failure = res.x, pirls.failure
-    cov = np.linalg.inv(rxtrx)
+    res, notes = _optimise_theta(pirls, start, bounds, free, max_evaluations)
+    dev = pirls(res.x)
+    theta, beta, failure = res.x, pirls.last[0], pirls.failure
+    cov = np.linalg.inv(pirls.system(theta, with_beta=True)["rxtrx"])
     if nagq == 1:
         p = len(beta)
-        res, notes = minimize(lambda v: pirls(v[:2], v[2:])[0], np.r_[theta, beta],
+        res, notes = minimize(lambda v: pirls(v[:2], v[2:]), np.r_[theta, beta],
                               bounds + [(None, None)] * p, max_evaluations=max_evaluations)
         theta, beta = res.x[:2], res.x[2:]
-        dev, failure = pirls(theta, beta)[0], pirls.failure
-        hess = _hessian(lambda v: pirls(v[:2], v[2:])[0], res.x, active=free + [
+        dev, failure = pirls(theta, beta), pirls.failure
+        hess = _hessian(lambda v: pirls(v[:2], v[2:]), res.x, active=free + [
             2 + i for i in range(p)])
         cov = 2 * np.linalg.inv(hess)[-p:, -p:]
     notes = notes + ([f"{failure} at the estimate"] if failure else [])
