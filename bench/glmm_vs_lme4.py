@@ -155,9 +155,14 @@ def run_cell(sd_p, sd_c, acc, categories, seeds, nagq) -> pd.DataFrame:
     refs = fit_lme4(studies, nagq)
     rows = []
     for seed, (rows_, x_cells), ref in zip(seeds, studies, refs):
-        ours = fit_ours(rows_, x_cells, nagq)
-        rows.append({"sd_participant": sd_p, "sd_clip": sd_c, "accuracy": acc,
-                     "categories": categories, "seed": seed} | compare(ours, ref))
+        cell = {"sd_participant": sd_p, "sd_clip": sd_c, "accuracy": acc,
+                "categories": categories, "seed": seed}
+        try:
+            rows.append(cell | compare(fit_ours(rows_, x_cells, nagq), ref))
+        except Exception as error:  # noqa: BLE001 - a fit that raises is a failure of the grid
+            rows.append(cell | {"d_beta": np.nan, "d_se": np.nan, "d_var": np.nan,
+                                "d_dev": np.nan, "verdict": "FAIL", "singular_ours": False,
+                                "singular_lme4": ref["singular"], "error": repr(error)})
     return pd.DataFrame(rows)
 
 
