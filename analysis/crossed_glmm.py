@@ -114,9 +114,11 @@ def _descend(objective, start, bounds, max_evaluations: int):
     memory goes on. Flat is 1e-7 of the deviance (at least 1e-3): finite differences of
     deviances converged to 1e-12 stay below it (seen: 2.5e-4 on a deviance of 1.2e5)."""
     res, notes = minimize(objective, start, bounds, FTOL, max_evaluations)
-    lower = np.array([b[0] for b in bounds])
+    lower = np.array([-np.inf if lo is None else lo for lo, _ in bounds])
+    upper = np.array([np.inf if hi is None else hi for _, hi in bounds])
     for _ in range(MAX_RESTARTS):
-        slope = np.where((res.x <= lower) & (res.jac > 0), 0.0, res.jac)
+        blocked = ((res.x <= lower) & (res.jac > 0)) | ((res.x >= upper) & (res.jac < 0))
+        slope = np.where(blocked, 0.0, res.jac)
         if np.abs(slope).max() <= 1e-7 * max(abs(res.fun), 1e4):
             break
         again, again_notes = minimize(objective, res.x, bounds, FTOL, max_evaluations)
