@@ -19,6 +19,11 @@ class SeparationWarning(UserWarning):
     maximum-likelihood estimate."""
 
 
+class ConvergenceError(RuntimeError):
+    """The GLMM's optimiser or its PIRLS did not converge: what it stopped at is not an
+    estimate, so nothing is reported."""
+
+
 class SeparationError(ValueError):
     """Every design cell was answered all one way: no term of a model has a finite
     estimate, so there is nothing to fit."""
@@ -149,7 +154,8 @@ def accuracy_model(data: pd.DataFrame) -> tuple[pd.DataFrame, dict]:
     empty = pd.DataFrame(columns=list(MODEL_COLUMNS))
     if n_subjects < 2 or not categories:
         return empty, info
-    table = _gee(_design(trials, codes, sets, categories))
+    table, no_se = _gee(_design(trials, codes, sets, categories))
+    notes.extend(no_se)
     separated = table.loc[table["separated"], "term"].tolist()
     if separated:
         message = (f"separation: every trial of a design cell was answered the same way, so "
@@ -159,7 +165,8 @@ def accuracy_model(data: pd.DataFrame) -> tuple[pd.DataFrame, dict]:
     return table, info
 
 
-def _gee(d: dict) -> pd.DataFrame:
+def _gee(d: dict) -> tuple[pd.DataFrame, list[str]]:
+    """The GEE table, and why a term with an estimate has no standard error (if one hasn't)."""
     from scipy import stats
 
     x_cells = d["x_cells"]
@@ -177,7 +184,7 @@ def _gee(d: dict) -> pd.DataFrame:
         beta[keep] = params
         cov[np.ix_(keep, keep)] = _cluster_cov(d, x[:, keep], ok_cells, params)
     n_groups = len(np.unique(d["subject"]))
-    se = np.sqrt(np.diag(cov))
+    se, why = _cluster_se(d, x, cov, keep, ok_cells, terms)
     z = beta / se
     crit = stats.t.ppf(0.975, n_groups - 1)
     table = pd.DataFrame({"term": terms, "coef": beta, "se": se, "z": z,
@@ -185,7 +192,34 @@ def _gee(d: dict) -> pd.DataFrame:
                           "ci_low": beta - crit * se, "ci_high": beta + crit * se})
     table["odds_ratio"] = np.exp(table["coef"])
     table["separated"] = bad_terms
-    return table
+    return table, why
+
+
+def _cluster_se(d: dict, x: np.ndarray, cov: np.ndarray, estimated: np.ndarray,
+                ok_cells: np.ndarray, terms: list[str]) -> tuple[np.ndarray, list[str]]:
+    """Standard errors from the sandwich, valid or absent (NaN) with the reason.
+
+    A term whose fitted cells hold a single participant has a score of exactly 0 in every
+    participant at the estimate, so its clustered variance is 0 up to rounding (seen: a
+    negative one, and an SE of 0.009 with z = 189); no SE is given for it.
+    """
+    rows = ok_cells[d["cell"]]
+    involved = x[d["cell"][rows]] != 0
+    n_people = np.array([len(np.unique(d["subject"][rows][involved[:, j]]))
+                         for j in range(x.shape[1])])
+    var = np.diag(cov)
+    one = estimated & (n_people < 2)
+    not_positive = estimated & ~one & ~(var > 0)
+    se = np.where(estimated & ~one & ~not_positive, np.sqrt(np.where(var > 0, var, 1.0)),
+                  np.nan)
+    why = []
+    for mask, reason in ((one, "one participant's trials alone inform it (a participant-"
+                               "clustered variance needs two)"),
+                         (not_positive, "the participant-clustered variance is not positive")):
+        if mask.any():
+            names = ", ".join(t for t, m in zip(terms, mask) if m)
+            why.append(f"no standard error for {names}: {reason}")
+    return se, why
 
 
 def _logistic_irls(x: np.ndarray, successes: np.ndarray, n: np.ndarray,
@@ -230,8 +264,8 @@ GLMM_METHOD = ("logistic GLMM, crossed random intercepts for participant and cli
                "Laplace fit nAGQ=1); SEs from the PIRLS fixed-effect block (analysis.crossed)")
 
 
-def crossed_accuracy_model(data: pd.DataFrame, max_trials: int = GLMM_MAX_TRIALS
-                           ) -> tuple[pd.DataFrame, dict]:
+def crossed_accuracy_model(data: pd.DataFrame, max_trials: int = GLMM_MAX_TRIALS,
+                           max_evaluations: int = 15000) -> tuple[pd.DataFrame, dict]:
     """Logistic mixed model of correctness with crossed random intercepts.
 
     Parameters
@@ -242,14 +276,18 @@ def crossed_accuracy_model(data: pd.DataFrame, max_trials: int = GLMM_MAX_TRIALS
     max_trials : int
         Fit every trial up to this many; above it, all trials of as many participants as
         fit, evenly spaced by id (``info["fitted_on"]`` says which).
+    max_evaluations : int
+        Of the deviance, per optimiser run (lme4's ``maxfun``).
 
     Returns
     -------
     (pandas.DataFrame, dict)
         ``term, coef, se, z, p, ci_low, ci_high, odds_ratio`` for the same fixed effects as
         :func:`accuracy_model`, then rows ``sd(participant)`` and ``sd(clip)`` (random-
-        intercept SDs, log-odds; ``coef`` only); and ``{"n_obs", "n_subjects", "n_clips",
-        "fitted_on", "all_data", "method", "converged", "warnings"}``.
+        intercept SDs, log-odds; ``coef`` only), and on every row ``fitted_on`` (the trials
+        fitted: all, or which participants when capped); and ``{"n_obs", "n_subjects",
+        "n_clips", "fitted_on", "all_data", "method", "converged", "warnings"}``. A fit
+        that did not converge raises :class:`ConvergenceError` with the reason.
 
     Notes
     -----
@@ -258,13 +296,16 @@ def crossed_accuracy_model(data: pd.DataFrame, max_trials: int = GLMM_MAX_TRIALS
     :math:`v_j \\sim N(0, \\sigma_v^2)` per clip. Unlike the GEE's population-averaged
     coefficients, these are conditional on a typical participant and clip, so they are
     larger in magnitude. Fitted as lme4's ``glmer(..., nAGQ = 0)``
-    (:func:`analysis.crossed.fit_glmm`), on counts per participant x clip x design cell:
+    (:func:`analysis.crossed_glmm.fit_glmm`), on counts per participant x clip x design cell:
     the two random-intercept SDs minimise the Laplace approximation to the deviance, with
     the fixed effects estimated jointly with the random effects' conditional modes by
     penalised iteratively reweighted least squares (PIRLS) at each step, and standard errors
     from PIRLS's fixed-effect block at the optimum. This is not lme4's Laplace fit
     (``nAGQ = 1``, which also optimises the fixed effects over the Laplace deviance); on
-    lme4's ``cbpp`` example the two agree closely (tests/analysis/test_crossed.py). A study
+    lme4's ``cbpp`` example the two agree closely, and on simulated studies the fit equals
+    lme4's own ``glmer(nAGQ = 0)``, run in the test suite (tests/analysis/test_crossed.py;
+    bench/glmm_vs_lme4.py for the whole grid). A fit that did not converge raises
+    :class:`ConvergenceError`, so the report shows the reason instead of numbers. A study
     without a single error (or a correct answer) in any design cell raises
     :class:`SeparationError`.
 
@@ -302,9 +343,13 @@ def crossed_accuracy_model(data: pd.DataFrame, max_trials: int = GLMM_MAX_TRIALS
     empty = pd.DataFrame(columns=list(MODEL_COLUMNS))
     if info["n_subjects"] < 2 or info["n_clips"] < 2 or not categories:
         return empty, info
-    fit, terms, all_terms, separated = _fit_glmm(sample, codes, sets, categories)
-    info["converged"], info["warnings"] = fit.converged, list(fit.warnings)
+    fit, terms, all_terms, separated = _fit_glmm(sample, codes, sets, categories,
+                                                 max_evaluations)
+    if not fit.converged:
+        raise ConvergenceError(f"the GLMM did not converge ({'; '.join(fit.warnings)}), so "
+                               f"no estimate is reported; it was fitted on {fitted_on}")
     table = crossed.fixed_table(fit, terms).set_index("term").reindex(all_terms)
+    info["converged"], info["warnings"] = fit.converged, list(fit.warnings)
     table = table.reset_index().rename(columns={"index": "term"})
     table["odds_ratio"] = np.exp(table["coef"])
     table["separated"] = table["term"].isin(separated)
@@ -313,13 +358,15 @@ def crossed_accuracy_model(data: pd.DataFrame, max_trials: int = GLMM_MAX_TRIALS
                                 "cell was answered all one way)")
     sds = pd.DataFrame({"term": ["sd(participant)", "sd(clip)"],
                         "coef": np.sqrt([fit.var_a, fit.var_b])})
-    return pd.concat([table, sds], ignore_index=True), info
+    # The GEE beside it uses every trial: a subsample is said on every row of the table.
+    return pd.concat([table, sds], ignore_index=True).assign(fitted_on=fitted_on), info
 
 
-def _fit_glmm(trials: pd.DataFrame, codes: np.ndarray, sets: list, categories: list[str]):
+def _fit_glmm(trials: pd.DataFrame, codes: np.ndarray, sets: list, categories: list[str],
+              max_evaluations: int):
     """Design cells = (category set, direction); rows = participant x clip x cell. Cells
     answered all one way are left out, as in the GEE (their terms are reported empty)."""
-    from analysis import crossed
+    from analysis import crossed, crossed_glmm
 
     cell = codes * 2 + (trials["direction"] == C.BACKWARD).to_numpy(int)
     correct = trials["correct"].fillna(0.0).to_numpy(float)
@@ -338,7 +385,8 @@ def _fit_glmm(trials: pd.DataFrame, codes: np.ndarray, sets: list, categories: l
     design, rows, swapped = crossed.design(subject, clip, cell[keep_rows], x_cells[:, cols],
                                            {"y": correct[keep_rows]})
     names = ("clip", "participant") if swapped else ("participant", "clip")
-    fit = crossed.fit_glmm(design, rows["y"], rows["n"], names=names)
+    fit = crossed_glmm.fit_glmm(design, rows["y"], rows["n"], names=names,
+                                max_evaluations=max_evaluations)
     if swapped:
         fit.var_a, fit.var_b = fit.var_b, fit.var_a
     all_terms = [t for t, u in zip(terms, used) if u]

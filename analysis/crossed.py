@@ -6,10 +6,7 @@ leaves a dense system the size of the smaller factor, so one evaluation of the l
 costs about (participants x clips^2) and never (trials x random effects^2), and every
 fixed-effect design here is categorical, so trials enter only through counts per
 (participant, clip, design cell). :func:`fit_lmm` is the REML fit of lme4's ``lmer``;
-:func:`fit_glmm` lme4's ``glmer`` (binomial, logit link) with ``nAGQ = 0`` (the variance
-parameters minimise the Laplace-approximate deviance, the fixed effects found with the random
-effects by PIRLS) or ``nAGQ = 1`` (the Laplace fit: fixed effects optimised over the Laplace
-deviance too).
+:func:`analysis.crossed_glmm.fit_glmm` lme4's ``glmer`` on the same design.
 
 References
 ----------
@@ -24,7 +21,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 import numpy as np
-from scipy import linalg, optimize, special
+from scipy import linalg, optimize
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -121,12 +118,14 @@ def solve(theta, blk, rhs, with_beta: bool = True) -> dict:
     return out | {"ua": ua, "ub": ub, "beta": beta, "quad": quad, "rxtrx": rxtrx}
 
 
-def _minimize(objective, start, bounds):
+def minimize(objective, start, bounds, ftol: float = 2.2e-9, max_evaluations: int = 15000):
+    """L-BFGS-B; ``ftol`` is its relative reduction of the objective at which it stops."""
     # Finite-difference steps of 1e-6 keep the gradient clear of rounding in deviances of
     # ~1e6 (a million trials); L-BFGS-B then needs ~20-30 evaluations from a moment start.
     with _one_blas_thread():
         res = optimize.minimize(objective, start, method="L-BFGS-B", bounds=bounds,
-                                options={"eps": 1e-6})
+                                options={"eps": 1e-6, "ftol": ftol,
+                                         "maxfun": max_evaluations})
     notes = [] if res.success else [f"optimizer: {res.message}"]
     return res, notes
 
@@ -144,7 +143,7 @@ def _one_blas_thread():
     return threadpool_limits(1, user_api="blas")
 
 
-def _moment_start(design: Design, n, sum_y, sum_yy: float) -> np.ndarray:
+def moment_start(design: Design, n, sum_y, sum_yy: float) -> np.ndarray:
     """Relative SDs from per-level means of cell-mean residuals (a start near the optimum)."""
     n_c = len(design.x)
     cell_n = np.bincount(design.cell, n, n_c)
@@ -165,7 +164,7 @@ def _moment_start(design: Design, n, sum_y, sum_yy: float) -> np.ndarray:
     return start
 
 
-def _boundary(theta, one_factor, names) -> list:
+def boundary_warnings(theta, one_factor, names) -> list:
     hit = [n for t, n in zip(theta, names) if t < 1e-4 and not (one_factor and n == names[1])]
     return [f"singular fit: var({n}) is at the boundary 0" for n in hit]
 
@@ -191,120 +190,15 @@ def fit_lmm(design: Design, n, sum_y, sum_yy: float, names=("a", "b")) -> Fit:
         return dev, sol, r2
 
     bounds = [(0.0, None), (0.0, 0.0) if design.one_factor else (0.0, None)]
-    res, notes = _minimize(lambda t: parts(t)[0],
-                           _moment_start(design, np.asarray(n, float), np.asarray(sum_y, float),
-                                         sum_yy), bounds)
+    res, notes = minimize(lambda t: parts(t)[0],
+                          moment_start(design, np.asarray(n, float), np.asarray(sum_y, float),
+                                       sum_yy), bounds)
     dev, sol, r2 = parts(res.x)
     scale = r2 / dof
     return Fit(beta=sol["beta"], cov=scale * np.linalg.inv(sol["rxtrx"]),
                var_a=scale * res.x[0] ** 2, var_b=scale * res.x[1] ** 2, scale=scale,
                deviance=float(dev), converged=bool(res.success),
-               warnings=notes + _boundary(res.x, design.one_factor, names))
-
-
-def _loglik(y, n, eta):
-    """Binomial log-likelihood per row, without the log binomial coefficients."""
-    return y * eta - n * np.logaddexp(0.0, eta)
-
-
-class _Pirls:
-    """Penalised IRLS at given theta (and beta, when held fixed), warm-started."""
-
-    def __init__(self, design: Design, y, n):
-        self.d, self.y, self.n = design, np.asarray(y, float), np.asarray(n, float)
-        # Deviances include the log binomial coefficients, as lme4's do.
-        self.log_choose = (special.gammaln(self.n + 1) - special.gammaln(self.y + 1)
-                           - special.gammaln(self.n - self.y + 1)).sum()
-        p = design.x.shape[1]
-        self.state = (np.zeros(p), np.zeros(design.n_a), np.zeros(design.n_b))
-
-    def __call__(self, theta, beta=None, max_iter: int = 50):
-        d, y, n = self.d, self.y, self.n
-        fixed = beta is not None
-        b0, ua, ub = self.state
-        beta_now = beta if fixed else b0
-        pdev_old = np.inf
-        for _ in range(max_iter):
-            eta = d.eta(beta_now, ua, ub, theta)
-            mu = special.expit(eta)
-            w = np.maximum(n * mu * (1 - mu), 1e-12)
-            offset = (d.x @ beta_now)[d.cell] if fixed else 0.0
-            sol = solve(theta, d.blocks(w), d.rhs(w * (eta - offset) + (y - n * mu)),
-                        with_beta=not fixed)
-            step = 1.0
-            while True:  # step-halving on the penalised deviance
-                new = [(1 - step) * old + step * s for old, s in
-                       ((ua, sol["ua"]), (ub, sol["ub"]))] + [
-                    beta_now if fixed else (1 - step) * beta_now + step * sol["beta"]]
-                eta_new = d.eta(new[2], new[0], new[1], theta)
-                pdev = -2 * (_loglik(y, n, eta_new).sum() + self.log_choose) \
-                    + new[0] @ new[0] + new[1] @ new[1]
-                if pdev <= pdev_old + 1e-10 * abs(pdev_old) or step < 1e-4:
-                    break
-                step /= 2
-            ua, ub, beta_now = new
-            if abs(pdev_old - pdev) < 1e-10 * (abs(pdev) + 1):
-                break
-            pdev_old = pdev
-        mu = special.expit(d.eta(beta_now, ua, ub, theta))
-        blk = d.blocks(np.maximum(n * mu * (1 - mu), 1e-12))
-        sol = solve(theta, blk, d.rhs(np.zeros_like(y)), with_beta=True)
-        self.state = (beta_now if not fixed else self.state[0], ua, ub)
-        return pdev + sol["logdet_u"], beta_now, sol["rxtrx"]
-
-
-def fit_glmm(design: Design, y, n, nagq: int = 0, names=("a", "b")) -> Fit:
-    """GLMM fit of logit P(y) = X beta + a_i + b_j from per-row successes and trials.
-
-    Parameters
-    ----------
-    nagq : {0, 1}
-        As lme4's ``nAGQ``: 0 optimises the Laplace deviance over theta only, with beta
-        found jointly with the random effects by PIRLS (fast; the choice for large data;
-        ``cov`` from PIRLS's fixed-effect block); 1 is the Laplace fit: it optimises the
-        deviance over (theta, beta), with standard errors from the numerical Hessian of
-        the deviance, as lme4 does.
-    """
-    pirls = _Pirls(design, y, n)
-    one = design.one_factor
-    y, n = np.asarray(y, float), np.asarray(n, float)
-    p_bar = min(max(y.sum() / n.sum(), 0.05), 0.95)
-    # Linear-probability SDs over p(1 - p) approximate the logit-scale SDs.
-    start = np.clip(_moment_start(design, n, y, float(y.sum())), 0.05, 5.0) * np.sqrt(
-        p_bar * (1 - p_bar)) / (p_bar * (1 - p_bar))
-    start[1] = 0.0 if one else start[1]
-    bounds = [(0.0, None), (0.0, 0.0) if one else (0.0, None)]
-    res0, notes = _minimize(lambda t: pirls(t)[0], start, bounds)
-    dev, beta, rxtrx = pirls(res0.x)
-    theta, cov, res = res0.x, np.linalg.inv(rxtrx), res0
-    if nagq == 1:
-        p = len(beta)
-        res, notes = _minimize(lambda v: pirls(v[:2], v[2:])[0], np.r_[theta, beta],
-                               bounds + [(None, None)] * p)
-        theta, beta = res.x[:2], res.x[2:]
-        dev = pirls(theta, beta)[0]
-        hess = _hessian(lambda v: pirls(v[:2], v[2:])[0], res.x,
-                        active=[i for i in range(len(res.x)) if not (i == 1 and one)])
-        cov = 2 * np.linalg.inv(hess)[-p:, -p:]
-    return Fit(beta=beta, cov=cov, var_a=theta[0] ** 2, var_b=theta[1] ** 2, scale=1.0,
-               deviance=float(dev), converged=bool(res.success),
-               warnings=notes + _boundary(theta, one, names))
-
-
-def _hessian(f, x, active, h: float = 1e-4):
-    """Central-difference Hessian of f over the ``active`` coordinates of x."""
-    x = np.asarray(x, float)
-    k = len(active)
-    out = np.zeros((k, k))
-    for i in range(k):
-        for j in range(i, k):
-            def at(si, sj):
-                v = x.copy()
-                v[active[i]] += si * h
-                v[active[j]] += sj * h
-                return f(v)
-            out[i, j] = out[j, i] = (at(1, 1) - at(1, -1) - at(-1, 1) + at(-1, -1)) / (4 * h * h)
-    return out
+               warnings=notes + boundary_warnings(res.x, design.one_factor, names))
 
 
 def design(subject, clip, cell, x_cells, sums: dict) -> tuple[Design, dict, bool]:
@@ -338,11 +232,18 @@ def feasible(n_subjects: int, n_clips: int) -> bool:
 
 
 def fixed_table(fit: Fit, names) -> "pd.DataFrame":
-    """term, coef, se, z, p, ci_low, ci_high (Wald, normal) of the fixed effects."""
+    """term, coef, se, z, p, ci_low, ci_high (Wald, normal) of the fixed effects. A term
+    whose variance is not positive (a numerical Hessian at a boundary can give one) has no
+    standard error: its se, z, p and interval are left empty and ``fit.warnings`` says so."""
     import pandas as pd
     from scipy import stats
 
-    se = np.sqrt(np.diag(fit.cov))
+    var = np.diag(fit.cov)
+    valid = np.isfinite(var) & (var > 0)
+    if not valid.all():
+        fit.warnings.append("no standard error for " + ", ".join(
+            n for n, v in zip(names, valid) if not v) + ": its variance is not positive")
+    se = np.sqrt(np.where(valid, var, np.nan))
     z = fit.beta / se
     return pd.DataFrame({"term": list(names), "coef": fit.beta, "se": se, "z": z,
                          "p": 2 * stats.norm.sf(np.abs(z)),

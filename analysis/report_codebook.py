@@ -8,6 +8,8 @@ from __future__ import annotations
 
 import pandas as pd
 
+from analysis.accuracy_model import GLMM_MAX_TRIALS
+
 AOT = "aot_overall, aot_by_category, aot_by_direction, aot_by_subject, aot_by_session"
 PAIRS = "pair_metrics, pair_metrics_by_category, pair_metrics_by_participant"
 ONE_DIRECTION = ("Empty in a row whose clips all played one way (every aot_by_direction row; "
@@ -62,6 +64,11 @@ ENTRIES = [
     ("accuracy_model, accuracy_glmm", "separated", "True when a design cell was answered all "
      "one way, so the term has no finite estimate; its values are left empty."),
     ("accuracy_glmm", "sd(participant), sd(clip)", "Random-intercept SDs (log-odds)."),
+    ("accuracy_glmm", "fitted_on", "The trials the GLMM was fitted on: all of them, or, "
+     f"above {GLMM_MAX_TRIALS:,} trials, a subsample (all trials of evenly spaced "
+     "participants, named here), while the GEE uses every trial."),
+    ("accuracy_model", "se", "Empty, with the reason in metrics.json's warnings, where no "
+     "valid participant-clustered SE exists (a term only one participant's trials inform)."),
     ("rt_lmm", "var(subject), var(clip), var(residual)", "Variance components of log RT "
      "(REML)."),
     (PAIRS, "task", "aot: a clip forward and reversed; pair_order (the frame-ordering "

@@ -1,4 +1,6 @@
 """Reaction-time summaries, the log-RT mixed model and the accuracy model."""
+import warnings
+
 import numpy as np
 import pandas as pd
 import pytest
@@ -223,3 +225,57 @@ def test_glmm_method_says_what_the_fit_does(humans):
     method = accuracy_model.crossed_accuracy_model(humans, max_trials=1000)[1]["method"]
     assert "nAGQ=0" in method and "PIRLS" in method
     assert "Laplace approximation (lme4 glmer nAGQ=0" not in method
+
+
+def test_gee_gives_no_standard_error_where_one_participant_informs_a_term(humans):
+    # Only the first participant's clips are "Fall": that term's score is 0 in every
+    # participant at the estimate, so its clustered variance is 0 up to rounding (the old
+    # table: SE 0.009, z = 189, p = 3e-38; the TRA end-to-end study: sqrt of a negative).
+    first = humans["subject_id"].iloc[0]
+    others = humans["subject_id"] != first
+    data = humans.copy()
+    data.loc[others, "categories"] = data.loc[others, "categories"].map(
+        lambda cats: ["Put" if c == "Fall" else c for c in cats])
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", RuntimeWarning)
+        warnings.simplefilter("ignore", accuracy_model.SeparationWarning)
+        table, info = accuracy_model.accuracy_model(data)
+    fall = table.set_index("term").loc["Fall"]
+    assert np.isfinite(fall["coef"]) and not fall["separated"]
+    assert fall[["se", "z", "p", "ci_low", "ci_high"]].isna().all()
+    assert "no standard error for Fall: one participant's trials alone inform it" in \
+        "; ".join(info["warnings"])
+    rest = table[~table["separated"] & (table["term"] != "Fall")]
+    assert (rest["se"] > 0.05).all()
+
+
+def test_a_glmm_that_did_not_converge_reports_why_and_no_numbers(humans):
+    # The old fit said "converged" from the optimiser alone and printed what it stopped at.
+    from analysis import report_output, report_sections, reports
+
+    with pytest.raises(accuracy_model.ConvergenceError,
+                       match=r"the GLMM did not converge \(optimizer: STOP: TOTAL NO\. OF "
+                             r"F,G EVALUATIONS EXCEEDS LIMIT.*\), so no estimate is reported"):
+        accuracy_model.crossed_accuracy_model(humans, max_evaluations=2)
+    report = reports.Report()
+    report_sections.fit(report, "accuracy_glmm", accuracy_model.crossed_accuracy_model, humans,
+                        max_evaluations=2)
+    assert "accuracy_glmm" not in report.tables
+    assert report.fit_info["accuracy_glmm"]["failed"].startswith("ConvergenceError: the GLMM "
+                                                                 "did not converge")
+    html = report_output.render_html(report, "t")
+    section = html[html.index('<section id="accuracy_model">'):]
+    assert "Not computed: ConvergenceError: the GLMM did not converge" in section
+
+
+def test_a_capped_glmm_names_its_subsample_in_its_table(humans):
+    table = accuracy_model.crossed_accuracy_model(humans, max_trials=1000)[0]
+    fitted_on = table["fitted_on"].unique()
+    assert len(fitted_on) == 1 and "of 24 participants (evenly spaced by id)" in fitted_on[0]
+    from analysis.report_codebook import codebook_table
+
+    entry = codebook_table().query("columns == 'fitted_on'")["description"].iloc[0]
+    assert f"above {accuracy_model.GLMM_MAX_TRIALS:,} trials, a subsample" in entry
+    whole = accuracy_model.crossed_accuracy_model(humans)[0]
+    assert (whole["fitted_on"] == f"all {len(loading.aot_trials(humans)):,} trials of 24 "
+                                  "participants and 40 clips").all()
