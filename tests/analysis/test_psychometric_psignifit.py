@@ -10,8 +10,9 @@ from bench.psychometric_psignifit import compare
 def test_coverage_beside_psignifit_and_what_the_width_label_means():
     # 16 participants of the ball sweep (P(correct) falls from 0.98 to chance over
     # restitution 0.1-1.0: threshold 0.6, 5-95% width 0.5, 24 trials a level, 2% lapses),
-    # each fitted by the report (ML, 150 resamples) and by psignifit (its default priors).
-    rows = compare(np.random.default_rng(1), "bouncing_ball", 16, n_boot=150)
+    # each fitted by the report (ML, profile likelihood intervals) and by psignifit (its
+    # default priors).
+    rows = compare(np.random.default_rng(1), "bouncing_ball", 16)
     covered = {(m, p): ((rows[f"{m}_{p}_lo"] <= rows[f"true_{p}"])
                         & (rows[f"true_{p}"] <= rows[f"{m}_{p}_hi"])).sum()
                for m in ("ours", "psignifit") for p in ("threshold", "width")}
