@@ -36,8 +36,10 @@ simulated participants a sweep (seed 11; binomial 95% CIs of the coverage in bra
 they covered threshold / width: ball 0.96 [0.90, 0.99] / 0.99 [0.95, 1.00]; pendulum
 0.96 [0.90, 0.99] / 0.92 [0.85, 0.96] (the pendulum's width is still short of 0.95, not
 significantly); about 3 s a participant on this 2-core machine at load 11-15 (a 300-resample
-bootstrap took 0.23 s there). 77% of participants on either sweep are "width: upper
-bound only"; for 65% (ball) and 54% (pendulum) of them psignifit's lower end, too, lies
+bootstrap took 0.23 s there); 4 of 16 ball participants are "width: upper bound only" with
+them (``tests/analysis/test_psychometric_psignifit.py``), 11 of the same 16 with the
+bootstrap. With the bootstrap 77% of participants on either sweep were "width: upper bound
+only"; for 65% (ball) and 54% (pendulum) of them psignifit's lower end, too, lies
 within its prior's ramp, below two level steps. People's lapse rate is estimated in Wichmann & Hill's (2001) range, [0, 0.06]. A
 fixed lapse of 0 drags the curve down to the lapsed answers: with 4% lapses the pooled
 intervals of 6 participants covered the threshold in 0.68 and the width in 0.02 of
