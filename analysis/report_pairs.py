@@ -5,7 +5,7 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
-from analysis import bootstrap, pairs
+from analysis import bootstrap, pairs, report_stats
 from analysis import columns as C
 
 PAIRS_SEED = 0  # the section's own generator, so that the other tables' draws are unchanged
@@ -15,7 +15,10 @@ TABLES = ("pair_metrics", "pair_metrics_by_category", "pair_metrics_by_participa
 def add_pair_tables(report, kept: pd.DataFrame, n_boot: int | None = None,
                     rng: np.random.Generator | None = None) -> None:
     """Add :data:`TABLES` (those with rows), their method to ``fit_info["pair_metrics_method"]``
-    and a note; nothing when no subject answered both copies of any item.
+    and a note; nothing when no subject answered both copies of any item. Below
+    :data:`analysis.bootstrap.MIN_PARTICIPANTS` people the pooled people's intervals are
+    left empty, as in the other sections (:func:`analysis.report_stats.few_people_intervals`);
+    each participant's own clip intervals stay.
 
     ``n_boot`` defaults to the report's (``fit_info["uncertainty"]``, else 1000) and ``rng``
     to ``default_rng(PAIRS_SEED)``."""
@@ -26,11 +29,12 @@ def add_pair_tables(report, kept: pd.DataFrame, n_boot: int | None = None,
     seeded = rng is None
     rng = np.random.default_rng(PAIRS_SEED) if seeded else rng
     t = report.tables
-    t["pair_metrics"] = pairs.pair_metrics(None, n_boot=n_boot, rng=rng, cells=cells)
+    pooled = lambda table: report_stats.few_people_intervals(table, kept)  # noqa: E731
+    t["pair_metrics"] = pooled(pairs.pair_metrics(None, n_boot=n_boot, rng=rng, cells=cells))
     with_category = cells[cells["categories"].map(lambda c: isinstance(c, list) and len(c) > 0)]
     if len(with_category):
-        t["pair_metrics_by_category"] = pairs.pair_metrics(
-            None, by=["observer", "category"], n_boot=n_boot, rng=rng, cells=with_category)
+        t["pair_metrics_by_category"] = pooled(pairs.pair_metrics(
+            None, by=["observer", "category"], n_boot=n_boot, rng=rng, cells=with_category))
     people = cells[cells["observer"] == C.HUMAN]
     if len(people):
         t["pair_metrics_by_participant"] = pairs.pair_metrics(

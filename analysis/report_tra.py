@@ -66,10 +66,11 @@ FIT_COLUMNS = ["source", "observer_kind", "observer", "scenario", "parameter",
 TRA_INTERVAL = "percentile bootstrap over clips within each level"
 CHANCE = 0.5  # P(correct) of an observer who cannot tell: each clip is shown both ways
 # People's lapses (a missed clip, a slip of the finger) are estimated in Wichmann & Hill's
-# range, [0, 0.06], in 0.005 steps (analysis.psychometric says why). A source clip's forward
-# and reversed copies are resampled together, for people and VLMs alike.
+# range, [0, 0.06], in 0.005 steps (analysis.psychometric says why). A participant's intervals
+# are profile likelihood ones (the percentile bootstrap undercovered, analysis.psychometric);
+# a VLM's resample a source clip's forward and reversed copies together.
 PEOPLE_FIT: dict[str, Any] = {"guess": CHANCE, "lapse": np.linspace(0.0, 0.06, 13),
-                              "block": "source_clip_id"}
+                              "profile": True}
 # A VLM may sit below chance, level off at 0.7 or fall: both asymptotes are free.
 VLM_FIT: dict[str, Any] = {"fit": fit_probability_curve, "chance": CHANCE,
                            "block": "source_clip_id"}

@@ -26,6 +26,8 @@ INTERVALS = {  # how a fit's intervals are made, per resampling unit
     "mixed": "percentile bootstrap within each level over source clips (both copies together) "
              "where a level has at least 5, else over trials (or clips)",
     "cluster": "jackknife t interval over participants (leave one out, t with n - 1 df)",
+    "profile": "profile likelihood over the trials (chi-squared, 1 df; the other parameters "
+               "and the lapse rate refitted at each value)",
 }
 def sweep_values(data: pd.DataFrame, level: str, dv: str, min_levels: int = 3,
             must_vary: bool = True) -> pd.DataFrame:

@@ -155,3 +155,26 @@ def test_report_section_csv_metrics_and_codebook(tmp_path):
     assert codebook["columns"].str.contains("pair_accuracy").any()
     html = (tmp_path / "report.html").read_text()
     assert 'id="pairs"' in html and "pair_metrics_by_category" in html
+
+
+def test_too_few_participants_get_no_pooled_pair_intervals():
+    """Below MIN_PARTICIPANTS the people's pooled pair metrics have numbers but no interval,
+    as in the other people's sections; each participant's own clip intervals stay."""
+    spec = simulate.StudySpec(n_participants=bootstrap.MIN_PARTICIPANTS - 1,
+                              trials_per_participant=60, n_clips=20,
+                              models={"fwd": simulate.Observer(d_prime=0.4, criterion=1.2)})
+    data = loading.normalize_trials(simulate.simulate_study(spec, np.random.default_rng(3)))
+    report = reports.build_report(data, n_boot=50)
+    why = (f"not estimated: needs at least {bootstrap.MIN_PARTICIPANTS} participants "
+           f"(the study has {bootstrap.MIN_PARTICIPANTS - 1})")
+    ends = [f"{m}_ci_{end}" for m in pairs.METRICS for end in ("low", "high")]
+    for name in ("pair_metrics", "pair_metrics_by_category"):
+        table = report.tables[name]
+        people = table[table["observer"] == "human"]
+        assert len(people) and (people["ci_method"] == why).all()
+        assert people[ends].isna().all().all() and people["pair_accuracy"].notna().all()
+        model = table[table["observer"] == "fwd"]
+        assert (model["ci_method"] == "clip").all() and model[ends].notna().all().all()
+    own = report.tables["pair_metrics_by_participant"]
+    assert len(own) == bootstrap.MIN_PARTICIPANTS - 1 and (own["ci_method"] == "clip").all()
+    assert own[ends].notna().all().all()

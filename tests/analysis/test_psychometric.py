@@ -325,3 +325,32 @@ def test_a_level_with_few_source_clips_is_resampled_by_row_alone():
     assert fits["short"]["interval"] == S.INTERVALS["mixed"]
     widths = {name: f["threshold_hi"] - f["threshold_lo"] for name, f in fits.items()}
     assert widths["short"] < 0.8 * widths["short, all by clip"], widths
+
+
+def test_participant_profile_interval_ends_lie_on_the_likelihood_ratio_cut():
+    # A participant's percentile bootstrap intervals undercovered (bench/psychometric_
+    # psignifit.py: threshold 0.88-0.90 where 0.95 is due); the report now gives profile
+    # likelihood ones, whose ends are where refitting with the threshold (or width) held
+    # there costs chi2_1(0.95) / 2 in log-likelihood, the lapse rate free.
+    from analysis.report_tra import PEOPLE_FIT
+
+    rng = np.random.default_rng(4)
+    data = simulate(rng, threshold=0.6, width=0.5, guess=0.5, n_per_level=24, direction=-1,
+                    lapse=0.02)
+    fit = P.fit_psychometric(data, "level", rng=rng, **PEOPLE_FIT)
+    assert fit["interval"] == S.INTERVALS["profile"] and fit["n_boot"] == 0
+    x = np.unique(data["level"])
+    k = data.groupby("level")["correct"].sum().to_numpy()
+    n = data.groupby("level")["correct"].size().to_numpy(float)
+    options = {"guess": 0.5, "lapse": PEOPLE_FIT["lapse"]}
+    best = P.fit_counts(x, k, n, **options)["loglik"][0]
+    # the width's lower end is the smallest width, one level step (the data bound it from
+    # above only): there the cut is not reached
+    assert fit["width_lo"] == pytest.approx(0.1)
+    for name, ends, cut in (("threshold", ["threshold_lo", "threshold_hi"], [3.84, 3.84]),
+                            ("width", ["width_hi"], [3.84])):
+        held = P.fit_counts(x, np.tile(k, (len(ends), 1)), np.tile(n, (len(ends), 1)),
+                            **options, fixed=(name, [fit[e] for e in ends], fit["direction"]))
+        assert 2 * (best - held["loglik"]) == pytest.approx(cut, abs=0.05)
+    lowest = P.fit_counts(x, k, n, **options, fixed=("width", [0.1], fit["direction"]))
+    assert 2 * (best - lowest["loglik"][0]) < 3.84
