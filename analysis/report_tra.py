@@ -33,6 +33,7 @@ from analysis import columns as C
 from analysis import psychometric as P
 from analysis import shared_axis, sweep_fits, tra_peak
 from analysis.probability_curve import fit_probability_curve, vlm_clip_correct
+from analysis.psychometric_pooled import pooled_band
 
 SEED = 0  # the section's own generator: adding it leaves every other table's draws alone
 SCENARIOS = ("bouncing_ball", "pendulum")
@@ -213,9 +214,9 @@ def _curves(people, vlms, tra, humans) -> pd.DataFrame:
         mask = ((curves["observer_kind"] == PEOPLE) & (curves["subject_id"] == POOLED)
                 & (curves["scenario"] == row["scenario"]))
         sweep = humans[humans["scenario"] == row["scenario"]]
-        band = P.pooled_band(sweep, "parameter_value", "correct", "subject_id", row,
-                             curves.loc[mask, "level"].to_numpy(float),
-                             lapse=PEOPLE_FIT["lapse"])
+        band = pooled_band(sweep, "parameter_value", "correct", "subject_id", row,
+                           curves.loc[mask, "level"].to_numpy(float),
+                           lapse=PEOPLE_FIT["lapse"])
         curves.loc[mask, "band_lo"], curves.loc[mask, "band_hi"] = (
             shared_axis.above_chance(b, row["chance"]) for b in band)
     return curves

@@ -1,4 +1,4 @@
-"""Psychometric fits of people and VLMs (analysis/psychometric.py) on simulated observers.
+"""Psychometric fits of people and VLMs (analysis/psychometric*.py) on simulated observers.
 
 Bootstrap resamples are fewer here than the module's default of 2,000 (50 to 300) to keep
 the file under ~30 s on a loaded 2-core machine.
@@ -11,6 +11,7 @@ import statsmodels.api as sm
 from analysis import probability_curve as V
 from analysis import psychometric as P
 from analysis import sweep_fits as S
+from analysis.psychometric_counts import fit_counts
 
 LEVELS = np.round(np.linspace(0.1, 1.0, 10), 2)  # the TRA paper's restitution sweep
 
@@ -34,7 +35,7 @@ def test_fit_equals_statsmodels_binomial_glm(sigmoid, link):
     glm = sm.GLM(np.c_[k, n - k], sm.add_constant(LEVELS), family=sm.families.Binomial(link)).fit()
     b0, b1 = glm.params
     quantile = S.SIGMOIDS[sigmoid][2]
-    fit = P.fit_counts(LEVELS, k, n, sigmoid=sigmoid)
+    fit = fit_counts(LEVELS, k, n, sigmoid=sigmoid)
     assert fit["threshold"][0] == pytest.approx(-b0 / b1, abs=1e-6)
     assert fit["width"][0] == pytest.approx((quantile(0.95) - quantile(0.05)) / b1, rel=1e-6)
 
@@ -343,14 +344,14 @@ def test_participant_profile_interval_ends_lie_on_the_likelihood_ratio_cut():
     k = data.groupby("level")["correct"].sum().to_numpy()
     n = data.groupby("level")["correct"].size().to_numpy(float)
     options = {"guess": 0.5, "lapse": PEOPLE_FIT["lapse"]}
-    best = P.fit_counts(x, k, n, **options)["loglik"][0]
+    best = fit_counts(x, k, n, **options)["loglik"][0]
     # the width's lower end is the smallest width, one level step (the data bound it from
     # above only): there the cut is not reached
     assert fit["width_lo"] == pytest.approx(0.1)
     for name, ends, cut in (("threshold", ["threshold_lo", "threshold_hi"], [3.84, 3.84]),
                             ("width", ["width_hi"], [3.84])):
-        held = P.fit_counts(x, np.tile(k, (len(ends), 1)), np.tile(n, (len(ends), 1)),
+        held = fit_counts(x, np.tile(k, (len(ends), 1)), np.tile(n, (len(ends), 1)),
                             **options, fixed=(name, [fit[e] for e in ends], fit["direction"]))
         assert 2 * (best - held["loglik"]) == pytest.approx(cut, abs=0.05)
-    lowest = P.fit_counts(x, k, n, **options, fixed=("width", [0.1], fit["direction"]))
+    lowest = fit_counts(x, k, n, **options, fixed=("width", [0.1], fit["direction"]))
     assert 2 * (best - lowest["loglik"][0]) < 3.84
