@@ -109,6 +109,14 @@ def test_a_large_effect_survives_holm_in_a_family_of_50_and_nulls_keep_their_lev
         assert (family[1:] < 0.05).sum() == 0
 
 
+def test_people_all_right_get_an_exact_bound_not_a_point():
+    trials = null_fpr.null_study(6, 10, 0.0, 0.0, np.random.default_rng(2), shift=30.0)
+    row = comparisons.binomial_tests(trials, n_boot=300).iloc[0]
+    assert row.accuracy == 1 and row.ci_high == 1  # [1, 1] before
+    assert row.ci_low == pytest.approx(0.05 ** (1 / 6))  # one-sided, 6 participants
+    assert row.note.endswith("exact (Clopper-Pearson) bound over the fewer units (6)")
+
+
 def _both_label_orders(observer, fb, bf):
     return pd.concat([aot_rows(observer, fb, label_order="FB"),
                       aot_rows(observer, bf, label_order="BF")])
