@@ -91,10 +91,13 @@ def _two_way_test(trials: pd.DataFrame, ci: float, n_boot: int, rng) -> dict:
     draws = bootstrap.bootstrap_draws(trials, scheme="two-way", n_boot=n_boot, rng=rng)
     boot = draws.boot["accuracy"]
     few = bootstrap.few_units(trials)
-    low, high = bootstrap.nan_percentiles(boot, *bootstrap.corrected_levels(ci, few))
-    return {**out, "ci_low": low[0], "ci_high": high[0],
-            "p_value": bootstrap.percentile_p_value(boot[0], CHANCE, few),
-            "note": f"{trials['source_clip_id'].nunique()} clips, {n_boot} resamples"}
+    (low,), (high,) = bootstrap.nan_percentiles(boot, *bootstrap.corrected_levels(ci, few))
+    note = f"{trials['source_clip_id'].nunique()} clips, {n_boot} resamples"
+    if bootstrap.no_spread(boot)[0]:  # e.g. every answer right: [1, 1] is no interval
+        low, high = bootstrap.exact_bounds(draws.point["accuracy"][0], draws.n_units[0], ci)
+        note += "; " + bootstrap.EXACT_NOTE.format(n=draws.n_units[0])
+    return {**out, "ci_low": low, "ci_high": high,
+            "p_value": bootstrap.percentile_p_value(boot[0], CHANCE, few), "note": note}
 
 
 def _item_sign_test(trials: pd.DataFrame, ci: float) -> dict:

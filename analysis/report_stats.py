@@ -37,8 +37,9 @@ def few_people_intervals(table: pd.DataFrame, data: pd.DataFrame) -> pd.DataFram
         data.loc[data["subject_kind"] == C.HUMAN, "subject_id"].nunique())
     if not too_few or "ci_method" not in table:
         return table
-    over_people = table["ci_method"].isin([bootstrap.SCHEME_LABELS[s]
-                                           for s in ("two-way", "subject")])
+    # startswith: a label may carry a note (an exact bound where the draws had no spread)
+    over_people = table["ci_method"].astype(str).str.startswith(
+        tuple(bootstrap.SCHEME_LABELS[s] for s in ("two-way", "subject")))
     cols = [c for c in table.columns if c.endswith(("_ci_low", "_ci_high"))]
     table = table.copy()
     table.loc[over_people, cols] = np.nan

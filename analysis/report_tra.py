@@ -5,7 +5,8 @@ when the analysed trials hold arrow-of-time trials on sweep clips (restitution 0
 the bouncing ball, damping 0.0-5.0 for the pendulum):
 
 * people: P(correct) per level, one psychometric fit per participant and one pooled over
-  participants (jackknife t intervals over participants), chance = 0.5 (each clip is shown
+  participants (jackknife t intervals over participants, from
+  :data:`analysis.bootstrap.MIN_PARTICIPANTS` on), chance = 0.5 (each clip is shown
   both ways), the lapse rate estimated (:data:`PEOPLE_FIT`);
 * VLMs: P(correct) per clip from their logits, both label orders averaged
   (:func:`analysis.probability_curve.vlm_clip_correct`), one least-squares fit per model and
@@ -29,9 +30,9 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
+from analysis import bootstrap, shared_axis, sweep_fits, tra_peak
 from analysis import columns as C
 from analysis import psychometric as P
-from analysis import shared_axis, sweep_fits, tra_peak
 from analysis.probability_curve import fit_probability_curve, vlm_clip_correct
 from analysis.psychometric_pooled import pooled_band
 
@@ -111,6 +112,11 @@ def _people(trials: pd.DataFrame, rng, n_boot: int) -> pd.DataFrame:
         return pd.DataFrame()
     fits = P.psychometric_table(humans, "parameter_value", "correct", by=SWEEP,
                                 subject="subject_id", rng=rng, n_boot=n_boot, **PEOPLE_FIT)
+    too_few = bootstrap.too_few_people(humans["subject_id"].nunique())
+    if too_few:  # a jackknife over 2-4 people is no interval of a population's curve
+        pooled = fits["subject_id"] == POOLED
+        fits.loc[pooled, [c for c in fits.columns if c.endswith(("_lo", "_hi"))]] = np.nan
+        fits.loc[pooled, "interval"] = f"not estimated: {too_few}"
     return fits.assign(observer_kind=PEOPLE, observer="people")
 
 
@@ -207,7 +213,7 @@ def _curves(people, vlms, tra, humans) -> pd.DataFrame:
         single = vlms.loc[vlms["n_label_orders"] < 2, "observer"]
         curves.loc[(curves["observer_kind"] == VLM) & curves["observer"].isin(single),
                    "note"] = "one label order"
-    pooled = people[(people["subject_id"] == POOLED)
+    pooled = people[(people["subject_id"] == POOLED) & people["threshold_lo"].notna()
                     & people["status"].map(sweep_fits.is_drawn)] \
         if not people.empty else people
     for _, row in pooled.iterrows():

@@ -181,3 +181,31 @@ def test_bad_arguments(trials):
         bootstrap.cluster_bootstrap_ci(trials, by="category", strata="observer")
     with pytest.raises(ValueError, match="subject_id"):
         bootstrap.cluster_bootstrap_ci(trials.drop(columns="subject_id"))
+
+
+def _ceiling_study(rng, n_people=5, n_clips=10, accuracy=0.98):
+    right = rng.random((n_people, n_clips, 2)) < accuracy
+    person, clip, backward = np.indices(right.shape).reshape(3, -1)
+    truth = np.where(backward == 1, "B", "F")
+    return pd.DataFrame({
+        "subject_id": [f"p{i}" for i in person], "subject_kind": "human",
+        "source_clip_id": [f"c{k:02d}" for k in clip], "correct_response": truth,
+        "response": np.where(right.ravel(), truth, np.where(truth == "B", "F", "B"))})
+
+
+def test_intervals_at_the_ceiling_keep_their_coverage():
+    # 5 people x 10 clips at a true 98%: one study in eight has every answer right, whose
+    # draws were all 1, so the interval was [1, 1] and missed; now an exact bound over the
+    # 5 participants (the fewer units) stands in, one-sided: 0.05 ** (1 / 5) to 1.
+    rng = np.random.default_rng(4)
+    covered, flat = 0, 0
+    for _ in range(300):
+        out = bootstrap.cluster_bootstrap_ci(_ceiling_study(rng), n_boot=200, rng=rng,
+                                             metrics=("accuracy",)).iloc[0]
+        covered += out.accuracy_ci_low <= 0.98 <= out.accuracy_ci_high
+        if out.accuracy == 1:
+            flat += 1
+            assert out.accuracy_ci_low == pytest.approx(0.05 ** (1 / 5))
+            assert out.ci_method.endswith("exact (Clopper-Pearson) bound over the fewer "
+                                          "units (5)")
+    assert flat >= 20 and covered / 300 >= 0.95, (covered, flat)

@@ -93,6 +93,30 @@ def test_people_against_chance_hold_their_level_with_few_people_or_few_clips():
     assert rejected / 400 <= 0.08, rejected
 
 
+def test_a_large_effect_survives_holm_in_a_family_of_50_and_nulls_keep_their_level():
+    # With 1000 resamples the count alone cannot show p < 2/1001 (0.011 at df ~10), so Holm
+    # over 50 tests (a 0.001 threshold for the smallest) dropped even a huge effect.
+    rng = np.random.default_rng(11)
+    test = lambda t: comparisons.binomial_tests(t, n_boot=1000, rng=rng)[  # noqa: E731
+        "p_value"].iloc[0]
+    nulls = np.array([test(null_fpr.null_study(10, 12, 1.0, 0.5, rng)) for _ in range(120)])
+    assert stats.binomtest(int((nulls < 0.05).sum()), 120).proportion_ci().high < 0.11
+    assert (nulls < 0.002).sum() <= 1  # the extrapolated tail is not handed to nulls
+    for _ in range(3):
+        effect = test(null_fpr.null_study(10, 12, 1.0, 0.5, rng, shift=2.5))
+        family = comparisons.holm(np.r_[effect, nulls[:49]])
+        assert family[0] < 0.05, (effect, family[0])
+        assert (family[1:] < 0.05).sum() == 0
+
+
+def test_people_all_right_get_an_exact_bound_not_a_point():
+    trials = null_fpr.null_study(6, 10, 0.0, 0.0, np.random.default_rng(2), shift=30.0)
+    row = comparisons.binomial_tests(trials, n_boot=300).iloc[0]
+    assert row.accuracy == 1 and row.ci_high == 1  # [1, 1] before
+    assert row.ci_low == pytest.approx(0.05 ** (1 / 6))  # one-sided, 6 participants
+    assert row.note.endswith("exact (Clopper-Pearson) bound over the fewer units (6)")
+
+
 def _both_label_orders(observer, fb, bf):
     return pd.concat([aot_rows(observer, fb, label_order="FB"),
                       aot_rows(observer, bf, label_order="BF")])

@@ -5,7 +5,8 @@ import json
 import numpy as np
 import pytest
 
-from analysis import bootstrap, loading, report_output, reports, simulate
+from analysis import bootstrap, loading, report_output, report_stats, reports, simulate
+from bench import null_fpr
 
 N_BOOT = 200
 
@@ -129,3 +130,15 @@ def test_every_accuracy_interval_lies_in_0_to_1(built):
             assert table[col].dropna().between(0, 1).all(), (name, col)
     summary = report.tables["sdt_participant_summary"].set_index("metric")
     assert 0 <= summary.loc["accuracy", "ci_low"] <= summary.loc["accuracy", "ci_high"] <= 1
+
+
+def test_few_people_all_right_get_no_interval_either():
+    # Their draws have no spread, so the interval is an exact bound whose ci_method carries a
+    # note; 3 people are still too few for it.
+    trials = null_fpr.null_study(3, 10, 0.0, 0.0, np.random.default_rng(1), shift=30.0)
+    table = bootstrap.percentile_table(bootstrap.bootstrap_draws(trials, n_boot=100))
+    assert "exact (Clopper-Pearson)" in table.loc[0, "ci_method"]
+    out = report_stats.few_people_intervals(table, trials)
+    assert out.loc[0, "ci_method"] == ("not estimated: needs at least 5 participants "
+                                       "(the study has 3)")
+    assert np.isnan(out.loc[0, "accuracy_ci_low"]) and np.isnan(out.loc[0, "accuracy_ci_high"])

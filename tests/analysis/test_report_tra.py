@@ -261,3 +261,19 @@ def test_a_report_without_sweep_trials_is_unchanged():
         assert metrics == {k: v for k, v in plain.metrics.items() if k != "timings_s"}
         for name, table in plain.tables.items():
             pd.testing.assert_frame_equal(other.tables[name], table)
+
+
+def test_pooled_people_get_no_interval_or_band_below_the_minimum_of_participants():
+    # Jackknife t intervals over 3 people were printed as if a population's curve.
+    rng = np.random.default_rng(7)
+    trials = loading.normalize_trials(pd.DataFrame(_people(rng, n_people=3, per_level=8)))
+    tables = report_tra.sweep_tables(trials, levels=_levels(), n_boot=50)
+    fits = tables["tra_sweep_fits"]
+    pooled = fits[fits["observer_kind"] == report_tra.PEOPLE]
+    assert len(pooled) == 2 and pooled["location"].notna().all()
+    ends = ["location_lo", "location_hi", "width_lo", "width_hi"]
+    assert pooled[ends].isna().all().all()
+    assert (pooled["interval"] == "not estimated: needs at least 5 participants "
+            "(the study has 3)").all()
+    curves = tables["tra_sweep_curves"]
+    assert curves.loc[curves["observer_kind"] == report_tra.PEOPLE, "band_lo"].isna().all()
