@@ -72,8 +72,10 @@ def clip(token, trial_index):
             files, size = presentations.session_videos(connection, session)
         except (UnsafePath, OSError, ValueError):
             abort(404)
-    if trial_index not in files:
-        abort(404)
+        if trial_index not in files:
+            abort(404)
+        with write_transaction(connection):  # what the plausibility rules compare
+            store.record_media_served(connection, session.id, trial_index)
     return _send(files[trial_index], "video/mp4", size)
 
 
