@@ -64,6 +64,7 @@ def _send(path, mimetype: str, size: int | None = None):
 
 @bp.get("")
 def clip(token, trial_index):
+    _scheduled(token, trial_index)  # 404 for no such position; noted as served
     with db.engine.connect() as connection:
         session = sessions.session_by_token(connection, token)
         if session is None:
@@ -72,10 +73,8 @@ def clip(token, trial_index):
             files, size = presentations.session_videos(connection, session)
         except (UnsafePath, OSError, ValueError):
             abort(404)
-        if trial_index not in files:
-            abort(404)
-        with write_transaction(connection):  # what the plausibility rules compare
-            store.record_media_served(connection, session.id, trial_index)
+    if trial_index not in files:
+        abort(404)
     return _send(files[trial_index], "video/mp4", size)
 
 
