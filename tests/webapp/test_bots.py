@@ -13,7 +13,9 @@ from experiments import plausibility
 from webapp.extensions import db
 from webapp.models import Session, SourceClip, Study, access
 from webapp.participant import sessions
+from webapp.participant.progress import recompute_study
 from webapp.participant.sessions import completion_codes
+from webapp.researcher import studies
 from webapp.researcher.prolific import APPROVE, prolific_decisions, prolific_review
 from webapp.researcher.roster import roster_frame
 
@@ -154,6 +156,9 @@ def test_an_implausible_failed_practice_carries_its_plausibility_reasons(app, cl
     assert {"implausible_media", "implausible_pace"} <= set(reasons)
     assert decision[0] == "REVIEW" and "answers arrived for clips the server never sent" \
         in decision[1]
+    with app.app_context():  # recomputing keeps the status and finds the same reasons
+        assert recompute_study(studies.get_study("study")) == {"sessions": 1, "excluded": 1}
+    assert outcome(app, "bot-5") == (decision, status, reasons)
 
 
 @pytest.mark.usefixtures("person_pace")
