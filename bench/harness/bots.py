@@ -2,9 +2,9 @@
 is: what each strategy sends, for the tests (tests/webapp/test_bots.py, the Flask test
 client) and the bench (bench/bots.py, a live gunicorn site).
 
-Every strategy answers with the fields the runner sends (onset, key time and RT that agree),
-answers practice from the published ``correct_response`` where the schedule publishes one,
-and guesses main trials.  They differ in what else they do: fetch the media or not, wait a
+Every strategy answers with the fields the runner sends (onset, key time and RT that agree)
+and guesses practice and main trials (the practice answers are not published; ``eyes``, a
+person's view of the clip, is for the tests' stand-ins for people).  They differ in what else they do: fetch the media or not, wait a
 person's time between trials or not, decline consent, send only technical trials, or
 recognise catch videos by their bytes.  ``http`` is any client with ``get(path) -> (status,
 bytes)`` and ``post(path, body) -> (status, dict)``; ``pause(ms)`` waits (a no-op where the
@@ -58,20 +58,21 @@ def _media(http, trial: dict) -> bytes:
 
 
 def _key(trial: dict, session: dict, rng: random.Random, seen: bytes,
-         catch_keys: Mapping[str, str]) -> str:
-    """Practice from the published answer; a catch video recognised by its hash; else a guess."""
+         catch_keys: Mapping[str, str], seen_answer) -> str:
+    """The answer ``seen_answer`` saw; a catch video recognised by its hash; else a guess."""
     keys = session["response_keys"]
-    published = (trial.get("params") or {}).get("correct_response")
-    if published is not None:
-        return next(k for k in keys if session["key_mapping"][k] == published)
+    if seen_answer is not None:
+        return next(k for k in keys if session["key_mapping"][k] == seen_answer)
     known = catch_keys.get(hashlib.sha256(seen).hexdigest()) if seen else None
     return known if known in keys else rng.choice(keys)
 
 
 def run_api(http, slug: str, participant: str, *, fetch_media: bool, person_delays: bool,
             pause: Callable[[float], None] = lambda ms: None, technical_main: bool = False,
-            catch_keys: Mapping[str, str] | None = None, seed: int = 0) -> dict:
-    """Enter, consent, answer every trial in order through the API, complete; the ending."""
+            catch_keys: Mapping[str, str] | None = None, seed: int = 0,
+            eyes: Callable[[str, dict], object] | None = None) -> dict:
+    """Enter, consent, answer every trial in order through the API, complete; the ending.
+    ``eyes(api, trial)``: the response a person who watched the clip gives, or None."""
     rng = random.Random(seed)
     api = enter(http, slug, participant)
     http.post(f"{api}/consent", {"consent": True})
@@ -86,8 +87,9 @@ def run_api(http, slug: str, participant: str, *, fetch_media: bool, person_dela
         if person_delays:
             pause(trial["params"].get("fixation_ms", 500) + session["inter_trial_ms"] + rt)
         technical = technical_main and trial["block"] != "practice"
-        body = trial_body(trial, _key(trial, session, rng, seen, catch_keys or {}),
-                          session["key_mapping"], rt, technical)
+        key = _key(trial, session, rng, seen, catch_keys or {}, 
+                   eyes(api, trial) if eyes else None)
+        body = trial_body(trial, key, session["key_mapping"], rt, technical)
         status, answer = http.post(f"{api}/trials", body)
         if status not in (200, 201):
             raise RuntimeError(f"trial {trial['trial_index']}: {status} {answer}")

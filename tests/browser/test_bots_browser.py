@@ -61,17 +61,14 @@ def flags(app, token: str) -> list:
 
 # A script in the page (what a browser extension or an automation tool runs): on every trial
 # it presses a response key the moment the screen changes and every 10 ms after, never
-# waiting to see the clip (practice from the answer the schedule publishes).
+# waiting to see the clip, practice included (the page gets no practice answer).
 CLICKER = """(() => {
   const press = () => {
     const screen = document.body && document.body.dataset.screen;
     const session = window.chronoscope && window.chronoscope.session;
     if (!session || (screen !== "fixation" && screen !== "clip")) return;
     const i = Number(document.body.dataset.trialIndex);
-    const trial = session.trials.find((t) => t.trial_index === i);
-    const want = trial && trial.params && trial.params.correct_response;
-    const key = want ? session.response_keys.find((k) => session.key_mapping[k] === want)
-      : session.response_keys[i % 2];
+    const key = session.response_keys[i % 2];
     document.dispatchEvent(new KeyboardEvent("keydown", { key, code: `Key${key.toUpperCase()}`,
       bubbles: true, cancelable: true }));
   };
@@ -97,11 +94,12 @@ def test_a_browser_script_that_clicks_through_is_not_approved(page, site):
     page.add_init_script(CLICKER)
     token = enter(page, site, "aot", "clicker-1", prolific=True)
     click_through(page, site, token)
-    assert stored(site.app, token)["status"] in ("completed", "failed_attention")
     with site.app.app_context():
         roster = roster_frame(site.slugs["aot"])
     decision = prolific_review(roster).get("clicker-1")
     row = roster[roster["subject_id"] == "clicker-1"].iloc[-1]
     record_outcome("headless browser clicking through", "clicker-1", row["status"], decision,
                    row["exclusion_reasons"])
+    # its practice guesses may fail the gate: either way it ends with a reason, not paid
+    assert row["status"] in ("completed", "failed_attention", "failed_practice")
     assert decision is not None and decision[0] != APPROVE and decision[1]

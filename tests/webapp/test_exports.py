@@ -370,13 +370,14 @@ def test_the_prolific_list_rejects_only_failed_attention_and_manual_exclusions(
     cases = {"P-ok": ("completed", []), "P-catch": ("failed_attention", ["catch_failed"]),
              "P-tech": ("completed", ["too_many_technical"]),
              "P-slow": ("completed", ["too_many_timeouts"]),
-             "P-practice": ("failed_practice", ["practice_gate"]),
              "P-bot": ("completed", []), "P-forgiven": ("failed_attention", ["catch_accuracy"]),
              "P-running": ("in_progress", []), "=HYPERLINK(1)": ("completed", []),
              # Told to return the study: never approved (a client can screen itself out).
              "P-screened": ("screened_out", ["screened_out"]),
              # Left to the researcher (issue 25): a code for declining, a script's session,
-             # clicking through, a session of technical trials only (ended screened out).
+             # clicking through, a session of technical trials only (ended screened out), a
+             # failed practice (a person who tried, or a script that guessed it at their pace).
+             "P-practice": ("failed_practice", ["practice_gate"]),
              "P-declined": ("no_consent", []), "P-script": ("completed", ["implausible_pace"]),
              "P-clicker": ("completed", ["too_little_time"]),
              "P-all-tech": ("screened_out", ["all_technical"]),
@@ -401,7 +402,7 @@ def test_the_prolific_list_rejects_only_failed_attention_and_manual_exclusions(
     # Too many fullscreen exits: a broken browser or trials dodged; the researcher decides
     # (a session of nothing but exits was approved).
     assert decisions == {s: ("APPROVE", "") for s in
-                         ("P-ok", "P-slow", "P-practice", "P-forgiven", "P-vouched")}
+                         ("P-ok", "P-slow", "P-forgiven", "P-vouched")}
     with app.app_context():
         files = exports.build_export("payday")
     assert files["prolific_decisions.csv"] == response.get_data()

@@ -226,10 +226,27 @@ def _practice_gate(connection: Connection, target: Row, design) -> dict:
             current.schedule, extra))
         answer.update(practice_passed=None, schedule_changed=True)
     else:
-        store.update_session(connection, target.id, status="failed_practice",
-                             completed_at=store.now(), excluded=True,
-                             exclusion_reasons=["practice_gate"])
+        _fail_practice(connection, target, design)  # its last attempt: no schedule change
     return answer
+
+
+def _fail_practice(connection: Connection, session: Row, design) -> None:
+    """End a session at the practice gate, with the plausibility rules applied to the
+    practice trials it sent: a script that guesses practice ends here, not completed."""
+    trials = store.stored_trials(connection, session.id)
+    per_trial, reasons = exclusion_verdict(design, session, trials,
+                                           store.media_served(connection, session.id))
+    store.flag_trials(connection, _changed_flags(trials, per_trial))
+    store.update_session(connection, session.id, completed_at=store.now(),
+                         **_failed_practice(reasons))
+
+
+def _failed_practice(reasons: list[str]) -> dict:
+    """The verdict of a session that failed practice: ``practice_gate`` and the plausibility
+    codes (the study's other rules are about main trials, which it never ran)."""
+    implausible = [r for r in reasons if r in plausibility.PARTICIPANT_REASONS]
+    return {"status": "failed_practice", "excluded": True,
+            "exclusion_reasons": ["practice_gate", *implausible]}
 
 
 def complete(connection: Connection, session: Row) -> dict:
@@ -301,8 +318,9 @@ def _verdict(reasons: list[str], ending: bool = False) -> dict:
 
 
 def recompute_study(study) -> dict[str, int]:
-    """Re-apply the study's exclusion rules to every finished human session (flags only),
-    and label the study with the version of the rules applied.
+    """Re-apply the study's exclusion rules to every finished human session (flags only; a
+    session that failed practice keeps that status), and label the study with the version
+    of the rules applied.
 
     For use after a rule change; sessions still running are left to their own completion.
     Returns the number of sessions checked and of those now excluded.
@@ -317,7 +335,9 @@ def recompute_study(study) -> dict[str, int]:
                 per_trial, reasons = exclusion_verdict(design, session, trials,
                                                        store.media_served(connection, session.id))
                 store.flag_trials(connection, _changed_flags(trials, per_trial))
-                store.update_session(connection, session.id, **_verdict(reasons))
+                store.update_session(connection, session.id, **(
+                    _failed_practice(reasons) if session.status == "failed_practice"
+                    else _verdict(reasons)))
             excluded += bool(reasons)
         with write_transaction(connection):
             store.record_rules_version(connection, study.id, design.exclusions.version)

@@ -155,9 +155,9 @@ _TOUCH_SESSION = (update(Session.__table__).where(Session.__table__.c.id == bind
 # (PostgreSQL re-reads the row it waited for; SQLite's writers take turns).
 _TOUCH_RUNNING = _TOUCH_SESSION.where(Session.__table__.c.status == "in_progress")
 _FINISHED_HUMAN_SESSIONS = (
-    select(Session.id, Session.schedule, Session.simulated).join(Session.subject)
+    select(Session.id, Session.schedule, Session.simulated, Session.status).join(Session.subject)
     .where(Subject.study_id == bindparam("study_id"), Subject.kind == "human",
-           Session.status.in_(("completed", "failed_attention"))))
+           Session.status.in_(("completed", "failed_attention", "failed_practice"))))
 
 
 def session_by_token(connection: Connection, token: str) -> Row | None:
@@ -194,7 +194,8 @@ def update_session(connection: Connection, session_id: int, *, if_status: str | 
 
 
 def finished_human_sessions(connection: Connection, study_id: int) -> list[Row]:
-    """A study's people's sessions that completed or failed attention (id, schedule, simulated)."""
+    """A study's people's sessions that completed, failed attention or failed practice (id,
+    schedule, simulated, status)."""
     return connection.execute(_FINISHED_HUMAN_SESSIONS, {"study_id": study_id}).all()
 
 

@@ -241,9 +241,9 @@ PROLIFIC_CODEBOOK = [
                            "checks (catch_failed, catch_accuracy) or a researcher's manual "
                            "exclusion. Left out, for the researcher to decide (the study page "
                            "says why): a latest session that declined consent, and sessions "
-                           "flagged implausible_*, too_little_time, too_many_technical or "
-                           "all_technical (SECURITY.md, Bots and plausibility). Technical "
-                           "failures, timeouts, the practice gate and every other exclusion "
+                           "flagged implausible_*, practice_gate, too_little_time, "
+                           "too_many_technical or all_technical (SECURITY.md, Bots and "
+                           "plausibility). Technical failures, timeouts and every other exclusion "
                            "APPROVE: the data may be excluded, but the participant is paid. A "
                            "manual reinstatement APPROVEs."),
     ("reason", "string", "For a REJECT, the reason to give Prolific (a manual exclusion's own "

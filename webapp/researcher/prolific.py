@@ -6,8 +6,8 @@ from analysis.csv_cells import escape_cells
 from experiments.exclusions import ALL_TECHNICAL
 
 # Attention checks failed: the only rules' reasons a Prolific submission is rejected for
-# (with a researcher's manual exclusion). Practice, timeouts, technical trouble and the
-# other rules exclude data but approve the submission.
+# (with a researcher's manual exclusion). Timeouts, technical trouble and the other rules
+# exclude data but approve the submission.
 REJECT_REASONS = {"catch_failed": "failed attention checks",
                   "catch_accuracy": "failed attention checks"}
 # Left out of the approve/reject list for the researcher to decide (shown, with these words,
@@ -22,6 +22,10 @@ REVIEW_REASONS = {
     # (what a browser script that clicks through does), not judgements.
     "too_little_time": "answered faster than the clips can be judged",
     ALL_TECHNICAL: "every main trial technical",
+    # The practice answers are not published, so a script that guesses them fails here, and
+    # a short session at a person's pace would be paid if a failed practice were approved.
+    # The server cannot tell it from a person who tried: the researcher decides.
+    "practice_gate": "failed the practice (a person who tried, or a script that guessed)",
     "implausible_media": "answers arrived for clips the server never sent",
     "implausible_clock": "timestamps that contradict each other",
     "implausible_pace": "trials arrived faster than they can run",
@@ -54,9 +58,9 @@ def prolific_review(participants: pd.DataFrame) -> dict[str, tuple[str, str]]:
     REJECT only for a researcher's manual exclusion or failed attention checks
     (:data:`REJECT_REASONS`); a manual reinstatement approves.  REVIEW (left out of the
     list, the reason shown on the study page) for a latest session that declined consent
-    and for :data:`REVIEW_REASONS`.  Everyone else whose session ended with a completion
-    code (:data:`SUBMITTED`) is approved, excluded or not: technical failures and the other
-    rules are not the participant's fault.  Simulated sessions, model runs, sessions that
+    and for :data:`REVIEW_REASONS` (a failed practice among them).  Everyone else whose
+    session ended with a completion code (:data:`SUBMITTED`) is approved, excluded or not:
+    technical failures and the other rules are not the participant's fault.  Simulated sessions, model runs, sessions that
     never ended and screened-out sessions (asked to return the study; participants.csv
     lists them) have no decision.
     """

@@ -65,7 +65,7 @@ def _send(path, mimetype: str, size: int | None = None):
 
 @bp.get("")
 def clip(token, trial_index):
-    _scheduled(token, trial_index)
+    _scheduled(token, trial_index)  # 404 for no such position; noted as served
     with db.engine.connect() as connection:
         session = sessions.session_by_token(connection, token)
         if session is None:
