@@ -63,8 +63,10 @@ def answer(trial, correct=True, **overrides):
     payload.update(overrides)
     if trial["trial_type"] != "frame_order" and "onset_time_ms" not in overrides:
         # The runner's clock: the key's time is the onset's plus the RT.
+        # (An RT that is no number, sent to test its refusal, gets no key time.)
         rt = payload["rt_ms"]
-        payload.update(onset_time_ms=5000.0, key_time_ms=None if rt is None else 5000.0 + rt)
+        number = isinstance(rt, (int, float)) and not isinstance(rt, bool)
+        payload.update(onset_time_ms=5000.0, key_time_ms=5000.0 + rt if number else None)
     return payload
 
 
