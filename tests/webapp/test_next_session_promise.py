@@ -16,6 +16,10 @@ from webapp.models import Study
 from webapp.models.study import StudyVersion
 from webapp.researcher import exports
 
+# Session 1 is answered at a person's pace: an implausibly fast one is left out of the
+# allowlist (experiments/plausibility.py).
+pytestmark = pytest.mark.usefixtures("person_pace")
+
 
 @pytest.fixture
 def study(app):
