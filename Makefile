@@ -6,7 +6,7 @@ HOST ?= 127.0.0.1
 PORT ?= 5000
 PG_URL ?= postgresql+psycopg://postgres@127.0.0.1:5432/test
 
-.PHONY: run test lint setup lock browser r postgres migration
+.PHONY: run test lint setup lock debian postgres migration
 
 # Development mode: a random secret key kept in instance/secret_key, simulated participants allowed.
 # Printed links follow HOST and PORT (`make run PORT=8080`); a server on 0.0.0.0 is reached
@@ -20,7 +20,7 @@ run: setup
 	$(BIN)/python manage.py study demo --local-admin
 	$(BIN)/python manage.py run --host $(HOST) --port $(PORT)
 
-test: setup browser r postgres lint
+test: setup debian postgres lint
 	CHRONOSCOPE_TEST_POSTGRES_URL=$(PG_URL) $(BIN)/python -m pytest -n 2 --dist loadfile
 
 # ruff over the whole tree (rules in pyproject.toml). mypy starts on the two lower layers,
@@ -58,22 +58,19 @@ static/vendor/.installed: package.json package-lock.json
 	cp node_modules/sortablejs/Sortable.min.js static/vendor/
 	touch $@
 
-# The browsers of the whole-session tests, from Debian (no browser download at test time):
-# Chromium for Playwright (tests/browser), Firefox ESR for puppeteer-core and WebKitGTK's
-# WebKitWebDriver with MiniBrowser for Selenium (tests/engines), and Xvfb for their windows.
-# gstreamer1.0-libav (and the libavcodec it pulls in) decodes the H.264 clips in WebKitGTK and
-# Firefox; both only recommend it, and recommends may be switched off.
-BROWSER_PACKAGES := chromium firefox-esr webkit2gtk-driver xvfb gstreamer1.0-libav
-browser:
-	@missing=$$(for p in $(BROWSER_PACKAGES); do \
-	  dpkg-query -W -f '$${Status}' $$p 2>/dev/null | grep -q 'ok installed' || echo $$p; done); \
-	  test -z "$$missing" || (apt-get update -q && apt-get install -y -q $$missing)
-
-# R and lme4 from Debian, the gold standard the crossed GLMM is tested against
-# (tests/analysis/test_crossed.py runs glmer through Rscript; bench/glmm_vs_lme4.py the grid).
-R_PACKAGES := r-base-core r-cran-lme4
-r:
-	@missing=$$(for p in $(R_PACKAGES); do \
+# What the tests run from Debian, installed once (no download at test time):
+# - the browsers of the whole-session tests: Chromium for Playwright (tests/browser), Firefox
+#   ESR for puppeteer-core and WebKitGTK's WebKitWebDriver with MiniBrowser for Selenium
+#   (tests/engines), and Xvfb for their windows. gstreamer1.0-libav (and the libavcodec it
+#   pulls in) decodes the H.264 clips in WebKitGTK and Firefox; both only recommend it, and
+#   recommends may be switched off;
+# - R and lme4, the gold standard the crossed GLMM is tested against (tests/analysis/
+#   test_crossed.py runs glmer through Rscript; bench/glmm_vs_lme4.py the grid);
+# - nginx, the production stack's proxy (tests/webapp/test_deploy.py starts it on loopback).
+DEBIAN_PACKAGES := chromium firefox-esr webkit2gtk-driver xvfb gstreamer1.0-libav \
+  r-base-core r-cran-lme4 nginx
+debian:
+	@missing=$$(for p in $(DEBIAN_PACKAGES); do \
 	  dpkg-query -W -f '$${Status}' $$p 2>/dev/null | grep -q 'ok installed' || echo $$p; done); \
 	  test -z "$$missing" || (apt-get update -q && apt-get install -y -q $$missing)
 

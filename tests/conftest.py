@@ -117,7 +117,7 @@ def any_db_app(request, tmp_path):
 @pytest.fixture(scope="session")
 def browser():
     if not Path(CHROMIUM).exists() and not shutil.which("chromium"):
-        message = "Debian chromium is not installed (make browser)"
+        message = "Debian chromium is not installed (make debian)"
         if os.environ.get("CI") == "true":
             pytest.fail(message)
         pytest.skip(message)

@@ -123,11 +123,11 @@ def test_too_large_a_coupling_is_refused():
 
 
 def _require_lme4():
-    """lme4 from Debian (make r); skipped without it, except under CI=true (a failure)."""
+    """lme4 from Debian (make debian); skipped without it, except under CI=true (a failure)."""
     found = shutil.which("Rscript") and subprocess.run(
         ["Rscript", "-e", "library(lme4)"], capture_output=True).returncode == 0
     if not found:
-        message = "the lme4 comparison needs Rscript with lme4 (make r)"
+        message = "the lme4 comparison needs Rscript with lme4 (make debian)"
         if os.environ.get("CI") == "true":
             pytest.fail(message)
         pytest.skip(message)

@@ -33,8 +33,8 @@ def new_address() -> str:
 def stack(tmp_path_factory, postgres_server_url):
     if not Path(NGINX).exists():
         if os.environ.get("CI") == "true":
-            pytest.fail("Debian's nginx is not installed")
-        pytest.skip("Debian's nginx is not installed")
+            pytest.fail("Debian's nginx is not installed (make debian)")
+        pytest.skip("Debian's nginx is not installed (make debian)")
     try:
         redis.Redis.from_url(shipped_env({})["CHRONOSCOPE_RATELIMIT_STORAGE_URI"]).ping()
     except redis.ConnectionError as error:
