@@ -23,12 +23,11 @@ run: setup
 test: setup debian postgres lint
 	CHRONOSCOPE_TEST_POSTGRES_URL=$(PG_URL) $(BIN)/python -m pytest -n 2 --dist loadfile
 
-# ruff over the whole tree (rules in pyproject.toml). mypy starts on the two lower layers,
-# experiments/ and analysis/, with --ignore-missing-imports (torch, av, plotly, statsmodels ship
-# no stubs); the modules it does not check yet are listed in pyproject.toml.
+# ruff over the whole tree (rules in pyproject.toml); mypy over every product package, no module
+# exempt, with --ignore-missing-imports (torch, av, plotly, statsmodels ship no stubs).
 lint: setup
 	$(BIN)/ruff check .
-	$(BIN)/mypy --ignore-missing-imports experiments analysis
+	$(BIN)/mypy --ignore-missing-imports experiments analysis webapp
 
 setup: $(VENV)/.installed static/vendor/.installed
 

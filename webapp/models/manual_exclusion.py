@@ -13,7 +13,7 @@ from sqlalchemy.exc import IntegrityError
 from sqlalchemy.orm import Mapped, mapped_column, relationship
 
 from experiments.exclusions import SIMULATED
-from webapp.extensions import db
+from webapp.extensions import Model, db
 from webapp.models._types import UTCDateTime, utcnow
 from webapp.models.study import Session, Study, Subject
 
@@ -24,7 +24,7 @@ RULE_COLUMNS = ("subject_id", "manual_action", "manual_reason", "manual_by", "ma
 VERSION_MARK = "+manual."
 
 
-class ManualExclusion(db.Model):
+class ManualExclusion(Model):
     __tablename__ = "manual_exclusion"
     __table_args__ = (UniqueConstraint("study_id", "sequence"),)
 

@@ -198,7 +198,7 @@ def store_trial(connection: Connection, target: Row, payload) -> tuple[int, dict
             409, "trial_index_taken",
             f"trial {fields['trial_index']} is already stored with another client_uuid"))
     except _Ended:
-        status = sessions.session_by_token(connection, target.token).status
+        status = store.session_status(connection, target.id)
         return 200, _existing(connection, target.id, fields, _not_in_progress(target, status))
     return 201, answer
 

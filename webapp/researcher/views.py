@@ -34,23 +34,24 @@ def _require_login_and_access():
     is not revealed; a member whose role lacks what the request needs gets 403."""
     if not current_user.is_authenticated:
         return login_manager.unauthorized()
-    slug = (request.view_args or {}).get("slug")
+    view_args = request.view_args or {}
+    slug = view_args.get("slug")
     if slug is not None:
         study = studies.get_study(slug)
         allowed = access.permissions_of(current_user, study) if study else frozenset()
         if not allowed:
             abort(404, description=f"No study {slug!r}.")
-        if _permission_needed() not in allowed:
+        if _permission_needed(view_args) not in allowed:
             abort(403, description="Your role in this study does not allow this.")
     return None
 
 
-def _permission_needed() -> str:
+def _permission_needed(view_args: dict) -> str:
     """Reads need "view", lifecycle actions what their action needs, running the study day to
     day "run", its configuration "configure"; every other write (members, and any route
     added later) is for owners."""
     if request.endpoint == "researcher.change_status":
-        return access.action_permission(request.view_args["action"])
+        return access.action_permission(view_args["action"])
     if request.endpoint in ("researcher.preview", "researcher.manual_rule",
                             "researcher.resume_link"):
         return "run"  # reviewing and helping participants is running a study: editors, owners
@@ -196,7 +197,7 @@ def _render_study(slug: str, exclusion_form: ExclusionForm | None = None, status
                   issued_link: str | None = None):
     """The study page; ``exclusion_form``: a refused rule's form, kept with its errors;
     ``issued_link``: a resume link just issued (shown this once)."""
-    study = studies.get_study(slug)
+    study = studies.require_study(slug)  # a missing study was refused before the view
     allowed = access.permissions_of(current_user, study)
     return render_template(
         "researcher/study.html", study=study, panel=dashboard.study_panel(slug),

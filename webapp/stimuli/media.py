@@ -31,10 +31,10 @@ def _scheduled(token: str, trial_index: int) -> tuple[dict, object]:
     :func:`clip` does."""
     with db.engine.connect() as connection:
         session = sessions.session_by_token(connection, token)
-        schedule = session.schedule if session is not None else []
-        trial = schedule[trial_index] if trial_index < len(schedule) else None
-        if trial is None or trial["trial_index"] != trial_index:
+        if session is None or trial_index >= len(session.schedule) \
+                or session.schedule[trial_index]["trial_index"] != trial_index:
             abort(404)
+        trial = session.schedule[trial_index]
         stimulus = store.stimulus_file(connection, trial["stimulus_id"])
         if stimulus is not None:
             with write_transaction(connection):
@@ -50,9 +50,10 @@ def _send(path, mimetype: str, size: int | None = None):
         handle = open(path, "rb") if size is None else PaddedVideo(path, size)
     except (OSError, ValueError):
         abort(404)
-    size = os.fstat(handle.fileno()).st_size if size is None else size
-    response = current_app.response_class(wrap_file(request.environ, handle), mimetype=mimetype,
-                                          direct_passthrough=True)
+    size = handle.size if isinstance(handle, PaddedVideo) else os.fstat(handle.fileno()).st_size
+    # Werkzeug types the file as IO[bytes]; it only reads, seeks and closes it.
+    body = wrap_file(request.environ, handle)  # type: ignore[arg-type]
+    response = current_app.response_class(body, mimetype=mimetype, direct_passthrough=True)
     response.content_length = size
     response.headers["Cache-Control"] = f"private, max-age={MAX_AGE_S}"
     response.headers["Cross-Origin-Resource-Policy"] = "same-origin"
