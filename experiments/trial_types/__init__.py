@@ -40,10 +40,14 @@ from collections.abc import Mapping
 
 from experiments.trial_types import aot, catch, frame_order
 from experiments.trial_types.base import Field, PayloadError, is_technical
+from experiments.trial_types.contract import TaskType, TrialType
 
-TRIAL_TYPES = {aot.NAME: aot, catch.NAME: catch, frame_order.NAME: frame_order}
+# Typed with the contract: mypy refuses a module here that lacks a member or declares one
+# with the wrong shape.
+TRIAL_TYPES: dict[str, TrialType] = {aot.NAME: aot, catch.NAME: catch,
+                                     frame_order.NAME: frame_order}
 # Types a design can be built around; catch trials join any design's main blocks.
-TASKS = {aot.NAME: aot, frame_order.NAME: frame_order}
+TASKS: dict[str, TaskType] = {aot.NAME: aot, frame_order.NAME: frame_order}
 # The attention check: the schedule adds its trials to the main blocks of any design, and the
 # exclusion rules score them on their own.
 ATTENTION_CHECK = catch.NAME
@@ -94,5 +98,5 @@ def validate(payload, trial=None, key_mapping: Mapping | None = None) -> dict:
 
 
 __all__ = ["ATTENTION_CHECK", "BROWSER_TYPES", "DIRECTIONLESS", "TASKS", "TRIAL_TYPES", "Field",
-           "PayloadError", "browser_types", "directionless", "is_technical", "presented_type",
-           "validate"]
+           "PayloadError", "TaskType", "TrialType", "browser_types", "directionless",
+           "is_technical", "presented_type", "validate"]
