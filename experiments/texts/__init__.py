@@ -1,21 +1,22 @@
 """Participant-facing texts: the shipped defaults per language, and safe rendering.
 
 Every string a participant reads has a stable key: ``en.toml`` lists them all, with the
-file each came from, but for a trial type's own texts, which live with the type in its texts
-file (``experiments/trial_types/aot.toml`` beside ``aot.py``: one table per shipped
-language) and join the shipped texts while the type is registered.  A study may override any
-key for any language; a language without a key falls back to English.  A text whose English
-default is written over several lines (a TOML multi-line string) is Markdown paragraphs; any
-other is one line (a title, a button, a sentence) and renders without a surrounding ``<p>``.  Texts are Markdown with ``{placeholder}`` fields that the server
-fills (``{duration_minutes}``, ``{n}``, ...): the placeholders a key may use are those of its
-English default, so a typo such as ``{duraton_minutes}`` is caught when a study is validated.
+file each came from, but for a trial type's own, which live with the type in its texts file
+(``experiments/trial_types/aot.toml`` beside ``aot.py``, a table per shipped language) and
+join the shipped texts while the type is registered.  A study may override any key for any
+language; a language without a key falls back to English.  Texts are Markdown with
+``{placeholder}`` fields that the server fills (``{duration_minutes}``, ``{n}``, ...): the
+placeholders a key may use are those of its English default, so a typo such as
+``{duraton_minutes}`` is caught when a study is validated.  A key whose English default is
+written over several lines (a TOML multi-line string) is Markdown paragraphs; any other is
+one line (a title, a button, a sentence) and renders without a surrounding ``<p>``.
 
 A few placeholders are filled when a study is stored, not when a text is shown
 (:func:`for_study`): ``{task}`` takes the paragraph of the design's task (``consent_task_aot``
 for ``{task}`` in ``consent``: a task type's texts file gives ``KEY_task_TASK`` for each such
-KEY), and ``{contact}``, ``{ethics}`` and ``{data_retention}`` take
-the paragraph of the lab's own fact (``consent_contact`` with the study file's
-``study.contact``); a fact a study does not give leaves no paragraph.
+KEY), and ``{contact}``, ``{ethics}`` and ``{data_retention}`` take the paragraph of the
+lab's own fact (``consent_contact`` with the study file's ``study.contact``); a fact a study
+does not give leaves no paragraph.
 
 Rendering happens on the server: markdown-it-py turns Markdown (and any inline HTML) into
 HTML, then nh3 (the Ammonia sanitiser) keeps only harmless tags and attributes: no scripts,
@@ -98,7 +99,7 @@ def is_block(key: str) -> bool:
 
 
 def text_keys() -> tuple[str, ...]:
-    """Every text key, in the order of ``en.toml``."""
+    """Every text key, in the order of ``en.toml`` and then of the trial types' own."""
     return tuple(defaults(DEFAULT_LANGUAGE))
 
 
