@@ -37,8 +37,13 @@ NAME = "still"
 # The design around it, as its entry in DESIGNS would be.
 DESIGN = dict(name="still-frames", title="Still frames", task=NAME, sessions=1, main_blocks=2,
               max_clips=6, practice=designs.PracticeSpec(n_trials=0), catch_per_block=0)
-# The Python steps of the recipe, each of which a test below leaves out.
-STEPS = ("TRIAL_TYPES", "TASKS", "DESIGNS", "texts", "study file")
+# The Python steps of the recipe, each of which a test below leaves out, and what the
+# recipe's checks then say.
+STEPS = {"TRIAL_TYPES": "'still' is not in TRIAL_TYPES",
+         "TASKS": "design 'still-frames': task must be one of",
+         "DESIGNS": "'still': no design in DESIGNS is built around it",
+         "texts": "'still': no de text 'consent_task_still'",
+         "study file": "'still-frames' has no shipped study file still-frames.toml"}
 
 
 def follow_recipe(monkeypatch, folder: Path, leave_out: str | None = None) -> list[str]:
@@ -80,9 +85,10 @@ def still(monkeypatch, tmp_path) -> designs.Design:
     return designs.DESIGNS[DESIGN["name"]]
 
 
-@pytest.mark.parametrize("step", STEPS)
-def test_the_recipes_checks_name_a_step_left_out(monkeypatch, tmp_path, step):
-    assert follow_recipe(monkeypatch, tmp_path / "toy", leave_out=step) != []
+@pytest.mark.parametrize("step, said", STEPS.items())
+def test_the_recipes_checks_name_a_step_left_out(monkeypatch, tmp_path, step, said):
+    problems = follow_recipe(monkeypatch, tmp_path / "toy", leave_out=step)
+    assert any(problem.startswith(said) for problem in problems), problems
 
 
 @pytest.mark.parametrize("member", members(TaskType))
