@@ -11,6 +11,7 @@ import json
 import math
 import re
 import unicodedata
+from collections.abc import Collection
 from dataclasses import dataclass, fields, replace
 from typing import TYPE_CHECKING
 
@@ -39,7 +40,7 @@ class Setting:
     minimum: float | None = None
     maximum: float | None = None
     required: bool = False
-    choices: tuple[str, ...] = ()
+    choices: Collection[str] = ()
     # Said after ``expected`` when a value is above ``maximum`` (" of at most 200").
     bound: str = ""
 
@@ -82,8 +83,9 @@ _RULE_TYPES = {"str": Setting("str", "a string"), "bool": Setting("bool", "true 
 SCHEMA: dict[str, dict[str, Setting]] = {
     "study": {
         "title": Setting("title", "a title"),
+        # A live view of the registry: a design registered later is a choice too.
         "design": Setting("choice", f"one of {', '.join(DESIGNS)}", required=True,
-                          choices=tuple(DESIGNS)),
+                          choices=DESIGNS.keys()),
         "stimulus_set": Setting("str", "the name of a stimulus set", required=True),
         "languages": Setting("language_list", f"a list of at most {MAX_LANGUAGES} language "
                                               'codes such as ["en", "de"]'),

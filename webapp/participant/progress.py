@@ -20,7 +20,14 @@ from sqlalchemy.exc import IntegrityError
 
 from experiments import exclusions, plausibility
 from experiments import schedule as scheduling
-from experiments.trial_types import ATTENTION_CHECK, TRIAL_TYPES, PayloadError, is_technical, validate
+from experiments.trial_types import (
+    ATTENTION_CHECK,
+    TASKS,
+    TRIAL_TYPES,
+    PayloadError,
+    is_technical,
+    validate,
+)
 from webapp.database import write_transaction
 from webapp.extensions import db
 from webapp.participant import sessions, store
@@ -120,7 +127,7 @@ def _public_trial(session: Row, trial: dict, media_url) -> dict:
                                   "correct_response": trial["correct_response"]}
     elif session.simulated and trial["block"] == scheduling.PRACTICE:
         # Practice trials are of the design's task, whose type says its answer as feedback.
-        answer = TRIAL_TYPES[trial["trial_type"]].feedback_answer(trial)
+        answer = TASKS[trial["trial_type"]].feedback_answer(trial)
         view["preview_answer"] = {"correct_response": answer}
     return view
 
