@@ -29,7 +29,8 @@ import numpy as np
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from analysis import loading, report_output, reports, simulate  # noqa: E402
+from analysis import loading, simulate  # noqa: E402
+from analysis.report import build, output  # noqa: E402
 
 GOAL_S = 15.0
 
@@ -54,8 +55,8 @@ def baseline(data) -> float:
 def full_report(data, out_dir: Path, n_boot: int):
     start = time.perf_counter()
     trials = loading.normalize_trials(data)
-    report = reports.build_report(trials, n_boot=n_boot, rng=np.random.default_rng(0))
-    report_output.write_report(report, out_dir)
+    report = build.build_report(trials, n_boot=n_boot, rng=np.random.default_rng(0))
+    output.write_report(report, out_dir)
     return time.perf_counter() - start, report
 
 

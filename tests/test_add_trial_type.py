@@ -46,7 +46,7 @@ def _still_module() -> types.ModuleType:
 
     still.__dict__.update(
         NAME=NAME, TITLE="still frame 2AFC", PARAMETERS=("fixation_ms",), FIELDS=VIDEO_FIELDS,
-        ANSWERS=("F", "B"), DIRECTIONS=(), METRICS=("analysis.loading.included",),
+        ANSWERS=("F", "B"), DIRECTIONS=(), METRICS=("exclusions",),
         MODEL_TASK=None,
         validate=lambda payload, trial=None, key_mapping=None: validate_video(payload, NAME,
                                                                            key_mapping),
@@ -123,7 +123,7 @@ def test_a_registered_trial_type_goes_from_entry_to_analysis(app, client, runner
     assert set(trials["correct_response"]) <= {"F", "B"}
     codebook = files["codebook.md"].decode()
     assert '"still"' in codebook and "still frame 2AFC" in codebook
-    assert "analysis.loading.included" in codebook  # its METRICS
+    assert "report sections: exclusions" in codebook  # its METRICS
 
     path = tmp_path / "trials.csv"
     path.write_bytes(files["trials.csv"])

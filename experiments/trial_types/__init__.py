@@ -19,9 +19,10 @@ ARCHITECTURE.md, "Adding a trial type").  Every module declares
   ``response``, ``onset_method``, ``dropped_frames``) and what it adds to ``extra``;
 * ``duration_s(design, clip_s) -> float``: about how long one of its trials takes (the
   consent text's session length);
-* ``METRICS``: the analysis functions that read its rows, and ``MODEL_TASK``: the model task
-  that asks its question of models (None: models never see it).  Plain names: experiments
-  never imports analysis.
+* ``METRICS``: the report sections that read its rows (ids of
+  ``analysis.report.registry.SECTIONS``; the report shows a section only when a type names
+  it, or it is study-wide), and ``MODEL_TASK``: the model task that asks its question of
+  models (None: models never see it).  Plain names: experiments never imports analysis.
 
 A module may declare ``PRESENTED_AS``: the type the browser is told it is and posts back
 (catch trials are presented as arrow-of-time trials, so the schedule does not give them away).

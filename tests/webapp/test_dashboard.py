@@ -255,7 +255,7 @@ def reviewed(factory):
 
 def test_the_participants_table_agrees_with_the_report(app, reviewed):
     """The table's accuracy and median RT are the report's per-participant numbers."""
-    from analysis.reports import build_report
+    from analysis.report.build import build_report
     from webapp.researcher.roster import study_trials
 
     with app.app_context():

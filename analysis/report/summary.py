@@ -4,7 +4,8 @@ from __future__ import annotations
 
 import pandas as pd
 
-from analysis import aot, bootstrap, loading, report_stats
+from analysis import aot, bootstrap, loading
+from analysis.report import stats as report_stats
 
 
 def overall_table(kept: pd.DataFrame, n_boot: int, rng, gaps: list | None = None
