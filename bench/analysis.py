@@ -31,6 +31,7 @@ sys.path.insert(0, str(ROOT))
 
 from analysis import loading, simulate  # noqa: E402
 from analysis.report import build, output  # noqa: E402
+from analysis.report import registry as R  # noqa: E402
 
 GOAL_S = 15.0
 
@@ -103,7 +104,7 @@ def main(argv=None) -> None:
         f"{k} {statistics.median(v):.2f}" for k, v in slow))
     print(f"intervals: {info['uncertainty']['n_boot']} resamples; people "
           f"{info['uncertainty']['people']}; models {info['uncertainty']['models']}")
-    for name in ("rt_lmm", "accuracy_glmm"):
+    for name in (R.RT_LMM, R.ACCURACY_GLMM):
         if name in info and "fitted_on" in info[name]:
             print(f"{name} fitted on {info[name]['fitted_on']}")
     verdict = "met" if statistics.median(full) < GOAL_S else "NOT met"

@@ -25,6 +25,7 @@ import pandas as pd
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from analysis import columns as C  # noqa: E402
+from analysis.report import registry as R  # noqa: E402
 from analysis.report import tra as report_tra  # noqa: E402
 from analysis.sweep_fits import psychometric_values  # noqa: E402
 from experiments.synthetic.tra_bullet import (  # noqa: E402
@@ -106,7 +107,7 @@ def main() -> None:
             start = time.perf_counter()
             tables = report_tra.sweep_tables(trials, tra, levels, n_boot=args.n_boot)
             seconds[name].append(time.perf_counter() - start)
-            assert not tables["tra_sweep_fits"].empty
+            assert not tables[R.TRA_SWEEP_FITS].empty
     report_tra.PEOPLE_FIT = estimated
     print(f"{len(trials):,} trials ({args.participants} participants, {args.vlms} VLMs), "
           f"{args.n_boot} resamples; load {min(loads):.1f}-{max(loads):.1f}")

@@ -8,7 +8,7 @@ import pandas as pd
 from analysis import bootstrap, pairs
 from analysis import columns as C
 from analysis.report import registry as R
-from analysis.report import stats as report_stats
+from analysis.report import stats
 
 PAIRS_SEED = 0  # the section's own generator, so that the other tables' draws are unchanged
 TABLES = (R.PAIR_METRICS, R.PAIR_METRICS_BY_CATEGORY, R.PAIR_METRICS_BY_PARTICIPANT)
@@ -31,7 +31,7 @@ def add_pair_tables(report, kept: pd.DataFrame, n_boot: int | None = None,
     seeded = rng is None
     rng = np.random.default_rng(PAIRS_SEED) if seeded else rng
     t = report.tables
-    pooled = lambda table: report_stats.few_people_intervals(table, kept)  # noqa: E731
+    pooled = lambda table: stats.few_people_intervals(table, kept)  # noqa: E731
     t[R.PAIR_METRICS] = pooled(pairs.pair_metrics(None, n_boot=n_boot, rng=rng, cells=cells))
     with_category = cells[cells["categories"].map(lambda c: isinstance(c, list) and len(c) > 0)]
     if len(with_category):

@@ -21,7 +21,7 @@ from analysis import (
 )
 from analysis import columns as C
 from analysis.report import registry as R
-from analysis.report import stats as report_stats
+from analysis.report import stats
 from analysis.report.summary import category_table, overall_table
 
 ORDERING_SEED = 0  # the ordering-by-factor intervals' own generator, when none is given
@@ -65,9 +65,9 @@ def add_aot_tables(report, aot_kept: pd.DataFrame, exploded: pd.DataFrame, n_boo
     gaps = [g for g in gaps if not g.empty]
     if gaps:
         t[R.HUMAN_MODEL_GAP] = pd.concat(gaps, ignore_index=True)
-    report.notes.append(report_stats.uncertainty_note(n_boot,
+    report.notes.append(stats.uncertainty_note(n_boot,
                                                       signal_detection=not aot_kept.empty))
-    report.fit_info["uncertainty"] = report_stats.uncertainty_info(n_boot)
+    report.fit_info["uncertainty"] = stats.uncertainty_info(n_boot)
     t[R.AOT_BY_DIRECTION] = aot.aot_metrics(aot_kept, by=["observer", "direction"])
     t[R.AOT_BY_SUBJECT] = timed(report, "by_subject", aot.aot_metrics, aot_kept,
                                 by=["subject_kind", "subject_id", "observer"])
@@ -84,7 +84,7 @@ def add_human_tables(report, humans: pd.DataFrame, exploded: pd.DataFrame) -> No
     # Without category labels the medians are by direction x response only.
     t[R.RT_MEDIAN] = timed(report, R.RT_MEDIAN, rt.median_rt, exploded) if len(exploded) \
         else rt.median_rt(humans, by=["direction", "response"])
-    if not report_stats.too_few_participants(report, [R.RT_ANSWER_SPEED],
+    if not stats.too_few_participants(report, [R.RT_ANSWER_SPEED],
                                              humans["subject_id"].nunique()):
         t[R.RT_ANSWER_SPEED] = rt.answer_speed(humans)  # a paired test over participants
     methods = rt.onset_methods(humans)
@@ -94,7 +94,7 @@ def add_human_tables(report, humans: pd.DataFrame, exploded: pd.DataFrame) -> No
                             "answered trials): median RTs are given per onset method and the "
                             "log-RT mixed model has onset_method as a covariate.")
     # The log-RT LMM, the GEE and the crossed GLMM, each noted with what it was fitted on.
-    report_stats.add_model_fits(report, humans, fit)
+    stats.add_model_fits(report, humans, fit)
 
 
 def add_comparison_tables(report, aot_kept: pd.DataFrame, raw: pd.DataFrame,
@@ -114,7 +114,7 @@ def add_comparison_tables(report, aot_kept: pd.DataFrame, raw: pd.DataFrame,
         family[R.MCNEMAR_TESTS] = comparisons.mcnemar_tests(aot_kept)
     if {C.HUMAN, C.MODEL} <= kinds:
         t[R.PER_STIMULUS_AGREEMENT] = human_vs_model.per_stimulus_agreement(aot_kept)
-        t[R.ERROR_CONSISTENCY] = report_stats.few_people_intervals(timed(
+        t[R.ERROR_CONSISTENCY] = stats.few_people_intervals(timed(
             report, R.ERROR_CONSISTENCY, human_vs_model.error_consistency, aot_kept,
             n_boot=n_boot, rng=rng), aot_kept)  # its intervals resample people too
         family[R.ITEM_CORRELATION] = comparisons.item_correlations(t[R.PER_STIMULUS_AGREEMENT])
@@ -165,7 +165,7 @@ def add_ordering_tables(report, kept: pd.DataFrame, raw: pd.DataFrame, policy: s
     by_factor = timed(report, "ordering_factors", ordering_factors.ordering_by_factor, rows, scores,
                       policy, n_boot=n_boot, rng=rng)
     if by_factor["condition"].nunique() > 1:  # one condition has no factor to draw
-        t[R.ORDERING_BY_FACTOR] = report_stats.few_people_intervals(by_factor, rows)
+        t[R.ORDERING_BY_FACTOR] = stats.few_people_intervals(by_factor, rows)
         report.fit_info[R.ORDERING_BY_FACTOR] = {
             "n_boot": n_boot, "seed": ORDERING_SEED if seeded else None,
             "people": "participant bootstrap", "models": "clip bootstrap",
