@@ -11,7 +11,7 @@ from analysis.report import registry as R
 from analysis.report import stats
 
 PAIRS_SEED = 0  # the section's own generator, so that the other tables' draws are unchanged
-TABLES = (R.PAIR_METRICS, R.PAIR_METRICS_BY_CATEGORY, R.PAIR_METRICS_BY_PARTICIPANT)
+TABLES = tuple(t for t in R.TABLES if t.section == R.PAIRS)
 
 
 def add_pair_tables(report, kept: pd.DataFrame, n_boot: int | None = None,
