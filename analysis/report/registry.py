@@ -50,6 +50,9 @@ class Table(str):
         table.when, table.html = when, html
         return table
 
+    def __reduce__(self):  # pickled (to another process) as its name, read back from here
+        return _registered, (str(self),)
+
 
 EXCLUSIONS = Section("exclusions", "Exclusion flow", study_wide=True)
 AOT = Section("aot", "Arrow of time: accuracy, F1 and bias")
@@ -281,6 +284,10 @@ BENCHMARK_REFERENCE = Table("benchmark_reference", BENCHMARK,
 # Every table, in report.html's order within each section.
 TABLES: tuple[Table, ...] = tuple(v for v in dict(globals()).values() if isinstance(v, Table))
 BY_NAME = {str(t): t for t in TABLES}
+
+
+def _registered(name: str) -> Table:
+    return BY_NAME[name]
 
 
 def sections() -> tuple[Section, ...]:

@@ -2,6 +2,7 @@
 every section builds exactly the registered tables, and report.html, the CSVs, metrics.json
 and the codebook show what the registry says."""
 import json
+import pickle
 import re
 
 import numpy as np
@@ -69,6 +70,11 @@ def test_every_registered_table_is_built_and_nothing_else(written):
 def test_a_table_outside_the_registry_fails():
     with pytest.raises(ValueError, match="'aot_by_weekday' is not in"):
         R.check_built({"aot_by_weekday": pd.DataFrame()})
+
+
+def test_a_table_is_its_name_and_survives_pickling():
+    assert R.AOT_OVERALL == "aot_overall" and f"{R.AOT_OVERALL}.csv" == "aot_overall.csv"
+    assert pickle.loads(pickle.dumps(R.AOT_OVERALL)) is R.AOT_OVERALL
 
 
 def test_trial_types_metrics_decide_the_sections(monkeypatch):
