@@ -21,6 +21,10 @@ def codebook_table() -> pd.DataFrame:
     return pd.DataFrame(rows, columns=["table", "section", "columns", "description"])
 
 
+def _cell(text: str) -> str:
+    return text.replace("|", "\\|")  # P(B | backward) must not end the cell
+
+
 def _table_markdown(table: R.Table) -> list[str]:
     facts = [f"Computed by `{table.builder}`."]
     facts.append(f"Present with {table.when}." if table.when else "In every report.")
@@ -35,7 +39,7 @@ def _table_markdown(table: R.Table) -> list[str]:
     lines = [f"### `{table}`", "", " ".join(facts), ""]
     if table.columns:
         lines += ["| columns | meaning |", "|---|---|"]
-        lines += [f"| `{c}` | {text} |" for c, text in table.columns.items()]
+        lines += [f"| `{c}` | {_cell(text)} |" for c, text in table.columns.items()]
         lines.append("")
     return lines
 
@@ -47,7 +51,7 @@ def codebook_markdown() -> str:
              "Sections shown for a trial type are those it names in `METRICS`.", "",
              "Columns that mean the same in every table that has them:", "",
              "| columns | meaning |", "|---|---|"]
-    lines += [f"| `{c}` | {text} |" for c, text in R.COMMON_COLUMNS.items()]
+    lines += [f"| `{c}` | {_cell(text)} |" for c, text in R.COMMON_COLUMNS.items()]
     for section in R.SECTIONS:
         lines += ["", f"## {section.title}", ""]
         for table in (t for t in R.TABLES if t.section == section):

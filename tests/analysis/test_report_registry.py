@@ -127,5 +127,7 @@ def test_the_codebook_names_every_table_and_documented_column(written):
         assert f"### `{table}`" in reference and table.builder in reference
         for group in table.columns:
             assert f"| `{group}` |" in reference
+    cells = [line.replace("\\|", "") for line in reference.splitlines() if line.startswith("| `")]
+    assert all(line.count("|") == 3 for line in cells)  # two cells a row, "|" escaped
     rows = pd.read_csv(out / "codebook.csv")
     assert set(rows["table"]) == {*(t for t in R.TABLES if t.columns), "*"}
