@@ -161,7 +161,7 @@ def test_a_registered_trial_type_goes_from_entry_to_analysis(app, client, runner
     assert set(trials["correct_response"]) <= {"F", "B"}
     codebook = files["codebook.md"].decode()
     assert '"still"' in codebook and "still frame 2AFC" in codebook
-    assert "analysis.loading.included" in codebook  # its METRICS
+    assert "report sections: exclusions" in codebook  # its METRICS
 
     path = tmp_path / "trials.csv"
     path.write_bytes(files["trials.csv"])

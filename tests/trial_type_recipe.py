@@ -2,8 +2,7 @@
 what a trial type or a design still lacks.  tests/test_trial_type_registry.py runs them over
 every registered type and design; tests/test_add_trial_type.py over its toy type, with every
 step of the recipe and without each one."""
-import importlib
-
+from analysis.report import registry as report_registry
 from analysis.vlm.tasks import TASKS as MODEL_TASKS
 from experiments import study_file, texts
 from experiments.designs import DESIGNS
@@ -25,10 +24,8 @@ def module_problems(name: str) -> list[str]:
         return problems
     if module.NAME != name:
         problems.append(f"{name!r} is registered under another NAME, {module.NAME!r}")
-    for dotted in module.METRICS:
-        path, attr = dotted.rsplit(".", 1)
-        if not callable(getattr(importlib.import_module(path), attr, None)):
-            problems.append(f"{name!r}: its metric {dotted} does not exist")
+    for section in set(module.METRICS) - {section.id for section in report_registry.SECTIONS}:
+        problems.append(f"{name!r}: its report section {section!r} does not exist")
     if module.MODEL_TASK is not None and module.MODEL_TASK not in MODEL_TASKS:
         problems.append(f"{name!r}: its model task {module.MODEL_TASK!r} does not exist")
     if name in TASKS and not any(design.task == name for design in DESIGNS.values()):

@@ -36,7 +36,7 @@ class TrialType(Protocol):
     def DIRECTIONS(self) -> tuple[str, ...]:
         """The playback directions its rows store; ``()``: ``direction`` is empty."""
     @property
-    def METRICS(self) -> tuple[str, ...]: ...  # dotted names of the analyses of its rows
+    def METRICS(self) -> tuple[str, ...]: ...  # ids of the report sections that read its rows
     @property
     def MODEL_TASK(self) -> str | None: ...  # the model task asking its question, or None
 

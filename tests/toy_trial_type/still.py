@@ -18,7 +18,7 @@ PARAMETERS = ("fixation_ms",)
 FIELDS = VIDEO_FIELDS
 ANSWERS = ("F", "B")
 DIRECTIONS: tuple[str, ...] = ()
-METRICS = ("analysis.loading.included",)
+METRICS = ("exclusions",)
 MODEL_TASK = None
 
 
