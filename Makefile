@@ -6,7 +6,7 @@ HOST ?= 127.0.0.1
 PORT ?= 5000
 PG_URL ?= postgresql+psycopg://postgres@127.0.0.1:5432/test
 
-.PHONY: run test lint setup lock debian postgres migration
+.PHONY: run test lint docs setup lock debian postgres migration
 
 # Development mode: a random secret key kept in instance/secret_key, simulated participants allowed.
 # Printed links follow HOST and PORT (`make run PORT=8080`); a server on 0.0.0.0 is reached
@@ -20,7 +20,7 @@ run: setup
 	$(BIN)/python manage.py study demo --local-admin
 	$(BIN)/python manage.py run --host $(HOST) --port $(PORT)
 
-test: setup debian postgres lint
+test: setup debian postgres lint docs
 	CHRONOSCOPE_TEST_POSTGRES_URL=$(PG_URL) $(BIN)/python -m pytest -n 2 --dist loadfile
 
 # ruff over the whole tree (rules in pyproject.toml). mypy starts on the two lower layers,
@@ -29,6 +29,12 @@ test: setup debian postgres lint
 lint: setup
 	$(BIN)/ruff check .
 	$(BIN)/mypy --ignore-missing-imports experiments analysis
+
+# The documentation site (mkdocs.yml), built strictly into a temporary folder: a broken link, a
+# missing screenshot or a reference page the code no longer builds fails.
+docs: setup
+	d=$$(mktemp -d) && $(BIN)/mkdocs build --strict --quiet --site-dir $$d; \
+	  status=$$?; rm -rf $$d; exit $$status
 
 setup: $(VENV)/.installed static/vendor/.installed
 
