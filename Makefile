@@ -33,7 +33,7 @@ lint: setup
 # The documentation site (mkdocs.yml), built strictly into a temporary folder: a broken link, a
 # missing screenshot or a reference page the code no longer builds fails.
 docs: setup
-	d=$$(mktemp -d) && $(BIN)/mkdocs build --strict --quiet --site-dir $$d; \
+	d=$$(mktemp -d) && $(BIN)/python -m mkdocs build --strict --quiet --site-dir $$d; \
 	  status=$$?; rm -rf $$d; exit $$status
 
 setup: $(VENV)/.installed static/vendor/.installed

@@ -59,8 +59,8 @@ def report_tables() -> str:
              "Generated from `analysis.report_output.SECTIONS` (the HTML report's sections, "
              "in reading order) and `analysis.report_codebook` (the `codebook.md` written "
              "beside every report) when this site is built. Each table is also written as "
-             "`tables/<name>.csv`. Columns not listed here are named in the report's "
-             "codebook only by their table; how the report is made: "
+             "`tables/<name>.csv`; a table the codebook does not describe yet has its "
+             "columns named only in that file's header. How the report is made: "
              "[Analysis and reports](../analysis.md).", ""]
     shared = codebook[codebook["tables"] == "*"]
     lines += ["## Columns of any table", "", "| columns | meaning |", "|---|---|"]
