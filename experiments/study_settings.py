@@ -19,8 +19,8 @@ from experiments.exclusions import ExclusionRules
 
 BROWSERS = ("chromium", "firefox", "webkit")
 # What a study accepts unless its file says otherwise: the engines whose measured onset error
-# meets the goal (|mean| < 5 ms, SD < 3 ms; bench/rt_engines.py, README "Three browser
-# engines").  WebKitGTK, standing in for Safari, missed it; a study file may still opt in.
+# meets the goal (|mean| < 5 ms, SD < 3 ms; bench/rt_engines.py, docs/measurements.md
+# "Onset timing per engine").  WebKitGTK, standing in for Safari, missed it; a study file may still opt in.
 DEFAULT_BROWSERS = ("chromium", "firefox")
 DEVICES = ("desktop", "tablet", "phone")
 # Sanity bounds: a value past them is a typo (or would exhaust memory building a schedule).

@@ -134,7 +134,7 @@ def _vlms(clips: pd.DataFrame, rng, n_boot: int) -> pd.DataFrame:
         return pd.DataFrame()
     fits = P.psychometric_table(clips, "parameter_value", "p_correct", by=["observer", *SWEEP],
                                 rng=rng, n_boot=n_boot, **VLM_FIT)
-    # 1 where any clip was scored with one label order only (README: run-models
+    # 1 where any clip was scored with one label order only (docs/models.md: run-models
     # --label-orders FB,BF); such a fit carries the label's position bias
     orders = clips.groupby(["observer", *SWEEP])["n_label_orders"].min().rename("n_label_orders")
     return fits.merge(orders.reset_index(), on=["observer", *SWEEP], how="left").assign(

@@ -200,7 +200,7 @@ def test_webkit_is_refused_by_default_and_an_opt_in_is_warned_with_the_measured_
     assert "no press of it is ever an answer there" in str(errors[0])
     config, errors, warnings = check(opted_in + '[responses]\nkeys = ["d", "k"]\n')
     assert errors == [] and "webkit" in config.browsers
-    # bench/rt_engines.py, README "Three browser engines": WebKitGTK 2.50, 9.19 / 4.01 ms.
+    # bench/rt_engines.py, docs/measurements.md "Onset timing per engine": WebKitGTK 2.50, 9.19 / 4.01 ms.
     assert [str(w) for w in warnings] == [
         "study.toml:5: participants.browsers: webkit (Safari) is allowed, but its measured onset "
         "error (mean 9.2 ms, SD 4.0 ms in WebKitGTK, bench/rt_engines.py) misses the goal "

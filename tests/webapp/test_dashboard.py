@@ -59,7 +59,7 @@ def test_the_participants_table_shows_status_progress_and_last_seen(logged_in, s
 
 
 def test_a_simulated_session_is_excluded_while_it_runs_too(app, logged_in, factory):
-    # The stored flag is set when a session ends; README: simulated sessions are always excluded.
+    # The stored flag is set when a session ends; docs/researcher-guide.md: simulated sessions are always excluded.
     study = factory.study(slug="sim")
     factory.trial(factory.session(study, subject_id="P-robot", simulated=True))
     page = logged_in.get("/researcher/studies/sim").get_data(as_text=True)

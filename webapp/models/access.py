@@ -3,8 +3,8 @@
 A role is a set of permissions: ``view`` (the study page, live panel, completion codes,
 exports), ``run`` (the study day to day: open and pause, previews, manual exclusions with a
 reason), ``configure`` (change its configuration: in place for a draft, as a new version once
-opened), ``close`` (close or stop it) and ``manage`` (members).  README.md and SECURITY.md
-state the same table (tests/webapp/test_access.py checks both against every route).
+opened), ``close`` (close or stop it) and ``manage`` (members).  docs/researcher-guide.md and
+SECURITY.md state the same table (tests/webapp/test_access.py checks both against every route).
 """
 from contextlib import contextmanager
 from datetime import datetime
