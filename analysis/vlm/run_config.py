@@ -98,7 +98,7 @@ def run_config(options: Mapping) -> RunConfig:
                     span=options.get("span") or ORDERING_DEFAULTS["span"], seed=options["seed"])
     return RunConfig(options["backend"], options["model"], spec, _params(options, decoding),
                      _scoring(options, backend), options["batch_size"], options["limit"],
-                     _backend_options(options, backend), options["benchmark"])
+                     _backend_options(options, backend), options.get("benchmark"))
 
 
 # Ordering options left out of a request (None) take these values.
@@ -138,12 +138,11 @@ def _protocol_options(options: Mapping) -> tuple[dict, dict]:
     decoding parameters (none for the API reasoning models, whose defaults the paper kept,
     and none for models outside the paper's families).
     """
-    check_benchmark(options["benchmark"])
     if options.get("n_frames") is not None:
         raise ValueError("the benchmark protocol samples at a frame rate; drop --n-frames")
     if options.get("task", "aot") != "aot":
         raise ValueError("the benchmark protocol is the arrow-of-time task (--task aot)")
-    out = dict(options)
+    out = {**options, "benchmark": check_benchmark(options["benchmark"])}
     out["setting"] = protocol.setting(options["setting"]).name
     out["fps"] = protocol.protocol_fps(options["model"], options.get("fps"))
     try:

@@ -65,3 +65,9 @@ def test_the_run_models_command_imports_no_backend_library():
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
                          check=True)
     assert out.stdout.strip() == "[]"
+
+
+def test_a_benchmark_in_any_case_is_stored_under_its_canonical_name():
+    config = run_config(_options("hf", "Qwen/Qwen2-VL-7B-Instruct",
+                                 benchmark="AoT-PsyPhyBENCH"))
+    assert config.benchmark == "aot-psyphybench" and config.spec.fps == 2.0
