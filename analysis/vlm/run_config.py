@@ -79,7 +79,8 @@ def run_config(options: Mapping) -> RunConfig:
     """
     backend = backend_entry(options["backend"])
     decoding = None
-    options = {**options, "task": options.get("task") or "aot"}
+    options = {**options, "task": options.get("task") or "aot",
+               "model": _local_model(options["model"], backend)}
     if options["benchmark"]:
         options, decoding = _protocol_options(options)
     _check_ordering_options(options)
@@ -99,6 +100,13 @@ def run_config(options: Mapping) -> RunConfig:
     return RunConfig(options["backend"], options["model"], spec, _params(options, decoding),
                      _scoring(options, backend), options["batch_size"], options["limit"],
                      _backend_options(options, backend), options.get("benchmark"))
+
+
+def _local_model(model: str, backend: BackendEntry) -> str:
+    """A local folder in one spelling (resolved, no trailing slash), so ``a/tiny``,
+    ``a/tiny/`` and ``a/../a/tiny`` are one observer; hub ids and served names as given."""
+    path = Path(model).expanduser()
+    return str(path.resolve()) if not backend.served and path.is_dir() else model
 
 
 # Ordering options left out of a request (None) take these values.
