@@ -250,6 +250,8 @@ def check_model_source(config: RunConfig) -> None:
     path_like = model.startswith(("/", ".", "~")) or model.count("/") > 1 or "\\" in model
     if path_like and not path.exists():
         raise ValueError(f"--model {model}: no such folder (a hub id looks like owner/name)")
+    if not path.is_dir():
+        _check_hub_model(model)
     if backend.device_option is None:
         return
     flag = _flag(backend.device_option)
@@ -260,3 +262,30 @@ def check_model_source(config: RunConfig) -> None:
         if not torch.cuda.is_available():
             raise ValueError(f"{flag} {device}: torch sees no CUDA GPU on this machine; "
                              f"use {flag} cpu (or auto), or run on a GPU machine")
+
+
+def _check_hub_model(model: str) -> None:
+    """Refuse at once a hub model that is not in the local cache when the hub cannot be
+    reached: the download would otherwise retry for minutes before failing."""
+    try:
+        from huggingface_hub import constants, try_to_load_from_cache
+    except ImportError:  # no model libraries: loading names the extra to install
+        return
+    try:
+        if isinstance(try_to_load_from_cache(model, "config.json"), str):
+            return
+    except ValueError:  # not a valid hub id: loading says so
+        return
+    if constants.is_offline_mode():
+        why = "HF_HUB_OFFLINE is set"
+    else:
+        import httpx
+
+        try:
+            httpx.head(constants.ENDPOINT, timeout=3.0)
+            return
+        except httpx.HTTPError as error:
+            why = f"{constants.ENDPOINT} cannot be reached ({type(error).__name__})"
+    raise ValueError(f"--model {model}: not a local folder, not in the Hugging Face cache "
+                     f"({constants.HF_HUB_CACHE}), and {why}; download it first (hf download "
+                     f"{model}) or give its local folder")
