@@ -49,8 +49,10 @@ def make_items(folder: Path, n_clips: int, size: int):
         encode_browser_mp4(moving_square(90, size, size, seed=i), fwd, fps=30)
         reverse_clip_checked(fwd, bwd)
         for j, (path, direction) in enumerate(((fwd, "forward"), (bwd, "backward"))):
-            records.append(StimulusRecord(2 * i + j, i, "clip", direction, str(path),
-                                          sha256_file(path), 30.0, 90))
+            records.append(StimulusRecord(
+                id=2 * i + j, public_id=f"b{2 * i + j}", kind="clip", direction=direction,
+                source_clip_id=i, path=str(path), sha256=sha256_file(path), clip_fps=30.0,
+                clip_frame_count=90))
     return build_items(records, TaskSpec(fps=2))
 
 

@@ -34,6 +34,7 @@ from analysis.vlm.run_config import (
 )
 from analysis.vlm.runner import model_revision
 from analysis.vlm.tasks import design_task
+from experiments.benchmarks import check_benchmark
 from experiments.catalog_records import Catalog
 from experiments.designs import Design, design_from_snapshot
 from experiments.schedule import design_trials
@@ -77,6 +78,8 @@ def run_models(options: Mapping, progress: bool = True) -> RunOutcome:
         For a model, device, server or database failure.
     """
     try:
+        if options["benchmark"]:
+            options = {**options, "benchmark": check_benchmark(options["benchmark"])}
         stimulus_set = resolve_set(options["stimulus_set"], options["study"],
                                    options["benchmark"])
         design = None

@@ -5,6 +5,7 @@ unparseable (``response=None``) and kept verbatim in ``extra.raw_text`` by the r
 """
 from __future__ import annotations
 
+import json
 import re
 from dataclasses import dataclass
 
@@ -54,13 +55,31 @@ def _final_token(text: str) -> tuple[str, str] | None:
     return (tokens[-1] if tokens else ""), last_line
 
 
+def _json_answers(text: str) -> list | None:
+    """The values of the ``answer`` fields (any case) of the JSON object the text ends with,
+    code fences aside; None when it does not end with one."""
+    body = "\n".join(line for line in text.strip().splitlines() if not _FENCE.match(line))
+    body = body.strip()
+    start = body.rfind("{") if body.endswith("}") else -1
+    while start >= 0:  # the outermost object that parses to the end of the text
+        try:
+            pairs = json.loads(body[start:], object_pairs_hook=list)
+        except ValueError:
+            start = body.rfind("{", 0, start)
+            continue
+        return [value for key, value in pairs if key.lower() == "answer"]
+    return None
+
+
 def parse_choice(text: str | None, labels: tuple[str, ...]) -> Parsed:
     """Parse a final one-letter answer such as ``F``/``B`` or ``A``/``B``.
 
     The answer is the last token of the last non-empty line, stripped of markdown,
     quotes, brackets and a full stop.  It must be one of ``labels`` exactly (case
     sensitive: a lowercase ``b`` is a word, not a label), and that line must not also
-    name another label on its own (``"F or B"`` is an echo of the instruction).
+    name another label on its own (``"F or B"`` is an echo of the instruction).  Text
+    ending in a JSON object with an ``answer`` field answers with that field alone
+    (``{"answer": "F", "confidence": "high"}``), which must be exactly one label.
 
     Parameters
     ----------
@@ -83,6 +102,12 @@ def parse_choice(text: str | None, labels: tuple[str, ...]) -> Parsed:
     """
     if text is None:
         return _unparseable("no text")
+    answers = _json_answers(text)
+    if answers:
+        token = _DECORATION.sub("", answers[0]) if isinstance(answers[0], str) else None
+        if len(answers) == 1 and token in labels:
+            return Parsed(token, PARSE_OK)
+        return _unparseable(f"JSON answer {answers} is not one of {labels}")
     found = _final_token(text)
     if found is None:
         return _unparseable("empty")

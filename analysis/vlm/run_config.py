@@ -79,7 +79,8 @@ def run_config(options: Mapping) -> RunConfig:
     """
     backend = backend_entry(options["backend"])
     decoding = None
-    options = {**options, "task": options.get("task") or "aot"}
+    options = {**options, "task": options.get("task") or "aot",
+               "model": _local_model(options["model"], backend)}
     if options["benchmark"]:
         options, decoding = _protocol_options(options)
     _check_ordering_options(options)
@@ -98,7 +99,14 @@ def run_config(options: Mapping) -> RunConfig:
                     span=options.get("span") or ORDERING_DEFAULTS["span"], seed=options["seed"])
     return RunConfig(options["backend"], options["model"], spec, _params(options, decoding),
                      _scoring(options, backend), options["batch_size"], options["limit"],
-                     _backend_options(options, backend), options["benchmark"])
+                     _backend_options(options, backend), options.get("benchmark"))
+
+
+def _local_model(model: str, backend: BackendEntry) -> str:
+    """A local folder in one spelling (resolved, no trailing slash), so ``a/tiny``,
+    ``a/tiny/`` and ``a/../a/tiny`` are one observer; hub ids and served names as given."""
+    path = Path(model).expanduser()
+    return str(path.resolve()) if not backend.served and path.is_dir() else model
 
 
 # Ordering options left out of a request (None) take these values.
@@ -138,12 +146,11 @@ def _protocol_options(options: Mapping) -> tuple[dict, dict]:
     decoding parameters (none for the API reasoning models, whose defaults the paper kept,
     and none for models outside the paper's families).
     """
-    check_benchmark(options["benchmark"])
     if options.get("n_frames") is not None:
         raise ValueError("the benchmark protocol samples at a frame rate; drop --n-frames")
     if options.get("task", "aot") != "aot":
         raise ValueError("the benchmark protocol is the arrow-of-time task (--task aot)")
-    out = dict(options)
+    out = {**options, "benchmark": check_benchmark(options["benchmark"])}
     out["setting"] = protocol.setting(options["setting"]).name
     out["fps"] = protocol.protocol_fps(options["model"], options.get("fps"))
     try:
@@ -243,6 +250,8 @@ def check_model_source(config: RunConfig) -> None:
     path_like = model.startswith(("/", ".", "~")) or model.count("/") > 1 or "\\" in model
     if path_like and not path.exists():
         raise ValueError(f"--model {model}: no such folder (a hub id looks like owner/name)")
+    if not path.is_dir():
+        _check_hub_model(model)
     if backend.device_option is None:
         return
     flag = _flag(backend.device_option)
@@ -253,3 +262,30 @@ def check_model_source(config: RunConfig) -> None:
         if not torch.cuda.is_available():
             raise ValueError(f"{flag} {device}: torch sees no CUDA GPU on this machine; "
                              f"use {flag} cpu (or auto), or run on a GPU machine")
+
+
+def _check_hub_model(model: str) -> None:
+    """Refuse at once a hub model that is not in the local cache when the hub cannot be
+    reached: the download would otherwise retry for minutes before failing."""
+    try:
+        from huggingface_hub import constants, try_to_load_from_cache
+    except ImportError:  # no model libraries: loading names the extra to install
+        return
+    try:
+        if isinstance(try_to_load_from_cache(model, "config.json"), str):
+            return
+    except ValueError:  # not a valid hub id: loading says so
+        return
+    if constants.is_offline_mode():
+        why = "HF_HUB_OFFLINE is set"
+    else:
+        import httpx
+
+        try:
+            httpx.head(constants.ENDPOINT, timeout=3.0)
+            return
+        except httpx.HTTPError as error:
+            why = f"{constants.ENDPOINT} cannot be reached ({type(error).__name__})"
+    raise ValueError(f"--model {model}: not a local folder, not in the Hugging Face cache "
+                     f"({constants.HF_HUB_CACHE}), and {why}; download it first (hf download "
+                     f"{model}) or give its local folder")

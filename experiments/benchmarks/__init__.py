@@ -7,7 +7,8 @@ BENCHMARKS = {"aot-psyphybench": "experiments.benchmarks.aot_psyphybench"}
 
 
 def check_benchmark(name: str) -> str:
-    """Return ``name`` if it is a known benchmark, else raise ``ValueError`` listing them."""
-    if name not in BENCHMARKS:
+    """The canonical name of benchmark ``name``, given in any case (papers write
+    "AoT-PsyPhyBENCH"), else raise ``ValueError`` listing them."""
+    if name.lower() not in BENCHMARKS:
         raise ValueError(f"unknown benchmark {name!r}; choose from {sorted(BENCHMARKS)}")
-    return name
+    return name.lower()

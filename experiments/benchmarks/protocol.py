@@ -127,15 +127,33 @@ MODEL_FAMILIES = (
 )
 
 
+# A hub cache folder: <HF_HOME>/hub/models--<org>--<name>/snapshots/<commit>
+_SNAPSHOT = re.compile(r"models--([^/\\]+?)--([^/\\]+)[/\\]snapshots[/\\][^/\\]+$")
+
+
+def model_name(model: str) -> str:
+    """The name ``model`` goes by: a hub snapshot folder's hub id (``org/name``), else
+    ``model`` without a trailing slash.
+
+    Examples
+    --------
+    >>> model_name("/hf/hub/models--nvidia--Cosmos-Reason1-7B/snapshots/3f2a/")
+    'nvidia/Cosmos-Reason1-7B'
+    """
+    model = model.strip().rstrip("/\\")
+    snapshot = _SNAPSHOT.search(model)
+    return f"{snapshot[1]}/{snapshot[2]}" if snapshot else model
+
+
 def model_family(model: str) -> ModelFamily:
-    """The paper's family of ``model`` (hub id, served name or local path).
+    """The paper's family of ``model`` (hub id, served name, local path or hub snapshot).
 
     Raises
     ------
     ValueError
         For a model outside the paper's families: its frame rate must then be given.
     """
-    base = re.split(r"[/\\]", model.strip().rstrip("/\\"))[-1].lower()
+    base = re.split(r"[/\\]", model_name(model))[-1].lower()
     for family in MODEL_FAMILIES:
         if re.search(family.pattern, base):
             return family

@@ -6,7 +6,8 @@ declared fps in ``mm_processor_kwargs`` (``video_mode="video_url"``, vLLM's form
 are PNG (lossless) by default.
 
 Requests run with bounded concurrency.  Each is retried (tenacity) on dropped connections,
-timeouts, 408, 429 and 5xx, never on any other 4xx, after the wait the server's
+timeouts, 408, 429, 5xx and a 200 whose body is not JSON (cut off by a proxy or an
+overloaded server), never on any other 4xx, after the wait the server's
 ``Retry-After`` asks for, else a random share of an exponentially growing window (full
 jitter).  A request that still fails becomes that request's outcome, so the others are kept.
 Only what the run sets is sent, under the names the model's family expects (``families``),
@@ -160,10 +161,13 @@ class OpenAIBackend(Backend):
             for p in m["content"]]} for m in request.messages], sort_keys=True)
 
     # -- calls ---------------------------------------------------------------------------------
-    def _send(self, method: str, path: str, body: dict | None) -> httpx.Response:
+    def _send(self, method: str, path: str, body: dict | None) -> dict:
         response = self.client.request(method, path, json=body)
         response.raise_for_status()
-        return response
+        try:
+            return response.json()
+        except ValueError as error:
+            raise MalformedReply(response) from error
 
     def _wait(self, state: tenacity.RetryCallState) -> float:
         """Seconds before the next attempt: what the server asked for, plus jitter so that
@@ -180,19 +184,18 @@ class OpenAIBackend(Backend):
                                      wait=self._wait, retry=tenacity.retry_if_exception(transient),
                                      reraise=True)
         try:
-            response = retrying(self._send, method, path, body)
-        except httpx.HTTPError as error:
+            return retrying(self._send, method, path, body)
+        except (httpx.HTTPError, MalformedReply) as error:
             attempts = retrying.statistics.get("attempt_number", 1)
             raise self._failure(f"{method} {self.base_url}{path}", error, attempts) from error
-        try:
-            return response.json()
-        except ValueError as error:
-            raise BackendError(f"{method} {self.base_url}{path} answered with something that "
-                               f"is not JSON: {response.text[:120]!r}", transient=False) from error
 
-    def _failure(self, where: str, error: httpx.HTTPError, attempts: int) -> BackendError:
+    def _failure(self, where: str, error: httpx.HTTPError | MalformedReply,
+                 attempts: int) -> BackendError:
         """The error as one line: what failed, why, what to do."""
         tries = f" (after {attempts} attempts)" if attempts > 1 else ""
+        if isinstance(error, MalformedReply):
+            return BackendError(f"{where} answered with something that is not JSON{tries}: "
+                                f"{error.response.text[:120]!r}", transient=True)
         if isinstance(error, httpx.HTTPStatusError):
             status = error.response.status_code
             hint = _status_hint(status, self.api_key_env)
@@ -259,6 +262,14 @@ class OpenAIBackend(Backend):
         self.client.close()
 
 
+class MalformedReply(ValueError):
+    """A 200 whose body is not JSON: a reply cut off on its way, worth asking again."""
+
+    def __init__(self, response: httpx.Response):
+        super().__init__(f"not JSON: {response.text[:120]!r}")
+        self.response = response
+
+
 def _top_logprobs(reply: dict) -> list | None:
     """The first answer token's top logprobs, or None where the reply carries none (servers
     that do not implement logprobs answer ``null`` or an empty list)."""
@@ -275,7 +286,7 @@ def transient(error: BaseException) -> bool:
         status = error.response.status_code
         return status in RETRY_STATUS or status >= 500
     return isinstance(error, (httpx.TimeoutException, httpx.NetworkError,
-                              httpx.RemoteProtocolError))
+                              httpx.RemoteProtocolError, MalformedReply))
 
 
 def retry_after_s(headers, now: datetime | None = None) -> float | None:

@@ -6,7 +6,8 @@ It accepts what ``vllm serve`` accepts from our HTTP backend: text and ``image_u
 
 - ``fail_first``: answer ``fail_status`` (429) with ``fail_headers`` to that many requests;
 - ``script(method, path, body)``: return ``(status, payload, headers)`` to answer a request
-  so (a 401, a 409, one item's request failing for good), or None to serve it;
+  so (a 401, a 409, one item's request failing for good), or None to serve it; a ``bytes``
+  payload is sent as it is (a reply cut off on its way);
 - ``vllm_like``: ``/models`` answers as ``vllm serve`` does, with a fresh ``created`` time and
   a random permission id on every call;
 - ``hide_tokens``: leave these tokens out of the top logprobs (labels the server never ranks).
@@ -156,9 +157,9 @@ class TinyOpenAIServer:
             def log_message(self, *args):
                 pass
 
-            def _send(self, status: int, payload: dict, headers: dict | None = None,
+            def _send(self, status: int, payload: dict | bytes, headers: dict | None = None,
                       body: dict | None = None):
-                data = json.dumps(payload).encode()
+                data = payload if isinstance(payload, bytes) else json.dumps(payload).encode()
                 with server.log_lock:
                     server.log.append({"time": time.monotonic(), "method": self.command,
                                        "path": self.path, "fingerprint": fingerprint(body),

@@ -65,3 +65,30 @@ def test_the_run_models_command_imports_no_backend_library():
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
                          check=True)
     assert out.stdout.strip() == "[]"
+
+
+def test_a_benchmark_in_any_case_is_stored_under_its_canonical_name():
+    config = run_config(_options("hf", "Qwen/Qwen2-VL-7B-Instruct",
+                                 benchmark="AoT-PsyPhyBENCH"))
+    assert config.benchmark == "aot-psyphybench" and config.spec.fps == 2.0
+
+
+def test_one_local_folder_in_any_spelling_is_one_observer(tmp_path, monkeypatch):
+    from analysis.vlm.run_config import run_key
+
+    (tmp_path / "a" / "tiny").mkdir(parents=True)
+    monkeypatch.chdir(tmp_path)
+    configs = [run_config(_options("hf", spelling))
+               for spelling in ("a/tiny", "a/tiny/", "a/../a/tiny", str(tmp_path / "a/tiny"))]
+    assert {c.model for c in configs} == {str((tmp_path / "a" / "tiny").resolve())}
+    assert len({run_key(c, {"model": c.model}) for c in configs}) == 1
+    # A served name is the server's, never a folder here.
+    assert run_config(_options("openai", "a/tiny/", base_url="http://x/v1")).model == "a/tiny/"
+
+
+def test_a_hub_snapshot_folder_is_its_family(tmp_path):
+    snapshot = tmp_path / "hub" / "models--nvidia--Cosmos-Reason1-7B" / "snapshots" / "3f2a9c"
+    snapshot.mkdir(parents=True)
+    assert run_config(_options("hf", str(snapshot) + "/")).spec.fps == 4.0  # Cosmos: 4 fps
+    config = run_config(_options("hf", str(snapshot), benchmark="aot-psyphybench"))
+    assert (config.params.temperature, config.params.repetition_penalty) == (0.6, 1.05)

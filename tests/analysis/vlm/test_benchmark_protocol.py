@@ -74,3 +74,9 @@ def test_protocol_needs_fps_for_a_model_outside_the_papers_families(imported, tm
     assert "is not one of the paper's model families" in result.output
     result = _run(imported, "Qwen/Qwen2-VL-7B-Instruct", "few-shot-3")
     assert result.exit_code == 2 and "'few-shot-3' is not one of 'zero-shot'" in result.output
+
+
+def test_the_benchmark_name_is_accepted_in_any_case(imported):
+    # As the paper writes it: reaches the protocol (here: the model needs an fps).
+    result = _run(imported, "my-vlm", "zero-shot", "--benchmark", "AoT-PsyPhyBENCH")
+    assert result.exit_code == 2 and "is not one of the paper's model families" in result.output

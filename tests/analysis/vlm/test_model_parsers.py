@@ -30,6 +30,10 @@ from analysis.vlm.parsers import (
     ("$\\boxed{F}$", "F"),
     ("\\boxed{\\text{B}}", "B"),
     ('```json\n{"answer": "B"}\n```', "B"),
+    # A JSON object answers with its answer field, whatever follows it.
+    ('{"answer":"F","confidence":"high"}', "F"),
+    ('{"Answer": "B", "reason": {"cue": "splash"}}', "B"),
+    ('The splash shrinks.\n```json\n{"answer": "B", "confidence": 0.9}\n```', "B"),
     # AoT-PsyPhyBENCH Figure 2/3 traces end with the label on its own line.
     ("Observation: the splash shrinks.\nConclusion: it is played backward.\nB", "B"),
     ("Since the splash starts large, this video is being played backward.\n\nB  ", "B"),
@@ -46,6 +50,8 @@ def test_arrow_of_time_answers(text, expected):
     "Answer F or B only.", "F/B", "FB", "I think F but maybe B\nunsure",
     "Final answer: B (backward)",  # strict: the last token is not a label
     '{"answer":"F or B"}', '{"answer":"forward"}', "Answer:",
+    '{"answer": "F", "answer": "B"}', '{"answer": "F", "Answer": "F"}', '{"answer": ["F"]}',
+    '{"answer": null, "confidence": "F"}', '{"answer":"b","confidence":"high"}',
 ])
 def test_arrow_of_time_unparseable(text):
     parsed = parse_arrow_of_time(text)

@@ -152,3 +152,38 @@ def test_a_malformed_model_list_is_a_clear_error(hf_backend, models):
         with pytest.raises(ValueError, match="did not answer an OpenAI model list"):
             http.describe()
         http.close()
+
+
+def test_a_reply_cut_off_is_retried_like_a_5xx(hf_backend, clips, tmp_path):
+    """A 200 whose JSON is cut off (a proxy, an overloaded server) is asked again; only a
+    call that stays garbled past its retries fails its item."""
+    items = (build_items(clips, TaskSpec(fps=4, label_orders=("FB", "BF")))
+             + build_items(clips, TaskSpec(fps=2)))
+    garbled: set[str] = set()
+
+    def garble_first_attempt(method, path, body):
+        if body is None or fingerprint(body) in garbled:
+            return None
+        garbled.add(fingerprint(body))
+        return 200, b'{"id": "cmpl-1", "choices": [{"index": 0, "mess', {}
+
+    with TinyOpenAIServer(hf_backend, "tiny", script=garble_first_attempt) as server, \
+            ResultCache(tmp_path / "c.sqlite3") as cache:
+        run = _run(server, items, cache, max_retries=2, concurrency=4)
+        calls = server.calls()
+    assert len(items) == 12 and run.stats.errors == []
+    assert run.stats.computed == 12 and len(run.rows) == 12
+    assert len(calls) == 24 and set(calls.values()) == {2}  # generate and score, each twice
+
+
+def test_a_reply_garbled_past_its_retries_fails_its_item_as_transient(hf_backend, items,
+                                                                      tmp_path):
+    def garble(method, path, body):
+        return (200, b'{"choices": [', {}) if body is not None else None
+
+    with TinyOpenAIServer(hf_backend, "tiny", script=garble) as server, \
+            ResultCache(tmp_path / "c.sqlite3") as cache:
+        run = _run(server, items[:1], cache, scoring="generate", max_retries=1)
+    [error] = run.stats.errors
+    assert error["transient"] and run.stats.computed == 0
+    assert "not JSON (after 2 attempts)" in error["cause"]

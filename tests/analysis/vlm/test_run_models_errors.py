@@ -63,8 +63,9 @@ def test_a_missing_local_folder(runner, stimulus_set, tmp_path):
 def test_an_unknown_hub_id_offline(runner, stimulus_set, monkeypatch):
     monkeypatch.setenv("HF_HUB_OFFLINE", "1")
     result = _run(runner, "nobody-xyz/no-such-model", "--device", "cpu")
-    _clear_failure(result, "cannot load model 'nobody-xyz/no-such-model'", "hub cache",
-                   "offline")
+    # Refused before loading: neither a folder nor cached, and offline.
+    _clear_failure(result, "--model nobody-xyz/no-such-model: not a local folder, not in the "
+                   "Hugging Face cache", "HF_HUB_OFFLINE is set")
 
 
 def test_cuda_without_a_gpu(runner, stimulus_set, tiny_model):
@@ -132,3 +133,45 @@ def test_a_rerun_against_vllm_serve_computes_nothing(runner, stimulus_set, hf_ba
     assert "4 trials (0 cached, 4 computed, 0 errors" in first.output, first.output
     assert "4 trials (4 cached, 0 computed, 0 errors" in second.output, second.output
     assert "4 trials (0 cached, 4 computed, 0 errors" in new_weights.output, new_weights.output
+
+
+def _check_source(model: str, hf_home, port: int) -> tuple[str, float]:
+    """check_model_source in a fresh process with no network: the hub at a closed port."""
+    import json
+    import os
+    import subprocess
+    import sys
+
+    env = {k: v for k, v in os.environ.items()
+           if k not in ("HF_HUB_OFFLINE", "TRANSFORMERS_OFFLINE", "HF_HUB_CACHE")}
+    env.update(HF_HOME=str(hf_home), HF_ENDPOINT=f"http://127.0.0.1:{port}")
+    code = ("import json, time\n"
+            "from analysis.vlm.backends.base import GenerationParams\n"
+            "from analysis.vlm.run_config import RunConfig, check_model_source\n"
+            "from analysis.vlm.tasks import TaskSpec\n"
+            f"config = RunConfig('hf', {model!r}, TaskSpec(fps=2), GenerationParams())\n"
+            "start, error = time.monotonic(), ''\n"
+            "try:\n    check_model_source(config)\n"
+            "except ValueError as e:\n    error = str(e)\n"
+            "print(json.dumps([error, time.monotonic() - start]))\n")
+    out = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True,
+                         check=True, timeout=600)
+    error, seconds = json.loads(out.stdout.strip().splitlines()[-1])
+    return error, seconds
+
+
+def test_a_hub_model_neither_cached_nor_reachable_fails_fast(tmp_path):
+    # The README's example with no weights and no network: one line, not minutes of retries.
+    port = _closed_port()
+    error, seconds = _check_source("Qwen/Qwen2.5-VL-7B-Instruct", tmp_path / "hf", port)
+    assert seconds < 10
+    assert error.startswith("--model Qwen/Qwen2.5-VL-7B-Instruct: not a local folder, not in "
+                            "the Hugging Face cache")
+    assert f"http://127.0.0.1:{port} cannot be reached" in error and "\n" not in error
+    # In the cache, it runs offline.
+    snapshot = tmp_path / "hf/hub/models--org--cached-vlm"
+    (snapshot / "snapshots/abc").mkdir(parents=True)
+    (snapshot / "snapshots/abc/config.json").write_text("{}")
+    (snapshot / "refs").mkdir()
+    (snapshot / "refs/main").write_text("abc")
+    assert _check_source("org/cached-vlm", tmp_path / "hf", port)[0] == ""
