@@ -48,8 +48,9 @@ def _texts(size: int) -> str:
     for language in languages:
         lines.append(f"[texts.{language}]\n")
         for key in text_keys()[:3]:
-            text = (english[key] + " ") * (per_text // (len(english[key]) + 1) + 1)
-            lines.append(f"{key} = '''\n{text[:per_text]}'''\n")
+            # The text once (a placeholder may appear at most once), then filler to the length.
+            text = english[key] + " " + "Lorem ipsum. " * (per_text // 13 + 1)
+            lines.append(f"{key} = '''\n{text[:max(per_text, len(english[key]))]}'''\n")
     return "".join(lines)
 
 
