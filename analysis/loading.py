@@ -250,9 +250,11 @@ def aot_trials(data: pd.DataFrame) -> pd.DataFrame:
     Rows are picked by type, never by their answers: other types (catch trials, any type
     coded F/B) have their own analyses.
     """
-    if "trial_type" in data.columns:
-        return data[data["trial_type"] == C.AOT]
-    return data[data["correct_response"].isin(("F", "B"))]
+    keep = (data["trial_type"] == C.AOT if "trial_type" in data.columns
+            else data["correct_response"].isin(("F", "B"))).to_numpy(bool)
+    # Most callers pass rows that are all arrow of time already: a shallow copy (its own
+    # frame, copied on write) instead of copying every column of a million rows again.
+    return data.copy(deep=False) if keep.all() else data[keep]
 
 
 def category_sets(data: pd.DataFrame) -> tuple[np.ndarray, list[tuple[str, ...]]]:

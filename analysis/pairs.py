@@ -248,18 +248,14 @@ def _draws(cells: pd.DataFrame, g: np.ndarray, two_way: np.ndarray, n_boot: int,
            rng: np.random.Generator) -> np.ndarray:
     """Resampled group means (groups x resamples x metrics). Clips are drawn first, once
     for every group; then subjects within each observer (sorted), for two-way groups."""
-    from scipy import sparse
-
     k, n_items = bootstrap.unit_codes(cells["source_clip_id"])
     item_w = bootstrap.resample_counts(rng, n_items, n_boot).astype(float)
     # Column 0 counts cells (the denominator); the others sum the metrics.
     values = np.column_stack([np.ones(len(cells)), cells[list(METRICS)].to_numpy(float)])
     sums = np.zeros((len(two_way), n_boot, values.shape[1]))
-    one = ~two_way[g]  # one subject: sum_k v_bk S[g, k], a sparse product per value
-    for v in range(values.shape[1]):
-        per_clip = sparse.csr_matrix((values[one, v], (g[one], k[one])),
-                                     shape=(len(two_way), n_items))
-        sums[:, :, v] += per_clip @ item_w.T
+    one = ~two_way[g]
+    if one.any():
+        _add_item_only(sums, g[one], k[one], values[one], n_items, item_w)
     strata, n_strata = bootstrap.unit_codes(cells["observer"])
     for s in range(n_strata):
         rows = two_way[g] & (strata == s)
@@ -271,17 +267,43 @@ def _draws(cells: pd.DataFrame, g: np.ndarray, two_way: np.ndarray, n_boot: int,
         return sums[..., 1:] / sums[..., :1]
 
 
+def _add_item_only(sums, g, k, values, n_items, item_w) -> None:
+    """sums[g, b] += sum_k v_bk S[g, k] (S: a group's values summed per clip), for groups of
+    one subject: one BLAS product where the dense S is small, else a sparse one per value."""
+    from scipy import sparse
+
+    n_groups, n_boot, n_values = sums.shape
+    if n_groups * n_items * n_values > bootstrap.MAX_DENSE_CELLS:
+        for v in range(n_values):
+            per_clip = sparse.csr_matrix((values[:, v], (g, k)), shape=(n_groups, n_items))
+            sums[:, :, v] += per_clip @ item_w.T
+        return
+    flat = ((g * n_items + k)[:, None] * n_values + np.arange(n_values)).ravel()
+    per_clip = np.bincount(flat, weights=values.ravel(), minlength=n_groups * n_items * n_values)
+    by_clip = per_clip.reshape(n_groups, n_items, n_values).transpose(1, 0, 2)
+    sums += (item_w @ by_clip.reshape(n_items, -1)).reshape(
+        n_boot, n_groups, n_values).transpose(1, 0, 2)
+
+
 def _add_two_way(sums, g, k, p, values, n_items, item_w, subj_w) -> None:
     """sums[g, b] += sum over the group's cells of w_bp v_bk times the cell's values: per
-    (group, clip) pair, one sparse product over subjects, then the clip weights."""
+    (group, clip) pair, one product over subjects, then the clip weights."""
     from scipy import sparse
 
     pair_key, j = np.unique(g.astype(np.int64) * n_items + k, return_inverse=True)
     n_pairs, n_values = len(pair_key), values.shape[1]
     cols = (j[:, None] * n_values + np.arange(n_values)).ravel()
-    mat = sparse.csr_matrix((values.ravel(), (np.repeat(p, n_values), cols)),
-                            shape=(subj_w.shape[1], n_pairs * n_values))
-    per_pair = np.asarray((mat.T @ subj_w.T).T).reshape(-1, n_pairs, n_values)
+    width = n_pairs * n_values
+    if subj_w.shape[1] * width <= bootstrap.MAX_DENSE_CELLS:
+        # One BLAS product: a sparse one with a thousand dense columns was the slowest
+        # step of the pair section (2,000 people x 360 clips).
+        mat = np.bincount(np.repeat(p, n_values) * width + cols, weights=values.ravel(),
+                          minlength=subj_w.shape[1] * width).reshape(-1, width)
+        per_pair = (subj_w @ mat).reshape(-1, n_pairs, n_values)
+    else:
+        mat = sparse.csr_matrix((values.ravel(), (np.repeat(p, n_values), cols)),
+                                shape=(subj_w.shape[1], width))
+        per_pair = np.asarray((mat.T @ subj_w.T).T).reshape(-1, n_pairs, n_values)
     weighted = per_pair * item_w[:, pair_key % n_items, None]
     # Pairs are sorted by group (the key is group-major): sum each group's run of pairs.
     pair_g = pair_key // n_items
