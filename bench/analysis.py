@@ -31,7 +31,7 @@ sys.path.insert(0, str(ROOT))
 
 from analysis import loading, report_output, reports, simulate  # noqa: E402
 
-GOAL_S = 15.0
+GOAL_S = 10.0
 
 
 def simulated_study(participants: int, trials: int, seed: int):
