@@ -91,7 +91,7 @@ def pair_cells(data: pd.DataFrame) -> pd.DataFrame:
     truth = trials["correct_response"].to_numpy(object)
     answer = trials["response"].to_numpy(object)
     keys = pd.DataFrame({
-        "task": task, "observer": observers.observer_column(trials),
+        "task": trials["trial_type"], "observer": observers.observer_column(trials),
         "subject_id": trials["subject_id"], "source_clip_id": trials["source_clip_id"],
         "item": _item(trials), "context": _context(trials)}, index=trials.index)
     copy = np.where(truth == first, 0, np.where(truth == second, 1, -1))
@@ -99,7 +99,9 @@ def pair_cells(data: pd.DataFrame) -> pd.DataFrame:
     other = np.where(copy == 0, second, first)
     right, said_other = (answer == truth)[paired], (answer == other)[paired]
     keys, copy = keys[paired], copy[paired]
-    cell, first_row = _cell_codes(keys)
+    # An arrow-of-time item is its clip: the item column partitions nothing more there.
+    ordered = (keys["task"] == C.PAIR_ORDER).any()
+    cell, first_row = _cell_codes(keys if ordered else keys.drop(columns="item"))
     # Per (cell, copy): trials, right answers and answers of the other label.
     n, k_right, k_other = (
         np.bincount(cell * 2 + copy, weights=w, minlength=2 * len(first_row)).reshape(-1, 2)
@@ -108,6 +110,7 @@ def pair_cells(data: pd.DataFrame) -> pd.DataFrame:
     n, k_right, k_other = n[complete], k_right[complete], k_other[complete]
     (p1, p2), (q1, q2) = (k_right / n).T, (k_other / n).T
     cells = keys.iloc[first_row[complete]].reset_index(drop=True).assign(
+        task=lambda c: c["task"].astype(object),  # keyed by its codes where categorical
         n_trials=n.sum(axis=1).astype(int), accuracy=(p1 + p2) / 2, pair_accuracy=p1 * p2,
         pair_consistency=p1 * p2 + q1 * q2)
     clip_categories = trials.drop_duplicates("source_clip_id").set_index("source_clip_id")
