@@ -62,9 +62,13 @@ def binomial_tests(kept: pd.DataFrame, ci: float = 0.95, n_boot: int = 1000,
     among those not tied at 50% (scipy's ``binomtest``), with the Clopper-Pearson interval
     of that share. With one presentation per item this is the binomial test of accuracy.
     """
-    kept = kept.assign(observer=observers.observer_column(kept),
-                       item=loading.stimulus_key(kept).astype(str).to_numpy(),
-                       right=(kept["response"] == kept["correct_response"]).to_numpy(float))
+    # Only the columns read here: each observer's rows are copied out of a million trials.
+    columns = [c for c in ("subject_id", "subject_kind", "trial_type", "source_clip_id",
+                           "stimulus_id", "direction", "correct_response", "response")
+               if c in kept.columns]
+    kept = kept[columns].assign(
+        observer=observers.observer_column(kept),
+        right=(kept["response"] == kept["correct_response"]).to_numpy(float))
     rows = []
     for observer, trials in kept.groupby("observer", sort=True, observed=True):
         n, k = len(trials), int(trials["right"].sum())
@@ -101,7 +105,8 @@ def _two_way_test(trials: pd.DataFrame, ci: float, n_boot: int, rng) -> dict:
 
 
 def _item_sign_test(trials: pd.DataFrame, ci: float) -> dict:
-    per = trials.groupby("item")["right"].mean().to_numpy()
+    item = loading.stimulus_key(trials).astype(str).to_numpy()
+    per = trials["right"].groupby(item).mean().to_numpy()
     decided = per[per != CHANCE]
     out = {"unit": "items", "n_units": len(per),
            "test": "exact binomial (sign) test over items (clip x direction), presentations "

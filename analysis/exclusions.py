@@ -12,6 +12,7 @@ import numpy as np
 import pandas as pd
 
 from analysis import columns as C
+from analysis import loading
 from experiments import plausibility
 from experiments.exclusions import MANUAL, PARTICIPANT_REASONS, SIMULATED
 
@@ -185,14 +186,20 @@ def trial_exclusion_flow(data: pd.DataFrame, subject: str = "subject_id",
     >>> trial_exclusion_flow(df).n_trials_remaining.tolist()
     [3, 1, 1]
     """
-    if (data["subject_kind"] == C.HUMAN).any():
-        data = data[data["subject_kind"] == C.HUMAN]
+    people = (data["subject_kind"] == C.HUMAN).to_numpy(bool)
+    columns = [c for c in (subject, "excluded", "exclusion_reasons", "trial_type", "block")
+               if c in data.columns]
+    data = data.loc[people, columns] if people.any() else data[columns]
     excluded = data["excluded"].astype(bool).to_numpy()
     unused = _not_analysed(data)
     # Few distinct (excluded, reasons) combinations exist; work on those, not on every row.
-    keys = pd.Series(list(zip(excluded, map(tuple, data["exclusion_reasons"]), unused)),
-                     dtype=object)
-    codes, uniques = pd.factorize(keys.to_numpy())
+    by_reasons, reason_sets = loading.list_codes(data["exclusion_reasons"].to_numpy(object))
+    by_unused, unused_kinds = pd.factorize(unused)
+    codes, combined = pd.factorize((excluded * len(reason_sets) + by_reasons)
+                                   * len(unused_kinds) + by_unused)
+    rest, u = np.divmod(combined, len(unused_kinds))
+    uniques = [(bool(ex), reason_sets[r], unused_kinds[k])
+               for ex, r, k in zip(*np.divmod(rest, len(reason_sets)), u)]
     reasons = [(list(r) or [UNSPECIFIED]) if ex else ([u] if u else [])
                for ex, r, u in uniques]
     per_key = np.bincount(codes, minlength=len(uniques))

@@ -155,8 +155,13 @@ def rt_figure(data: pd.DataFrame, max_points: int = 20000):
 def _violins(data: pd.DataFrame) -> pd.Series:
     """The violin of each trial ("forward / answered B", "frame order"); missing for a
     trial without an answer or an RT."""
-    labels = data["direction"].astype(str) + " / answered " + data["response"].astype(str)
-    labels = labels.where(data["response"].isin(("F", "B")))
+    # Labelled per distinct (direction, response), not per trial: a million string
+    # concatenations were most of the figure's time.
+    pair = data.groupby([data["direction"], data["response"]], observed=True,
+                        dropna=False)
+    names = [f"{d} / answered {r}" for d, r in pair.size().index]
+    labels = pd.Series(np.asarray(names, dtype=object)[pair.ngroup().to_numpy()],
+                       index=data.index).where(data["response"].isin(("F", "B")))
     if "trial_type" in data:
         ordered = (data["trial_type"] == FRAME_ORDER) & data["response"].notna()
         labels = labels.mask(ordered, FRAME_ORDER_LABEL)
@@ -170,7 +175,9 @@ def rt_breakdown_figure(data: pd.DataFrame):
 
     from analysis import loading
 
-    trials = data[data["response"].isin(("F", "B")) & (data["rt_ms"] > 0)]
+    columns = [c for c in ("response", "rt_ms", "direction", "categories", "subject_id")
+               if c in data.columns]
+    trials = data.loc[data["response"].isin(("F", "B")) & (data["rt_ms"] > 0), columns]
     fig = make_subplots(rows=1, cols=2, column_widths=[0.45, 0.55],
                         subplot_titles=["By motion category", "By participant"])
     if "categories" in trials.columns:

@@ -250,18 +250,27 @@ def aot_trials(data: pd.DataFrame) -> pd.DataFrame:
     Rows are picked by type, never by their answers: other types (catch trials, any type
     coded F/B) have their own analyses.
     """
-    if "trial_type" in data.columns:
-        return data[data["trial_type"] == C.AOT]
-    return data[data["correct_response"].isin(("F", "B"))]
+    keep = (data["trial_type"] == C.AOT if "trial_type" in data.columns
+            else data["correct_response"].isin(("F", "B"))).to_numpy(bool)
+    # Most callers pass rows that are all arrow of time already: a shallow copy (its own
+    # frame, copied on write) instead of copying every column of a million rows again.
+    return data.copy(deep=False) if keep.all() else data[keep]
 
 
 def category_sets(data: pd.DataFrame) -> tuple[np.ndarray, list[tuple[str, ...]]]:
     """``(codes, sets)``: each row's category set as a code into a few distinct tuples,
     in order of first appearance."""
-    cells = data["categories"].to_numpy(object)
-    # Equal rows share one parsed list (normalize_trials), so cells are told apart by
-    # identity first, and only the few distinct cells are made tuples: building a million
-    # tuples was the slowest step of every category breakdown.
+    return list_codes(data["categories"].to_numpy(object))
+
+
+def list_codes(cells: np.ndarray) -> tuple[np.ndarray, list[tuple]]:
+    """``(codes, tuples)``: each list cell as a code into its distinct values (as tuples), in
+    order of first appearance.
+
+    Equal rows share one parsed list (normalize_trials), so cells are told apart by
+    identity first, and only the few distinct cells are made tuples: building a million
+    tuples was the slowest step of every category breakdown.
+    """
     by_cell, distinct = pd.factorize(np.fromiter(map(id, cells), np.int64, len(cells)))
     row_of = np.empty(len(distinct), dtype=np.int64)
     row_of[by_cell] = np.arange(len(cells))  # any row of a cell: they hold one object

@@ -45,6 +45,8 @@ TOO_MANY_TIMEOUTS_REASON = "too_many_timeouts"  # participant level (experiments
 NONRESPONSE_REASONS = frozenset((TIMEOUT_REASON, TOO_MANY_TIMEOUTS_REASON))
 NONRESPONSE_REASON = "non_response"  # exclusion reason under the "excluded" policy
 AOT_ANSWERS = ("F", "B")
+SENSITIVITY_COLUMNS = ("observer", "subject_id", "trial_type", "block", "correct_response",
+                       "response", "excluded", "exclusion_reasons")
 
 
 def check_policy(policy: str, allowed: tuple = POLICIES) -> str:
@@ -177,6 +179,8 @@ def sensitivity_table(data: pd.DataFrame, main_policy: str = DEFAULT_POLICY) -> 
         for people).
     """
     check_policy(main_policy)
+    # Only the columns the policies and metrics read: each policy filters a copy.
+    data = loading.aot_trials(data[[c for c in SENSITIVITY_COLUMNS if c in data.columns]])
     parts = []
     for policy in POLICIES:
         table = policy_metrics(data, policy)

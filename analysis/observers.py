@@ -153,7 +153,9 @@ def observer_ids(data: pd.DataFrame, frame_condition: bool = False) -> pd.Series
         names[is_model] = [named[k] for k in tuples]
     if frame_condition:
         variant = keys["task_variant"].to_numpy(object)
-        shown = np.array([not _missing(v) and v != FULL_VARIANT for v in variant], dtype=bool)
+        codes, uniques = pd.factorize(variant, use_na_sentinel=False)  # a few, per row
+        shown = np.array([not _missing(v) and v != FULL_VARIANT for v in uniques],
+                         dtype=bool)[codes]
         names[shown] = [f"{n}{SEPARATOR}{v}" for n, v in zip(names[shown], variant[shown])]
     return pd.Series(names, index=data.index, dtype=object)
 

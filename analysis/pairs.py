@@ -91,7 +91,7 @@ def pair_cells(data: pd.DataFrame) -> pd.DataFrame:
     truth = trials["correct_response"].to_numpy(object)
     answer = trials["response"].to_numpy(object)
     keys = pd.DataFrame({
-        "task": task, "observer": observers.observer_column(trials),
+        "task": trials["trial_type"], "observer": observers.observer_column(trials),
         "subject_id": trials["subject_id"], "source_clip_id": trials["source_clip_id"],
         "item": _item(trials), "context": _context(trials)}, index=trials.index)
     copy = np.where(truth == first, 0, np.where(truth == second, 1, -1))
@@ -99,7 +99,9 @@ def pair_cells(data: pd.DataFrame) -> pd.DataFrame:
     other = np.where(copy == 0, second, first)
     right, said_other = (answer == truth)[paired], (answer == other)[paired]
     keys, copy = keys[paired], copy[paired]
-    cell, first_row = _cell_codes(keys)
+    # An arrow-of-time item is its clip: the item column partitions nothing more there.
+    ordered = (keys["task"] == C.PAIR_ORDER).any()
+    cell, first_row = _cell_codes(keys if ordered else keys.drop(columns="item"))
     # Per (cell, copy): trials, right answers and answers of the other label.
     n, k_right, k_other = (
         np.bincount(cell * 2 + copy, weights=w, minlength=2 * len(first_row)).reshape(-1, 2)
@@ -108,6 +110,7 @@ def pair_cells(data: pd.DataFrame) -> pd.DataFrame:
     n, k_right, k_other = n[complete], k_right[complete], k_other[complete]
     (p1, p2), (q1, q2) = (k_right / n).T, (k_other / n).T
     cells = keys.iloc[first_row[complete]].reset_index(drop=True).assign(
+        task=lambda c: c["task"].astype(object),  # keyed by its codes where categorical
         n_trials=n.sum(axis=1).astype(int), accuracy=(p1 + p2) / 2, pair_accuracy=p1 * p2,
         pair_consistency=p1 * p2 + q1 * q2)
     clip_categories = trials.drop_duplicates("source_clip_id").set_index("source_clip_id")
@@ -248,18 +251,14 @@ def _draws(cells: pd.DataFrame, g: np.ndarray, two_way: np.ndarray, n_boot: int,
            rng: np.random.Generator) -> np.ndarray:
     """Resampled group means (groups x resamples x metrics). Clips are drawn first, once
     for every group; then subjects within each observer (sorted), for two-way groups."""
-    from scipy import sparse
-
     k, n_items = bootstrap.unit_codes(cells["source_clip_id"])
     item_w = bootstrap.resample_counts(rng, n_items, n_boot).astype(float)
     # Column 0 counts cells (the denominator); the others sum the metrics.
     values = np.column_stack([np.ones(len(cells)), cells[list(METRICS)].to_numpy(float)])
     sums = np.zeros((len(two_way), n_boot, values.shape[1]))
-    one = ~two_way[g]  # one subject: sum_k v_bk S[g, k], a sparse product per value
-    for v in range(values.shape[1]):
-        per_clip = sparse.csr_matrix((values[one, v], (g[one], k[one])),
-                                     shape=(len(two_way), n_items))
-        sums[:, :, v] += per_clip @ item_w.T
+    one = ~two_way[g]
+    if one.any():
+        _add_item_only(sums, g[one], k[one], values[one], n_items, item_w)
     strata, n_strata = bootstrap.unit_codes(cells["observer"])
     for s in range(n_strata):
         rows = two_way[g] & (strata == s)
@@ -271,17 +270,43 @@ def _draws(cells: pd.DataFrame, g: np.ndarray, two_way: np.ndarray, n_boot: int,
         return sums[..., 1:] / sums[..., :1]
 
 
+def _add_item_only(sums, g, k, values, n_items, item_w) -> None:
+    """sums[g, b] += sum_k v_bk S[g, k] (S: a group's values summed per clip), for groups of
+    one subject: one BLAS product where the dense S is small, else a sparse one per value."""
+    from scipy import sparse
+
+    n_groups, n_boot, n_values = sums.shape
+    if n_groups * n_items * n_values > bootstrap.MAX_DENSE_CELLS:
+        for v in range(n_values):
+            per_clip = sparse.csr_matrix((values[:, v], (g, k)), shape=(n_groups, n_items))
+            sums[:, :, v] += per_clip @ item_w.T
+        return
+    flat = ((g * n_items + k)[:, None] * n_values + np.arange(n_values)).ravel()
+    per_clip = np.bincount(flat, weights=values.ravel(), minlength=n_groups * n_items * n_values)
+    by_clip = per_clip.reshape(n_groups, n_items, n_values).transpose(1, 0, 2)
+    sums += (item_w @ by_clip.reshape(n_items, -1)).reshape(
+        n_boot, n_groups, n_values).transpose(1, 0, 2)
+
+
 def _add_two_way(sums, g, k, p, values, n_items, item_w, subj_w) -> None:
     """sums[g, b] += sum over the group's cells of w_bp v_bk times the cell's values: per
-    (group, clip) pair, one sparse product over subjects, then the clip weights."""
+    (group, clip) pair, one product over subjects, then the clip weights."""
     from scipy import sparse
 
     pair_key, j = np.unique(g.astype(np.int64) * n_items + k, return_inverse=True)
     n_pairs, n_values = len(pair_key), values.shape[1]
     cols = (j[:, None] * n_values + np.arange(n_values)).ravel()
-    mat = sparse.csr_matrix((values.ravel(), (np.repeat(p, n_values), cols)),
-                            shape=(subj_w.shape[1], n_pairs * n_values))
-    per_pair = np.asarray((mat.T @ subj_w.T).T).reshape(-1, n_pairs, n_values)
+    width = n_pairs * n_values
+    if subj_w.shape[1] * width <= bootstrap.MAX_DENSE_CELLS:
+        # One BLAS product: a sparse one with a thousand dense columns was the slowest
+        # step of the pair section (2,000 people x 360 clips).
+        mat = np.bincount(np.repeat(p, n_values) * width + cols, weights=values.ravel(),
+                          minlength=subj_w.shape[1] * width).reshape(-1, width)
+        per_pair = (subj_w @ mat).reshape(-1, n_pairs, n_values)
+    else:
+        mat = sparse.csr_matrix((values.ravel(), (np.repeat(p, n_values), cols)),
+                                shape=(subj_w.shape[1], width))
+        per_pair = np.asarray((mat.T @ subj_w.T).T).reshape(-1, n_pairs, n_values)
     weighted = per_pair * item_w[:, pair_key % n_items, None]
     # Pairs are sorted by group (the key is group-major): sum each group's run of pairs.
     pair_g = pair_key // n_items

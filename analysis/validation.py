@@ -11,6 +11,7 @@ from __future__ import annotations
 import json
 import math
 import re
+from itertools import repeat
 from typing import NamedTuple
 
 import numpy as np
@@ -147,10 +148,18 @@ def _factorize(values: np.ndarray):
     try:
         return pd.factorize(values, use_na_sentinel=False)
     except TypeError:  # list or dict cells
-        keys = np.empty(len(values), dtype=object)
-        keys[:] = [tuple(v) if isinstance(v, list) else _DICT if isinstance(v, dict) else v
-                   for v in values]
-        return pd.factorize(keys, use_na_sentinel=False)
+        values = values.copy()
+        values[np.fromiter(map(isinstance, values, repeat(dict)), bool, len(values))] = _DICT
+        # Equal rows often share one object (a parsed table, the database): cells are told
+        # apart by identity first, and only each distinct object is made a key.
+        by_object, objects = pd.factorize(np.fromiter(map(id, values), np.int64, len(values)))
+        first = np.empty(len(objects), dtype=np.int64)
+        first[by_object[::-1]] = np.arange(len(values))[::-1]
+        keys = np.empty(len(objects), dtype=object)
+        for i, value in enumerate(values[first]):
+            keys[i] = tuple(value) if isinstance(value, list) else value
+        codes, uniques = pd.factorize(keys, use_na_sentinel=False)
+        return codes[by_object], uniques
 
 
 class _Dict:
@@ -296,7 +305,8 @@ def _answer_problems(data: pd.DataFrame) -> list[Problem]:
             continue
         direction = cells["direction"][at]
         if kind not in C.DIRECTIONLESS_TRIAL_TYPES:
-            empty = np.flatnonzero([_blank(v) for v in direction])
+            codes, uniques = _factorize(direction)
+            empty = np.flatnonzero(np.array([_blank(v) for v in uniques], dtype=bool)[codes])
             if len(empty):
                 problems.append(Problem("direction", "empty", _one_of(C.DIRECTIONS) + where,
                                         at[empty]))

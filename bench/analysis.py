@@ -33,7 +33,7 @@ from analysis import loading, simulate  # noqa: E402
 from analysis.report import build, output  # noqa: E402
 from analysis.report import registry as R  # noqa: E402
 
-GOAL_S = 15.0
+GOAL_S = 10.0
 
 
 def simulated_study(participants: int, trials: int, seed: int):

@@ -210,3 +210,18 @@ def test_intervals_at_the_ceiling_keep_their_coverage():
             assert out.ci_method.endswith("exact (Clopper-Pearson) bound over the fewer "
                                           "units (5)")
     assert flat >= 20 and covered / 300 >= 0.95, (covered, flat)
+
+
+def test_percentiles_of_rows_equal_numpy_row_by_row():
+    # Rows without a NaN go through np.percentile along the axis, the others through
+    # nanpercentile: both must give exactly numpy's answer for each row alone.
+    values = np.random.default_rng(2).normal(size=(6, 50))
+    values[1, ::3] = np.nan
+    values[2, 5] = np.inf
+    values[3] = np.nan
+    values[4] = np.round(values[4], 1)  # ties
+    lo, hi = bootstrap.nan_percentiles(values, 2.5, 97.5)
+    for row, low, high in zip(values, lo, hi):
+        finite = row[np.isfinite(row)]
+        expected = np.percentile(finite, [2.5, 97.5]) if len(finite) else [np.nan, np.nan]
+        np.testing.assert_array_equal([low, high], expected)

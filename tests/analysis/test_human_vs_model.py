@@ -174,3 +174,21 @@ def test_kappa_intervals_resample_people_as_well_as_clips():
         tuple(np.percentile(model_means, [2.5, 97.5])), abs=1e-12)
     assert (row.human_ceiling_ci_low, row.human_ceiling_ci_high) == pytest.approx(
         tuple(np.percentile(ceiling_means, [2.5, 97.5])), abs=1e-12)
+
+
+def test_correctness_matrix_is_the_mean_per_observer_and_stimulus():
+    # The dense count equals the groupby mean it replaced: repeated presentations
+    # averaged, NaN where a row never saw a stimulus, rows and stimuli sorted.
+    data = pd.concat([rows("p2", "human", [1, 0, 1]), rows("p1", "human", [0, 1], ["c2", "c0"]),
+                      rows("m", "model", [1, 1, 0, 0], ["c0", "c0", "c1", "c3"])],
+                     ignore_index=True)
+    data["extra"] = [{}] * len(data)
+    data.loc[1, "correct"] = np.nan  # not counted
+    matrix = hm._correctness_matrix(data)
+    kind = np.where(data["subject_kind"] == "model", "model", "human")
+    names = np.where(kind == "model", "m", data["subject_id"])
+    expected = pd.DataFrame({"kind": kind, "subject": names, "stimulus": data["stimulus_id"],
+                             "correct": data["correct"]}).groupby(
+        ["kind", "subject", "stimulus"])["correct"].mean().unstack()
+    pd.testing.assert_frame_equal(matrix, expected)
+    assert matrix.loc[("model", "m"), "c0"] == 1.0 and np.isnan(matrix.loc[("human", "p2"), "c1"])

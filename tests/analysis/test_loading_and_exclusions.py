@@ -212,3 +212,22 @@ def test_session_rule_needs_a_known_rule_and_a_status(study):
         exclusions.apply_session_rule(data, "done")
     with pytest.raises(ValueError, match="have no session_status.*--sessions all"):
         exclusions.apply_session_rule(data.assign(session_status=None))
+
+
+def test_exclusion_flow_counts_equal_reason_lists_as_one_whether_shared_or_not():
+    # Reasons are keyed by value: a CSV gives each row its own list, the database may
+    # share one; a trial of a model is never counted.
+    rows = {"subject_id": ["a", "a", "b", "b", "c", "m"],
+            "subject_kind": ["human"] * 5 + ["model"], "block": "main", "trial_type": "aot",
+            "excluded": [True, True, True, False, True, True]}
+    shared = ["rt_too_fast"]
+    apart = pd.DataFrame(rows | {"exclusion_reasons": [
+        ["rt_too_fast"], ["rt_too_fast"], ["focus_lost", "rt_too_fast"], [], ["rt_too_fast"],
+        ["rt_too_fast"]]})
+    together = apart.assign(exclusion_reasons=[shared, shared, apart["exclusion_reasons"][2],
+                                               [], shared, shared])
+    flow = exclusions.trial_exclusion_flow(apart)
+    pd.testing.assert_frame_equal(flow, exclusions.trial_exclusion_flow(together))
+    assert flow.set_index("step").loc["rt_too_fast", "n_trials_removed"] == 4  # b's too
+    assert flow["n_trials_remaining"].tolist()[-1] == 1
+    assert flow.set_index("step").loc["rt_too_fast", "n_participants_removed"] == 2

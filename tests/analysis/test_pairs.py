@@ -179,3 +179,43 @@ def test_too_few_participants_get_no_pooled_pair_intervals():
     own = report.tables["pair_metrics_by_participant"]
     assert len(own) == bootstrap.MIN_PARTICIPANTS - 1 and (own["ci_method"] == "clip").all()
     assert own[ends].notna().all().all()
+
+
+def test_clip_intervals_of_one_subject_equal_a_loop_over_resamples(monkeypatch):
+    # Per participant (one subject a group) only clips are drawn: the vectorised product
+    # equals the weighted means of each resample, computed one by one, whether the
+    # clip-by-group sums are held dense or sparse.
+    rng = np.random.default_rng(3)
+    rows = [_trial(f"p{p}", f"c{k}", truth, "FB"[int(rng.random() < 0.4) ^ (truth == "B")])
+            for p in range(4) for k in range(9) for truth in "FB" if rng.random() < 0.85]
+    data = pd.DataFrame(rows)
+    n_boot = 30
+    by = ["observer", "subject_id"]
+    dense = pairs.pair_metrics(data, by=by, n_boot=n_boot, rng=np.random.default_rng(2))
+    monkeypatch.setattr(bootstrap, "MAX_DENSE_CELLS", 0)
+    sparse = pairs.pair_metrics(data, by=by, n_boot=n_boot, rng=np.random.default_rng(2))
+    pd.testing.assert_frame_equal(dense, sparse, rtol=1e-12)
+    cells = pairs.pair_cells(data)
+    clip_w = bootstrap.resample_counts(np.random.default_rng(2), 9, n_boot)
+    for subject, mine in cells.groupby("subject_id"):
+        row = dense.set_index("subject_id").loc[subject]
+        k = mine["source_clip_id"].str[1:].astype(int).to_numpy()
+        for metric in pairs.METRICS:
+            values = [(clip_w[b, k] * mine[metric]).sum() / clip_w[b, k].sum()
+                      for b in range(n_boot) if clip_w[b, k].sum()]
+            low, high = np.percentile(values, [2.5, 97.5])
+            assert (row[f"{metric}_ci_low"], row[f"{metric}_ci_high"]) == \
+                pytest.approx((low, high), rel=1e-12)
+
+
+def test_two_way_sums_dense_and_sparse_agree(monkeypatch):
+    rng = np.random.default_rng(8)
+    rows = [_trial(f"p{p}", f"c{k}", truth, "FB"[int(rng.random() < 0.3) ^ (truth == "B")],
+                   categories=(("Fall",), ("Put", "Fall"))[k % 2])
+            for p in range(7) for k in range(6) for truth in "FB" if rng.random() < 0.9]
+    data = pd.DataFrame(rows)
+    by = ["observer", "category"]
+    dense = pairs.pair_metrics(data, by=by, n_boot=25, rng=np.random.default_rng(4))
+    monkeypatch.setattr(bootstrap, "MAX_DENSE_CELLS", 0)
+    sparse = pairs.pair_metrics(data, by=by, n_boot=25, rng=np.random.default_rng(4))
+    pd.testing.assert_frame_equal(dense, sparse, rtol=1e-12)

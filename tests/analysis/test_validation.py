@@ -224,3 +224,17 @@ def test_the_blocks_the_app_writes_pass(canonical, value):
     frame["block"] = frame["block"].astype(object)
     frame.at[3, "block"] = value
     loading.normalize_trials(frame)
+
+
+def test_list_cells_are_told_apart_by_value_whether_shared_or_not():
+    # Equal lists count as one value whether rows share the object or not, dicts as one.
+    from analysis.validation import _factorize
+
+    shared = ["Fall"]
+    cells = np.empty(6, dtype=object)
+    cells[:] = [shared, ["Put"], shared, ["Fall"], {}, None]
+    codes, uniques = _factorize(cells)
+    assert list(codes) == [0, 1, 0, 0, 2, 3]
+    assert [u if not isinstance(u, tuple) else list(u) for u in uniques][:2] == [["Fall"],
+                                                                                ["Put"]]
+    assert repr(uniques[2]) == "{...}" and pd.isna(uniques[3])
