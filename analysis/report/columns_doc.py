@@ -304,8 +304,8 @@ ORDERING_BY_FACTOR = {
 }
 ORDERING_BY_CONDITION = {"condition": "The frame-ordering condition (extra.condition).",
                          **ORDERING_COLUMNS}
-ORDERING_ANCHORING = {"true_first_position": "True position of the frame shown first "
-                      "(0 = the earliest): does the first frame shown anchor the answer?",
+ORDERING_ANCHORING = {"true_first_position": "Where the chronologically first frame was "
+                      "shown (presented position, 1-based): does position anchor the answer?",
                       **ORDERING_COLUMNS}
 ORDERING_BY_INVERSIONS = {"n_inversions": "Frame pairs shown out of their true order "
                           "(input disorder; EGO-FLIGHT Appendix, Figure 3).",
@@ -338,8 +338,8 @@ CALIBRATION = {
     "(BF); empty without trials in that label order.",
     "position_effect, residual_bias": "(FB - BF) / 2: preference for the label named first; "
     "(FB + BF) / 2: the bias toward F left once the order is balanced (0: unbiased).",
-    "forward_share_swapped": "Share of stimuli whose P(F), averaged over label orders, is "
-    "> 0.5.",
+    "forward_share_swapped": "Share of stimuli whose logit P(F), averaged over their "
+    "presentations (both label orders), is > 0: answered F once the order is balanced.",
 }
 CALIBRATION_BINS = {
     "bin, n": "Bin 0-9 of P(F) in tenths, and its trials.",
