@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import pandas as pd
 
+from analysis.report import columns_doc as D
 from analysis.report import registry as R
 
 
@@ -17,7 +18,7 @@ def codebook_table() -> pd.DataFrame:
     that has the column). Columns: ``table, section, columns, description``."""
     rows = [(str(t), t.section.id, columns, text)
             for t in R.TABLES for columns, text in t.columns.items()]
-    rows += [("*", "", columns, text) for columns, text in R.COMMON_COLUMNS.items()]
+    rows += [("*", "", columns, text) for columns, text in D.COMMON_COLUMNS.items()]
     return pd.DataFrame(rows, columns=["table", "section", "columns", "description"])
 
 
@@ -51,7 +52,7 @@ def codebook_markdown() -> str:
              "Sections shown for a trial type are those it names in `METRICS`.", "",
              "Columns that mean the same in every table that has them:", "",
              "| columns | meaning |", "|---|---|"]
-    lines += [f"| `{c}` | {_cell(text)} |" for c, text in R.COMMON_COLUMNS.items()]
+    lines += [f"| `{c}` | {_cell(text)} |" for c, text in D.COMMON_COLUMNS.items()]
     for section in R.SECTIONS:
         lines += ["", f"## {section.title}", ""]
         for table in (t for t in R.TABLES if t.section == section):

@@ -12,6 +12,7 @@ import pytest
 from analysis import columns as C
 from analysis import loading, simulate
 from analysis.report import build, codebook, output
+from analysis.report import columns_doc as D
 from analysis.report import registry as R
 from experiments.designs import EGO_FLIGHT_CONDITIONS
 from experiments.trial_types import TRIAL_TYPES
@@ -20,15 +21,17 @@ from tests.analysis import test_report_tra as sweep
 
 
 def _every_section_trials(rng) -> pd.DataFrame:
-    """People and two models on clips and frame orders in the EGO-FLIGHT conditions, one
-    model also under a TOMATO frame condition and on ordered image pairs, people and a VLM
-    on the TRA sweeps, and two models on AoT-PsyPhyBENCH items."""
+    """People (timed by two onset methods) and two models on clips and frame orders in the
+    EGO-FLIGHT conditions, one model also under a TOMATO frame condition and on ordered image
+    pairs, people and a VLM on the TRA sweeps, and two models on AoT-PsyPhyBENCH items."""
     spec = simulate.StudySpec(
         n_participants=6, trials_per_participant=60, n_clips=24, ordering_share=0.25,
         practice_gate_fail_rate=0.0, fast_trial_rate=0.0,
         models={"m-a": simulate.Observer(d_prime=0.5, criterion=0.8),
                 "m-b": simulate.Observer(d_prime=1.0)})
     data = simulate.simulate_study(spec, rng)
+    people = data["subject_kind"] == C.HUMAN  # rt_median then has a row per method
+    data.loc[people, "onset_method"] = np.where(data.index[people] % 2, "raf-next", "rvfc")
     conditions = [c.name for c in EGO_FLIGHT_CONDITIONS]
     orders = data["trial_type"] == C.FRAME_ORDER
     data.loc[orders, "extra"] = [{**e, "condition": conditions[i % len(conditions)]}
@@ -107,16 +110,42 @@ def test_metrics_json_carries_the_tables_the_registry_marks(written):
         assert records is None or len(records) == len(report.tables[table])
 
 
-def test_documented_columns_are_columns_of_their_tables(written):
+def _documented(table: R.Table, built: pd.DataFrame) -> dict[str, str]:
+    """Each column of ``built`` -> the documented name that covers it: its own, or a pattern
+    ``<metric>_ci_low`` whose ``<metric>`` is another column of the table."""
+    names = [c for group in [*table.columns, *D.COMMON_COLUMNS] for c in group.split(", ")]
+    covered = {}
+    for column in built.columns:
+        for name in names:
+            head, _, tail = name.partition("<metric>")
+            if column == name or (tail and column.startswith(head) and column.endswith(tail)
+                                  and column[len(head):-len(tail)] in built):
+                covered[column] = name
+                break
+    return covered
+
+
+def test_every_column_of_every_table_is_documented_and_exists(written):
     report, _ = written
+    built_names = set()
     for table in R.TABLES:
         built = report.tables[table]
-        # a model fit's variance components are rows (terms) of its table
-        terms = set(built["term"].astype(str)) if "term" in built else set()
+        covered = _documented(table, built)
+        assert set(built.columns) == set(covered), (table, set(built.columns) - set(covered))
+        # a pattern is documented only in COMMON_COLUMNS, for columns made per metric
+        assert not any("<" in group for group in table.columns), table
         for group in table.columns:
             for column in group.split(", "):
-                if "<" not in column:  # a pattern such as gap_<metric>_points
-                    assert column in built or column in terms, (table, column)
+                assert column in built, (table, column)
+        built_names |= set(covered.values())
+    assert {c for group in D.COMMON_COLUMNS for c in group.split(", ")} <= built_names
+
+
+def test_a_table_that_grows_an_undocumented_column_is_caught(written):
+    report, _ = written
+    grown = report.tables[R.AOT_OVERALL].assign(accuracy_by_weekday=0.5)
+    assert "accuracy_by_weekday" not in _documented(R.AOT_OVERALL, grown)
+    assert "accuracy_ci_low" in _documented(R.AOT_OVERALL, grown)
 
 
 def test_the_codebook_names_every_table_and_documented_column(written):
