@@ -20,6 +20,7 @@ from sqlalchemy.exc import IntegrityError
 
 from experiments import exclusions, plausibility
 from experiments import schedule as scheduling
+from experiments.designs import Design
 from experiments.trial_types import ATTENTION_CHECK, TRIAL_TYPES, PayloadError, is_technical, validate
 from webapp.database import write_transaction
 from webapp.extensions import db
@@ -77,7 +78,7 @@ def session_state(connection: Connection, session: Row) -> dict:
     """The GET answer: the browser's view of the session (no main-trial answers)."""
     records = [_record(t) for t in store.stored_trials(connection, session.id)]
     stored = [r["trial_index"] for r in records]
-    design = sessions.study_design(session)
+    design = Design.from_snapshot(session)
     media_url = media_url_maker(session.token)
     done = set(stored)
     pending = [t["trial_index"] for t in session.schedule if t["trial_index"] not in done]
@@ -175,7 +176,7 @@ def store_trial(connection: Connection, target: Row, payload) -> tuple[int, dict
     if target.status != "in_progress":  # a replay may still arrive after the session ended
         return 200, _existing(connection, target.id, fields, _not_in_progress(target,
                                                                               target.status))
-    design = sessions.study_design(target)
+    design = Design.from_snapshot(target)
     practice = scheduled["block"] == scheduling.PRACTICE
     if not practice and practice_passed(target.status, target.schedule, practice_records(
             connection, target.id), design) is not True:
@@ -268,7 +269,7 @@ def complete(connection: Connection, session: Row) -> dict:
     if missing:
         raise ApiError(409, "missing_trials", f"{len(missing)} trial(s) not stored yet",
                        missing=missing)
-    per_trial, reasons = exclusion_verdict(sessions.study_design(session), session, trials,
+    per_trial, reasons = exclusion_verdict(Design.from_snapshot(session), session, trials,
                                            store.media_served(connection, session.id))
     changed = _changed_flags(trials, per_trial)
     verdict = _verdict(reasons, ending=True)
@@ -325,7 +326,7 @@ def recompute_study(study) -> dict[str, int]:
     For use after a rule change; sessions still running are left to their own completion.
     Returns the number of sessions checked and of those now excluded.
     """
-    design = sessions.study_design(study)
+    design = Design.from_snapshot(study)
     excluded = 0
     with db.engine.connect() as connection:
         finished_sessions = store.finished_human_sessions(connection, study.id)

@@ -27,7 +27,7 @@ from sqlalchemy import Connection, Row
 from sqlalchemy.exc import IntegrityError
 
 from experiments import schedule as scheduling
-from experiments.designs import Design, design_from_snapshot
+from experiments.designs import Design
 from webapp import rate_limits
 from webapp.database import write_transaction
 from webapp.participant import resume, store, texts
@@ -70,10 +70,6 @@ class Entry:
     ending: dict = field(default_factory=dict)
     retry_after_s: int = 0  # busy: when the limit that refused the entry would admit it
 
-
-def study_design(study) -> Design:
-    """The design of an Experiment, or of a session row with its study's design columns."""
-    return design_from_snapshot(study.design, study.design_snapshot)
 
 
 def recruitment_from(args: Mapping[str, str]) -> tuple[str, dict]:
@@ -169,7 +165,7 @@ def _language_of(session: Row) -> str | None:
 def _session_entry(connection: Connection, study: Row, external_id: str,
                    recruitment: dict, admission: Admission,
                    language: _LanguageChoice = _LanguageChoice(None)) -> Entry:
-    design = study_design(study)
+    design = Design.from_snapshot(study)
     # Paused and closed ("finish") studies take no new participants; those in may finish.
     taking = study.status == "open" or admission.preview
     for _ in range(2):  # twice: a concurrent entry with the same id may create the rows first
@@ -197,7 +193,7 @@ def _session_entry(connection: Connection, study: Row, external_id: str,
                              language=remembered)
             # A participant already in goes on to their next session while the study is
             # paused or closed ("finish"): only "stop" ends their participation.
-            opens_at = opens_after(ran_design(last), last.completed_at or now())
+            opens_at = opens_after(Design.from_snapshot(last), last.completed_at or now())
             if now() < opens_at:
                 return Entry("wait", opens_at=opens_at, language=remembered)
         elif not taking:
@@ -238,10 +234,6 @@ def _screen_out_again(study: Row, session: Row, recruitment: dict) -> dict:
             "reasons": list((stored.get("screen_out") or {}).get("reasons") or []),
             "device": dict(stored.get("device") or {})}
 
-
-def ran_design(session: Row) -> Design:
-    """The design of the version ``session`` ran (from :func:`store.last_session`)."""
-    return design_from_snapshot(session.design, session.design_snapshot)
 
 
 _DONE_KEYS = {"completed": "already_completed", "stopped": "study_stopped"}
@@ -332,7 +324,7 @@ def _new_session(connection: Connection, study: Row, design: Design, external_id
     # A later session is available from the moment it opened (what the participant was told
     # and their calendar file says), not from when they came back.
     available_from = now() if number == 1 else \
-        opens_after(ran_design(last), last.completed_at or now())
+        opens_after(Design.from_snapshot(last), last.completed_at or now())
     # A simulated participant takes no place and counts in no cell, in every session.
     simulated = admission.simulated or admission.preview or bool(last and last.simulated)
     key, key_hash = resume.new_key() if last is None else (None, None)

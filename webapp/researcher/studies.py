@@ -18,7 +18,7 @@ from sqlalchemy import and_, func, insert, or_, select, update
 from sqlalchemy.exc import IntegrityError
 
 from experiments import schedule, study_file
-from experiments.designs import DESIGNS, STUDY_CONFIG_KEY, design_from_snapshot
+from experiments.designs import DESIGNS, STUDY_CONFIG_KEY, Design
 from webapp.database import write_transaction
 from webapp.extensions import db
 from webapp.models import Researcher, Session, Study, StudyMember, Subject
@@ -144,7 +144,7 @@ def study_config(study: Study) -> study_file.StudyConfig:
     """The study's configuration; a study stored without one (before ``--design`` stored its
     languages) gets the default settings."""
     snapshot = study.design_snapshot or {}
-    design = design_from_snapshot(study.design, snapshot)
+    design = Design.from_snapshot(study)
     settings = snapshot.get(STUDY_CONFIG_KEY) or {
         "stimulus_set": study.stimulus_set, "title": study.title, "places": study.max_participants}
     return study_file.StudyConfig.from_settings(design, settings)
