@@ -28,6 +28,7 @@ from sqlalchemy.exc import IntegrityError
 
 from experiments import schedule as scheduling
 from experiments.designs import Design
+from experiments.verdict import ENDED, UNFINISHED
 from webapp import rate_limits
 from webapp.database import write_transaction
 from webapp.participant import resume, store, texts
@@ -45,9 +46,6 @@ from webapp.stimuli.catalog import load_catalog
 
 RECRUITMENT_KEYS = ("PROLIFIC_PID", "STUDY_ID", "SESSION_ID", "participant")
 _ID = re.compile(r"[A-Za-z0-9._:@-]{1,200}")
-ACTIVE = ("started", "in_progress")
-ENDED = ("completed", "failed_attention", "failed_practice", "no_consent", "stopped",
-         "screened_out")
 # Why a device check screens a participant out (static/js/device.js problems()).
 SCREEN_OUT_REASONS = ("device", "browser", "window", "fullscreen", "video", "keyboard")
 PROLIFIC_COMPLETE = "https://app.prolific.com/submissions/complete?cc={code}"
@@ -181,7 +179,7 @@ def _session_entry(connection: Connection, study: Row, external_id: str,
             continue  # a tab opened it meanwhile: the next reading refuses this browser
         if last is not None and last.token is not None:
             remembered = _language_of(last)
-            if last.status in ACTIVE:
+            if last.status in UNFINISHED:
                 _remember_language(connection, study, last, language.requested)
                 return Entry("run", last.token)
             if last.status == "screened_out":
@@ -247,6 +245,7 @@ def _done_message(status: str) -> str:
     return "You have already taken part in this study."
 
 
+BUSY = "Too many new sessions are starting right now. Please try again in a few minutes."
 BUSY_NETWORK = ("Several people have started this study from your network (internet address) "
                 "recently. Please try again later; if you share a network with other "
                 "participants (a campus or a lab), the researchers can let more in.")
@@ -268,9 +267,7 @@ def admission_refusal(connection: Connection, study: Row, address: str) -> Entry
     if refused is None:
         return None
     if refused[0] == "NEW_SESSIONS_PER_STUDY":
-        return Entry("busy", message="Too many new sessions are starting right now. Please "
-                                     "try again in a few minutes.", key="busy",
-                     retry_after_s=wait_s)
+        return Entry("busy", message=BUSY, key="busy", retry_after_s=wait_s)
     return Entry("busy", message=BUSY_NETWORK, key="busy_network", retry_after_s=wait_s)
 
 
@@ -294,9 +291,7 @@ def _returning_refusal(study: Row, address: str) -> Entry:
     for name, scope in (("RETURNING_ENTRIES_PER_ADDRESS", (client,)),
                         ("RETURNING_ENTRIES_PER_STUDY", (str(study.id),))):
         if wait_s := rate_limits.hit(name, config[name], *scope):
-            return Entry("busy", message="Too many new sessions are starting right now. Please "
-                                         "try again in a few minutes.", key="busy",
-                         retry_after_s=wait_s)
+            return Entry("busy", message=BUSY, key="busy", retry_after_s=wait_s)
     return Entry("elsewhere", key="resume_elsewhere")
 
 
@@ -396,7 +391,7 @@ def record_consent(connection: Connection, session: Row, consent: bool,
         if status == "started" and consent and session.session_number == 1 \
                 and not session.simulated and store.study_full(connection, session.study_id):
             raise ConsentRefused("study_full", FULL)
-        if status in ACTIVE:
+        if status in UNFINISHED:
             status = "in_progress" if consent else "no_consent"
             ended = {} if consent else {"completed_at": now()}
             update_session(connection, session.id, status=status, **ended, device_info={

@@ -19,11 +19,12 @@ from sqlalchemy.exc import IntegrityError
 
 from experiments import schedule, study_file
 from experiments.designs import DESIGNS, STUDY_CONFIG_KEY, Design
+from experiments.verdict import UNFINISHED
 from webapp.database import write_transaction
 from webapp.extensions import db
 from webapp.models import Researcher, Session, Study, StudyMember, Subject
 from webapp.models.study import StudyVersion
-from webapp.participant.sessions import ACTIVE, now
+from webapp.participant.sessions import now
 from webapp.stimuli import catalog
 from webapp.stimuli.catalog import load_catalog
 
@@ -246,7 +247,7 @@ def transition(slug: str, action: str) -> Study:
             _freeze(connection, study_id)
         if changed and close_mode == "stop":
             connection.execute(
-                update(Session.__table__).where(Session.status.in_(ACTIVE), Session.subject_id.in_(
+                update(Session.__table__).where(Session.status.in_(UNFINISHED), Session.subject_id.in_(
                     select(Subject.id).where(Subject.study_id == study_id)))
                 .values(status="stopped", completed_at=now()))
     db.session.refresh(study)
