@@ -32,8 +32,9 @@ def _scheduled(connection, token: str, trial_index: int) -> tuple[Row, dict, obj
     position's media is served (the plausibility rules compare it with the trial's
     arrival)."""
     session = sessions.session_by_token(connection, token)
-    schedule = session.schedule if session is not None else []
-    trial = schedule[trial_index] if trial_index < len(schedule) else None
+    if session is None:
+        abort(404)
+    trial = session.schedule[trial_index] if trial_index < len(session.schedule) else None
     if trial is None or trial["trial_index"] != trial_index:
         abort(404)
     stimulus = store.stimulus_file(connection, trial["stimulus_id"])
