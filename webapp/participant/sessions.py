@@ -69,7 +69,6 @@ class Entry:
     retry_after_s: int = 0  # busy: when the limit that refused the entry would admit it
 
 
-
 def recruitment_from(args: Mapping[str, str]) -> tuple[str, dict]:
     """(external id, recruitment dict) from the entry link's query, or ValueError."""
     recruitment = {k: args[k] for k in RECRUITMENT_KEYS if args.get(k)}
@@ -231,7 +230,6 @@ def _screen_out_again(study: Row, session: Row, recruitment: dict) -> dict:
             if "PROLIFIC_PID" in recruitment else None,
             "reasons": list((stored.get("screen_out") or {}).get("reasons") or []),
             "device": dict(stored.get("device") or {})}
-
 
 
 _DONE_KEYS = {"completed": "already_completed", "stopped": "study_stopped"}
