@@ -6,7 +6,7 @@ HOST ?= 127.0.0.1
 PORT ?= 5000
 PG_URL ?= postgresql+psycopg://postgres@127.0.0.1:5432/test
 
-.PHONY: run test lint setup lock debian postgres migration
+.PHONY: run test lint docs screenshots setup lock debian postgres migration
 
 # Development mode: a random secret key kept in instance/secret_key, simulated participants allowed.
 # Printed links follow HOST and PORT (`make run PORT=8080`); a server on 0.0.0.0 is reached
@@ -20,15 +20,24 @@ run: setup
 	$(BIN)/python manage.py study demo --local-admin
 	$(BIN)/python manage.py run --host $(HOST) --port $(PORT)
 
-test: setup debian postgres lint
+test: setup debian postgres lint docs
 	CHRONOSCOPE_TEST_POSTGRES_URL=$(PG_URL) $(BIN)/python -m pytest -n 2 --dist loadfile
 
-# ruff over the whole tree (rules in pyproject.toml). mypy starts on the two lower layers,
-# experiments/ and analysis/, with --ignore-missing-imports (torch, av, plotly, statsmodels ship
-# no stubs); the modules it does not check yet are listed in pyproject.toml.
+# ruff over the whole tree (rules in pyproject.toml); mypy over every product package, no module
+# exempt, with --ignore-missing-imports (torch, av, plotly, statsmodels ship no stubs).
 lint: setup
 	$(BIN)/ruff check .
-	$(BIN)/mypy --ignore-missing-imports experiments analysis
+	$(BIN)/mypy --ignore-missing-imports experiments analysis webapp
+
+# The documentation site (mkdocs.yml), built strictly into a temporary folder: a broken link, a
+# missing screenshot or a reference page the code no longer builds fails.
+docs: setup
+	d=$$(mktemp -d) && $(BIN)/python -m mkdocs build --strict --quiet --site-dir $$d; \
+	  status=$$?; rm -rf $$d; exit $$status
+
+# Retake docs/walkthrough.md's screenshots (then commit docs/img/walkthrough/).
+screenshots: setup debian
+	CHRONOSCOPE_SCREENSHOTS=docs $(BIN)/python -m pytest -q -n 0 tests/browser/test_walkthrough_screenshots.py
 
 setup: $(VENV)/.installed static/vendor/.installed
 
@@ -88,3 +97,7 @@ migration: setup
 	d=$$(mktemp -d) && export CHRONOSCOPE_INSTANCE_PATH=$$d CHRONOSCOPE_DEVELOPMENT=true && \
 	  $(BIN)/python manage.py db upgrade && $(BIN)/python manage.py db migrate -m "$(MESSAGE)"; \
 	  status=$$?; rm -rf $$d; exit $$status
+
+# Retake docs/walkthrough.md's screenshots (then commit docs/img/walkthrough/).
+screenshots: setup debian
+	CHRONOSCOPE_SCREENSHOTS=docs $(BIN)/python -m pytest -q -n 0 tests/browser/test_walkthrough_screenshots.py

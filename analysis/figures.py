@@ -351,7 +351,7 @@ def tra_sweep_figure(curves: pd.DataFrame, published: pd.DataFrame, caption: str
                      level_means: pd.DataFrame):
     """People, VLMs and self-supervised models over one physical sweep, each normalised.
 
-    ``curves``: one sweep's rows of :func:`analysis.report_tra.sweep_tables`'
+    ``curves``: one sweep's rows of :func:`analysis.report.tra.sweep_tables`'
     ``tra_sweep_curves`` (``observer_kind, observer, subject_id, level, value_normalised,
     band_lo, band_hi, note``; a non-empty ``note``, e.g. "not distinguishable from 0", is
     added to the curve's legend label); ``published``: the TRA paper's peaks for this sweep

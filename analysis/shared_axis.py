@@ -16,7 +16,7 @@ import pandas as pd
 
 from analysis.sweep_fits import is_drawn, psychometric_values
 
-NORMALISATIONS = {  # the rule per observer kind, stated in the figure caption and the README
+NORMALISATIONS = {  # the rule per observer kind, stated in the figure caption and docs/analysis.md
     "psychometric": "above-chance accuracy (P - chance) / (1 - chance), i.e. 2 P(correct) - 1 "
                     "at chance 0.5: 0 = chance, 1 = always right, not rescaled per observer",
     "tra": "TRA level means / the largest |level mean| on the sweep of any model whose level "

@@ -29,7 +29,9 @@ import numpy as np
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from analysis import loading, report_output, reports, simulate  # noqa: E402
+from analysis import loading, simulate  # noqa: E402
+from analysis.report import build, output  # noqa: E402
+from analysis.report import registry as R  # noqa: E402
 
 GOAL_S = 15.0
 
@@ -54,8 +56,8 @@ def baseline(data) -> float:
 def full_report(data, out_dir: Path, n_boot: int):
     start = time.perf_counter()
     trials = loading.normalize_trials(data)
-    report = reports.build_report(trials, n_boot=n_boot, rng=np.random.default_rng(0))
-    report_output.write_report(report, out_dir)
+    report = build.build_report(trials, n_boot=n_boot, rng=np.random.default_rng(0))
+    output.write_report(report, out_dir)
     return time.perf_counter() - start, report
 
 
@@ -102,7 +104,7 @@ def main(argv=None) -> None:
         f"{k} {statistics.median(v):.2f}" for k, v in slow))
     print(f"intervals: {info['uncertainty']['n_boot']} resamples; people "
           f"{info['uncertainty']['people']}; models {info['uncertainty']['models']}")
-    for name in ("rt_lmm", "accuracy_glmm"):
+    for name in (R.RT_LMM, R.ACCURACY_GLMM):
         if name in info and "fitted_on" in info[name]:
             print(f"{name} fitted on {info[name]['fitted_on']}")
     verdict = "met" if statistics.median(full) < GOAL_S else "NOT met"

@@ -30,7 +30,7 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
 from analysis.psychometric import fit_psychometric  # noqa: E402
-from analysis.report_tra import PEOPLE_FIT  # noqa: E402
+from analysis.report.tra import PEOPLE_FIT  # noqa: E402
 from analysis.sweep_fits import WIDTH_UPPER_ONLY, fit_status  # noqa: E402
 from bench.tra_power import SWEEPS, participant  # noqa: E402
 

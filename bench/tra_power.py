@@ -3,7 +3,7 @@
 
 Simulated participants answer forward/backward on every level of a sweep; P(correct) goes
 between chance (0.5) and 1 - lapse along a cumulative normal, and the fit is the report's own
-(``analysis.report_tra.PEOPLE_FIT``: guess 0.5, lapse estimated in [0, 0.06], source clips
+(``analysis.report.tra.PEOPLE_FIT``: guess 0.5, lapse estimated in [0, 0.06], source clips
 resampled together).  For each sweep, true lapse rate and number of trials per level it
 prints the median and 80th percentile of the 95% CI half-width of the threshold over
 participants, the share whose half-width is at most one level step, and the fits that give
@@ -28,7 +28,7 @@ import pandas as pd
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from analysis.psychometric import fit_psychometric  # noqa: E402
-from analysis.report_tra import PEOPLE_FIT  # noqa: E402
+from analysis.report.tra import PEOPLE_FIT  # noqa: E402
 from analysis.sweep_fits import psychometric_values  # noqa: E402
 from experiments.synthetic.tra_bullet import SWEEP_DAMPINGS, SWEEP_RESTITUTIONS  # noqa: E402
 

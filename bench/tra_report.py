@@ -5,7 +5,7 @@ The study is simulated in the trial table's shape: participants who answer every
 of the PyBullet set once forward and once reversed (22 trials a ball level, 20 a pendulum
 level, ``experiments/studies/tra-sweep-pybullet.toml``) with 3% lapses, VLMs scored on every
 clip in both label orders, and one self-supervised model's TRA at two context lengths.
-Timed: ``analysis.report_tra.sweep_tables`` with the report's fits (people's lapse rate
+Timed: ``analysis.report.tra.sweep_tables`` with the report's fits (people's lapse rate
 estimated on a 13-point grid) against its baseline, the same section with the lapse fixed at
 0 as before; rounds interleaved, medians [range], the load, and the ratio per round.
 
@@ -25,7 +25,8 @@ import pandas as pd
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from analysis import columns as C  # noqa: E402
-from analysis import report_tra  # noqa: E402
+from analysis.report import registry as R  # noqa: E402
+from analysis.report import tra as report_tra  # noqa: E402
 from analysis.sweep_fits import psychometric_values  # noqa: E402
 from experiments.synthetic.tra_bullet import (  # noqa: E402
     BALL_REPEATS,
@@ -106,7 +107,7 @@ def main() -> None:
             start = time.perf_counter()
             tables = report_tra.sweep_tables(trials, tra, levels, n_boot=args.n_boot)
             seconds[name].append(time.perf_counter() - start)
-            assert not tables["tra_sweep_fits"].empty
+            assert not tables[R.TRA_SWEEP_FITS].empty
     report_tra.PEOPLE_FIT = estimated
     print(f"{len(trials):,} trials ({args.participants} participants, {args.vlms} VLMs), "
           f"{args.n_boot} resamples; load {min(loads):.1f}-{max(loads):.1f}")

@@ -13,7 +13,8 @@ from typing import TYPE_CHECKING
 from experiments import texts as text_defaults
 from experiments.designs import Design, get_design
 from experiments.study_config import StudyConfig
-from experiments.study_format import MAX_TEXT_CHARS, MAX_TRIALS_PER_BLOCK, SCHEMA, Setting, _show, check_value
+from experiments.study_format import SCHEMA, _show, check_value
+from experiments.study_settings import MAX_TEXT_CHARS, MAX_TRIALS_PER_BLOCK, Setting, default
 
 if TYPE_CHECKING:
     from experiments.study_file import Reader
@@ -214,7 +215,8 @@ def build(reader: Reader, values: dict, text_overrides: dict) -> StudyConfig | N
         return None
     study = {key: values[(section, key)] for section, key in values
              if section in ("study", "participants") and not SCHEMA[section][key].design_field}
-    window = (study.pop("min_window_width", 800), study.pop("min_window_height", 600))
+    window = (study.pop("min_window_width", default("participants.min_window_width")),
+              study.pop("min_window_height", default("participants.min_window_height")))
     study.pop("design", None)
     study.pop("stimulus_set", None)
     for key in ("languages", "browsers", "devices"):

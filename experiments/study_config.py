@@ -12,7 +12,7 @@ from dataclasses import dataclass, field
 
 from experiments import texts as text_defaults
 from experiments.designs import Design
-from experiments.study_format import DEFAULT_BROWSERS
+from experiments.study_settings import default
 from experiments.trial_types import TRIAL_TYPES
 
 
@@ -22,18 +22,20 @@ class StudyConfig:
 
     design: Design
     stimulus_set: str
-    title: str = ""
-    languages: tuple[str, ...] = ("en",)
-    places: int | None = None
-    browsers: tuple[str, ...] = DEFAULT_BROWSERS
-    devices: tuple[str, ...] = ("desktop",)
-    min_window: tuple[int, int] = (800, 600)
+    # The study-level settings' defaults are declared with them (experiments.study_settings).
+    title: str = default("study.title")
+    languages: tuple[str, ...] = default("study.languages")
+    places: int | None = default("participants.places")
+    browsers: tuple[str, ...] = default("participants.browsers")
+    devices: tuple[str, ...] = default("participants.devices")
+    min_window: tuple[int, int] = (default("participants.min_window_width"),
+                                   default("participants.min_window_height"))
     # The study's own texts (Markdown) by language and key; the rest are the shipped defaults.
     texts: dict = field(default_factory=dict)
     # The lab's facts the consent states (texts.STUDY_FACTS): Markdown, or Markdown by language.
-    contact: str | dict = ""
-    ethics: str | dict = ""
-    data_retention: str | dict = ""
+    contact: str | dict = default("study.contact")
+    ethics: str | dict = default("study.ethics")
+    data_retention: str | dict = default("study.data_retention")
 
     def settings(self) -> dict:
         """The study-level settings as JSON (stored beside the design in its snapshot).

@@ -10,7 +10,8 @@ found; unknown keys are errors, so a typo is never silently ignored::
 
 :func:`load` returns a :class:`StudyConfig` (the :class:`~experiments.designs.Design` plus the
 study-level settings) or raises :class:`StudyFileError` with every problem; :func:`to_toml`
-(:mod:`experiments.study_format`, with the schema) writes a config back, and ``load`` of that
+(:mod:`experiments.study_format`; the settings are declared in
+:mod:`experiments.study_settings`) writes a config back, and ``load`` of that
 text gives the same config.  Reading is bounded in time and memory
 (:mod:`experiments.study_scan`).
 """
@@ -27,11 +28,7 @@ from experiments.response_keys import reserved_key_warnings
 from experiments.study_checks import consent_warnings
 from experiments.study_config import StudyConfig, estimate_session_minutes, study_texts
 from experiments.study_format import (
-    BROWSERS,
-    DEFAULT_BROWSERS,
     LOOK_ALIKE_KEYS,
-    MAX_TEXT_CHARS,
-    MAX_TITLE_CHARS,
     SCHEMA,
     WEBKIT_ONSET_ERROR,
     check_value,
@@ -40,9 +37,10 @@ from experiments.study_format import (
     visible,
 )
 from experiments.study_scan import MAX_FILE_BYTES, scan
+from experiments.study_settings import BROWSERS, DEFAULT_BROWSERS, MAX_TEXT_CHARS, MAX_TITLE_CHARS
 
-# What the configuration (experiments.study_config) and the schema (experiments.study_format)
-# declare is named here too: one module to import.
+# What the configuration (experiments.study_config), the settings (experiments.study_settings)
+# and their checks (experiments.study_format) declare is named here too: one module to import.
 __all__ = ["BROWSERS", "DEFAULT_BROWSERS", "MAX_FILE_BYTES", "MAX_TEXT_CHARS", "MAX_TITLE_CHARS",
            "SCHEMA", "Problem", "StudyConfig", "StudyFileError", "check", "check_value",
            "consent_warnings", "estimate_session_minutes", "load", "loads", "problem_at",

@@ -1,5 +1,6 @@
-"""A study file's format: what each setting may be (the schema and each value's check), and
-how a configuration is written back as a file (:func:`to_toml`).
+"""A study file's format: each value's check against its setting (the settings are declared
+in :mod:`experiments.study_settings`), and how a configuration is written back as a file
+(:func:`to_toml`).
 
 :mod:`experiments.study_file` reads and validates files against this schema; a value is
 checked here the same way wherever it comes from (a file, the dashboard's form, the command
@@ -11,120 +12,32 @@ import json
 import math
 import re
 import unicodedata
-from dataclasses import dataclass, fields, replace
 from typing import TYPE_CHECKING
 
 from experiments import texts as text_defaults
-from experiments.designs import DESIGNS
-from experiments.exclusions import ExclusionRules
+from experiments.study_settings import (
+    MAX_LANGUAGES,
+    MAX_TEXT_CHARS,
+    MAX_TITLE_CHARS,
+    SETTINGS,
+    Setting,
+    design_value,
+)
 
 if TYPE_CHECKING:
     from experiments.study_config import StudyConfig
 
-BROWSERS = ("chromium", "firefox", "webkit")
-# What a study accepts unless its file says otherwise: the engines whose measured onset error
-# meets the goal (|mean| < 5 ms, SD < 3 ms; bench/rt_engines.py, README "Three browser
-# engines").  WebKitGTK, standing in for Safari, missed it; a study file may still opt in.
-DEFAULT_BROWSERS = ("chromium", "firefox")
+# The schema: every setting, declared once in experiments.study_settings.
+SCHEMA = SETTINGS
 WEBKIT_ONSET_ERROR = "mean 9.2 ms, SD 4.0 ms"
-
-
-@dataclass(frozen=True)
-class Setting:
-    """One key of the file: its kind, what it must be, and the Design field it sets (if any)."""
-
-    kind: str  # int | number | bool | str | design | language_list | key_pair | choice_list
-    expected: str
-    design_field: str | None = None
-    minimum: float | None = None
-    maximum: float | None = None
-    required: bool = False
-    choices: tuple[str, ...] = ()
-    # Said after ``expected`` when a value is above ``maximum`` (" of at most 200").
-    bound: str = ""
-
-
 # Key pairs a participant can mistake for each other when a catch video shows one of them.
 LOOK_ALIKE_KEYS = frozenset(frozenset(pair) for pair in ("o0", "i1", "l1", "il", "s5", "b8", "z2"))
-# Sanity bounds: a value past them is a typo (or would exhaust memory building a schedule).
-MAX_SESSIONS, MAX_BLOCKS, MAX_TRIALS_PER_BLOCK, MAX_PRACTICE_TRIALS = 20, 100, 2000, 200
-MAX_ATTEMPTS, MAX_REPEATS, MAX_PLACES, MAX_WINDOW_PX = 10, 100, 100_000, 10_000
-MAX_TIMING_MS, MAX_GAP_HOURS = 600_000, 24 * 365  # 10 minutes; a year
-# Bounds of what a participant's page renders on every visit (each text through Markdown and
-# the sanitiser) and of what the stored form holds: a consent of ~3,000 words fits a text.
-MAX_LANGUAGES, MAX_TEXT_CHARS = 20, 20_000
-MAX_TITLE_CHARS = 200  # the study table's title column
 # Characters a title must not hold, by Unicode category: control characters, and characters
 # that are invisible or reorder the text around them (bidirectional overrides, zero-width
 # and private-use characters), with which one study's title passes for another's.
 _HIDDEN = {"Cc": "a control", "Cf": "an invisible or bidirectional-formatting",
            "Co": "a private-use", "Cn": "an unassigned", "Cs": "a surrogate",
            "Zl": "a line-separator", "Zp": "a paragraph-separator"}
-
-
-def _int(minimum: int, field_: str | None = None, maximum: int | None = None,
-         note: str = "") -> Setting:
-    words = {0: "a non-negative integer", 1: "a positive integer"}
-    bound = f" of at most {maximum}{note}" if maximum is not None else ""
-    return Setting("int", words.get(minimum, f"an integer >= {minimum}"), field_, minimum,
-                   maximum, bound=bound)
-
-
-def _timing(minimum: int, field_: str) -> Setting:
-    return _int(minimum, field_, MAX_TIMING_MS, " (10 minutes)")
-
-
-DEVICES = ("desktop", "tablet", "phone")
-_LOCALISED = ("Markdown text saying {}, or a table of such texts by language "
-              '(en = "...", de = "...")')
-_RULE_TYPES = {"str": Setting("str", "a string"), "bool": Setting("bool", "true or false"),
-               "int": _int(0), "float": Setting("number", "a non-negative number", minimum=0)}
-SCHEMA: dict[str, dict[str, Setting]] = {
-    "study": {
-        "title": Setting("title", "a title"),
-        "design": Setting("choice", f"one of {', '.join(DESIGNS)}", required=True,
-                          choices=tuple(DESIGNS)),
-        "stimulus_set": Setting("str", "the name of a stimulus set", required=True),
-        "languages": Setting("language_list", f"a list of at most {MAX_LANGUAGES} language "
-                                              'codes such as ["en", "de"]'),
-        # The lab's facts the consent states (experiments.texts.STUDY_FACTS).
-        "contact": Setting("localised", _LOCALISED.format("whom participants contact")),
-        "ethics": Setting("localised", _LOCALISED.format("the ethics approval")),
-        "data_retention": Setting("localised", _LOCALISED.format(
-            "how long the data are kept and who may see them")),
-    },
-    "sessions": {"count": _int(1, "sessions", MAX_SESSIONS),
-                 "gap_hours": Setting("number", "a non-negative number of hours",
-                                      "session_gap_hours", 0, MAX_GAP_HOURS,
-                                      bound=f" of at most {MAX_GAP_HOURS} (a year)")},
-    "blocks": {"count": _int(1, "main_blocks", MAX_BLOCKS),
-               "clips_per_session": _int(1, "max_clips", MAX_TRIALS_PER_BLOCK * MAX_BLOCKS),
-               "trials_per_block": _int(1, None, MAX_TRIALS_PER_BLOCK),
-               "catch_per_block": _int(0, "catch_per_block", MAX_TRIALS_PER_BLOCK),
-               # Sweep designs only (included_splits): each clip this many times per direction.
-               "repeats_per_direction": _int(1, "repeats_per_direction", MAX_REPEATS)},
-    "practice": {"trials": _int(0, "practice.n_trials", MAX_PRACTICE_TRIALS),
-                 "pass_accuracy": Setting("number", "a proportion from 0 to 1",
-                                          "practice.min_accuracy", 0, 1),
-                 "attempts": _int(1, "practice.max_attempts", MAX_ATTEMPTS)},
-    "responses": {"keys": Setting("key_pair", "two different keys, each a lower-case letter or "
-                                              'digit, such as ["f", "j"]', "response_keys"),
-                  "counterbalance": Setting("bool", "true or false", "counterbalance_keys")},
-    "timing": {"fixation_ms": _timing(0, "fixation_ms"),
-               "response_timeout_ms": _timing(0, "response_window_ms_after_clip"),
-               "ordering_timeout_ms": _timing(1, "max_ordering_ms"),
-               "inter_trial_ms": _timing(0, "inter_trial_ms")},
-    "participants": {
-        "places": _int(1, None, MAX_PLACES),
-        "browsers": Setting("choice_list", f"a list of {', '.join(BROWSERS)}", choices=BROWSERS),
-        "devices": Setting("choice_list", f"a list of {', '.join(DEVICES)}", choices=DEVICES),
-        "min_window_width": _int(1, None, MAX_WINDOW_PX),
-        "min_window_height": _int(1, None, MAX_WINDOW_PX),
-    },
-    "exclusions": {f.name: replace(_RULE_TYPES[type(f.default).__name__],
-                                   design_field=f"exclusions.{f.name}")
-                   for f in fields(ExclusionRules)},
-}
 _LANGUAGE = re.compile(r"^[a-z]{2,3}(-[A-Z]{2})?$")
 # The catch set has a video for each such key (experiments.catch.KEYS); whether the stored
 # one does is checked when a study is created, where the database can be seen.
@@ -238,10 +151,7 @@ def _setting_value(config, design, section, key, setting):
     if key in ("title", *text_defaults.STUDY_FACTS) and not getattr(config, key):
         return None  # not given: an empty string would not load again
     if setting.design_field:
-        value = design
-        for part in setting.design_field.split("."):
-            value = value[part]
-        return value
+        return design_value(design, setting.design_field)
     if section == "study" and key == "design":
         return config.design.name
     if key in ("min_window_width", "min_window_height"):

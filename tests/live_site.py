@@ -156,7 +156,7 @@ def _store_catch(app, folder: Path) -> None:
 def open_study(app, slug: str, design, **settings) -> None:
     """Create and open a study of ``design`` on the tiny stimulus set, as a study file would
     (``settings``: other StudyConfig fields).  It opts in every engine, webkit too, which the
-    default refuses (README "Three browser engines"): tests/engines runs whole sessions in
+    default refuses (docs/measurements.md "Onset timing per engine"): tests/engines runs whole sessions in
     WebKitGTK on these studies."""
     from experiments.study_file import BROWSERS, StudyConfig
     from webapp.researcher import studies

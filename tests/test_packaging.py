@@ -28,13 +28,13 @@ from pathlib import Path
 import jinja2
 
 import webapp
-from analysis import report_output
+from analysis.report import output
 from webapp import create_app
 
 here = Path(sys.argv[1])
 assert Path(webapp.__file__).is_relative_to(here), webapp.__file__
-assert Path(report_output.TEMPLATE_DIR).is_relative_to(here), report_output.TEMPLATE_DIR
-jinja2.Environment(loader=jinja2.FileSystemLoader(report_output.TEMPLATE_DIR)).get_template(
+assert Path(output.TEMPLATE_DIR).is_relative_to(here), output.TEMPLATE_DIR
+jinja2.Environment(loader=jinja2.FileSystemLoader(output.TEMPLATE_DIR)).get_template(
     "report.html")
 
 app = create_app({"TESTING": True, "INSTANCE_PATH": str(here / "instance"),

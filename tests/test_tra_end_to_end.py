@@ -1,4 +1,4 @@
-"""The researcher's TRA path, README commands only, from sweep clips to the three-way figure.
+"""The researcher's TRA path, the documented commands only (docs/researcher-guide.md), from sweep clips to the three-way figure.
 
 On the PyBullet set the TRA analysis is validated on: ``stimuli generate --set tra --limit
 24`` (round-robin over the six groups: 4 levels of each sweep, what a TRA peak fit needs),

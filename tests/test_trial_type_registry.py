@@ -1,37 +1,30 @@
-"""The trial-type registry is the one list of trial types: what each type names elsewhere
-(its metrics, its model task) must exist, and every other list is derived from it."""
-import importlib
+"""The trial-type registry is the one list of trial types: every registered type and design
+passes the recipe's checks (tests/trial_type_recipe.py), and every other list is derived from
+the registry."""
 import types
 
 import pytest
 
 from analysis import columns as C
-from analysis.vlm.tasks import TASKS as MODEL_TASKS
 from experiments import trial_types
+from experiments.designs import DESIGNS
 from experiments.trial_types import ATTENTION_CHECK, TASKS, TRIAL_TYPES
-
-REQUIRED = ("NAME", "TITLE", "PARAMETERS", "FIELDS", "ANSWERS", "DIRECTIONS", "METRICS",
-            "MODEL_TASK", "validate", "build_trial", "public_view", "row_parts", "duration_s")
-DESIGN_TASK = ("check_design", "read_conditions", "usable", "rotations", "practice_trials",
-               "feedback_answer", "main_trials", "block_factors", "design_trials")
+from tests.trial_type_recipe import design_problems, module_problems, text_problems
 
 
 @pytest.mark.parametrize("name", sorted(TRIAL_TYPES))
 def test_every_trial_type_declares_the_whole_unit(name):
-    module = TRIAL_TYPES[name]
-    assert module.NAME == name
-    missing = [attr for attr in REQUIRED if not hasattr(module, attr)]
-    missing += [attr for attr in DESIGN_TASK if name in TASKS and not hasattr(module, attr)]
-    assert not missing, f"trial type {name!r} lacks {missing}"
+    assert module_problems(name) == []
 
 
 @pytest.mark.parametrize("name", sorted(TRIAL_TYPES))
-def test_named_metrics_and_model_task_exist(name):
-    module = TRIAL_TYPES[name]
-    for dotted in module.METRICS:
-        path, attr = dotted.rsplit(".", 1)
-        assert callable(getattr(importlib.import_module(path), attr)), dotted
-    assert module.MODEL_TASK is None or module.MODEL_TASK in MODEL_TASKS
+def test_every_trial_type_has_its_texts_in_every_shipped_language(name):
+    assert text_problems(name) == []
+
+
+@pytest.mark.parametrize("name", sorted(DESIGNS))
+def test_every_design_ships_its_study_file(name):
+    assert design_problems(name) == []
 
 
 def test_other_lists_of_trial_types_are_derived_from_the_registry():

@@ -40,7 +40,9 @@ def create_app(test_config: dict | None = None) -> Flask:
     configure_secret_key(app)
     if app.config["PROXY_HOPS"]:
         hops = int(app.config["PROXY_HOPS"])
-        app.wsgi_app = ProxyFix(app.wsgi_app, x_for=hops, x_proto=hops, x_host=hops)
+        # Flask's documented way to add WSGI middleware; its stubs type wsgi_app as a method.
+        app.wsgi_app = ProxyFix(  # type: ignore[method-assign]
+            app.wsgi_app, x_for=hops, x_proto=hops, x_host=hops)
 
     from webapp import database, errors, models, rate_limits  # noqa: F401  (models: the tables)
 

@@ -56,11 +56,11 @@ def init_security(app: Flask) -> None:
     # Tests post forms without tokens unless they switch CSRF on (tests/webapp/test_csrf.py).
     app.config.setdefault("WTF_CSRF_ENABLED", not app.testing)
     csrf.init_app(app)
-    if "api" in app.blueprints:
+    api = app.blueprints.get("api")
+    if api is not None and api.url_prefix is not None:
         # The participant API authenticates by the token in its URL, never by a cookie.
-        csrf.exempt(app.blueprints["api"])
-        app.session_interface = ResearcherCookieSessions(
-            app.blueprints["api"].url_prefix.split("<", 1)[0])
+        csrf.exempt(api)
+        app.session_interface = ResearcherCookieSessions(api.url_prefix.split("<", 1)[0])
     relaxed = app.debug or app.testing or app.config["DEVELOPMENT"]
     for key in ("SESSION_COOKIE_SECURE", "REMEMBER_COOKIE_SECURE"):
         if app.config.get(key) is None:

@@ -21,6 +21,7 @@ from sqlalchemy import select
 from sqlalchemy.exc import IntegrityError, OperationalError
 
 from analysis.probes.run import SweepClip
+from analysis.vlm.backends import backend_entry
 from analysis.vlm.backends.base import BackendError
 from analysis.vlm.run import RunResult, execute_run
 from analysis.vlm.run_config import (
@@ -140,9 +141,9 @@ def _execute(config: RunConfig, records, demos, progress: bool,
     except OSError as error:  # a model that cannot be found or loaded, a stimulus file
         raise RunFailed(_os_failure(config.model, error)) from error
     except ImportError as error:
-        extra = "vllm" if config.backend == "vllm" else "models"
         raise RunFailed(f"--backend {config.backend} needs {error.name or error}, which is "
-                        f"not installed: pip install -e '.[{extra}]'") from error
+                        f"not installed: pip install -e '.[{backend_entry(config.backend).extra}]'"
+                        ) from error
 
 
 def _os_failure(model: str, error: OSError) -> str:

@@ -49,7 +49,9 @@ class RedisCounters:
 
     def add(self, key: str, expiry_s: int, now: float) -> None:
         with self.client.pipeline() as pipe:
-            pipe.incr(key).expire(key, expiry_s).execute()
+            pipe.incr(key)
+            pipe.expire(key, expiry_s)
+            pipe.execute()
 
 
 class _OverLimit(Exception):

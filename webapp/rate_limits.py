@@ -58,6 +58,7 @@ def init_app(app: Flask) -> None:
         if name.startswith(_LIMIT_PREFIXES) and isinstance(value, str):
             parse_limit(value)
     url = app.config.get("RATELIMIT_STORAGE_URI") or "database"
+    store: RedisCounters | DatabaseCounters
     if url.startswith(_REDIS_SCHEMES):
         store = RedisCounters(url)
         app.register_error_handler(store.errors, _store_unavailable)

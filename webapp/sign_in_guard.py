@@ -53,7 +53,7 @@ def remember_browser(response, username: str) -> None:
 
 
 def _browser_signer() -> URLSafeTimedSerializer:
-    return URLSafeTimedSerializer(current_app.secret_key, salt="sign-in-browser")
+    return URLSafeTimedSerializer(current_app.config["SECRET_KEY"], salt="sign-in-browser")
 
 
 def _known_browser(username: str) -> str | None:

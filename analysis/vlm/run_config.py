@@ -14,8 +14,8 @@ from dataclasses import asdict, dataclass
 from pathlib import Path
 
 from analysis.vlm import prompts
+from analysis.vlm.backends import BACKENDS, BackendEntry, backend_entry
 from analysis.vlm.backends.base import GenerationParams
-from analysis.vlm.backends.openai_http import model_family as served_family
 from analysis.vlm.tasks import HINT_CONFIGS, TASKS, TaskSpec, check_hints
 from experiments.benchmarks import aot_psyphybench as bench
 from experiments.benchmarks import check_benchmark, protocol
@@ -77,6 +77,7 @@ def run_config(options: Mapping) -> RunConfig:
     ValueError
         For options that contradict each other or the protocol, naming the flags.
     """
+    backend = backend_entry(options["backend"])
     decoding = None
     options = {**options, "task": options.get("task") or "aot"}
     if options["benchmark"]:
@@ -96,8 +97,8 @@ def run_config(options: Mapping) -> RunConfig:
                     prompt_style=options["prompt_style"], pair_presentation=options["pairs"],
                     span=options.get("span") or ORDERING_DEFAULTS["span"], seed=options["seed"])
     return RunConfig(options["backend"], options["model"], spec, _params(options, decoding),
-                     _scoring(options), options["batch_size"], options["limit"],
-                     _backend_options(options), options["benchmark"])
+                     _scoring(options, backend), options["batch_size"], options["limit"],
+                     _backend_options(options, backend), options["benchmark"])
 
 
 # Ordering options left out of a request (None) take these values.
@@ -175,12 +176,10 @@ def protocol_records(config: RunConfig, records: list) -> tuple[list, list[str]]
     return chosen, missing
 
 
-def _scoring(options: Mapping) -> str:
+def _scoring(options: Mapping, backend: BackendEntry) -> str:
     if options["scoring"]:
         return options["scoring"]
-    served = options["backend"] == "openai" \
-        and "logprobs" in served_family(options["model"]).refused
-    return "generate" if served else "both"
+    return "both" if backend.logprobs(options["model"]) else "generate"
 
 
 def _params(options: Mapping, decoding: dict | None) -> GenerationParams:
@@ -207,30 +206,35 @@ def _kept_api_defaults(model: str) -> bool:
     return family.api and not family.decoding
 
 
-HTTP_OPTIONS = {"timeout": "timeout_s", "concurrency": "concurrency",
-                "max_retries": "max_retries", "model_revision": "revision"}
+def _backend_options(options: Mapping, backend: BackendEntry) -> dict:
+    """The given options the backend takes, under its constructor's keywords.
+
+    An option of other backends only is refused, naming them; a required one is asked for.
+    """
+    foreign: dict[str, list[str]] = {}  # "--backend a or b" -> the options only they take
+    for option in dict.fromkeys(o for entry in BACKENDS.values() for o in entry.options):
+        if option not in backend.options and options.get(option) is not None:
+            takers = " or ".join(n for n, e in BACKENDS.items() if option in e.options)
+            foreign.setdefault(takers, []).append(_flag(option))
+    if foreign:
+        raise ValueError("; ".join(f"{', '.join(flags)}: only for --backend {takers}"
+                                   for takers, flags in foreign.items()))
+    missing = [_flag(option) for option in backend.required if not options.get(option)]
+    if missing:
+        raise ValueError(f"--backend {options['backend']} needs {', '.join(missing)}")
+    return {keyword: options[option] for option, keyword in backend.options.items()
+            if options.get(option) is not None}
 
 
-def _backend_options(options: Mapping) -> dict:
-    given = {name: options.get(name) for name in HTTP_OPTIONS if options.get(name) is not None}
-    if options["backend"] != "openai" and given:
-        flags = ", ".join("--" + name.replace("_", "-") for name in given)
-        raise ValueError(f"{flags}: only for --backend openai (a local model is pinned by "
-                         "the hash of its files)")
-    if options["backend"] == "hf":
-        return {"device": options["device"], "dtype": options["dtype"]}
-    if options["backend"] == "vllm":
-        return {"dtype": options["dtype"], "tensor_parallel_size": options["tensor_parallel"]}
-    if not options["base_url"]:
-        raise ValueError("--backend openai needs --base-url")
-    return {"base_url": options["base_url"], **{HTTP_OPTIONS[k]: v for k, v in given.items()}}
+def _flag(option: str) -> str:
+    return "--" + option.replace("_", "-")
 
 
 def check_model_source(config: RunConfig) -> None:
     """Refuse, before any loading, a local model folder that is not there and a GPU that is
     not there."""
-    model = config.model
-    if config.backend == "openai":
+    model, backend = config.model, backend_entry(config.backend)
+    if backend.served:
         return
     path = Path(model).expanduser()
     if path.is_file():
@@ -239,10 +243,13 @@ def check_model_source(config: RunConfig) -> None:
     path_like = model.startswith(("/", ".", "~")) or model.count("/") > 1 or "\\" in model
     if path_like and not path.exists():
         raise ValueError(f"--model {model}: no such folder (a hub id looks like owner/name)")
-    device = (config.backend_options or {}).get("device", "")
-    if config.backend == "hf" and device.startswith("cuda"):
+    if backend.device_option is None:
+        return
+    flag = _flag(backend.device_option)
+    device = (config.backend_options or {}).get(backend.options[backend.device_option]) or ""
+    if device.startswith("cuda"):
         import torch
 
         if not torch.cuda.is_available():
-            raise ValueError(f"--device {device}: torch sees no CUDA GPU on this "
-                             "machine; use --device cpu (or auto), or run on a GPU machine")
+            raise ValueError(f"{flag} {device}: torch sees no CUDA GPU on this machine; "
+                             f"use {flag} cpu (or auto), or run on a GPU machine")

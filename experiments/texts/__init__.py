@@ -1,16 +1,22 @@
 """Participant-facing texts: the shipped defaults per language, and safe rendering.
 
-Every string a participant reads has a stable key (``en.toml`` lists them all, with the
-file each came from).  A study may override any key for any language; a language without a
-key falls back to English.  Texts are Markdown with ``{placeholder}`` fields that the server
-fills (``{duration_minutes}``, ``{n}``, ...): the placeholders a key may use are those of its
-English default, so a typo such as ``{duraton_minutes}`` is caught when a study is validated.
+Every string a participant reads has a stable key: ``en.toml`` lists them all, with the
+file each came from, but for a trial type's own, which live with the type in its texts file
+(``experiments/trial_types/aot.toml`` beside ``aot.py``, a table per shipped language) and
+join the shipped texts while the type is registered.  A study may override any key for any
+language; a language without a key falls back to English.  Texts are Markdown with
+``{placeholder}`` fields that the server fills (``{duration_minutes}``, ``{n}``, ...): the
+placeholders a key may use are those of its English default, so a typo such as
+``{duraton_minutes}`` is caught when a study is validated.  A key whose English default is
+written over several lines (a TOML multi-line string) is Markdown paragraphs; any other is
+one line (a title, a button, a sentence) and renders without a surrounding ``<p>``.
 
 A few placeholders are filled when a study is stored, not when a text is shown
 (:func:`for_study`): ``{task}`` takes the paragraph of the design's task (``consent_task_aot``
-for ``{task}`` in ``consent``), and ``{contact}``, ``{ethics}`` and ``{data_retention}`` take
-the paragraph of the lab's own fact (``consent_contact`` with the study file's
-``study.contact``); a fact a study does not give leaves no paragraph.
+for ``{task}`` in ``consent``: a task type's texts file gives ``KEY_task_TASK`` for each such
+KEY), and ``{contact}``, ``{ethics}`` and ``{data_retention}`` take the paragraph of the
+lab's own fact (``consent_contact`` with the study file's ``study.contact``); a fact a study
+does not give leaves no paragraph.
 
 Rendering happens on the server: markdown-it-py turns Markdown (and any inline HTML) into
 HTML, then nh3 (the Ammonia sanitiser) keeps only harmless tags and attributes: no scripts,
@@ -27,19 +33,16 @@ import tomllib
 from collections.abc import Mapping
 from functools import cache, lru_cache
 from importlib import resources
+from pathlib import Path
 
 import nh3
 from markdown_it import MarkdownIt
 
+from experiments.trial_types import TRIAL_TYPES, TrialType
+
 DEFAULT_LANGUAGE = "en"
 SHIPPED_LANGUAGES = ("en", "de")
 PLACEHOLDER = re.compile(r"\{([a-z_]+)\}")
-# Texts of several paragraphs; every other key is one line (a title, a button, a sentence)
-# and renders without a surrounding <p>.
-BLOCK_KEYS = frozenset({
-    "consent", "screen_out", "fullscreen_lost", "instructions_aot", "instructions_frame_order",
-    "main_intro", "break", "debrief", "next_session", "wait",
-})
 _TAGS = {"p", "br", "hr", "strong", "em", "b", "i", "u", "code", "pre", "blockquote", "ul", "ol",
          "li", "a", "h1", "h2", "h3", "h4", "kbd", "small", "sup", "sub"}
 _ATTRIBUTES = {"a": {"href", "title"}, "ol": {"start"}}
@@ -52,17 +55,51 @@ STUDY_FACTS = ("contact", "ethics", "data_retention")
 STUDY_PLACEHOLDERS = frozenset({"task", *STUDY_FACTS})
 
 
-@cache
 def defaults(language: str) -> dict[str, str]:
-    """The shipped texts of ``language`` (an empty dict for a language not shipped)."""
+    """The shipped texts of ``language``: its file here and the registered trial types' own
+    (an empty dict for a language not shipped).  Read from the registry each time, so a type
+    registered later brings its texts."""
+    return _defaults(language, tuple((name, _module_file(module))
+                                     for name, module in TRIAL_TYPES.items()))
+
+
+@lru_cache(maxsize=8)
+def _defaults(language: str, types: tuple[tuple[str, str], ...]) -> dict[str, str]:
     if language not in SHIPPED_LANGUAGES:
         return {}
     source = resources.files(__package__).joinpath(f"{language}.toml").read_text("utf-8")
-    return tomllib.loads(source)
+    texts = tomllib.loads(source)
+    for name, module_file in types:
+        own = _texts_file(module_file).get(language, {})
+        if clash := sorted(set(own) & set(texts)):
+            raise ValueError(f"trial type {name!r}: its texts repeat the keys {clash}")
+        texts.update(own)
+    return texts
+
+
+def type_texts(module: TrialType) -> dict[str, dict[str, str]]:
+    """A trial type's own texts by language: the TOML file beside its module (``aot.py``:
+    ``aot.toml``, a table per language), or none where it has no such file."""
+    return _texts_file(_module_file(module))
+
+
+def _module_file(module: TrialType) -> str:
+    return getattr(module, "__file__", None) or ""
+
+
+@cache
+def _texts_file(module_file: str) -> dict[str, dict[str, str]]:
+    path = Path(module_file).with_suffix(".toml")
+    return tomllib.loads(path.read_text("utf-8")) if module_file and path.is_file() else {}
+
+
+def is_block(key: str) -> bool:
+    """Whether ``key``'s texts are paragraphs: its English default spans several lines."""
+    return "\n" in defaults(DEFAULT_LANGUAGE).get(key, "")
 
 
 def text_keys() -> tuple[str, ...]:
-    """Every text key, in the order of ``en.toml``."""
+    """Every text key, in the order of ``en.toml`` and then of the trial types' own."""
     return tuple(defaults(DEFAULT_LANGUAGE))
 
 
@@ -128,7 +165,7 @@ def _sanitised(block: bool, text: str) -> str:
 def render(key: str, text: str, values: Mapping[str, object] | None = None) -> str:
     """The sanitised HTML of one text, with its placeholders filled from ``values`` (escaped;
     a placeholder without a value stays as written)."""
-    safe = _sanitised(key in BLOCK_KEYS, text)
+    safe = _sanitised(is_block(key), text)
     values = values or {}
 
     def fill(match: re.Match) -> str:

@@ -1,49 +1,30 @@
 """Trial types, one module each: the registry ``TRIAL_TYPES`` maps a type name to its module.
 
-Adding a trial type is one module here and one line in ``TRIAL_TYPES`` (the whole recipe:
-ARCHITECTURE.md, "Adding a trial type").  Every module declares
-
-* ``NAME`` and ``TITLE`` (a few words for the codebook); ``PARAMETERS``, the ``params`` keys
-  the browser is sent; ``FIELDS``, the browser payload it accepts, and
-  ``validate(payload, trial=None, key_mapping=None) -> dict`` raising :class:`PayloadError`
-  (a ValueError; ``key_mapping``: the session's response key -> answer label, or None);
-  ``ANSWERS``, how its rows code ``response`` and ``correct_response``;
-* ``DIRECTIONS``: the playback directions its rows store (``()``: none, ``direction`` is
-  empty on its rows);
-* ``build_trial(design, ...)``: one scheduled trial (a plain dict; server-only keys such as
-  ``correct_response`` and ``direction`` never reach the browser);
-* ``public_view(trial, media_url) -> dict``: what the browser may see of a scheduled trial
-  (:func:`experiments.schedule.public_trial` keeps of its ``params`` only the declared
-  ``PARAMETERS``);
-* ``row_parts(fields, trial) -> dict``: the type's columns of the stored row (``direction``,
-  ``response``, ``onset_method``, ``dropped_frames``) and what it adds to ``extra``;
-* ``duration_s(design, clip_s) -> float``: about how long one of its trials takes (the
-  consent text's session length);
-* ``METRICS``: the analysis functions that read its rows, and ``MODEL_TASK``: the model task
-  that asks its question of models (None: models never see it).  Plain names: experiments
-  never imports analysis.
+What a module declares is the typed contract of :mod:`experiments.trial_types.contract`
+(``TrialType``; ``TaskType`` for a type a design can name as its ``task``, in ``TASKS``),
+which mypy checks on the registries below.  A type's participant texts are the TOML file
+beside its module (``aot.toml``), read by :mod:`experiments.texts`.  The whole recipe for a
+new type: ARCHITECTURE.md, "Adding a trial type: the recipe".
 
 A module may declare ``PRESENTED_AS``: the type the browser is told it is and posts back
 (catch trials are presented as arrow-of-time trials, so the schedule does not give them away).
 
-A type that a design can name as its ``task`` (``TASKS``) also builds whole sessions for
-:mod:`experiments.schedule`: ``check_design``, ``read_conditions(data)`` (its conditions in a
-design snapshot), ``usable(design, clip)``, ``rotations(design)`` (between-subject rotations
-of clips over conditions), ``practice_trials``, ``feedback_answer``,
-``main_trials(design, plan)``, ``block_factors(trial)`` and ``design_trials``.
-
 Every list of types is derived from the registry when it is read (``BROWSER_TYPES``,
-``DIRECTIONLESS`` here, the analysis columns, the codebook), so a type is in all of them
-once it is in ``TRIAL_TYPES``, even one a test registers at run time.
+``DIRECTIONLESS`` here, the analysis columns, the codebook, the shipped texts), so a type is
+in all of them once it is in ``TRIAL_TYPES``, even one a test registers at run time.
 """
 from collections.abc import Mapping
 
 from experiments.trial_types import aot, catch, frame_order
 from experiments.trial_types.base import Field, PayloadError, is_technical
+from experiments.trial_types.contract import TaskType, TrialType
 
-TRIAL_TYPES = {aot.NAME: aot, catch.NAME: catch, frame_order.NAME: frame_order}
+# Typed with the contract: mypy refuses a module here that lacks a member or declares one
+# with the wrong shape.
+TRIAL_TYPES: dict[str, TrialType] = {aot.NAME: aot, catch.NAME: catch,
+                                     frame_order.NAME: frame_order}
 # Types a design can be built around; catch trials join any design's main blocks.
-TASKS = {aot.NAME: aot, frame_order.NAME: frame_order}
+TASKS: dict[str, TaskType] = {aot.NAME: aot, frame_order.NAME: frame_order}
 # The attention check: the schedule adds its trials to the main blocks of any design, and the
 # exclusion rules score them on their own.
 ATTENTION_CHECK = catch.NAME
@@ -94,5 +75,5 @@ def validate(payload, trial=None, key_mapping: Mapping | None = None) -> dict:
 
 
 __all__ = ["ATTENTION_CHECK", "BROWSER_TYPES", "DIRECTIONLESS", "TASKS", "TRIAL_TYPES", "Field",
-           "PayloadError", "browser_types", "directionless", "is_technical", "presented_type",
-           "validate"]
+           "PayloadError", "TaskType", "TrialType", "browser_types", "directionless",
+           "is_technical", "presented_type", "validate"]

@@ -34,7 +34,9 @@ PARAMETERS = ("fixation_ms",)  # what params the browser is sent (video_params)
 FIELDS = VIDEO_FIELDS
 ANSWERS = ("F", "B")  # how response and correct_response are coded
 DIRECTIONS = ("forward", "backward")
-METRICS = ("analysis.aot.aot_metrics", "analysis.rt.median_rt", "analysis.rt.rt_mixed_model")
+# The report sections that read its rows (analysis.report.registry.SECTIONS)
+METRICS = ("aot", "participants", "categories", "pairs", "rt", "accuracy_model",
+           "human_vs_model", "tests", "non_response", "tra_sweep", "subjects", "benchmark")
 MODEL_TASK = "aot"
 
 

@@ -34,8 +34,7 @@ PARAMETERS = aot.PARAMETERS  # the same as aot's, or the params would give catch
 FIELDS = VIDEO_FIELDS
 ANSWERS = aot.ANSWERS
 DIRECTIONS = ("forward",)  # the video is played as recorded
-METRICS = ("experiments.exclusions.participant_reasons",
-           "analysis.exclusions.trial_exclusion_flow")
+METRICS = ("exclusions",)  # the attention checks' step of the exclusion flow
 MODEL_TASK = None  # models are not checked for attention
 
 

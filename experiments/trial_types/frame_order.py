@@ -41,8 +41,7 @@ ANNOTATIONS = ("none", "brief", "comprehensive")
 # What params the browser is sent (see build_trial()).
 PARAMETERS = ("n_frames", "presented_order", "hint_positions", "annotation", "condition",
               "max_response_ms")
-METRICS = ("analysis.ordering.ordering_trial_scores", "analysis.ordering.ordering_metrics",
-           "analysis.ordering.ordering_sensitivity")
+METRICS = ("ordering", "non_response")  # report sections (analysis.report.registry)
 MODEL_TASK = "frame_order"
 # Answers are JSON lists of presented frame labels 1..N (analysis.columns.FRAME_LIST).
 ANSWERS = "frame_list"

@@ -3,7 +3,7 @@ import pandas as pd
 import pytest
 
 from analysis.benchmark_reference import benchmark_reference_table
-from analysis.report_output import report_to_folder
+from analysis.report.output import report_to_folder
 from experiments.benchmarks import protocol
 
 QWEN2 = "Qwen/Qwen2-VL-7B-Instruct"

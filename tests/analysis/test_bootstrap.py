@@ -6,7 +6,8 @@ import pandas as pd
 import pytest
 from scipy.stats import norm
 
-from analysis import aot, bootstrap, loading, reports, simulate
+from analysis import aot, bootstrap, loading, simulate
+from analysis.report import build
 
 
 @pytest.fixture(scope="module")
@@ -22,7 +23,7 @@ def with_model():
                               models={"m": simulate.Observer(d_prime=0.8, criterion=0.6)})
     data = loading.included(loading.normalize_trials(
         simulate.simulate_study(spec, np.random.default_rng(2))))
-    return reports.with_observer(loading.aot_trials(data))
+    return build.with_observer(loading.aot_trials(data))
 
 
 def _sorted_codes(values):

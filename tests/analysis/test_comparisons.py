@@ -9,7 +9,8 @@ from statsmodels.stats.contingency_tables import mcnemar as sm_mcnemar
 from statsmodels.stats.multitest import multipletests
 from statsmodels.stats.proportion import proportion_confint
 
-from analysis import bootstrap, comparisons, loading, report_output, reports, simulate
+from analysis import bootstrap, comparisons, loading, simulate
+from analysis.report import build, output
 from bench import null_fpr
 
 
@@ -237,9 +238,9 @@ def report_dir(tmp_path_factory):
     spec = simulate.StudySpec(n_participants=12, trials_per_participant=80, n_clips=40,
                               models=models)
     data = loading.normalize_trials(simulate.simulate_study(spec, np.random.default_rng(11)))
-    report = reports.build_report(data, n_boot=50)
+    report = build.build_report(data, n_boot=50)
     out = tmp_path_factory.mktemp("report")
-    report_output.write_report(report, out)
+    output.write_report(report, out)
     return report, out
 
 
@@ -276,7 +277,7 @@ def test_comparison_tables_show_labels_not_folders():
     spec = simulate.StudySpec(n_participants=4, trials_per_participant=40, n_clips=30,
                               models=models)
     data = loading.normalize_trials(simulate.simulate_study(spec, np.random.default_rng(2)))
-    report = reports.build_report(data, n_boot=20)
+    report = build.build_report(data, n_boot=20)
     pair = report.tables["mcnemar_tests"].iloc[0]
     assert {pair.observer_a, pair.observer_b} == {"Qwen2.5-VL 7B", "Qwen2-VL 2B"}
     for name in ("binomial_tests", "item_correlation", "text_vs_logit_accuracy"):

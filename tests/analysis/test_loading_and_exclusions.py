@@ -98,7 +98,7 @@ def test_formula_text_is_quoted_in_the_trial_csv_and_read_back(hostile, tmp_path
 def test_analyze_from_the_csv_writes_quoted_report_tables(hostile, tmp_path):
     """Export -> ``manage.py analyze --trials`` -> report tables: formulas stay inert, and
     stripping one quote gives back the participants' text."""
-    from analysis.report_output import report_to_folder
+    from analysis.report.output import report_to_folder
 
     data, names = hostile
     loading.write_trials_csv(data, tmp_path / "trials.csv")

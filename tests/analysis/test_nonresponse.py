@@ -3,7 +3,8 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from analysis import loading, nonresponse, observers, reports
+from analysis import loading, nonresponse, observers
+from analysis.report import build
 
 
 def trials(subject, kind, responses, truth=None, reasons=None, extra=None):
@@ -70,7 +71,7 @@ def test_sensitivity_table(study):
 
 
 def test_report_counts_timeouts_back_in_and_the_flow_agrees(study):
-    report = reports.build_report(study, n_boot=20)
+    report = build.build_report(study, n_boot=20)
     overall = report.tables["aot_overall"]
     human = overall[(overall.subset == "full") & (overall.observer == "human")].iloc[0]
     assert human.n_trials == 7 and human.accuracy == pytest.approx(4 / 7)
@@ -80,11 +81,11 @@ def test_report_counts_timeouts_back_in_and_the_flow_agrees(study):
     assert report.metrics["non_response"]["policy"] == "error"
     assert {r["policy"] for r in report.metrics["nonresponse_sensitivity"]} == \
         {"error", "excluded", "chance"}
-    excluded = reports.build_report(study, n_boot=20, non_response="excluded")
+    excluded = build.build_report(study, n_boot=20, non_response="excluded")
     overall = excluded.tables["aot_overall"].set_index(["subset", "observer"])
     assert overall.loc[("full", "m"), "n_trials"] == 6
     with pytest.raises(ValueError, match="policy"):
-        reports.build_report(study, non_response="chance")  # sensitivity table only
+        build.build_report(study, non_response="chance")  # sensitivity table only
 
 
 def test_a_person_is_not_dropped_for_timeouts_alone_under_any_policy():

@@ -5,7 +5,8 @@ import importlib
 import pandas as pd
 import pytest
 
-from analysis import comparisons, diagnostics, human_vs_model, observers, ordering, reports
+from analysis import comparisons, diagnostics, human_vs_model, observers, ordering
+from analysis.report import build
 
 
 def model_rows(n=8, **extra):
@@ -97,10 +98,10 @@ def test_every_grouping_uses_the_one_key():
     data = data.assign(response="F", correct=1.0, source_clip_id="c", stimulus_id="c",
                        direction="forward", categories=[["Fall"]] * 16, block="main",
                        excluded=False, exclusion_reasons=[[]] * 16)
-    assert set(reports.with_observer(data).observer) == {"m / zero-shot", "m / few-shot-4"}
+    assert set(build.with_observer(data).observer) == {"m / zero-shot", "m / few-shot-4"}
     assert len(diagnostics.tomato_ratios(data.assign(
         extra=[{**e, "task_variant": "full"} for e in data.extra]))) == 2
-    assert set(comparisons.binomial_tests(reports.with_observer(data)).observer) == \
+    assert set(comparisons.binomial_tests(build.with_observer(data)).observer) == \
         {"m / zero-shot", "m / few-shot-4"}
     assert human_vs_model.per_stimulus_agreement(data).empty  # no people: nothing to pair
     assert ordering.ordering_metrics(data).n_trials.sum() == 0

@@ -108,17 +108,18 @@ def test_the_figure_has_one_panel_per_factor_with_the_original_in_each():
 
 
 def test_the_report_draws_the_conditions_by_factor(tmp_path):
-    from analysis import loading, report_output, reports, simulate
+    from analysis import loading, simulate
+    from analysis.report import build, output
 
     data = simulate.simulate_study(simulate.StudySpec(
         n_participants=6, trials_per_participant=36, n_clips=20, ordering_share=1.0,
         practice_gate_fail_rate=0.0, fast_trial_rate=0.0), np.random.default_rng(4))
     data["extra"] = [{**e, "condition": CONDITIONS[i % len(CONDITIONS)]}
                      for i, e in enumerate(data["extra"])]
-    report = reports.build_report(loading.normalize_trials(data), n_boot=30)
+    report = build.build_report(loading.normalize_trials(data), n_boot=30)
     assert "ordering_factors" in report.figures and "ordering_condition" not in report.figures
     assert report.fit_info["ordering_by_factor"]["n_boot"] == 30
-    report_output.write_report(report, tmp_path)
+    output.write_report(report, tmp_path)
     table = pd.read_csv(tmp_path / "tables" / "ordering_by_factor.csv")
     assert set(table["factor"]) == {"frames", "span", "annotation", "hints"}
     assert (table["kendall_tau_ci_low"] <= table["kendall_tau"]).all()
@@ -129,14 +130,15 @@ def test_the_report_draws_the_conditions_by_factor(tmp_path):
 def test_three_people_get_no_interval_over_participants(tmp_path):
     # Resampling 3 people is not an interval of a population's value: below the report's
     # minimum the people's rows keep their means, the model's rows their clip intervals.
-    from analysis import loading, reports, simulate
+    from analysis import loading, simulate
+    from analysis.report import build
 
     data = simulate.simulate_study(simulate.StudySpec(
         n_participants=3, trials_per_participant=36, n_clips=20, ordering_share=1.0,
         practice_gate_fail_rate=0.0, fast_trial_rate=0.0), np.random.default_rng(4))
     data["extra"] = [{**e, "condition": CONDITIONS[i % len(CONDITIONS)]}
                      for i, e in enumerate(data["extra"])]
-    table = reports.build_report(loading.normalize_trials(data), n_boot=30).tables[
+    table = build.build_report(loading.normalize_trials(data), n_boot=30).tables[
         "ordering_by_factor"]
     people = table["observer"] == "human"
     cis = [c for c in table.columns if c.endswith(("_ci_low", "_ci_high"))]

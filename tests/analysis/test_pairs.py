@@ -6,7 +6,8 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from analysis import bootstrap, loading, pairs, report_output, reports, simulate
+from analysis import bootstrap, loading, pairs, simulate
+from analysis.report import build, output
 
 
 def _trial(subject, clip, truth, answer, kind="human", trial_type="aot", extra=None,
@@ -139,8 +140,8 @@ def test_report_section_csv_metrics_and_codebook(tmp_path):
     spec = simulate.StudySpec(n_participants=8, trials_per_participant=60, n_clips=20,
                               models={"fwd": simulate.Observer(d_prime=0.4, criterion=1.2)})
     data = loading.normalize_trials(simulate.simulate_study(spec, np.random.default_rng(3)))
-    report = reports.build_report(data, n_boot=50)
-    report_output.write_report(report, tmp_path)
+    report = build.build_report(data, n_boot=50)
+    output.write_report(report, tmp_path)
     for name in ("pair_metrics", "pair_metrics_by_category", "pair_metrics_by_participant"):
         table = pd.read_csv(tmp_path / "tables" / f"{name}.csv")
         assert {"pair_accuracy_ci_low", "pair_consistency", "ci_method"} <= set(table.columns)
@@ -164,7 +165,7 @@ def test_too_few_participants_get_no_pooled_pair_intervals():
                               trials_per_participant=60, n_clips=20,
                               models={"fwd": simulate.Observer(d_prime=0.4, criterion=1.2)})
     data = loading.normalize_trials(simulate.simulate_study(spec, np.random.default_rng(3)))
-    report = reports.build_report(data, n_boot=50)
+    report = build.build_report(data, n_boot=50)
     why = (f"not estimated: needs at least {bootstrap.MIN_PARTICIPANTS} participants "
            f"(the study has {bootstrap.MIN_PARTICIPANTS - 1})")
     ends = [f"{m}_ci_{end}" for m in pairs.METRICS for end in ("low", "high")]

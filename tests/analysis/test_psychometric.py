@@ -333,7 +333,7 @@ def test_participant_profile_interval_ends_lie_on_the_likelihood_ratio_cut():
     # psignifit.py: threshold 0.88-0.90 where 0.95 is due); the report now gives profile
     # likelihood ones, whose ends are where refitting with the threshold (or width) held
     # there costs chi2_1(0.95) / 2 in log-likelihood, the lapse rate free.
-    from analysis.report_tra import PEOPLE_FIT
+    from analysis.report.tra import PEOPLE_FIT
 
     rng = np.random.default_rng(4)
     data = simulate(rng, threshold=0.6, width=0.5, guess=0.5, n_per_level=24, direction=-1,

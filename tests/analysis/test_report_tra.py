@@ -5,7 +5,9 @@ import pytest
 from scipy import stats
 
 from analysis import columns as C
-from analysis import csv_cells, loading, report_tra, reports, simulate
+from analysis import csv_cells, loading, simulate
+from analysis.report import build
+from analysis.report import tra as report_tra
 from analysis.sweep_fits import WIDTH_ALPHA, WIDTH_UPPER_ONLY
 
 RESTITUTIONS = np.round(np.linspace(0.1, 1.0, 10), 1)
@@ -112,7 +114,7 @@ def built():
     rng = np.random.default_rng(42)
     trials = loading.normalize_trials(pd.DataFrame(_people(rng) + _vlm() + _chance_vlm()
                                                    + _vlm("vlm-fb-only", ("FB",))))
-    report = reports.build_report(trials, n_boot=300, tra_data=_tra(rng),
+    report = build.build_report(trials, n_boot=300, tra_data=_tra(rng),
                                   sweep_levels=_levels())
     return report
 
@@ -249,10 +251,10 @@ def test_a_report_without_sweep_trials_is_unchanged():
                               models={"m": simulate.Observer(d_prime=0.5)},
                               practice_gate_fail_rate=0.0, fast_trial_rate=0.0)
     data = loading.normalize_trials(simulate.simulate_study(spec, np.random.default_rng(3)))
-    plain = reports.build_report(data, n_boot=50)
+    plain = build.build_report(data, n_boot=50)
     tra = _tra(np.random.default_rng(0))
-    with_tra = reports.build_report(data, n_boot=50, tra_data=tra, sweep_levels=_levels())
-    without_tra = reports.build_report(data, n_boot=50, tra_data=tra)
+    with_tra = build.build_report(data, n_boot=50, tra_data=tra, sweep_levels=_levels())
+    without_tra = build.build_report(data, n_boot=50, tra_data=tra)
     assert not report_tra.has_sweep_trials(loading.aot_trials(data), tra, _levels())
     assert not any(name.startswith("tra_sweep") for name in with_tra.tables)
     for other in (with_tra, without_tra):

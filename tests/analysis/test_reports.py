@@ -5,7 +5,8 @@ import re
 import numpy as np
 import pytest
 
-from analysis import loading, report_output, reports, simulate
+from analysis import loading, simulate
+from analysis.report import build, output
 
 MODELS = {
     # Forward-biased like most VLMs in AoT-PsyPhyBENCH Table 2 (GPT-4o: 87% Forward).
@@ -21,9 +22,9 @@ def built(tmp_path_factory):
                               ordering_share=0.1, models=MODELS, practice_gate_fail_rate=0.15,
                               human=simulate.Observer(d_prime=1.6, criterion=0.5))
     data = loading.normalize_trials(simulate.simulate_study(spec, np.random.default_rng(7)))
-    report = reports.build_report(data, n_boot=200)
+    report = build.build_report(data, n_boot=200)
     out = tmp_path_factory.mktemp("report")
-    paths = report_output.write_report(report, out)
+    paths = output.write_report(report, out)
     return report, paths, out
 
 
@@ -82,17 +83,17 @@ def test_model_selection(built):
     data = loading.normalize_trials(simulate.simulate_study(
         simulate.StudySpec(n_participants=3, trials_per_participant=10, models=MODELS),
         np.random.default_rng(0)))
-    kept = reports.select_models(data, ["fwd-model"])
+    kept = build.select_models(data, ["fwd-model"])
     assert set(kept.loc[kept.subject_kind == "model", "subject_id"]) == {"fwd-model"}
     with pytest.raises(ValueError, match="no trials for model"):
-        reports.select_models(data, ["gpt-9"])
+        build.select_models(data, ["gpt-9"])
 
 
 def test_importing_analysis_stays_light():
     import subprocess
     import sys
 
-    code = ("import sys, analysis, analysis.reports, analysis.columns; "
+    code = ("import sys, analysis, analysis.report.build, analysis.columns; "
             "print(sorted(m for m in ('torch', 'plotly', 'statsmodels') if m in sys.modules))")
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert out.stdout.strip() == "[]"
@@ -105,7 +106,7 @@ def test_model_settings_and_frame_conditions_are_separate_observers():
     models = data.subject_kind == "model"
     half = models & (data.index % 2 == 0)
     data.loc[half, "extra"] = [{**e, "setting": "few-shot-4"} for e in data.loc[half, "extra"]]
-    observers = set(reports.with_observer(data).observer)
+    observers = set(build.with_observer(data).observer)
     assert observers == {"human", "m / zero-shot", "m / few-shot-4"}
 
 
@@ -127,7 +128,7 @@ def test_reported_n_is_the_analysed_n():
     catch = people & (data["trial_index"].isin([10, 20]))
     data.loc[catch, "trial_type"] = "catch"
     data.loc[people & (data["subject_id"] == "p00005"), "session_status"] = "in_progress"
-    report = reports.build_report(loading.normalize_trials(data), n_boot=20)
+    report = build.build_report(loading.normalize_trials(data), n_boot=20)
 
     flow = report.tables["exclusion_flow"]
     overall = report.tables["aot_overall"].set_index(["subset", "observer"])
@@ -146,8 +147,8 @@ def test_observers_are_labelled_by_short_name_never_a_local_path(tmp_path):
     local = "/home/alice/checkpoints/Qwen2.5-VL-7B-Instruct"
     data = _small_study(models={local: simulate.Observer(), "gpt-4o-2024-11-20":
                                 simulate.Observer(d_prime=0.3)})
-    report = reports.build_report(loading.normalize_trials(data), n_boot=20)
-    paths = report_output.write_report(report, tmp_path)
+    report = build.build_report(loading.normalize_trials(data), n_boot=20)
+    paths = output.write_report(report, tmp_path)
     observers = set(report.tables["aot_overall"]["observer"])
     assert observers == {"human", "Qwen2.5-VL 7B", "gpt-4o"}
     assert report.metrics["models"] == ["Qwen2.5-VL 7B", "gpt-4o"]
@@ -158,13 +159,13 @@ def test_observers_are_labelled_by_short_name_never_a_local_path(tmp_path):
 def test_models_whose_short_names_clash_keep_the_parts_that_differ():
     data = _small_study(models={"/runs/a/checkpoint-500": simulate.Observer(),
                                 "/runs/b/checkpoint-500": simulate.Observer()})
-    report = reports.build_report(loading.normalize_trials(data), n_boot=20)
+    report = build.build_report(loading.normalize_trials(data), n_boot=20)
     assert set(report.tables["aot_by_subject"]["subject_id"]) >= {"a/checkpoint-500",
                                                                   "b/checkpoint-500"}
 
 
 def test_the_subset_column_comes_first():
-    report = reports.build_report(loading.normalize_trials(_small_study()), n_boot=20)
+    report = build.build_report(loading.normalize_trials(_small_study()), n_boot=20)
     overall = report.tables["aot_overall"]
     assert overall.columns[0] == "subset" and set(overall["subset"]) == {"full", "benchmark"}
 
@@ -172,11 +173,11 @@ def test_the_subset_column_comes_first():
 def test_a_frame_ordering_report_has_no_arrow_of_time_section(tmp_path):
     data = _small_study(ordering_share=1.0, models={})
     assert set(data["trial_type"]) == {"frame_order"}
-    report = reports.build_report(loading.normalize_trials(data), n_boot=20)
+    report = build.build_report(loading.normalize_trials(data), n_boot=20)
     assert not [name for name in report.tables if name.startswith("aot_")]
     for name, table in report.tables.items():
         assert not {"f1_forward", "f1_backward", "forward_share"} & set(table.columns), name
-    html = report_output.write_report(report, tmp_path)["html"].read_text()
+    html = output.write_report(report, tmp_path)["html"].read_text()
     assert "Arrow of time: accuracy" not in html and 'id="subjects"' not in html
     assert "Frame ordering" in html
     # The notes speak of what the report has: no d'/c, no arrow-of-time sensitivity table.

@@ -202,12 +202,12 @@ def test_the_rt_model_takes_onset_method_as_a_covariate(humans):
 
 
 def test_the_report_says_when_rts_come_from_several_onset_methods(humans):
-    from analysis import reports
+    from analysis.report import build
 
-    report = reports.build_report(_two_onset_methods(humans), n_boot=20)
+    report = build.build_report(_two_onset_methods(humans), n_boot=20)
     assert any("onset_method as a covariate" in note for note in report.notes)
     assert "onset_method" in report.tables["rt_median"].columns
-    assert not any("onset" in note for note in reports.build_report(humans, n_boot=20).notes)
+    assert not any("onset" in note for note in build.build_report(humans, n_boot=20).notes)
 
 
 def test_glmm_on_a_study_without_errors_says_so(humans):
@@ -251,19 +251,20 @@ def test_gee_gives_no_standard_error_where_one_participant_informs_a_term(humans
 
 def test_a_glmm_that_did_not_converge_reports_why_and_no_numbers(humans):
     # The old fit said "converged" from the optimiser alone and printed what it stopped at.
-    from analysis import report_output, report_sections, reports
+    from analysis.report import build, output
+    from analysis.report import sections as report_sections
 
     with pytest.raises(accuracy_model.ConvergenceError,
                        match=r"the GLMM did not converge \(optimizer: STOP: TOTAL NO\. OF "
                              r"F,G EVALUATIONS EXCEEDS LIMIT.*\), so no estimate is reported"):
         accuracy_model.crossed_accuracy_model(humans, max_evaluations=2)
-    report = reports.Report()
+    report = build.Report()
     report_sections.fit(report, "accuracy_glmm", accuracy_model.crossed_accuracy_model, humans,
                         max_evaluations=2)
     assert "accuracy_glmm" not in report.tables
     assert report.fit_info["accuracy_glmm"]["failed"].startswith("ConvergenceError: the GLMM "
                                                                  "did not converge")
-    html = report_output.render_html(report, "t")
+    html = output.render_html(report, "t")
     section = html[html.index('<section id="accuracy_model">'):]
     assert "Not computed: ConvergenceError: the GLMM did not converge" in section
 
@@ -272,7 +273,7 @@ def test_a_capped_glmm_names_its_subsample_in_its_table(humans):
     table = accuracy_model.crossed_accuracy_model(humans, max_trials=1000)[0]
     fitted_on = table["fitted_on"].unique()
     assert len(fitted_on) == 1 and "of 24 participants (evenly spaced by id)" in fitted_on[0]
-    from analysis.report_codebook import codebook_table
+    from analysis.report.codebook import codebook_table
 
     entry = codebook_table().query("columns == 'fitted_on'")["description"].iloc[0]
     assert f"above {accuracy_model.GLMM_MAX_TRIALS:,} trials, a subsample" in entry

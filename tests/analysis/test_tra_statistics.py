@@ -70,7 +70,7 @@ def test_welch_with_two_constant_groups_is_infinite():
 
 
 def test_report_shows_infinity_as_the_paper_prints_it():
-    from analysis import report_output
+    from analysis.report import output
 
-    assert report_output._number(np.inf) == "∞" and report_output._number(-np.inf) == "−∞"
-    assert report_output._number(0.12345) == "0.123"
+    assert output._number(np.inf) == "∞" and output._number(-np.inf) == "−∞"
+    assert output._number(0.12345) == "0.123"

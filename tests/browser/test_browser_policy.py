@@ -1,5 +1,5 @@
 """The study's browser policy in the runner: WebKit (Safari) is refused by default, with the
-reason, and runs where a study opts it in (README "Three browser engines")."""
+reason, and runs where a study opts it in (docs/measurements.md "Onset timing per engine")."""
 import pytest
 
 from experiments.texts import defaults

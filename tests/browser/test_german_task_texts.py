@@ -28,7 +28,7 @@ def test_german_frame_ordering_instructions_explain_frame_ordering_only(page, si
     de = defaults("de")
     assert de["instructions_attention"] in shown
     assert "In Ordnungsdurchgängen sehen Sie gemischte Standbilder" in shown
-    # de.toml's instructions_aot and instructions_aot_key: the clip task's F/J paragraphs.
+    # aot.toml's German instructions_aot and instructions_aot_key: the clip task's paragraphs.
     assert "Jeder Durchgang beginnt mit einem Kreuz" not in shown
     assert "vorwärts" not in shown.lower() and "rückwärts" not in shown.lower()
 

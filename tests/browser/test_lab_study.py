@@ -1,6 +1,7 @@
-"""Issue 19's acceptance test: a lab runs its own study from the README's example study file
-(texts and counts changed, nothing else) with no Python edit: `manage.py study create --from`,
-`study open`, then one participant screened out and another through both sessions, in German.
+"""Issue 19's acceptance test: a lab runs its own study from the example study file of
+docs/researcher-guide.md (texts and counts changed, nothing else) with no Python edit:
+`manage.py study create --from`, `study open`, then one participant screened out and another
+through both sessions, in German.
 
 What each screen shows (saved as PNGs to ``$CHRONOSCOPE_SCREENSHOTS`` when it is set):
 
@@ -47,9 +48,9 @@ from tests.webapp.test_next_session import event, utc_time
 from webapp.models import Session
 
 pytestmark = pytest.mark.browser
-README = Path(__file__).resolve().parents[2] / "README.md"
+GUIDE = Path(__file__).resolve().parents[2] / "docs" / "researcher-guide.md"
 SLUG = "lab-pilot"
-GAP = timedelta(hours=20)  # the README example's sessions.gap_hours, kept as it is
+GAP = timedelta(hours=20)  # the guide's example's sessions.gap_hours, kept as it is
 IPHONE = ("Mozilla/5.0 (iPhone; CPU iPhone OS 17_0 like Mac OS X) AppleWebKit/605.1.15 "
           "(KHTML, like Gecko) Version/17.0 Mobile/15E148 Safari/604.1")
 # The lab's own German consent: a sentence no shipped text has, and the computed duration.
@@ -62,16 +63,16 @@ COUNTS = {"count = 4\n": "count = 1\n", "trials_per_block = 10 ": "trials_per_bl
           "[practice]\ntrials = 4\n": "[practice]\ntrials = 2\n"}
 
 
-def readme_study_file() -> str:
-    """The README's example study file ("Your own study"), as a lab would copy it."""
-    section = README.read_text("utf-8").split("## Your own study", 1)[1]
+def guide_study_file() -> str:
+    """The researcher's guide's example study file ("Study files"), as a lab would copy it."""
+    section = GUIDE.read_text("utf-8").split("## Study files", 1)[1]
     return section.split("```toml\n", 1)[1].split("```", 1)[0]
 
 
 def lab_study_file(folder: Path) -> Path:
-    text = readme_study_file()
+    text = guide_study_file()
     for old, new in COUNTS.items():
-        assert text.count(old) == 1, f"the README's example changed: {old!r}"
+        assert text.count(old) == 1, f"the guide's example changed: {old!r}"
         text = text.replace(old, new)
     assert 'consent = {file = "consent.de.md"}' in text
     (folder / "consent.de.md").write_text(CONSENT_DE, "utf-8")
@@ -82,7 +83,7 @@ def lab_study_file(folder: Path) -> Path:
 
 def _store_synthetic(site) -> None:
     """The example names the "synthetic" set (what `make stimuli` stores in a checkout); the
-    live site stands its tiny clips in for it, so the study file stays the README's."""
+    live site stands its tiny clips in for it, so the study file stays the guide's."""
     from webapp.stimuli import catalog
 
     with tempfile.TemporaryDirectory() as sources, site.app.app_context():
@@ -173,7 +174,7 @@ def test_a_participant_runs_both_sessions_in_german(page, site, lab):
     assert utc_time(props["DTSTART"]) == opens_at.replace(microsecond=0)
     screenshot(page, "end_of_session_1_de")
 
-    # Twenty hours pass: session 1 ended that long ago (the gap stays the README's).
+    # Twenty hours pass: session 1 ended that long ago (the gap stays the guide's).
     with writing(site.app) as session:
         row = session.scalar(select(Session).where(Session.token == token_1))
         row.completed_at = first["completed_at"] - GAP - timedelta(minutes=1)

@@ -6,6 +6,7 @@ import pytest
 
 from experiments import study_file, texts
 from experiments.designs import DESIGNS
+from experiments.trial_types import TASKS
 
 SHIPPED = Path(study_file.__file__).parent / "studies"
 
@@ -199,7 +200,7 @@ def test_webkit_is_refused_by_default_and_an_opt_in_is_warned_with_the_measured_
     assert "no press of it is ever an answer there" in str(errors[0])
     config, errors, warnings = check(opted_in + '[responses]\nkeys = ["d", "k"]\n')
     assert errors == [] and "webkit" in config.browsers
-    # bench/rt_engines.py, README "Three browser engines": WebKitGTK 2.50, 9.19 / 4.01 ms.
+    # bench/rt_engines.py, docs/measurements.md "Onset timing per engine": WebKitGTK 2.50, 9.19 / 4.01 ms.
     assert [str(w) for w in warnings] == [
         "study.toml:5: participants.browsers: webkit (Safari) is allowed, but its measured onset "
         "error (mean 9.2 ms, SD 4.0 ms in WebKitGTK, bench/rt_engines.py) misses the goal "
@@ -322,7 +323,7 @@ def test_consent_and_debrief_describe_the_designs_own_task_in_every_language(nam
     # debrief spoke of ordering moments (the texts were shared by every design).  A study made
     # without a file (create --design) stores the same settings() as one made from a file.
     design = DESIGNS[name]
-    other = next(task for task in ("aot", "frame_order") if task != design.task)
+    others = [task for task in TASKS if task != design.task]
     plain = study_file.StudyConfig(design=design, stimulus_set="s", languages=("en", "de"))
     for config in (plain, study_file.load(SHIPPED / f"{name}.toml")):
         for language in ("en", "de"):
@@ -330,7 +331,8 @@ def test_consent_and_debrief_describe_the_designs_own_task_in_every_language(nam
             stored = participant_texts(config, language)[language]
             for key in ("consent", "debrief"):
                 assert shipped[f"{key}_task_{design.task}"] in stored[key], (language, key)
-                assert shipped[f"{key}_task_{other}"] not in stored[key], (language, key)
+                for other in others:
+                    assert shipped[f"{key}_task_{other}"] not in stored[key], (language, key)
                 html = texts.render_all(participant_texts(config, language), language, VALUES)[key]
                 assert "{" not in html and "<p></p>" not in html, (language, key)
     english = texts.render_all(participant_texts(plain, "en"), "en", VALUES)

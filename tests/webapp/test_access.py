@@ -20,7 +20,7 @@ ACTIONS = [*studies.TRANSITIONS, "no-such-action"]
 SECRET = "Secret pilot"
 ROOT = Path(__file__).resolve().parents[2]
 ROLES = ("viewer", "editor", "owner")
-# The permission table README.md and SECURITY.md state, row by row: the roles allowed.
+# The permission table docs/researcher-guide.md and SECURITY.md state, row by row: the roles allowed.
 VIEW = "See the study page, live panel, completion codes and configuration; download exports"
 PERMISSION_TABLE = {
     VIEW: {"viewer", "editor", "owner"},
@@ -234,7 +234,7 @@ def table_row(method, url):
 
 
 def documented_table(name):
-    """The action x role table of README.md or SECURITY.md: {action: roles marked yes}."""
+    """The action x role table of docs/researcher-guide.md or SECURITY.md: {action: roles marked yes}."""
     lines = [line.strip() for line in (ROOT / name).read_text("utf-8").splitlines()]
     start = lines.index("| Action | Viewer | Editor | Owner |")
     table = {}
@@ -247,7 +247,7 @@ def documented_table(name):
     return table
 
 
-@pytest.mark.parametrize("name", ["README.md", "SECURITY.md"])
+@pytest.mark.parametrize("name", ["docs/researcher-guide.md", "SECURITY.md"])
 def test_the_documents_state_the_permission_table(name):
     assert documented_table(name) == PERMISSION_TABLE
 

@@ -1,5 +1,5 @@
 """The browser policy: the engines a study accepts by default (WebKit refused: its measured
-onset error misses the goal, README "Three browser engines"), and a study file's opt-in."""
+onset error misses the goal, docs/measurements.md "Onset timing per engine"), and a study file's opt-in."""
 from experiments import study_file
 from webapp.researcher import studies
 

@@ -59,7 +59,7 @@ def test_the_participants_table_shows_status_progress_and_last_seen(logged_in, s
 
 
 def test_a_simulated_session_is_excluded_while_it_runs_too(app, logged_in, factory):
-    # The stored flag is set when a session ends; README: simulated sessions are always excluded.
+    # The stored flag is set when a session ends; docs/researcher-guide.md: simulated sessions are always excluded.
     study = factory.study(slug="sim")
     factory.trial(factory.session(study, subject_id="P-robot", simulated=True))
     page = logged_in.get("/researcher/studies/sim").get_data(as_text=True)
@@ -164,6 +164,17 @@ def test_before_any_trial_only_the_participant_flow_is_drawn(app, factory):
     assert set(empty.values()) == {None}
 
 
+def test_the_tables_the_report_registry_marks_live_are_on_the_study_page(app, study):
+    """A table's ``live`` in analysis/report/registry.py names what shows it here."""
+    from analysis.report import registry
+
+    with app.app_context():
+        panel = dashboard.study_panel("pilot")
+    live = {table.live for table in registry.TABLES if table.live}
+    assert live and live <= {*panel["figures"], *panel}
+    assert registry.SDT_BY_PARTICIPANT.live == "participants"  # the table's accuracy column
+
+
 def test_figures_are_valid_plotly_figures(app, study):
     with app.app_context():
         figures = dashboard.study_panel("pilot")["figures"]
@@ -255,7 +266,7 @@ def reviewed(factory):
 
 def test_the_participants_table_agrees_with_the_report(app, reviewed):
     """The table's accuracy and median RT are the report's per-participant numbers."""
-    from analysis.reports import build_report
+    from analysis.report.build import build_report
     from webapp.researcher.roster import study_trials
 
     with app.app_context():

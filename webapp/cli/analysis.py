@@ -49,7 +49,7 @@ def _run(frame_loader, out_dir, models, n_boot, seed, tra_file, title, sessions,
     """``frame_loader()`` gives the trial table as read and how messages name its rows;
     ``sweep_levels()``, if given, the TRA sweep clips' levels (else the TRA file names them);
     ``participants()``, if given, the sessions, so the flow counts who entered without a trial."""
-    from analysis.report_output import report_to_folder
+    from analysis.report.output import report_to_folder
 
     try:
         data, rows = frame_loader()
@@ -119,7 +119,7 @@ def report(study, out_dir, models, n_boot, seed, sessions, tra_file):
 
 
 def _sweep_levels(study: str) -> pd.DataFrame | None:
-    """The sweep clips of the study's stimulus set, as ``analysis.report_tra`` reads them."""
+    """The sweep clips of the study's stimulus set, as ``analysis.report.tra`` reads them."""
     from webapp import model_runs
 
     try:

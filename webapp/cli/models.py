@@ -24,8 +24,7 @@ from webapp import model_runs
 @click.command("run-models")
 @click.option("--model", required=True, help="Local folder, hub id, or served model name.")
 @click.option("--backend", type=click.Choice(sorted(BACKENDS)), default="hf", show_default=True,
-              help="hf: transformers on this machine; vllm: vLLM in this process (CUDA); "
-                   "openai: any OpenAI-compatible server (--base-url).")
+              help="; ".join(f"{name}: {entry.summary}" for name, entry in BACKENDS.items()) + ".")
 @click.option("--task", type=click.Choice(list(TASKS)), default=None,
               help="aot: forward or backward; frame_order: order shuffled frames; "
                    "pair_order: which of two frames came first. Default: with --study, the "
@@ -80,10 +79,10 @@ from webapp import model_runs
 @click.option("--batch-size", type=click.IntRange(min=1), default=8, show_default=True,
               help="Items per model call (hf, vllm); answers do not depend on it.")
 @click.option("--limit", type=click.IntRange(min=1), default=None, help="Run the first N items.")
-@click.option("--device", default="auto", show_default=True, callback=lambda c, p, v: device(v),
-              help="hf: cpu, cuda, cuda:N, or auto (cuda when there is a GPU).")
+@click.option("--device", default=None, callback=lambda c, p, v: device(v),
+              help="hf: cpu, cuda, cuda:N, or auto (cuda when there is a GPU) [default: auto].")
 @click.option("--dtype", type=click.Choice(("auto", "float32", "bfloat16", "float16")),
-              default="auto", show_default=True, help="Weights' precision (hf, vllm).")
+              default=None, help="Weights' precision (hf, vllm) [default: auto].")
 @click.option("--base-url", default=None, help="OpenAI-compatible server (--backend openai).")
 @click.option("--model-revision", default=None,
               help="--backend openai: which weights the served model is (a checkpoint, commit or "
@@ -100,8 +99,8 @@ from webapp import model_runs
               help="--backend openai: retries of a request after a timeout, a dropped "
                    "connection, HTTP 408, 429 or 5xx, waiting what Retry-After asks or a "
                    "jittered exponential backoff; other errors are never retried [default: 5].")
-@click.option("--tensor-parallel", type=click.IntRange(min=1), default=1, show_default=True,
-              help="vllm: GPUs to split the model over.")
+@click.option("--tensor-parallel", type=click.IntRange(min=1), default=None,
+              help="vllm: GPUs to split the model over [default: 1].")
 @click.option("--no-progress", is_flag=True, help="No progress bar (logs, CI).")
 @with_appcontext
 def run_models(**options):
@@ -127,10 +126,10 @@ def run_models(**options):
         raise click.ClickException(failure_summary(counts["errors"], counts["total"]))
 
 
-def device(value: str) -> str:
-    """A device name torch accepts (``auto``, ``cpu``, ``cuda``, ``cuda:N``), else a usage
-    error naming them."""
-    if not re.fullmatch(r"auto|cpu|cuda(:\d+)?", value):
+def device(value: str | None) -> str | None:
+    """A device name torch accepts (``auto``, ``cpu``, ``cuda``, ``cuda:N``) or None (not
+    given), else a usage error naming them."""
+    if value is not None and not re.fullmatch(r"auto|cpu|cuda(:\d+)?", value):
         raise click.BadParameter(f"{value!r} is not a device; use auto, cpu, cuda or cuda:N "
                                  "(lower case)", param_hint="--device")
     return value

@@ -11,7 +11,8 @@ config = context.config
 # Interpret the config file for Python logging.
 # This line sets up loggers basically.
 # Keep the application's loggers: alembic runs inside the app and its tests.
-fileConfig(config.config_file_name, disable_existing_loggers=False)
+if config.config_file_name is not None:  # as in alembic's own template
+    fileConfig(config.config_file_name, disable_existing_loggers=False)
 logger = logging.getLogger('alembic.env')
 
 

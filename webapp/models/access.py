@@ -3,8 +3,8 @@
 A role is a set of permissions: ``view`` (the study page, live panel, completion codes,
 exports), ``run`` (the study day to day: open and pause, previews, manual exclusions with a
 reason), ``configure`` (change its configuration: in place for a draft, as a new version once
-opened), ``close`` (close or stop it) and ``manage`` (members).  README.md and SECURITY.md
-state the same table (tests/webapp/test_access.py checks both against every route).
+opened), ``close`` (close or stop it) and ``manage`` (members).  docs/researcher-guide.md and
+SECURITY.md state the same table (tests/webapp/test_access.py checks both against every route).
 """
 from contextlib import contextmanager
 from datetime import datetime
@@ -13,7 +13,7 @@ from sqlalchemy import ForeignKey, String, delete, func, insert, select, update
 from sqlalchemy.orm import Mapped, mapped_column, relationship
 
 from webapp.database import write_transaction
-from webapp.extensions import db
+from webapp.extensions import Model, db
 from webapp.models._types import UTCDateTime, utcnow
 from webapp.models.researcher import Researcher
 from webapp.models.study import Study
@@ -30,7 +30,7 @@ ALL_PERMISSIONS = ROLE_PERMISSIONS["owner"]
 ACTION_PERMISSIONS = {"open": "run", "pause": "run"}
 
 
-class StudyMember(db.Model):
+class StudyMember(Model):
     study_id: Mapped[int] = mapped_column(ForeignKey("study.id"), primary_key=True)
     researcher_id: Mapped[int] = mapped_column(ForeignKey("researcher.id"), primary_key=True,
                                                index=True)
@@ -57,7 +57,8 @@ def permissions_of(researcher: Researcher, study: Study) -> frozenset[str]:
     """What ``researcher`` may do with ``study``: nothing at all for a non-member."""
     if researcher.is_admin:
         return ALL_PERMISSIONS
-    return ROLE_PERMISSIONS.get(role_of(researcher, study), frozenset())
+    role = role_of(researcher, study)
+    return frozenset() if role is None else ROLE_PERMISSIONS[role]
 
 
 def members(study: Study) -> list[StudyMember]:

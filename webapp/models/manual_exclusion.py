@@ -14,7 +14,7 @@ from sqlalchemy.orm import Mapped, mapped_column, relationship
 
 from experiments import verdict
 from experiments.exclusions import SIMULATED
-from webapp.extensions import db
+from webapp.extensions import Model, db
 from webapp.models._types import UTCDateTime, utcnow
 from webapp.models.study import Session, Study, Subject
 
@@ -25,7 +25,7 @@ RULE_COLUMNS = ("subject_id", "manual_action", "manual_reason", "manual_by", "ma
 VERSION_MARK = "+manual."
 
 
-class ManualExclusion(db.Model):
+class ManualExclusion(Model):
     __tablename__ = "manual_exclusion"
     __table_args__ = (UniqueConstraint("study_id", "sequence"),)
 

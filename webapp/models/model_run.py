@@ -3,12 +3,12 @@ from datetime import datetime
 from sqlalchemy import ForeignKey, String, Text
 from sqlalchemy.orm import Mapped, mapped_column, relationship
 
-from webapp.extensions import db
+from webapp.extensions import Model
 from webapp.models._types import JSONType, UTCDateTime, utcnow
 from webapp.models.study import Session
 
 
-class ModelRun(db.Model):
+class ModelRun(Model):
     """The provenance of one model run, beside the :class:`Session` its trials are stored in.
 
     ``run_key`` is the run's identity (model, revision and every setting that can change an

@@ -3,10 +3,10 @@ client and fixed window, deleted once its window can no longer count."""
 from sqlalchemy import BigInteger, Integer, String
 from sqlalchemy.orm import Mapped, mapped_column
 
-from webapp.extensions import db
+from webapp.extensions import Model
 
 
-class RateLimitCounter(db.Model):
+class RateLimitCounter(Model):
     __tablename__ = "rate_limit_counter"
 
     key: Mapped[str] = mapped_column(String(120), primary_key=True)

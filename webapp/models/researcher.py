@@ -4,11 +4,11 @@ from flask_login import UserMixin
 from sqlalchemy import Boolean, Integer, String, false
 from sqlalchemy.orm import Mapped, mapped_column
 
-from webapp.extensions import db
+from webapp.extensions import Model
 from webapp.models._types import UTCDateTime, utcnow
 
 
-class Researcher(UserMixin, db.Model):
+class Researcher(UserMixin, Model):
     id: Mapped[int] = mapped_column(primary_key=True)
     username: Mapped[str] = mapped_column(String(80), unique=True)
     password_hash: Mapped[str] = mapped_column(String(256))

@@ -11,12 +11,12 @@ from datetime import datetime
 from sqlalchemy import ForeignKey, String
 from sqlalchemy.orm import Mapped, mapped_column, relationship
 
-from webapp.extensions import db
+from webapp.extensions import Model
 from webapp.models._types import UTCDateTime, utcnow
 from webapp.models.study import Subject
 
 
-class ResumeLink(db.Model):
+class ResumeLink(Model):
     __tablename__ = "resume_link"
 
     id: Mapped[int] = mapped_column(primary_key=True)

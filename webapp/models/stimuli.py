@@ -3,11 +3,11 @@ from datetime import datetime
 from sqlalchemy import Float, ForeignKey, Integer, String, Text, UniqueConstraint
 from sqlalchemy.orm import Mapped, mapped_column, relationship
 
-from webapp.extensions import db
+from webapp.extensions import Model
 from webapp.models._types import JSONType, UTCDateTime, utcnow
 
 
-class SourceClip(db.Model):
+class SourceClip(Model):
     """One source video of a stimulus set, with its multi-label categories and annotations."""
 
     __table_args__ = (UniqueConstraint("stimulus_set", "clip_key"),)
@@ -31,7 +31,7 @@ class SourceClip(db.Model):
     stimuli: Mapped[list["Stimulus"]] = relationship(back_populates="source_clip")
 
 
-class Stimulus(db.Model):
+class Stimulus(Model):
     """An immutable, hashed artefact shown on a trial: a clip in one direction, or a frame set.
 
     ``path`` is relative to the stimulus root; ``public_id`` is the opaque handle used in URLs.

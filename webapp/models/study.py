@@ -4,14 +4,14 @@ from typing import TYPE_CHECKING
 from sqlalchemy import Boolean, Float, ForeignKey, Integer, String, Text, UniqueConstraint, false, select
 from sqlalchemy.orm import Mapped, mapped_column, relationship
 
-from webapp.extensions import db
+from webapp.extensions import Model
 from webapp.models._types import JSONType, UTCDateTime, utcnow
 
 if TYPE_CHECKING:  # the class itself is resolved by name through SQLAlchemy's registry
     from webapp.models.stimuli import Stimulus
 
 
-class Study(db.Model):
+class Study(Model):
     """A study: one design run on one stimulus set, with a lifecycle."""
 
     id: Mapped[int] = mapped_column(primary_key=True)
@@ -35,7 +35,7 @@ class Study(db.Model):
     subjects: Mapped[list["Subject"]] = relationship(back_populates="study")
 
 
-class StudyVersion(db.Model):
+class StudyVersion(Model):
     """A study's configuration as participants ran it, frozen when the study opened (version
     1) or when an opened study was changed (each change a new version); never updated."""
 
@@ -51,7 +51,7 @@ class StudyVersion(db.Model):
     created_at: Mapped[datetime] = mapped_column(UTCDateTime, default=utcnow)
 
 
-class CellCount(db.Model):
+class CellCount(Model):
     """Participants per between-subject cell of a study: first human sessions that did not end
     at consent.  Entry and consent keep it in their write transactions, so assigning the
     least-filled cell reads a few rows instead of every session of the study."""
@@ -61,7 +61,7 @@ class CellCount(db.Model):
     participants: Mapped[int] = mapped_column(Integer, default=0)
 
 
-class Subject(db.Model):
+class Subject(Model):
     """A participant (recruitment id) or a model (model id) within one study."""
 
     __table_args__ = (UniqueConstraint("study_id", "kind", "external_id"),)
@@ -93,7 +93,7 @@ def _current_study_version(context) -> int | None:
         .where(subject.c.id == subject_id))
 
 
-class Session(db.Model):
+class Session(Model):
     """One sitting of a subject (or one model run), with its seeded schedule."""
 
     __table_args__ = (UniqueConstraint("subject_id", "session_number"),)
@@ -128,7 +128,7 @@ class Session(db.Model):
     trials: Mapped[list["Trial"]] = relationship(back_populates="session")
 
 
-class Trial(db.Model):
+class Trial(Model):
     """One trial in the canonical shape; ``(session_id, client_uuid)`` stores it at most once."""
 
     __table_args__ = (
@@ -162,7 +162,7 @@ class Trial(db.Model):
     stimulus: Mapped["Stimulus"] = relationship()
 
 
-class MediaServed(db.Model):
+class MediaServed(Model):
     """When the server first served the media of a session's scheduled position (a clip, or
     any frame of a frame set): a trial whose answer arrived before its media left the server
     was not seen (experiments/plausibility.py).  One row per position, never updated."""

@@ -32,9 +32,9 @@ def field_schema(spec: Field) -> dict:
         schema["maxItems" if spec.kind == "list" else "maxLength"] = spec.max_length
     if spec.kind == "str":
         schema["pattern"] = "^[^\\x00-\\x1f\\x7f]*$"  # control characters are refused
-    if spec.kind == "list":
+    if spec.items is not None:  # list fields
         schema["items"] = field_schema(spec.items)
-    if spec.kind == "object":
+    if spec.keys is not None:  # object fields
         schema.update(object_schema(spec.keys))
     if spec.nullable:
         schema["nullable"] = True

@@ -21,7 +21,14 @@ from sqlalchemy.exc import IntegrityError
 from experiments import exclusions, verdict
 from experiments import schedule as scheduling
 from experiments.designs import Design
-from experiments.trial_types import ATTENTION_CHECK, TRIAL_TYPES, PayloadError, is_technical, validate
+from experiments.trial_types import (
+    ATTENTION_CHECK,
+    TASKS,
+    TRIAL_TYPES,
+    PayloadError,
+    is_technical,
+    validate,
+)
 from webapp.database import write_transaction
 from webapp.extensions import db
 from webapp.participant import sessions, store
@@ -121,7 +128,7 @@ def _public_trial(session: Row, trial: dict, media_url) -> dict:
                                   "correct_response": trial["correct_response"]}
     elif session.simulated and trial["block"] == scheduling.PRACTICE:
         # Practice trials are of the design's task, whose type says its answer as feedback.
-        answer = TRIAL_TYPES[trial["trial_type"]].feedback_answer(trial)
+        answer = TASKS[trial["trial_type"]].feedback_answer(trial)
         view["preview_answer"] = {"correct_response": answer}
     return view
 
@@ -199,7 +206,7 @@ def store_trial(connection: Connection, target: Row, payload) -> tuple[int, dict
             409, "trial_index_taken",
             f"trial {fields['trial_index']} is already stored with another client_uuid"))
     except _Ended:
-        status = sessions.session_by_token(connection, target.token).status
+        status = store.session_status(connection, target.id)
         return 200, _existing(connection, target.id, fields, _not_in_progress(target, status))
     return 201, answer
 

@@ -20,6 +20,7 @@ import secrets
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from datetime import datetime
+from typing import Any
 
 import numpy as np
 from flask import current_app
@@ -391,7 +392,7 @@ def record_consent(connection: Connection, session: Row, consent: bool,
             raise ConsentRefused("study_full", FULL)
         if status in UNFINISHED:
             status = "in_progress" if consent else "no_consent"
-            ended = {} if consent else {"completed_at": now()}
+            ended: dict[str, Any] = {} if consent else {"completed_at": now()}
             update_session(connection, session.id, status=status, **ended, device_info={
                 **(current.device_info or {}), "consent": record})
             if not consent and session.session_number == 1 and not session.simulated:

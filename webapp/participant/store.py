@@ -12,9 +12,11 @@ from __future__ import annotations
 import json
 import uuid
 from collections import Counter
+from collections.abc import Callable, Sequence
 from datetime import datetime, timezone
+from typing import cast
 
-from sqlalchemy import Connection, Row, bindparam, func, insert, select, update
+from sqlalchemy import Connection, Row, Table, bindparam, func, insert, select, update
 from sqlalchemy.dialects import postgresql, sqlite
 
 from experiments.schedule import PRACTICE
@@ -64,7 +66,8 @@ def last_session(connection: Connection, study_id: int, external_id: str) -> Row
 
 
 def insert_subject(connection: Connection, **values) -> int:
-    return connection.execute(_INSERT_SUBJECT, values).inserted_primary_key[0]
+    # Typed optional for executemany and RETURNING inserts; a one-row insert has its key.
+    return cast(Row, connection.execute(_INSERT_SUBJECT, values).inserted_primary_key)[0]
 
 
 # --- places and between-subject cells ------------------------------------------------------
@@ -81,7 +84,8 @@ _PLACES_TAKEN = (select(func.count(Session.id)).join(Session.subject)
 # (SQLite's BEGIN IMMEDIATE already lets one writer in at a time).
 _LOCK_STUDY = select(Study.id).where(Study.id == bindparam("study_id")).with_for_update()
 _MAX_PARTICIPANTS = select(Study.max_participants).where(Study.id == bindparam("study_id"))
-_UPSERT = {"sqlite": sqlite.insert, "postgresql": postgresql.insert}
+_UPSERT: dict[str, Callable[[Table], sqlite.Insert | postgresql.Insert]] = {
+    "sqlite": sqlite.insert, "postgresql": postgresql.insert}
 
 
 _RULES_VERSION = (update(Study.__table__).where(Study.__table__.c.id == bindparam("id_"))
@@ -101,7 +105,7 @@ def condition_counts(connection: Connection, study_id: int) -> Counter:
 
 def places_taken(connection: Connection, study_id: int) -> int:
     """Participants who consented to a study's first session."""
-    return connection.scalar(_PLACES_TAKEN, {"study_id": study_id})
+    return connection.execute(_PLACES_TAKEN, {"study_id": study_id}).scalar_one()
 
 
 def study_full(connection: Connection, study_id: int) -> bool:
@@ -145,6 +149,7 @@ _SESSION_ROW = (select(Session.id, Session.token, Session.status, Session.sessio
                 .where(Session.token == bindparam("token")))
 # Read inside a write transaction before changing a session (FOR UPDATE on PostgreSQL; SQLite's
 # BEGIN IMMEDIATE already excludes other writers).
+_SESSION_STATUS = select(Session.status).where(Session.id == bindparam("id_"))
 _LOCKED_SESSION = (select(Session.status, Session.schedule, Session.device_info)
                    .where(Session.id == bindparam("id_")).with_for_update())
 _INSERT_SESSION = insert(Session.__table__)
@@ -163,6 +168,10 @@ _FINISHED_HUMAN_SESSIONS = (
 
 def session_by_token(connection: Connection, token: str) -> Row | None:
     return connection.execute(_SESSION_ROW, {"token": token}).one_or_none()
+
+
+def session_status(connection: Connection, session_id: int) -> str:
+    return connection.execute(_SESSION_STATUS, {"id_": session_id}).scalar_one()
 
 
 def locked_session(connection: Connection, session_id: int) -> Row:
@@ -194,7 +203,7 @@ def update_session(connection: Connection, session_id: int, *, if_status: str | 
     return connection.execute(statement.values(**values)).rowcount == 1
 
 
-def finished_human_sessions(connection: Connection, study_id: int) -> list[Row]:
+def finished_human_sessions(connection: Connection, study_id: int) -> Sequence[Row]:
     """A study's people's sessions that completed, failed attention or failed practice (id,
     schedule, simulated, status)."""
     return connection.execute(_FINISHED_HUMAN_SESSIONS, {"study_id": study_id}).all()

@@ -16,12 +16,17 @@ from markupsafe import Markup
 
 from experiments import texts as text_defaults
 from experiments.designs import STUDY_CONFIG_KEY, Design
-from experiments.study_file import DEFAULT_BROWSERS, estimate_session_minutes, study_texts
+from experiments.study_file import estimate_session_minutes, study_texts
+from experiments.study_settings import default
 
 # How the study file's browser engines are named to a participant (product names).
 BROWSER_NAMES = {"chromium": "Chrome, Edge", "firefox": "Firefox", "webkit": "Safari"}
-DEFAULT_SETTINGS = {"languages": ["en"], "browsers": list(DEFAULT_BROWSERS),
-                    "devices": ["desktop"], "min_window": [800, 600]}
+# The settings' declared defaults, as a stored study holds them.
+DEFAULT_SETTINGS = {"languages": list(default("study.languages")),
+                    "browsers": list(default("participants.browsers")),
+                    "devices": list(default("participants.devices")),
+                    "min_window": [default("participants.min_window_width"),
+                                   default("participants.min_window_height")]}
 
 
 def study_settings(snapshot: Mapping | None) -> dict:

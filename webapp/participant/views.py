@@ -64,7 +64,7 @@ def _entry_page(slug: str, result: sessions.Entry):
     if result.outcome == "done":
         return render_template("participant/done.html", lang=lang, texts=text,
                                message=text.get(result.key) or result.message), 200
-    if result.outcome == "wait":
+    if result.outcome == "wait" and result.opens_at is not None:
         return render_template("participant/wait.html", lang=lang, texts=text,
                                opens_at=result.opens_at,
                                opens_at_iso=calendar.iso_utc(result.opens_at)), 200

@@ -37,16 +37,17 @@ _CODING_TEXT = {C.FRAME_LIST: "a JSON list of presented frame positions in true 
 
 
 def _types() -> list[tuple[str, str, Any, tuple[str, ...]]]:
-    """(name, title, answers, metrics) of every trial type: the registry's, then the ordered
-    image pairs, which are asked of models only and so have no trial-type module."""
+    """(name, title, answers, report sections) of every trial type: the registry's, then
+    the ordered image pairs, which are asked of models only and so have no trial-type
+    module (the study-wide diagnostics section reads them)."""
     return [(name, module.TITLE, module.ANSWERS, tuple(module.METRICS))
             for name, module in TRIAL_TYPES.items()] + \
         [(C.PAIR_ORDER, "ordered image pair", C.PAIR_ORDER_ANSWERS,
-          ("analysis.diagnostics.swap_consistency",))]
+          ("diagnostics",))]
 
 
 def _trial_type_text() -> str:
-    described = [f'"{name}" ({title}; rows read by {", ".join(metrics) or "no metric of its own"})'
+    described = [f'"{name}" ({title}; report sections: {", ".join(metrics) or "none"})'
                  for name, title, _, metrics in _types()]
     return "; ".join(described) + "."
 

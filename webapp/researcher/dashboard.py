@@ -20,8 +20,9 @@ from webapp.researcher.roster import participant_flow, roster_frame, study_trial
 
 # The page's own look: transparent on the page, plotly.js's defaults rather than the
 # report's template (which would add ~7 kB to each figure on every refresh).
-PAGE_LAYOUT = {"template": None, "height": 360,
-               "margin": {"l": 60, "r": 20, "t": 60, "b": 80},
+PAGE_HEIGHT = 360
+PAGE_MARGIN = {"l": 60, "r": 20, "t": 60, "b": 80}
+PAGE_LAYOUT = {"template": None, "height": PAGE_HEIGHT, "margin": PAGE_MARGIN,
                "paper_bgcolor": "rgba(0,0,0,0)", "plot_bgcolor": "rgba(0,0,0,0)"}
 
 
@@ -228,12 +229,12 @@ def _full_labels(page: dict, labels: pd.Series) -> dict:
     keys off. Labels are slanted, the margin grows with the longest one, and the plot keeps
     its height by making the figure taller."""
     longest = int(labels.str.len().max())
-    below = max(PAGE_LAYOUT["margin"]["b"], 30 + round(longest * LABEL_PX_PER_CHAR * 0.71))
+    below = max(PAGE_MARGIN["b"], 30 + round(longest * LABEL_PX_PER_CHAR * 0.71))
     layout = page["layout"]
     layout["xaxis"] = {**layout.get("xaxis", {}), "automargin": True, "tickangle": -45,
                        "type": "category"}
     layout["margin"] = {**layout["margin"], "b": below}
-    layout["height"] = PAGE_LAYOUT["height"] + below - PAGE_LAYOUT["margin"]["b"]
+    layout["height"] = PAGE_HEIGHT + below - PAGE_MARGIN["b"]
     return page
 
 

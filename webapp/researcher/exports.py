@@ -202,7 +202,8 @@ def next_session_allowlist(participants: pd.DataFrame, design: Design,
                 or sessions["excluded"].astype(bool).any():
             continue
         version = latest["study_version"]
-        version_design = (ran or {}).get(None if pd.isna(version) else int(version), design)
+        version_design = design if pd.isna(version) or not ran \
+            else ran.get(int(version), design)
         opens_at = opens_after(version_design,
                                pd.Timestamp(latest["completed_at"]).to_pydatetime())
         rows.append((subject, int(latest["session_number"]) + 1, iso_utc(opens_at)))

@@ -1,4 +1,7 @@
-"""The dashboard's study form as a study file: the same fields, checked by the same schema.
+"""The dashboard's study form as a study file: the same settings, checked by the same schema.
+
+The form's fields, their groups, labels and help are derived from the settings' declaration
+(:mod:`experiments.study_settings`): a setting with a ``form`` there is a field here.
 
 An uploaded study file is checked as ``manage.py study validate`` checks a file on disk, every
 error with its line.  Its settings are the study's, except where the researcher filled in a
@@ -10,36 +13,77 @@ it expects, word for word as ``validate`` would say it.
 import re
 import tomllib
 from pathlib import PurePosixPath
+from typing import NamedTuple
+
+from flask_wtf import FlaskForm
+from flask_wtf.file import FileField
+from wtforms import HiddenField, SelectField, StringField
+from wtforms.validators import DataRequired, Length
 
 from experiments import study_file, study_format, study_scan
+from experiments.study_settings import SETTINGS, STUDY, FormField, Setting
 from webapp.researcher.studies import shipped_languages
 
-# form field -> (section, key, kind) of the study file; kind: text | number | list
-FORM_FIELDS = {
-    "title": ("study", "title", "text"),
-    "design": ("study", "design", "text"),
-    "stimulus_set": ("study", "stimulus_set", "text"),
-    "languages": ("study", "languages", "list"),
-    "places": ("participants", "places", "number"),
-    "sessions": ("sessions", "count", "number"),
-    "gap_hours": ("sessions", "gap_hours", "number"),
-    "blocks": ("blocks", "count", "number"),
-    "trials_per_block": ("blocks", "trials_per_block", "number"),
-    "catch_per_block": ("blocks", "catch_per_block", "number"),
-    "practice_trials": ("practice", "trials", "number"),
-    "pass_accuracy": ("practice", "pass_accuracy", "number"),
-    "keys": ("responses", "keys", "list"),
-    "fixation_ms": ("timing", "fixation_ms", "number"),
-    "response_timeout_ms": ("timing", "response_timeout_ms", "number"),
-    "inter_trial_ms": ("timing", "inter_trial_ms", "number"),
-}
-_BY_PATH = {f"{section}.{key}": name for name, (section, key, _) in FORM_FIELDS.items()}
-_BY_PATH["blocks.clips_per_session"] = "trials_per_block"
-# Selects: never blank, so they cannot leave a setting to an uploaded file.
-_CHOSEN = ("design", "stimulus_set")
 _INT = re.compile(r"^[+-]?\d+$")
 _FLOAT = re.compile(r"^[+-]?(\d+\.\d*|\.\d+|\d+)([eE][+-]?\d+)?$")
 MAX_UPLOAD_BYTES = study_file.MAX_FILE_BYTES
+# How the form writes a setting of each kind: numbers and comma-separated lists, else text.
+_NUMBER_KINDS, _LIST_KINDS = ("int", "number"), ("language_list", "key_pair", "choice_list")
+
+
+class Shown(NamedTuple):
+    """A setting the form shows: where it is in a study file, and its declaration."""
+
+    section: str
+    key: str
+    setting: Setting
+    form: FormField
+
+
+def form_fields() -> dict[str, Shown]:
+    """form field -> each setting the form shows, as :mod:`experiments.study_settings`
+    declares them when asked."""
+    return {setting.form.name or key: Shown(section, key, setting, setting.form)
+            for section, settings in SETTINGS.items() for key, setting in settings.items()
+            if setting.form is not None}
+
+
+def _kind(setting: Setting) -> str:
+    return "number" if setting.kind in _NUMBER_KINDS else \
+        "list" if setting.kind in _LIST_KINDS else "text"
+
+
+def _hint(setting: Setting) -> str:
+    """The help under a field: the setting's help, and a number's bounds."""
+    if _kind(setting) != "number":
+        return setting.help
+    expected = setting.expected + setting.bound
+    return f"{setting.help} {expected[0].upper()}{expected[1:]}."
+
+
+def new_form() -> FlaskForm:
+    """The dashboard's study form: the slug, a text field (or a select) per setting the
+    declaration puts on the form, and a study file's upload.  Every field is text, checked by
+    the study file's own schema (:func:`config_from`), so a careless value is answered with the
+    field and what it expects, as ``manage.py study validate`` answers it."""
+    fields: dict = {"slug": StringField("Slug (in the participant link)",
+                                        validators=[DataRequired(), Length(max=64)]),
+                    "based_on": HiddenField(), "groups": field_groups}
+    for name, (_, _, setting, form) in form_fields().items():
+        fields[name] = SelectField(form.label, validate_choice=False, description=_hint(setting)) \
+            if form.select else StringField(form.label, description=_hint(setting))
+    fields["study_file"] = FileField("Texts and other settings: a study file (TOML, texts "
+                                     "inline; it sets what the fields above leave blank)")
+    return type("StudyForm", (FlaskForm,), fields)()
+
+
+def field_groups(form) -> list[tuple[str, list]]:
+    """The form's fieldsets, (legend, fields), in the declared order: the slug opens the first,
+    the study file's upload is the last."""
+    groups: dict[str, list] = {STUDY: [form.slug]}
+    for name, shown in form_fields().items():
+        groups.setdefault(shown.form.group, []).append(form[name])
+    return [*groups.items(), ("Texts", [form.study_file])]
 
 
 def fill(form, config: study_file.StudyConfig, study) -> None:
@@ -54,13 +98,13 @@ def _shown(config: study_file.StudyConfig) -> dict[str, str]:
     """The form's text of each field ``config`` sets."""
     data = tomllib.loads(study_file.to_toml(config))
     shown = {}
-    for name, (section, key, kind) in FORM_FIELDS.items():
+    for name, (section, key, setting, _) in form_fields().items():
         value = data.get(section, {}).get(key)
         if name == "trials_per_block":
             clips, blocks = data["blocks"].get("clips_per_session"), data["blocks"]["count"]
             value = clips // blocks if clips and clips % blocks == 0 else None
         if value is not None:
-            shown[name] = ", ".join(value) if kind == "list" else str(value)
+            shown[name] = ", ".join(value) if _kind(setting) == "list" else str(value)
     return shown
 
 
@@ -80,22 +124,24 @@ def config_from(form, base: study_file.StudyConfig | None) -> study_file.StudyCo
             data["texts"] = values  # the upload's texts replace the study's own
         else:
             data.setdefault(section, {}).update(values)
-    in_file = {name for path, name in _BY_PATH.items()
+    in_file = {name for path, name in _by_path().items()
                if path.split(".")[1] in upload.get(path.split(".")[0], {})}
     shown = _shown(base) if base is not None else {}
-    for name, (section, key, kind) in FORM_FIELDS.items():
+    # Selects: never blank, so they cannot leave a setting to an uploaded file.
+    chosen = [name for name, shown in form_fields().items() if shown.form.select]
+    for name, (section, key, setting, _) in form_fields().items():
         raw = (getattr(form, name).data or "").strip()
         table = data.setdefault(section, {})
-        if name in _CHOSEN and name in in_file and raw and raw != table[key]:
+        if name in chosen and name in in_file and raw and raw != table[key]:
             getattr(form, name).errors = [f"{section}.{key}: the form chose {raw!r}, the "
                                           f"uploaded study file {table[key]!r}: choose the same"]
         elif name in in_file and raw in ("", shown.get(name)):
             continue  # left blank or as shown: the file's value
         elif raw:
-            table[key] = _value(raw, kind)
+            table[key] = _value(raw, _kind(setting))
         else:
             table.pop(key, None)  # blank: the design's default
-    if any(getattr(form, name).errors for name in _CHOSEN):
+    if any(getattr(form, name).errors for name in chosen):
         return None
     study = data.setdefault("study", {})
     if "languages" not in study and study.get("design"):
@@ -155,8 +201,14 @@ def _value(raw: str, kind: str):
     return raw  # the schema says what it expected
 
 
+def _by_path() -> dict[str, str]:
+    """setting ("practice.trials") -> its form field; clips_per_session is trials_per_block's."""
+    return {f"{section}.{key}": name for name, (section, key, *_) in form_fields().items()} | \
+        {"blocks.clips_per_session": "trials_per_block"}
+
+
 def _put(form, path: str, message: str) -> None:
-    name = _BY_PATH.get(path)
+    name = _by_path().get(path)
     field = getattr(form, name) if name else form.study_file
     field.errors = [*(field.errors or []), f"{path}: {message}"]
 

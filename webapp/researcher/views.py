@@ -12,8 +12,7 @@ import plotly
 from flask import Blueprint, abort, flash, redirect, render_template, request, send_file, url_for
 from flask_login import current_user
 from flask_wtf import FlaskForm
-from flask_wtf.file import FileField
-from wtforms import HiddenField, SelectField, StringField, TextAreaField
+from wtforms import SelectField, StringField, TextAreaField
 from wtforms.validators import DataRequired, Length
 
 from experiments.designs import Design
@@ -35,61 +34,30 @@ def _require_login_and_access():
     is not revealed; a member whose role lacks what the request needs gets 403."""
     if not current_user.is_authenticated:
         return login_manager.unauthorized()
-    slug = (request.view_args or {}).get("slug")
+    view_args = request.view_args or {}
+    slug = view_args.get("slug")
     if slug is not None:
         study = studies.get_study(slug)
         allowed = access.permissions_of(current_user, study) if study else frozenset()
         if not allowed:
             abort(404, description=f"No study {slug!r}.")
-        if _permission_needed() not in allowed:
+        if _permission_needed(view_args) not in allowed:
             abort(403, description="Your role in this study does not allow this.")
     return None
 
 
-def _permission_needed() -> str:
+def _permission_needed(view_args: dict) -> str:
     """Reads need "view", lifecycle actions what their action needs, running the study day to
     day "run", its configuration "configure"; every other write (members, and any route
     added later) is for owners."""
     if request.endpoint == "researcher.change_status":
-        return access.action_permission(request.view_args["action"])
+        return access.action_permission(view_args["action"])
     if request.endpoint in ("researcher.preview", "researcher.manual_rule",
                             "researcher.resume_link"):
         return "run"  # reviewing and helping participants is running a study: editors, owners
     if request.endpoint == "researcher.update_study":
         return "configure"
     return "view" if request.method in ("GET", "HEAD") else "manage"
-
-
-class StudyForm(FlaskForm):
-    """The study file's fields (``study_config.FORM_FIELDS``), as text: each value is checked by
-    the study file's own schema, so a careless one is answered with the field and what it
-    expects, as ``manage.py study validate`` answers it.  Blank: the uploaded study file's value,
-    else the design's default (``study_form.config_from``)."""
-
-    slug = StringField("Slug (in the participant link)",
-                       validators=[DataRequired(), Length(max=64)])
-    based_on = HiddenField()
-    title = StringField("Title")  # checked with the study file (study_file.title_problem)
-    design = SelectField("Design", validate_choice=False)
-    stimulus_set = SelectField("Stimulus set", validate_choice=False)
-    languages = StringField("Languages (e.g. en, de; the first is the default)")
-    places = StringField("Places (no new participants once this many took part)")
-    sessions = StringField("Sessions (on different days)")
-    gap_hours = StringField("Hours between sessions")
-    blocks = StringField("Blocks")
-    trials_per_block = StringField("Trials per block (blank: every clip)")
-    catch_per_block = StringField("Catch trials per block")
-    practice_trials = StringField("Practice trials")
-    pass_accuracy = StringField("Practice pass accuracy (0 to 1)")
-    # Which key means forward is counterbalanced between participants by default: the label
-    # must not suggest that the first key is "forward".
-    keys = StringField("Response keys (two letters or digits, e.g. d, k; which one means "
-                       "forward is counterbalanced)")
-    fixation_ms = StringField("Fixation (ms)")
-    response_timeout_ms = StringField("Response timeout after the clip (ms)")
-    inter_trial_ms = StringField("Between trials (ms)")
-    study_file = FileField("Texts and other settings: a study file (TOML, texts inline; "
-                           "it sets what the fields above leave blank)")
 
 
 class ActionForm(FlaskForm):
@@ -114,10 +82,11 @@ class MemberForm(FlaskForm):
     role = SelectField("Role", choices=list(access.ROLES), default="viewer")
 
 
-def _study_form(study=None) -> StudyForm:
-    """The form with its choices: stimulus sets only where some design can use them, each
-    option naming the designs that can (researcher.js shows the chosen design's)."""
-    form = StudyForm()
+def _study_form(study=None) -> FlaskForm:
+    """The study form (``study_form.new_form``) with its choices: stimulus sets only where some
+    design can use them, each option naming the designs that can (researcher.js shows the
+    chosen design's)."""
+    form = study_form.new_form()
     usable = studies.usable_sets()
     form.design.choices = [(name, f"{d.title} ({name})") for name, d in studies.DESIGNS.items()]
     sets = sorted({name for names in usable.values() for name in names})
@@ -135,7 +104,7 @@ def studies_index():
     return _render_list(_study_form())
 
 
-def _render_list(form: StudyForm, status: int = 200, editing=None):
+def _render_list(form: FlaskForm, status: int = 200, editing=None):
     return render_template("researcher/studies.html", studies=studies.studies_for(current_user),
                            counts=studies.status_counts(), form=form, editing=editing), status
 
@@ -197,7 +166,7 @@ def _render_study(slug: str, exclusion_form: ExclusionForm | None = None, status
                   issued_link: str | None = None):
     """The study page; ``exclusion_form``: a refused rule's form, kept with its errors;
     ``issued_link``: a resume link just issued (shown this once)."""
-    study = studies.get_study(slug)
+    study = studies.require_study(slug)  # a missing study was refused before the view
     allowed = access.permissions_of(current_user, study)
     return render_template(
         "researcher/study.html", study=study, panel=dashboard.study_panel(slug),

@@ -158,7 +158,7 @@ def clip_records(connection: Connection, name: str) -> tuple[ClipRecord, ...]:
     root = Path(current_app.config["STIMULUS_ROOT"])
     clips = connection.execute(_CLIP_ROWS, {"name": name}).all()
     by_id = {clip.id: clip for clip in clips}
-    stimuli = {}
+    stimuli: dict[int, list[StimulusRecord]] = {}
     for row in connection.execute(_STIMULUS_ROWS, {"name": name}):
         stimuli.setdefault(row.source_clip_id, []).append(
             _stimulus_record(row, by_id[row.source_clip_id], root))

@@ -51,9 +51,10 @@ def _send(path, mimetype: str, size: int | None = None):
         handle = open(path, "rb") if size is None else PaddedVideo(path, size)
     except (OSError, ValueError):
         abort(404)
-    size = os.fstat(handle.fileno()).st_size if size is None else size
-    response = current_app.response_class(wrap_file(request.environ, handle), mimetype=mimetype,
-                                          direct_passthrough=True)
+    size = handle.size if isinstance(handle, PaddedVideo) else os.fstat(handle.fileno()).st_size
+    # Werkzeug types the file as IO[bytes]; it only reads, seeks and closes it.
+    body = wrap_file(request.environ, handle)  # type: ignore[arg-type]
+    response = current_app.response_class(body, mimetype=mimetype, direct_passthrough=True)
     response.content_length = size
     response.headers["Cache-Control"] = f"private, max-age={MAX_AGE_S}"
     response.headers["Cross-Origin-Resource-Policy"] = "same-origin"

@@ -3,6 +3,7 @@ from __future__ import annotations
 
 import math
 from dataclasses import asdict, dataclass, field
+from typing import Any
 
 from analysis.vlm.sampling import Visual
 
@@ -116,6 +117,10 @@ class Backend:
     """
 
     name = "base"
+
+    def __init__(self, model: str, **options: Any) -> None:
+        """Load ``model`` (a local folder, hub id or served name) with the keywords its
+        registry entry passes (``analysis.vlm.backends.BACKENDS``)."""
 
     def describe(self) -> dict:
         """Provenance that can change an answer: model id, weights hash, dtype, versions."""

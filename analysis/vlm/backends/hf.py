@@ -12,10 +12,7 @@ stacks each clip's frames into one tensor (LLaVA-OneVision) get each clip encode
 """
 from __future__ import annotations
 
-import hashlib
 import inspect as _inspect
-import json
-import zlib
 from typing import Any
 
 from analysis.vlm.backends.base import (
@@ -25,6 +22,13 @@ from analysis.vlm.backends.base import (
     GenerationParams,
     LabelScores,
     Request,
+)
+from analysis.vlm.backends.processor_inputs import (
+    hf_messages,
+    item_seed,
+    processor_fingerprint,
+    video_metadata,
+    visuals_in_order,
 )
 from analysis.vlm.provenance import library_versions, weights_fingerprint
 
@@ -90,7 +94,7 @@ class TransformersBackend(Backend):
     # -- encoding -----------------------------------------------------------------------------
     def render(self, request: Request) -> str:
         return self.processor.apply_chat_template(
-            _hf_messages(request.messages), add_generation_prompt=True, tokenize=False)
+            hf_messages(request.messages), add_generation_prompt=True, tokenize=False)
 
     def encode(self, requests: list[Request]):
         """Processor outputs for a left-padded batch (public for tests and benchmarks).
@@ -103,11 +107,11 @@ class TransformersBackend(Backend):
 
         videos, metadata, images = [], [], []
         for request in requests:
-            shown = list(_visuals_in_order(request))
+            shown = list(visuals_in_order(request))
             for visual in shown:
                 if visual.kind == "video":
                     videos.append(visual.frames)
-                    metadata.append(VideoMetadata(**_metadata(visual)))
+                    metadata.append(VideoMetadata(**video_metadata(visual)))
             # Grouped per prompt: LLaVA-OneVision encodes several images of one prompt as a
             # multi-image input (no anyres tiling); Qwen processors flatten the groups.
             images.append([v.frames[0] for v in shown if v.kind == "image"])
@@ -198,7 +202,7 @@ class TransformersBackend(Backend):
         out = []
         for request, temporal in zip(requests, self.temporal_ids(inputs)):
             info = _temporal_info(temporal)
-            frames = [len(v.frames) for v in _visuals_in_order(request) if v.kind == "video"]
+            frames = [len(v.frames) for v in visuals_in_order(request) if v.kind == "video"]
             if frames:
                 info.update(frames_per_video=frames, video_encoding=encoding)
             out.append(info)
@@ -209,7 +213,7 @@ class TransformersBackend(Backend):
                  ) -> list[Generation | Exception]:
         if not params.greedy:
             # Sampling is made independent of batch composition: one seeded call per item.
-            return [self._generate_batch([r], params, _item_seed(params.seed, self.render(r)))[0]
+            return [self._generate_batch([r], params, item_seed(params.seed, self.render(r)))[0]
                     for r in requests]
         return self._generate_batch(requests, params, params.seed)
 
@@ -280,63 +284,9 @@ def _temporal_info(per_video: list[int]) -> dict:
             "temporal_position_ids_per_video": per_video}
 
 
-def processor_fingerprint(processor) -> str:
-    """sha256 of the processor class, chat template, image/video settings and tokenizer."""
-    digest = hashlib.sha256(type(processor).__name__.encode())
-    digest.update((processor.chat_template or "").encode())
-    for part in ("image_processor", "video_processor"):
-        proc = getattr(processor, part, None)
-        if proc is not None:
-            digest.update(proc.to_json_string().encode())
-    backend = getattr(processor.tokenizer, "backend_tokenizer", None)
-    if backend is None:
-        digest.update(repr(processor.tokenizer).encode())
-    else:
-        # padding and truncation are set by the last call that asked for them (a padded
-        # batch), not by the model: left in, a cache key changed once a batch was encoded
-        settings = {k: v for k, v in json.loads(backend.to_str()).items()
-                    if k not in ("padding", "truncation")}
-        digest.update(json.dumps(settings, sort_keys=True).encode())
-    return digest.hexdigest()
-
-
 def _dtype_name(dtype: str, device: str) -> str:
     if dtype == "auto":
         return "bfloat16" if device.startswith("cuda") else "float32"
     if dtype not in ("float32", "bfloat16", "float16"):
         raise ValueError(f"dtype must be auto, float32, bfloat16 or float16, got {dtype!r}")
     return dtype
-
-
-def _item_seed(seed: int, rendered: str) -> int:
-    return (seed * 1_000_003 + zlib.crc32(rendered.encode())) % (2**31)
-
-
-def _hf_messages(messages: list[dict]) -> list[dict]:
-    """Backend-neutral parts -> transformers chat parts (placeholders, no payloads)."""
-    out = []
-    for message in messages:
-        parts = [{"type": p["type"]} if p["type"] in ("video", "image")
-                 else {"type": "text", "text": p["text"]} for p in message["content"]]
-        out.append({"role": message["role"], "content": parts})
-    return out
-
-
-def _visuals_in_order(request: Request):
-    for message in request.messages:
-        for part in message["content"]:
-            if part["type"] in ("video", "image"):
-                yield request.visuals[part["visual"]]
-
-
-def _metadata(visual) -> dict:
-    """VideoMetadata fields whose ``sampled_fps`` is the visual's declared rate."""
-    indices = visual.metadata_indices
-    natural = len(indices) / visual.total_frames * visual.native_fps
-    height, width = visual.frames.shape[1:3]
-    if abs(natural - visual.metadata_fps) < 1e-6:
-        return {"total_num_frames": visual.total_frames, "fps": visual.native_fps,
-                "frames_indices": indices, "width": width, "height": height}
-    # Declared rate differs from the real spacing (e.g. native fps on sparse frames).
-    return {"total_num_frames": len(indices), "fps": visual.metadata_fps,
-            "frames_indices": list(range(len(indices))), "width": width, "height": height}

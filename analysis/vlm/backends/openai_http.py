@@ -9,7 +9,7 @@ Requests run with bounded concurrency.  Each is retried (tenacity) on dropped co
 timeouts, 408, 429 and 5xx, never on any other 4xx, after the wait the server's
 ``Retry-After`` asks for, else a random share of an exponentially growing window (full
 jitter).  A request that still fails becomes that request's outcome, so the others are kept.
-Only what the run sets is sent, under the names the model's family expects (``FAMILIES``),
+Only what the run sets is sent, under the names the model's family expects (``families``),
 and a parameter the family refuses is an error before any item runs.  The API key is read
 from the environment variable named by ``api_key_env`` at construction.
 """
@@ -22,9 +22,7 @@ import json
 import math
 import os
 import random
-import re
 from concurrent.futures import ThreadPoolExecutor
-from dataclasses import dataclass, field
 from datetime import datetime, timezone
 from importlib import metadata
 
@@ -40,46 +38,13 @@ from analysis.vlm.backends.base import (
     LabelScores,
     Request,
 )
+from analysis.vlm.backends.families import model_family
 
 RETRY_STATUS = frozenset({408, 429})  # and every 5xx
 VIDEO_MODES = ("frames", "video_url")
 # The fields of a /models entry that say what the model computes.  The rest is volatile:
 # vLLM answers with a fresh "created" time and a random permission id on every call.
 SERVED_IDENTITY = ("id", "root", "parent", "max_model_len")
-
-
-@dataclass(frozen=True)
-class Family:
-    """What a family of served models accepts in a chat-completions request."""
-
-    name: str
-    pattern: str  # regex on the lower-cased model id, provider prefix ("openai/") removed
-    token_limit: str = "max_tokens"
-    fixed: dict = field(default_factory=dict)  # accepted only at this value: never sent
-    unsent: tuple[str, ...] = ()  # set by every run, but not sent to this family
-    refused: tuple[str, ...] = ()  # "logprobs", "repetition_penalty"
-
-
-# OpenAI's reasoning-models guide (platform.openai.com/docs/guides/reasoning) and the API's
-# 400s ("Unsupported parameter: 'max_tokens' ... Use 'max_completion_tokens' instead";
-# "'temperature' does not support 0 with this model. Only the default (1) value is
-# supported"): reasoning models take max_completion_tokens, which also bounds their hidden
-# reasoning tokens, and refuse temperature and top_p other than 1, seed, logprobs and the
-# penalties.  OpenAI's API refuses fields it does not know, such as vLLM's repetition_penalty.
-FAMILIES = (
-    Family("OpenAI reasoning models (o1, o3, o4, GPT-5)", r"^(o1|o3|o4|gpt-5)\b",
-           token_limit="max_completion_tokens", fixed={"temperature": 1.0, "top_p": 1.0},
-           unsent=("seed",), refused=("logprobs", "repetition_penalty")),
-    Family("OpenAI chat models (GPT-4o, GPT-4.1, GPT-4, GPT-3.5)", r"^(gpt-4|gpt-3\.5|chatgpt)",
-           refused=("repetition_penalty",)),
-)
-OTHER = Family("OpenAI-compatible server", "")
-
-
-def model_family(model: str) -> Family:
-    """The family of a served model id (``OTHER`` when none matches: everything is sent)."""
-    base = model.strip().rsplit("/", 1)[-1].lower()
-    return next((f for f in FAMILIES if re.search(f.pattern, base)), OTHER)
 
 
 class OpenAIBackend(Backend):

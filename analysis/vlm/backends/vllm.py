@@ -17,12 +17,12 @@ from analysis.vlm.backends.base import (
     LabelScores,
     Request,
 )
-from analysis.vlm.backends.hf import (
-    _hf_messages,
-    _item_seed,
-    _metadata,
-    _visuals_in_order,
+from analysis.vlm.backends.processor_inputs import (
+    hf_messages,
+    item_seed,
     processor_fingerprint,
+    video_metadata,
+    visuals_in_order,
 )
 from analysis.vlm.provenance import library_versions, weights_fingerprint
 
@@ -61,13 +61,13 @@ class VLLMBackend(Backend):
 
     def render(self, request: Request) -> str:
         return self.processor.apply_chat_template(
-            _hf_messages(request.messages), add_generation_prompt=True, tokenize=False)
+            hf_messages(request.messages), add_generation_prompt=True, tokenize=False)
 
     def _inputs(self, request: Request) -> dict:
         videos, images = [], []
-        for visual in _visuals_in_order(request):
+        for visual in visuals_in_order(request):
             if visual.kind == "video":
-                videos.append((visual.frames, _metadata(visual)))
+                videos.append((visual.frames, video_metadata(visual)))
             else:
                 images.append(visual.frames[0])
         data = {}
@@ -86,7 +86,7 @@ class VLLMBackend(Backend):
         sampling = [SamplingParams(max_tokens=params.max_new_tokens,
                                    temperature=params.temperature, top_p=params.top_p,
                                    repetition_penalty=params.repetition_penalty,
-                                   seed=_item_seed(params.seed, b["prompt"]))
+                                   seed=item_seed(params.seed, b["prompt"]))
                     for b in batch]
         outputs = self.llm.generate(batch, sampling, use_tqdm=False)
         return [Generation(o.outputs[0].text, len(o.prompt_token_ids),

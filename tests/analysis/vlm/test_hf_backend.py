@@ -72,7 +72,7 @@ def test_processor_fingerprint_ignores_the_last_calls_padding(hf_backend):
     # CI: a model-cache test found none of its stored calls, because the shared backend had
     # encoded a padded batch before describing itself: the tokenizer keeps its last padding
     # and truncation settings, and they were part of the processor's fingerprint.
-    from analysis.vlm.backends.hf import processor_fingerprint
+    from analysis.vlm.backends.processor_inputs import processor_fingerprint
 
     processor = hf_backend.processor
     before = processor_fingerprint(processor)

@@ -8,7 +8,7 @@ from datetime import datetime, timedelta, timezone
 import httpx
 import pytest
 
-from analysis.vlm.backends import base, load_backend, openai_http
+from analysis.vlm.backends import base, families, load_backend, openai_http
 from analysis.vlm.backends.base import GenerationParams
 from analysis.vlm.tasks import TaskSpec, build_items
 from tests.analysis.vlm.openai_server import TinyOpenAIServer
@@ -174,8 +174,8 @@ def test_unknown_served_model_is_an_error(hf_backend):
     ("gpt-4.1-2025-04-14", "chat"), ("Qwen/Qwen2.5-VL-7B-Instruct", None), ("o10-vl", None),
 ])
 def test_model_families(model, family):
-    found = openai_http.model_family(model)
-    assert (found is openai_http.OTHER) == (family is None)
+    found = families.model_family(model)
+    assert (found is families.OTHER) == (family is None)
     if family:
         assert family in found.name.lower()
 

@@ -13,7 +13,7 @@ import pandas as pd
 import pytest
 from sqlalchemy import select
 
-from analysis.report_labels import LABELLED_COLUMNS
+from analysis.report.labels import LABELLED_COLUMNS
 from tests.analysis.vlm.helpers import moving_square
 
 pytestmark = pytest.mark.slow  # a model run and two reports: about 20 s of CPU

@@ -4,28 +4,27 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
-from analysis.report_labels import model_labels
+from analysis.report import registry as R
+from analysis.report.labels import model_labels
 
 HEADLINE = ("n_trials", "accuracy", "f1_forward", "f1_backward", "forward_share", "d_prime",
             "criterion")
-# Comparison tables also written to metrics.json (the first three: the Holm family).
-METRICS_TABLES = ("binomial_tests", "mcnemar_tests", "item_correlation", "text_vs_logit_accuracy",
-                  "nonresponse_sensitivity", "ordering_nonresponse_sensitivity",
-                  "pair_metrics")
+# Tables also written to metrics.json, as records.
+METRICS_TABLES = tuple(table for table in R.TABLES if table.metrics_json)
 
 
 def headline(report, data: pd.DataFrame) -> dict:
     """Ns of the exclusion flow, each observer's headline metrics per subset, the notes,
-    what each model fit was fitted on, and the comparison tables of :data:`METRICS_TABLES`.
+    what each model fit was fitted on, and the tables of :data:`METRICS_TABLES`.
 
-    ``report``: a :class:`analysis.reports.Report` with its tables built; ``data``: the
+    ``report``: a :class:`analysis.report.build.Report` with its tables built; ``data``: the
     trials it was built from (for the models' labels)."""
-    overall = report.tables.get("aot_overall", pd.DataFrame())
+    overall = report.tables.get(R.AOT_OVERALL, pd.DataFrame())
     observers: dict[str, dict[str, dict]] = {}
     for _, row in overall.iterrows():
         entry = observers.setdefault(row["observer"], {})
         entry[row["subset"]] = {k: plain(row[k]) for k in HEADLINE}
-    flow = report.tables["exclusion_flow"]
+    flow = report.tables[R.EXCLUSION_FLOW]
     # Every N is the flow's: entered, and remaining = the trials the tables analyse.
     out = {"n_trials_entered": int(flow["n_trials_remaining"].iloc[0]),
            "n_trials_included": int(flow["n_trials_remaining"].iloc[-1]),
@@ -35,8 +34,6 @@ def headline(report, data: pd.DataFrame) -> dict:
            "models": sorted(set(model_labels(data).values())),
            "observers": observers, "notes": report.notes}
     out.update(report.fit_info)
-    if "error_consistency" in report.tables:
-        out["error_consistency"] = report.tables["error_consistency"].to_dict("records")
     for name in METRICS_TABLES:
         if name in report.tables:
             out[name] = report.tables[name].to_dict("records")

@@ -4,7 +4,8 @@ from __future__ import annotations
 
 import pandas as pd
 
-from analysis import aot, bootstrap, loading, report_stats
+from analysis import aot, bootstrap, loading
+from analysis.report import stats
 
 
 def overall_table(kept: pd.DataFrame, n_boot: int, rng, gaps: list | None = None
@@ -19,11 +20,11 @@ def overall_table(kept: pd.DataFrame, n_boot: int, rng, gaps: list | None = None
         metrics = aot.aot_metrics(frame, by="observer")
         draws = bootstrap.bootstrap_draws(frame, by="observer", strata="observer",
                                           n_boot=n_boot, rng=rng)
-        ci = report_stats.few_people_intervals(bootstrap.percentile_table(draws), frame)
+        ci = stats.few_people_intervals(bootstrap.percentile_table(draws), frame)
         ci = ci.drop(columns=[c for c in bootstrap.DEFAULT_METRICS if c in ci])
         parts.append(metrics.merge(ci, on="observer").assign(subset=subset))
         if gaps is not None:
-            gap = report_stats.few_people_intervals(report_stats.gap_table(draws), frame)
+            gap = stats.few_people_intervals(stats.gap_table(draws), frame)
             gaps.append(gap.assign(subset=subset))
     if not parts:
         return pd.DataFrame()
@@ -39,7 +40,7 @@ def category_table(exploded: pd.DataFrame, n_boot: int, rng, gaps: list | None =
     draws = bootstrap.bootstrap_draws(exploded, by=["observer", "category"],
                                       strata="observer", n_boot=n_boot, rng=rng)
     if gaps is not None:
-        gaps.append(report_stats.few_people_intervals(report_stats.gap_table(draws), exploded))
-    ci = report_stats.few_people_intervals(bootstrap.percentile_table(draws), exploded)
+        gaps.append(stats.few_people_intervals(stats.gap_table(draws), exploded))
+    ci = stats.few_people_intervals(bootstrap.percentile_table(draws), exploded)
     ci = ci.drop(columns=[c for c in bootstrap.DEFAULT_METRICS if c in ci])
     return metrics.merge(ci, on=["observer", "category"])

@@ -1,12 +1,13 @@
 """The study report: every table and figure from one canonical trial table.
 
 :func:`build_report` is a pure function of the DataFrame; it assembles the sections of
-:mod:`analysis.report_sections` (the summary tables with CIs are
-:mod:`analysis.report_summary`), labels models (:mod:`analysis.report_labels`), and adds
-the headline metrics (:mod:`analysis.report_metrics`) and figures
-(:mod:`analysis.report_figures`, drawn by :mod:`analysis.figures`, which the researcher
-dashboard draws with too). :func:`analysis.report_output.write_report` turns its result
-into report.html, one CSV per table and metrics.json.
+:mod:`analysis.report.sections` (the summary tables with CIs are
+:mod:`analysis.report.summary`), labels models (:mod:`analysis.report.labels`), and adds
+the headline metrics (:mod:`analysis.report.metrics`) and figures
+(:mod:`analysis.report.figures`, drawn by :mod:`analysis.figures`, which the researcher
+dashboard draws with too). Every table it builds is one of
+:mod:`analysis.report.registry`'s. :func:`analysis.report.output.write_report` turns its
+result into report.html, one CSV per table and metrics.json.
 """
 from __future__ import annotations
 
@@ -16,21 +17,14 @@ from typing import Sequence
 import numpy as np
 import pandas as pd
 
-from analysis import (
-    benchmark_reference,
-    exclusions,
-    loading,
-    nonresponse,
-    observers,
-    report_pairs,
-    report_stats,
-    report_tra,
-)
+from analysis import benchmark_reference, exclusions, loading, nonresponse, observers
 from analysis import columns as C
-from analysis.report_figures import report_figures
-from analysis.report_labels import label_models
-from analysis.report_metrics import headline
-from analysis.report_sections import (
+from analysis.report import pairs, stats, tra
+from analysis.report import registry as R
+from analysis.report.figures import report_figures
+from analysis.report.labels import label_models
+from analysis.report.metrics import headline
+from analysis.report.sections import (
     add_aot_tables,
     add_comparison_tables,
     add_diagnostic_tables,
@@ -43,8 +37,8 @@ from analysis.report_sections import (
 EXPLODED_COLUMNS = ["subject_id", "subject_kind", "observer", "source_clip_id", "stimulus_id",
                     "trial_type", "direction", "correct_response", "response", "correct",
                     "rt_ms", "onset_method"]
-AOT_TABLES = ("aot_overall", "aot_by_category", "aot_by_direction", "aot_by_subject",
-              "aot_by_session")
+AOT_TABLES = (R.AOT_OVERALL, R.AOT_BY_CATEGORY, R.AOT_BY_DIRECTION, R.AOT_BY_SUBJECT,
+              R.AOT_BY_SESSION)
 
 
 @dataclass
@@ -130,8 +124,8 @@ def build_report(data: pd.DataFrame, models: Sequence[str] | None = None, n_boot
     report.fit_info["non_response"] = {"policy": non_response,
                                        "policies_in_sensitivity": list(nonresponse.POLICIES)}
     t = report.tables
-    t["exclusion_flow"] = timed(report, "exclusion_flow", exclusions.trial_exclusion_flow, data,
-                                participants=participants)
+    t[R.EXCLUSION_FLOW] = timed(report, R.EXCLUSION_FLOW, exclusions.trial_exclusion_flow,
+                                data, participants=participants)
     kept = loading.included(data)
     aot_kept = loading.aot_trials(kept)
     exploded = timed(report, "explode", loading.explode_categories, aot_kept,
@@ -139,29 +133,29 @@ def build_report(data: pd.DataFrame, models: Sequence[str] | None = None, n_boot
     category_gaps = add_aot_tables(report, aot_kept, exploded, n_boot, rng)
     humans = aot_kept[aot_kept["subject_kind"] == C.HUMAN]
     add_human_tables(report, humans, exploded[exploded["subject_kind"] == C.HUMAN])
-    timed(report, "participant_sdt", report_stats.add_participant_sdt, report, humans, n_boot,
-          rng)
+    timed(report, "participant_sdt", stats.add_participant_sdt, report, humans, n_boot, rng)
     add_comparison_tables(report, aot_kept, raw, n_boot, rng, non_response)
     if category_gaps is not None:
-        report_stats.attach_category_gap_cis(t, category_gaps)
+        stats.attach_category_gap_cis(t, category_gaps)
     add_ordering_tables(report, kept, raw, non_response)
-    timed(report, "pair_metrics", report_pairs.add_pair_tables, report, kept)
+    timed(report, R.PAIR_METRICS, pairs.add_pair_tables, report, kept)
     add_diagnostic_tables(report, kept, tra_data)
     bench = benchmark_reference.benchmark_reference_table(aot_kept)  # published beside ours
     if not bench.empty:
-        t["benchmark_reference"] = bench
+        t[R.BENCHMARK_REFERENCE] = bench
     if aot_kept.empty:  # e.g. a frame-ordering study: no arrow-of-time tables at all
         for name in AOT_TABLES:
             t.pop(name, None)
     # People, VLMs and TRA over the sweeps; nothing at all without trials on sweep clips.
-    if report_tra.has_sweep_trials(aot_kept, tra_data, sweep_levels):
-        t.update(fit(report, "tra_sweep_fits", report_tra.sweep_tables, aot_kept, tra_data,
+    if tra.has_sweep_trials(aot_kept, tra_data, sweep_levels):
+        t.update(fit(report, R.TRA_SWEEP_FITS, tra.sweep_tables, aot_kept, tra_data,
                      sweep_levels, n_boot) or {})
+    R.check_built(t)
     report.notes.append(_nonresponse_note(raw, data, non_response, t))
     label_models(t, data)
     report.metrics = headline(report, data)
     report.figures = timed(report, "figures", report_figures, t, humans)
-    report.figures.update(report_tra.sweep_figures(t))
+    report.figures.update(tra.sweep_figures(t))
     return report
 
 
@@ -182,8 +176,8 @@ def _nonresponse_note(raw: pd.DataFrame, data: pd.DataFrame, policy: str,
               "timeout, or a person's too_many_timeouts) are counted back in"
               + (" as errors" if policy == "error" else
                  f"; {out} non-responses are left out (reason non_response)"))
-    sensitivity = [name for name in ("nonresponse_sensitivity",
-                                     "ordering_nonresponse_sensitivity") if name in tables]
+    sensitivity = [name for name in (R.NONRESPONSE_SENSITIVITY,
+                                     R.ORDERING_NONRESPONSE_SENSITIVITY) if name in tables]
     shown = (f" {' and '.join(sensitivity)} give{'s' * (len(sensitivity) == 1)} the main "
              "figures, with the number of people and models analysed, with non-responses "
              "as errors, excluded, and as chance guesses." if sensitivity else "")

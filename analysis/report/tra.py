@@ -1,6 +1,6 @@
 """The TRA sweeps seen three ways: people, VLMs and self-supervised video models.
 
-One report section (``tra_sweep`` in :data:`analysis.report_output.SECTIONS`), present only
+One report section (``tra_sweep`` in :mod:`analysis.report.registry`), present only
 when the analysed trials hold arrow-of-time trials on sweep clips (restitution 0.1-1.0 for
 the bouncing ball, damping 0.0-5.0 for the pendulum):
 
@@ -35,6 +35,7 @@ from analysis import columns as C
 from analysis import psychometric as P
 from analysis.probability_curve import fit_probability_curve, vlm_clip_correct
 from analysis.psychometric_pooled import pooled_band
+from analysis.report import registry as R
 
 SEED = 0  # the section's own generator: adding it leaves every other table's draws alone
 SCENARIOS = ("bouncing_ball", "pendulum")
@@ -133,7 +134,7 @@ def _vlms(clips: pd.DataFrame, rng, n_boot: int) -> pd.DataFrame:
         return pd.DataFrame()
     fits = P.psychometric_table(clips, "parameter_value", "p_correct", by=["observer", *SWEEP],
                                 rng=rng, n_boot=n_boot, **VLM_FIT)
-    # 1 where any clip was scored with one label order only (README: run-models
+    # 1 where any clip was scored with one label order only (docs/models.md: run-models
     # --label-orders FB,BF); such a fit carries the label's position bias
     orders = clips.groupby(["observer", *SWEEP])["n_label_orders"].min().rename("n_label_orders")
     return fits.merge(orders.reset_index(), on=["observer", *SWEEP], how="left").assign(
@@ -254,12 +255,12 @@ def sweep_tables(aot_kept: pd.DataFrame, tra_data: pd.DataFrame | None = None,
     humans = trials[trials["subject_kind"] == C.HUMAN]
     humans = humans.assign(correct=pd.to_numeric(humans["correct"], errors="coerce")).dropna(
         subset=["correct"])
-    tables = {"tra_sweep_fits": _fit_rows(people, vlms, tra)}
+    tables = {R.TRA_SWEEP_FITS: _fit_rows(people, vlms, tra)}
     if not people.empty:
-        tables["tra_sweep_participants"] = people[people["subject_id"] != POOLED].drop(
+        tables[R.TRA_SWEEP_PARTICIPANTS] = people[people["subject_id"] != POOLED].drop(
             columns=["observer_kind", "observer"]).reset_index(drop=True)
-    tables["tra_sweep_curves"] = _curves(people, vlms, tra, humans)
-    tables["tra_sweep_level_means"] = _level_means(humans, clips)
+    tables[R.TRA_SWEEP_CURVES] = _curves(people, vlms, tra, humans)
+    tables[R.TRA_SWEEP_LEVEL_MEANS] = _level_means(humans, clips)
     return tables
 
 
@@ -267,13 +268,13 @@ def sweep_figures(tables: dict) -> dict:
     """One figure per sweep present in ``tra_sweep_curves`` (:data:`FIGURES` names)."""
     from analysis import figures
 
-    curves = tables.get("tra_sweep_curves")
+    curves = tables.get(R.TRA_SWEEP_CURVES)
     if curves is None or curves.empty:
         return {}
-    fits = tables["tra_sweep_fits"]
+    fits = tables[R.TRA_SWEEP_FITS]
     published = fits[fits["source"] == "published"]
     caption = CAPTION.format(context=TRA_CONTEXT)
-    means = tables["tra_sweep_level_means"]
+    means = tables[R.TRA_SWEEP_LEVEL_MEANS]
     return {f"tra_sweep_{scenario}": figures.tra_sweep_figure(
         part, published[published["scenario"] == scenario], caption,
         means[means["scenario"] == scenario])

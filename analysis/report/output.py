@@ -1,4 +1,5 @@
-"""Write a :class:`analysis.reports.Report` to disk: report.html, tables/*.csv, metrics.json."""
+"""Write a :class:`analysis.report.build.Report` to disk: report.html, tables/*.csv,
+metrics.json; its sections and their tables are :mod:`analysis.report.registry`'s."""
 from __future__ import annotations
 
 import json
@@ -7,65 +8,27 @@ from pathlib import Path
 import pandas as pd
 
 from analysis.csv_cells import escape_cells
-from analysis.report_codebook import codebook_markdown, codebook_table
+from analysis.report import registry
+from analysis.report.codebook import codebook_markdown, codebook_table
 
 # A wheel carries the report template in analysis/templates (pyproject.toml maps it there); a
 # checkout or an editable install reads it from the repository's templates/report.
-_PACKAGED_TEMPLATES = Path(__file__).resolve().parent / "templates"
+_PACKAGED_TEMPLATES = Path(__file__).resolve().parents[1] / "templates"
 TEMPLATE_DIR = (_PACKAGED_TEMPLATES if _PACKAGED_TEMPLATES.is_dir()
-                else Path(__file__).resolve().parent.parent / "templates" / "report")
+                else Path(__file__).resolve().parents[2] / "templates" / "report")
 MAX_HTML_ROWS = 40
-
-# Sections of the HTML report: (id, title, figure names, table names), in reading order.
-SECTIONS = (
-    ("exclusions", "Exclusion flow", ("exclusion_flow",), ("exclusion_flow",)),
-    ("aot", "Arrow of time: accuracy, F1 and bias", ("direction_accuracy", "bias", "sdt"),
-     ("aot_overall", "aot_by_direction")),
-    ("participants", "Per participant: signal detection and the forward bias",
-     ("participants",), ("sdt_participant_summary", "sdt_by_participant")),
-    ("categories", "Per-category performance", ("categories",), ("aot_by_category",)),
-    ("pairs", "Pairs: a clip forward and reversed, both right (pair accuracy) and told apart "
-     "(pair consistency)", (), ("pair_metrics", "pair_metrics_by_category",
-                                "pair_metrics_by_participant")),
-    ("rt", "Reaction times", ("rt", "rt_breakdown"),
-     ("rt_median", "rt_answer_speed", "rt_lmm")),
-    ("accuracy_model", "Accuracy models: GEE and crossed GLMM", (),
-     ("accuracy_model", "accuracy_glmm")),
-    ("human_vs_model", "People vs models", ("item_scatter",),
-     ("human_model_gap", "category_gap", "error_consistency", "item_correlation", "difficulty_correlation",
-      "text_vs_logit_accuracy", "per_stimulus_agreement")),
-    ("tests", "Tests against chance and between models (Holm-corrected as one family)", (),
-     ("binomial_tests", "mcnemar_tests")),
-    ("non_response", "Non-responses: the main figures under each policy", (),
-     ("nonresponse_sensitivity", "ordering_nonresponse_sensitivity")),
-    ("ordering", "Frame ordering",
-     ("ordering_factors", "ordering_condition", "ordering_anchoring", "ordering_inversions"),
-     ("ordering_by_factor", "ordering_by_condition", "ordering_anchoring",
-      "ordering_by_inversions")),
-    ("diagnostics", "Model diagnostics", (),
-     ("tomato", "swap_consistency", "calibration", "calibration_bins", "tra_process",
-      "tra_scenario", "tra_parameter")),
-    ("tra_sweep", "Arrow of time over the TRA sweeps: people, VLMs and self-supervised models "
-     "(TRA paper's peaks published, not measured)", ("tra_sweep_bouncing_ball",
-                                                     "tra_sweep_pendulum"),
-     ("tra_sweep_fits", "tra_sweep_level_means", "tra_sweep_participants")),
-    ("subjects", "Per participant and session", (), ("aot_by_subject", "aot_by_session")),
-    ("benchmark", "AoT-PsyPhyBENCH: our runs beside the paper (published, not measured)", (),
-     ("benchmark_reference",)),
-)
-
 
 def write_report(report, out_dir: str | Path, title: str = "Chronoscope report") -> dict:
     """Write the report files and return their paths.
 
     Parameters
     ----------
-    report : analysis.reports.Report
+    report : analysis.report.build.Report
     out_dir : str or Path
         Created if needed. Gets ``report.html`` (plotly.js embedded once; no network
         needed to view it), ``tables/<name>.csv`` for every table (text cells quoted
         against spreadsheet formulas, see :mod:`analysis.csv_cells`), ``metrics.json``
-        and ``codebook.csv`` / ``codebook.md`` (:mod:`analysis.report_codebook`).
+        and ``codebook.csv`` / ``codebook.md`` (:mod:`analysis.report.codebook`).
     title : str
         Heading of the HTML page.
 
@@ -113,16 +76,21 @@ def render_html(report, title: str) -> str:
                              autoescape=jinja2.select_autoescape(["html"]))
     sections = []
     failures = report.failures
-    for sid, stitle, fig_names, table_names in SECTIONS:
-        figs = [report.figures[f].to_html(full_html=False, include_plotlyjs=False)
-                for f in fig_names if f in report.figures]
+    for section in registry.sections():
+        shown = [t for t in registry.TABLES if t.section == section]
+        table_names = [t for t in shown if t.html]
+        fig_names = {f for t in shown for f in t.figures}
+        # in the order they were drawn
+        figs = [figure.to_html(full_html=False, include_plotlyjs=False)
+                for name, figure in report.figures.items() if name in fig_names]
         # An empty table is left out (a section of nothing is not shown); a failed fit
         # keeps its place with the reason.
         tabs = [_table_html(n, report.tables[n]) for n in table_names
                 if n in report.tables and not report.tables[n].empty]
         failed = [{"name": n, "reason": failures[n]} for n in table_names if n in failures]
         if figs or tabs or failed:
-            sections.append({"id": sid, "title": stitle, "figures": figs, "tables": tabs,
+            sections.append({"id": section.id, "title": section.title, "figures": figs,
+                             "tables": tabs,
                              "failures": failed})
     m = report.metrics
     rule = m.get("sessions", {}).get("rule")
@@ -162,7 +130,7 @@ def report_to_folder(data: pd.DataFrame, out_dir: str | Path, models=None, n_boo
     a value outside the codebook raises ``ValueError`` (see
     :func:`analysis.validation.validate_trials`; ``rows`` says how its message names
     rows, e.g. :class:`analysis.loading.CsvLines`); ``sessions`` is the session rule of
-    :func:`analysis.reports.build_report`, and so are ``sweep_levels`` and ``participants``.
+    :func:`analysis.report.build.build_report`, and so are ``sweep_levels`` and ``participants``.
 
     Returns
     -------
@@ -171,12 +139,13 @@ def report_to_folder(data: pd.DataFrame, out_dir: str | Path, models=None, n_boo
     """
     import numpy as np
 
-    from analysis import loading, reports
+    from analysis import loading
+    from analysis.report import build
 
     if data.empty:
         raise ValueError("the trial table is empty: nothing to analyse")
     trials = loading.normalize_trials(data, rows=rows)
-    report = reports.build_report(trials, models=models, n_boot=n_boot,
+    report = build.build_report(trials, models=models, n_boot=n_boot,
                                   rng=np.random.default_rng(seed), tra_data=tra_data,
                                   sessions=sessions, sweep_levels=sweep_levels,
                                   participants=participants)

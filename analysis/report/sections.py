@@ -1,5 +1,5 @@
 """The report's sections: each ``add_*`` function adds its tables and notes to a
-:class:`analysis.reports.Report`, timing its steps and reporting a failed model fit
+:class:`analysis.report.build.Report`, timing its steps and reporting a failed model fit
 rather than raising it."""
 from __future__ import annotations
 
@@ -16,12 +16,13 @@ from analysis import (
     nonresponse,
     ordering,
     ordering_factors,
-    report_stats,
     rt,
     tra,
 )
 from analysis import columns as C
-from analysis.report_summary import category_table, overall_table
+from analysis.report import registry as R
+from analysis.report import stats
+from analysis.report.summary import category_table, overall_table
 
 ORDERING_SEED = 0  # the ordering-by-factor intervals' own generator, when none is given
 
@@ -53,24 +54,24 @@ def add_aot_tables(report, aot_kept: pd.DataFrame, exploded: pd.DataFrame, n_boo
                    rng) -> pd.DataFrame | None:
     """Arrow-of-time metrics overall (with people-minus-model gaps), per category, per
     direction, subject and session. Returns the per-category gap draws' table for
-    :func:`analysis.report_stats.attach_category_gap_cis`, or None without categories."""
+    :func:`analysis.report.stats.attach_category_gap_cis`, or None without categories."""
     t = report.tables
     gaps: list[pd.DataFrame] = []
     category_gaps: list[pd.DataFrame] = []
-    t["aot_overall"] = timed(report, "overall", overall_table, aot_kept, n_boot, rng, gaps)
+    t[R.AOT_OVERALL] = timed(report, "overall", overall_table, aot_kept, n_boot, rng, gaps)
     if not exploded.empty:
-        t["aot_by_category"] = timed(report, "category", category_table, exploded, n_boot,
+        t[R.AOT_BY_CATEGORY] = timed(report, "category", category_table, exploded, n_boot,
                                      rng, category_gaps)
     gaps = [g for g in gaps if not g.empty]
     if gaps:
-        t["human_model_gap"] = pd.concat(gaps, ignore_index=True)
-    report.notes.append(report_stats.uncertainty_note(n_boot,
+        t[R.HUMAN_MODEL_GAP] = pd.concat(gaps, ignore_index=True)
+    report.notes.append(stats.uncertainty_note(n_boot,
                                                       signal_detection=not aot_kept.empty))
-    report.fit_info["uncertainty"] = report_stats.uncertainty_info(n_boot)
-    t["aot_by_direction"] = aot.aot_metrics(aot_kept, by=["observer", "direction"])
-    t["aot_by_subject"] = timed(report, "by_subject", aot.aot_metrics, aot_kept,
+    report.fit_info["uncertainty"] = stats.uncertainty_info(n_boot)
+    t[R.AOT_BY_DIRECTION] = aot.aot_metrics(aot_kept, by=["observer", "direction"])
+    t[R.AOT_BY_SUBJECT] = timed(report, "by_subject", aot.aot_metrics, aot_kept,
                                 by=["subject_kind", "subject_id", "observer"])
-    t["aot_by_session"] = aot.aot_metrics(aot_kept, by=["subject_kind", "subject_id",
+    t[R.AOT_BY_SESSION] = aot.aot_metrics(aot_kept, by=["subject_kind", "subject_id",
                                                         "session_id"])
     return category_gaps[0] if category_gaps else None
 
@@ -81,11 +82,11 @@ def add_human_tables(report, humans: pd.DataFrame, exploded: pd.DataFrame) -> No
     if humans.empty:
         return
     # Without category labels the medians are by direction x response only.
-    t["rt_median"] = timed(report, "rt_median", rt.median_rt, exploded) if len(exploded) \
+    t[R.RT_MEDIAN] = timed(report, R.RT_MEDIAN, rt.median_rt, exploded) if len(exploded) \
         else rt.median_rt(humans, by=["direction", "response"])
-    if not report_stats.too_few_participants(report, ["rt_answer_speed"],
+    if not stats.too_few_participants(report, [R.RT_ANSWER_SPEED],
                                              humans["subject_id"].nunique()):
-        t["rt_answer_speed"] = rt.answer_speed(humans)  # a paired test over participants
+        t[R.RT_ANSWER_SPEED] = rt.answer_speed(humans)  # a paired test over participants
     methods = rt.onset_methods(humans)
     if len(methods) > 1:
         listed = ", ".join(f"{method}: {n}" for method, n in methods.items())
@@ -93,7 +94,7 @@ def add_human_tables(report, humans: pd.DataFrame, exploded: pd.DataFrame) -> No
                             "answered trials): median RTs are given per onset method and the "
                             "log-RT mixed model has onset_method as a covariate.")
     # The log-RT LMM, the GEE and the crossed GLMM, each noted with what it was fitted on.
-    report_stats.add_model_fits(report, humans, fit)
+    stats.add_model_fits(report, humans, fit)
 
 
 def add_comparison_tables(report, aot_kept: pd.DataFrame, raw: pd.DataFrame,
@@ -104,23 +105,23 @@ def add_comparison_tables(report, aot_kept: pd.DataFrame, raw: pd.DataFrame,
     if aot_kept.empty:
         return
     t = report.tables
-    family = {"binomial_tests": comparisons.binomial_tests(aot_kept, n_boot=n_boot, rng=rng)}
-    t["nonresponse_sensitivity"] = nonresponse.sensitivity_table(raw, policy)
+    family = {R.BINOMIAL_TESTS: comparisons.binomial_tests(aot_kept, n_boot=n_boot, rng=rng)}
+    t[R.NONRESPONSE_SENSITIVITY] = nonresponse.sensitivity_table(raw, policy)
     if C.MODEL in kinds:
-        t["text_vs_logit_accuracy"] = nonresponse.text_and_logit_accuracy(aot_kept)
+        t[R.TEXT_VS_LOGIT_ACCURACY] = nonresponse.text_and_logit_accuracy(aot_kept)
         report.notes.extend(f"{row.observer}: {row.note}." for row in
-                            t["text_vs_logit_accuracy"].itertuples() if row.note)
-        family["mcnemar_tests"] = comparisons.mcnemar_tests(aot_kept)
+                            t[R.TEXT_VS_LOGIT_ACCURACY].itertuples() if row.note)
+        family[R.MCNEMAR_TESTS] = comparisons.mcnemar_tests(aot_kept)
     if {C.HUMAN, C.MODEL} <= kinds:
-        t["per_stimulus_agreement"] = human_vs_model.per_stimulus_agreement(aot_kept)
-        t["error_consistency"] = report_stats.few_people_intervals(timed(
-            report, "error_consistency", human_vs_model.error_consistency, aot_kept,
+        t[R.PER_STIMULUS_AGREEMENT] = human_vs_model.per_stimulus_agreement(aot_kept)
+        t[R.ERROR_CONSISTENCY] = stats.few_people_intervals(timed(
+            report, R.ERROR_CONSISTENCY, human_vs_model.error_consistency, aot_kept,
             n_boot=n_boot, rng=rng), aot_kept)  # its intervals resample people too
-        family["item_correlation"] = comparisons.item_correlations(t["per_stimulus_agreement"])
-        if "aot_by_category" in t:
-            t["category_gap"] = human_vs_model.gap_from_category_table(t["aot_by_category"])
-            t["difficulty_correlation"] = human_vs_model.difficulty_correlation(
-                t["category_gap"])
+        family[R.ITEM_CORRELATION] = comparisons.item_correlations(t[R.PER_STIMULUS_AGREEMENT])
+        if R.AOT_BY_CATEGORY in t:
+            t[R.CATEGORY_GAP] = human_vs_model.gap_from_category_table(t[R.AOT_BY_CATEGORY])
+            t[R.DIFFICULTY_CORRELATION] = human_vs_model.difficulty_correlation(
+                t[R.CATEGORY_GAP])
     family = {k: v for k, v in family.items() if not v.empty}
     family, size = comparisons.holm_family(family)
     t.update(family)
@@ -153,9 +154,9 @@ def add_ordering_tables(report, kept: pd.DataFrame, raw: pd.DataFrame, policy: s
         return
     t = report.tables
     scores = timed(report, "ordering", ordering.ordering_trial_scores, rows)
-    for name, by in (("ordering_by_condition", "condition"),
-                     ("ordering_anchoring", "true_first_position"),
-                     ("ordering_by_inversions", "n_inversions")):
+    for name, by in ((R.ORDERING_BY_CONDITION, "condition"),
+                     (R.ORDERING_ANCHORING, "true_first_position"),
+                     (R.ORDERING_BY_INVERSIONS, "n_inversions")):
         t[name] = ordering.ordering_metrics(rows, by=["observer", by], scores=scores,
                                             policy=policy)
     n_boot = n_boot or report.fit_info.get("uncertainty", {}).get("n_boot", 1000)
@@ -164,8 +165,8 @@ def add_ordering_tables(report, kept: pd.DataFrame, raw: pd.DataFrame, policy: s
     by_factor = timed(report, "ordering_factors", ordering_factors.ordering_by_factor, rows, scores,
                       policy, n_boot=n_boot, rng=rng)
     if by_factor["condition"].nunique() > 1:  # one condition has no factor to draw
-        t["ordering_by_factor"] = report_stats.few_people_intervals(by_factor, rows)
-        report.fit_info["ordering_by_factor"] = {
+        t[R.ORDERING_BY_FACTOR] = stats.few_people_intervals(by_factor, rows)
+        report.fit_info[R.ORDERING_BY_FACTOR] = {
             "n_boot": n_boot, "seed": ORDERING_SEED if seeded else None,
             "people": "participant bootstrap", "models": "clip bootstrap",
             "metrics": list(ordering_factors.FACTOR_METRICS)}
@@ -174,7 +175,7 @@ def add_ordering_tables(report, kept: pd.DataFrame, raw: pd.DataFrame, policy: s
             "span, annotation, hints) from the original (4 frames, medium span, brief "
             "annotation, no hints), which is drawn in every panel; 95% percentile intervals "
             f"from {n_boot} resamples of participants (people) or clips (models).")
-    t["ordering_nonresponse_sensitivity"] = ordering.ordering_sensitivity(
+    t[R.ORDERING_NONRESPONSE_SENSITIVITY] = ordering.ordering_sensitivity(
         raw, by="observer", main_policy=policy)
 
 
@@ -185,14 +186,14 @@ def add_diagnostic_tables(report, kept: pd.DataFrame, tra_data: pd.DataFrame | N
     if not models.empty:
         tomato = diagnostics.tomato_ratios(models)
         if not tomato.empty:
-            t["tomato"] = tomato
+            t[R.TOMATO] = tomato
         if (models["trial_type"] == C.PAIR_ORDER).any():
-            t["swap_consistency"] = diagnostics.swap_consistency(models)
+            t[R.SWAP_CONSISTENCY] = diagnostics.swap_consistency(models)
         bins, summary = diagnostics.calibration(models)
         if not summary.empty:
-            t["calibration_bins"], t["calibration"] = bins, summary
+            t[R.CALIBRATION_BINS], t[R.CALIBRATION] = bins, summary
     if tra_data is not None and not tra_data.empty:
-        t["tra_process"] = tra.tra_process_table(tra_data)
-        t["tra_scenario"] = tra.tra_scenario_table(tra_data)
+        t[R.TRA_PROCESS] = tra.tra_process_table(tra_data)
+        t[R.TRA_SCENARIO] = tra.tra_scenario_table(tra_data)
         if "parameter" in tra_data and tra_data["parameter"].notna().any():
-            t["tra_parameter"] = tra.tra_parameter_table(tra_data)
+            t[R.TRA_PARAMETER] = tra.tra_parameter_table(tra_data)

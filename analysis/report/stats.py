@@ -1,7 +1,7 @@
 """The report's uncertainty, mixed-model and per-participant signal-detection parts.
 
-:mod:`analysis.reports` calls these; each adds tables, notes and metrics.json entries to a
-:class:`analysis.reports.Report`, so what is said about a method is said once, here.
+:mod:`analysis.report.build` calls these; each adds tables, notes and metrics.json entries to a
+:class:`analysis.report.build.Report`, so what is said about a method is said once, here.
 """
 from __future__ import annotations
 
@@ -10,6 +10,7 @@ import pandas as pd
 
 from analysis import accuracy_model, bootstrap, participant_sdt, rt
 from analysis import columns as C
+from analysis.report import registry as R
 
 # Human minus model: metric -> (column, scale). Proportions in percentage points.
 GAP_METRICS = {"accuracy": ("gap_accuracy_points", 100.0),
@@ -49,11 +50,11 @@ def few_people_intervals(table: pd.DataFrame, data: pd.DataFrame) -> pd.DataFram
 
 def attach_category_gap_cis(tables: dict, gaps: pd.DataFrame) -> None:
     """Add the paired two-way intervals to ``category_gap`` (by model and category)."""
-    if "category_gap" not in tables or gaps.empty:
+    if R.CATEGORY_GAP not in tables or gaps.empty:
         return
     cols = [c for c in gaps.columns if c.endswith(("_ci_low", "_ci_high"))
-            and c.removesuffix("_ci_low").removesuffix("_ci_high") in tables["category_gap"]]
-    tables["category_gap"] = tables["category_gap"].merge(
+            and c.removesuffix("_ci_low").removesuffix("_ci_high") in tables[R.CATEGORY_GAP]]
+    tables[R.CATEGORY_GAP] = tables[R.CATEGORY_GAP].merge(
         gaps[["model", "category", *cols, "ci_method", "n_boot"]], on=["model", "category"],
         how="left")
 
@@ -87,30 +88,30 @@ def uncertainty_note(n_boot: int, signal_detection: bool = True) -> str:
 def add_model_fits(report, humans: pd.DataFrame, fit) -> None:
     """The log-RT LMM, the GEE and the crossed GLMM, each with a note of what was fitted.
 
-    ``fit`` is :func:`analysis.report_sections.fit` (a failed fit is reported, not raised).
+    ``fit`` is :func:`analysis.report.sections.fit` (a failed fit is reported, not raised).
     Each models participants as a sample (a random effect, or clustered errors), so none
     is fitted below :data:`analysis.bootstrap.MIN_PARTICIPANTS` participants.
     """
     t = report.tables
-    if too_few_participants(report, ["rt_lmm", "accuracy_model", "accuracy_glmm"],
+    if too_few_participants(report, [R.RT_LMM, R.ACCURACY_GEE, R.ACCURACY_GLMM],
                             humans["subject_id"].nunique()):
         return
-    fitted = fit(report, "rt_lmm", rt.rt_mixed_model, humans)
+    fitted = fit(report, R.RT_LMM, rt.rt_mixed_model, humans)
     if fitted is not None:
-        t["rt_lmm"], info = fitted
-        report.fit_info["rt_lmm"] = info
+        t[R.RT_LMM], info = fitted
+        report.fit_info[R.RT_LMM] = info
         report.notes.append(_fit_note("Log-RT mixed model", info))
-    fitted = fit(report, "accuracy_model", accuracy_model.accuracy_model, humans)
+    fitted = fit(report, R.ACCURACY_GEE, accuracy_model.accuracy_model, humans)
     if fitted is not None:
-        t["accuracy_model"], info = fitted
-        report.fit_info["accuracy_model"] = info
+        t[R.ACCURACY_GEE], info = fitted
+        report.fit_info[R.ACCURACY_GEE] = info
         report.notes.append(f"Accuracy model (GEE): {info['method']}; all {info['n_obs']:,} "
                             f"trials of {info['n_subjects']} participants."
                             + _warnings(info))
-    fitted = fit(report, "accuracy_glmm", accuracy_model.crossed_accuracy_model, humans)
+    fitted = fit(report, R.ACCURACY_GLMM, accuracy_model.crossed_accuracy_model, humans)
     if fitted is not None:
-        t["accuracy_glmm"], info = fitted
-        report.fit_info["accuracy_glmm"] = info
+        t[R.ACCURACY_GLMM], info = fitted
+        report.fit_info[R.ACCURACY_GLMM] = info
         report.notes.append(_fit_note("Accuracy GLMM (beside the GEE; conditional, so "
                                       "larger, coefficients)", info))
 
@@ -132,11 +133,11 @@ def add_participant_sdt(report, humans: pd.DataFrame, n_boot: int, rng) -> None:
     if humans.empty:
         return
     per = participant_sdt.participant_sdt(humans)
-    report.tables["sdt_by_participant"] = per
-    if too_few_participants(report, ["sdt_participant_summary"], len(per)):
+    report.tables[R.SDT_BY_PARTICIPANT] = per
+    if too_few_participants(report, [R.SDT_PARTICIPANT_SUMMARY], len(per)):
         return
     draws = bootstrap.subject_mean_draws(humans, n_boot=n_boot, rng=rng)
-    overall = report.tables.get("aot_overall", pd.DataFrame())
+    overall = report.tables.get(R.AOT_OVERALL, pd.DataFrame())
     pooled = {}
     if not overall.empty:
         row = overall[(overall["subset"] == "full") & (overall["observer"] == C.HUMAN)]
@@ -144,7 +145,7 @@ def add_participant_sdt(report, humans: pd.DataFrame, n_boot: int, rng) -> None:
                   if len(row)}
     summary = participant_sdt.participant_summary(per, draws=draws, pooled=pooled,
                                                   few=bootstrap.few_units(humans))
-    report.tables["sdt_participant_summary"] = summary
+    report.tables[R.SDT_PARTICIPANT_SUMMARY] = summary
     by_metric = summary.set_index("metric")
     c, d = by_metric.loc["criterion"], by_metric.loc["d_prime"]
     n_extreme = int(per["extreme"].sum())

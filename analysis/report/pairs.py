@@ -5,11 +5,13 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
-from analysis import bootstrap, pairs, report_stats
+from analysis import bootstrap, pairs
 from analysis import columns as C
+from analysis.report import registry as R
+from analysis.report import stats
 
 PAIRS_SEED = 0  # the section's own generator, so that the other tables' draws are unchanged
-TABLES = ("pair_metrics", "pair_metrics_by_category", "pair_metrics_by_participant")
+TABLES = tuple(t for t in R.TABLES if t.section == R.PAIRS)
 
 
 def add_pair_tables(report, kept: pd.DataFrame, n_boot: int | None = None,
@@ -17,7 +19,7 @@ def add_pair_tables(report, kept: pd.DataFrame, n_boot: int | None = None,
     """Add :data:`TABLES` (those with rows), their method to ``fit_info["pair_metrics_method"]``
     and a note; nothing when no subject answered both copies of any item. Below
     :data:`analysis.bootstrap.MIN_PARTICIPANTS` people the pooled people's intervals are
-    left empty, as in the other sections (:func:`analysis.report_stats.few_people_intervals`);
+    left empty, as in the other sections (:func:`analysis.report.stats.few_people_intervals`);
     each participant's own clip intervals stay.
 
     ``n_boot`` defaults to the report's (``fit_info["uncertainty"]``, else 1000) and ``rng``
@@ -29,22 +31,22 @@ def add_pair_tables(report, kept: pd.DataFrame, n_boot: int | None = None,
     seeded = rng is None
     rng = np.random.default_rng(PAIRS_SEED) if seeded else rng
     t = report.tables
-    pooled = lambda table: report_stats.few_people_intervals(table, kept)  # noqa: E731
-    t["pair_metrics"] = pooled(pairs.pair_metrics(None, n_boot=n_boot, rng=rng, cells=cells))
+    pooled = lambda table: stats.few_people_intervals(table, kept)  # noqa: E731
+    t[R.PAIR_METRICS] = pooled(pairs.pair_metrics(None, n_boot=n_boot, rng=rng, cells=cells))
     with_category = cells[cells["categories"].map(lambda c: isinstance(c, list) and len(c) > 0)]
     if len(with_category):
-        t["pair_metrics_by_category"] = pooled(pairs.pair_metrics(
+        t[R.PAIR_METRICS_BY_CATEGORY] = pooled(pairs.pair_metrics(
             None, by=["observer", "category"], n_boot=n_boot, rng=rng, cells=with_category))
     people = cells[cells["observer"] == C.HUMAN]
     if len(people):
-        t["pair_metrics_by_participant"] = pairs.pair_metrics(
+        t[R.PAIR_METRICS_BY_PARTICIPANT] = pairs.pair_metrics(
             None, by=["observer", "subject_id"], n_boot=n_boot, rng=rng, cells=people)
     report.fit_info["pair_metrics_method"] = {
         "n_boot": int(n_boot), "seed": PAIRS_SEED if seeded else None,
         "people": bootstrap.SCHEME_LABELS["two-way"], "models": "clip",
         "per_participant": "clip", "chance": pairs.CHANCE,
         "tasks": sorted(set(cells["task"])), "tables": [n for n in TABLES if n in t]}
-    report.notes.append(_note(t["pair_metrics"], n_boot))
+    report.notes.append(_note(t[R.PAIR_METRICS], n_boot))
 
 
 def _note(table: pd.DataFrame, n_boot: int) -> str:
