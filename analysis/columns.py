@@ -37,7 +37,7 @@ registered type is in every rule, error message and codebook entry without a lin
 from dataclasses import dataclass
 from typing import Any
 
-from experiments import trial_types
+from experiments import exclusions, trial_types, verdict
 from experiments.categories import CATEGORIES
 
 TRIAL_COLUMNS = (
@@ -61,10 +61,9 @@ MAIN_BLOCK = "main"
 MAIN_BLOCK_PATTERN = r"main-[1-9][0-9]*"  # the n-th main block of a session
 SUBJECT_KINDS = (HUMAN, MODEL)
 DIRECTIONS = (FORWARD, BACKWARD)
-# Stored session statuses (webapp): people's sessions, then a model run that lacks items.
-SESSION_COMPLETED = "completed"
-SESSION_STATUSES = ("started", "in_progress", SESSION_COMPLETED, "no_consent", "screened_out",
-                    "failed_practice", "failed_attention", "stopped", "incomplete")
+# Stored session statuses (experiments.verdict): people's sessions, then a model run that
+# lacks items.
+SESSION_COMPLETED, SESSION_STATUSES = verdict.COMPLETED, verdict.SESSION_STATUSES
 # Which sessions of people a report analyses (``--sessions``); model runs are taken as stored.
 SESSION_RULES = {"completed": "completed sessions only", "all": "every session"}
 
@@ -72,7 +71,7 @@ SESSION_RULES = {"completed": "completed sessions only", "all": "every session"}
 BENCHMARK_EXCLUDED_CATEGORIES = ("Reciprocal",)
 
 # Exclusion reason codes analysis treats specially; any other code is shown as its own step.
-REASON_PRACTICE_GATE = "practice_gate"
+REASON_PRACTICE_GATE = exclusions.PRACTICE_GATE
 REASON_SESSION_NOT_COMPLETED = "session_not_completed"  # added by the ``--sessions`` rule
 
 # --- keys read from ``extra`` -----------------------------------------------------------

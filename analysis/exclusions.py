@@ -13,24 +13,20 @@ import pandas as pd
 
 from analysis import columns as C
 from analysis import loading
-from experiments import plausibility
-from experiments.exclusions import MANUAL, PARTICIPANT_REASONS, SIMULATED
+from experiments import verdict
+from experiments.exclusions import MANUAL
 
 UNSPECIFIED = "unspecified"
 # Trials nobody excluded that are still not analysed: practice and attention checks.
 PRACTICE_TRIALS, CATCH_TRIALS = "practice_trials", "catch_trials"
 FLOW_COLUMNS = ("step", "n_participants_removed", "n_trials_removed",
                 "n_participants_remaining", "n_trials_remaining")
-EXCLUDE, REINSTATE = "exclude", "reinstate"
-# What a reinstatement lifts: the verdict on the participant, never a trial's own reasons, and
-# never a preview's (a simulated session is not a participant).
-LIFTED_BY_REINSTATE = (frozenset(PARTICIPANT_REASONS) | frozenset(
-    plausibility.PARTICIPANT_REASONS)) - {SIMULATED} | {MANUAL}
 
 
 def apply_manual_rules(data: pd.DataFrame, rules: pd.DataFrame, subject: str = "subject_id",
                        action: str = "manual_action") -> pd.DataFrame:
-    """A researcher's latest verdict on each participant, applied over the rules' flags.
+    """A researcher's latest verdict on each participant, applied over the rules' flags
+    (:func:`experiments.verdict.read` on each of their rows).
 
     Parameters
     ----------
@@ -46,7 +42,7 @@ def apply_manual_rules(data: pd.DataFrame, rules: pd.DataFrame, subject: str = "
     pandas.DataFrame
         ``data`` with, for an excluded participant, every row ``excluded`` and reason
         ``"manual"`` added last; for a reinstated one, the participant-level reasons
-        (:data:`LIFTED_BY_REINSTATE`) taken out and ``excluded`` kept only where a reason
+        (:data:`experiments.verdict.LIFTED_BY_REINSTATE`) taken out and ``excluded`` kept only where a reason
         is left (a trial's own, e.g. a timeout). Other rows are unchanged.
 
     Examples
@@ -58,23 +54,17 @@ def apply_manual_rules(data: pd.DataFrame, rules: pd.DataFrame, subject: str = "
     >>> apply_manual_rules(trials, rules).exclusion_reasons.tolist()
     [[], ['timeout'], ['manual']]
     """
-    verdict = dict(zip(rules[subject], rules[action])) if len(rules) else {}
-    if not verdict or data.empty:
+    latest = dict(zip(rules[subject], rules[action])) if len(rules) else {}
+    if not latest or data.empty:
         return data
-    unknown = set(verdict.values()) - {EXCLUDE, REINSTATE}
+    unknown = set(latest.values()) - set(verdict.MANUAL_ACTIONS)
     if unknown:
         raise ValueError(f"unknown manual action(s) {sorted(unknown)}")
-    acts = data[subject].map(verdict).to_numpy(dtype=object)
+    acts = data[subject].map(latest).to_numpy(dtype=object)
     reasons = data["exclusion_reasons"].to_numpy(dtype=object).copy()
     excluded = data["excluded"].to_numpy(dtype=bool).copy()
     for i in np.flatnonzero(pd.notna(acts)):
-        kept = list(reasons[i] or [])
-        if acts[i] == EXCLUDE:
-            reasons[i] = kept if MANUAL in kept else [*kept, MANUAL]
-            excluded[i] = True
-        else:
-            reasons[i] = [r for r in kept if r not in LIFTED_BY_REINSTATE]
-            excluded[i] = bool(reasons[i])
+        excluded[i], reasons[i] = verdict.read(excluded[i], reasons[i], manual=acts[i])
     return data.assign(excluded=excluded, exclusion_reasons=reasons)
 
 

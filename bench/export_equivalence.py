@@ -133,7 +133,8 @@ def _equiv_main():
                     "initial_order": initial, "final_order": initial, "moves": [],
                     "ignored_inputs": []}
         if trial["block"] == "practice":
-            right = list(trial["params"]["correct_response"])
+            # the true order, from the stored schedule (the browser is told no answer)
+            right = [label - 1 for label in _json.loads(scheduled["correct_response"])]
             final = right if profile != "fail_practice" else initial
         else:
             final = true_order(trial, scheduled) or list(initial)
@@ -144,7 +145,7 @@ def _equiv_main():
                 final[a], final[b] = final[b], final[a]
         via = rng.choice(["mouse", "keyboard", "touch"])
         moves, t = moves_between(initial, final, rng, via)
-        ignored = [{"t_ms": round(rng.uniform(-300, 300), 3), "kind": "click"}] \
+        ignored = [{"t_ms": round(rng.uniform(0, 300), 3), "kind": "click"}] \
             if rng.random() < 0.1 else []
         return {"client_uuid": uid, "trial_index": trial["trial_index"],
                 "trial_type": "frame_order", "rt_ms": round(t + rng.uniform(800, 3000), 3),
@@ -159,7 +160,7 @@ def _equiv_main():
         if timed_out:
             key = None
         elif trial["block"] == "practice":
-            want = trial["params"]["correct_response"]
+            want = scheduled["correct_response"]
             key = by_label[want] if profile != "fail_practice" else by_label["F" if want == "B" else "B"]
         elif scheduled["trial_type"] == "catch":
             key = scheduled["instructed_key"] if profile != "inattentive" else rng.choice(keys)
@@ -176,7 +177,7 @@ def _equiv_main():
                      for i in range(rng.randint(0, 2))]
         total = 90
         dropped = rng.choice([0, 0, 0, 1, 3])
-        return {"client_uuid": uid, "trial_index": trial["trial_index"], "trial_type": trial["trial_type"],
+        body = {"client_uuid": uid, "trial_index": trial["trial_index"], "trial_type": trial["trial_type"],
                 "rt_ms": rt, "timed_out": timed_out,
                 "response": None if key is None else key_mapping[key], "key": key,
                 "onset_method": rng.choice(["rvfc", "element_timing", "raf"]),
@@ -188,6 +189,10 @@ def _equiv_main():
                 "frames_late": rng.choice([0, 1, 2]), "frames_dropped": dropped,
                 "frame0_hold_refreshes": rng.choice([1, 2]), "refresh_ms": 16.667,
                 "focus_lost": rng.random() < 0.03, "fullscreen_exited": rng.random() < 0.02}
+        if body["fullscreen_exited"]:  # the runner stores it once it left fullscreen 3 times
+            kind = "fullscreen_exited_" + ("timeout" if timed_out else "answer")
+            body["technical_events"] = [{"kind": kind, "presentation": n} for n in (1, 2, 3)]
+        return body
 
     results = {}
     for slug in slugs:

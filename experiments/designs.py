@@ -63,6 +63,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import asdict, dataclass, field, fields, replace
+from typing import Protocol
 
 from experiments import trial_types
 from experiments.exclusions import ExclusionRules
@@ -71,7 +72,23 @@ from experiments.exclusions import ExclusionRules
 from experiments.trial_types.frame_order import ANNOTATIONS, SPANS, OrderingCondition
 
 __all__ = ["ANNOTATIONS", "DESIGNS", "SPANS", "Design", "OrderingCondition",
-           "PracticeSpec", "STUDY_CONFIG_KEY", "design_from_snapshot", "get_design", "required_frame_sets"]
+           "PracticeSpec", "STUDY_CONFIG_KEY", "get_design", "required_frame_sets"]
+
+# A study created from a study file keeps the file's whole configuration (study settings and
+# texts, see experiments.study_file) under this key of its design snapshot.
+STUDY_CONFIG_KEY = "study_config"
+
+
+class Snapshotted(Protocol):
+    """What names a stored design: a study, a frozen version or a session row joined with
+    its study's design columns."""
+
+    @property
+    def design(self) -> str: ...
+
+    @property
+    def design_snapshot(self) -> Mapping | None: ...
+
 
 @dataclass(frozen=True)
 class PracticeSpec:
@@ -163,6 +180,15 @@ class Design:
                 data[key] = tuple(data[key])
         return cls(**data)
 
+    @classmethod
+    def from_snapshot(cls, stored: Snapshotted) -> "Design":
+        """The design ``stored`` runs: its snapshot when it has one (the study file's
+        configuration left out), else the shipped design it names."""
+        if not stored.design_snapshot:
+            return get_design(stored.design)
+        return cls.from_dict({k: v for k, v in stored.design_snapshot.items()
+                              if k != STUDY_CONFIG_KEY})
+
 
 EGO_FLIGHT_CONDITIONS = (
     OrderingCondition("2 frames", n_frames=2),
@@ -234,18 +260,6 @@ def get_design(name: str) -> Design:
         return DESIGNS[name]
     except KeyError:
         raise ValueError(f"unknown design {name!r}; known: {', '.join(DESIGNS)}") from None
-
-
-# A study created from a study file keeps the file's whole configuration (study settings and
-# texts, see experiments.study_file) under this key of its design snapshot.
-STUDY_CONFIG_KEY = "study_config"
-
-
-def design_from_snapshot(name: str, snapshot: Mapping | None) -> Design:
-    """A study's design: its stored snapshot when it has one, else the shipped design."""
-    if not snapshot:
-        return get_design(name)
-    return Design.from_dict({k: v for k, v in snapshot.items() if k != STUDY_CONFIG_KEY})
 
 
 def required_frame_sets(designs=None) -> tuple[tuple[int, str], ...]:

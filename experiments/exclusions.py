@@ -49,9 +49,11 @@ TRIAL_REASONS = ("anticipation", "timeout", "technical", "no_moves_after_ignored
 SIMULATED = "simulated"
 # A session whose main trials were all technical: it ends screened out (webapp/participant).
 ALL_TECHNICAL = "all_technical"
-PARTICIPANT_REASONS = ("catch_failed", "catch_accuracy", "practice_gate", "too_many_timeouts",
-                       "incomplete", "too_little_time", "too_many_technical", ALL_TECHNICAL,
-                       SIMULATED)
+# Failed attention checks: a session ends failed_attention, and Prolific rejects it.
+ATTENTION_REASONS = ("catch_failed", "catch_accuracy")
+PRACTICE_GATE = "practice_gate"
+PARTICIPANT_REASONS = (*ATTENTION_REASONS, PRACTICE_GATE, "too_many_timeouts", "incomplete",
+                       "too_little_time", "too_many_technical", ALL_TECHNICAL, SIMULATED)
 # Set by a researcher's manual rule (webapp.models.manual_exclusion), not by a rule over
 # trials, so no function here returns it.
 MANUAL = "manual"
@@ -221,7 +223,7 @@ def participant_reasons(records: Iterable[Mapping], rules: ExclusionRules = Excl
         reasons.append("catch_accuracy")
     practice = last_practice_attempt(records)
     if practice and not practice_passes(practice, rules.min_practice_accuracy):
-        reasons.append("practice_gate")
+        reasons.append(PRACTICE_GATE)
     if task and sum(is_timeout(r) for r in task) / len(task) > rules.max_timeout_fraction:
         reasons.append("too_many_timeouts")
     if expected_trials is not None and len(records) < expected_trials:

@@ -36,11 +36,11 @@ from analysis.vlm.runner import model_revision
 from analysis.vlm.tasks import design_task
 from experiments.benchmarks import check_benchmark
 from experiments.catalog_records import Catalog
-from experiments.designs import Design, design_from_snapshot
+from experiments.designs import Design
 from experiments.schedule import design_trials
 from experiments.trial_types import TRIAL_TYPES
 from webapp.extensions import db
-from webapp.models import ModelRun, Session, Study, Subject, Trial
+from webapp.models import ModelRun, Session, Subject, Trial
 from webapp.models._types import utcnow
 from webapp.participant.store import insert_trials
 from webapp.researcher.studies import require_study
@@ -84,7 +84,7 @@ def run_models(options: Mapping, progress: bool = True) -> RunOutcome:
                                    options["benchmark"])
         design = None
         if options["study"]:
-            design = study_design(require_study(options["study"]))
+            design = Design.from_snapshot(require_study(options["study"]))
             options = study_options(options, design_task(
                 design.name, design.task, TRIAL_TYPES[design.task].MODEL_TASK,
                 options.get("task")), design.name)
@@ -130,10 +130,6 @@ def resolve_set(stimulus_set: str | None, slug: str | None, benchmark: str | Non
         raise ModelRunError(f"unknown stimulus set {stimulus_set!r}")
     return stimulus_set
 
-
-def study_design(study: Study) -> Design:
-    """The design the study's participants are scheduled from (its stored snapshot)."""
-    return design_from_snapshot(study.design, study.design_snapshot)
 
 
 def _execute(config: RunConfig, records, demos, progress: bool,

@@ -3,7 +3,7 @@ import pandas as pd
 from sqlalchemy import Select, select
 
 from analysis.columns import TRIAL_COLUMNS
-from experiments.exclusions import SIMULATED
+from experiments import verdict
 from webapp.extensions import db
 from webapp.models import Session, SourceClip, Stimulus, Study, Subject, Trial
 
@@ -48,13 +48,15 @@ def trials_frame(experiment_slug: str | None = None) -> pd.DataFrame:
     exclusions merged.
 
     A trial is excluded when its own rules or its session's participant-level verdict
-    (:func:`session_verdict`) say so; ``exclusion_reasons`` lists both, trial reasons first.
+    (:func:`experiments.verdict.read`) say so; ``exclusion_reasons`` lists both, trial
+    reasons first.
     """
     rows = db.session.execute(canonical_query(experiment_slug)).mappings().all()
     session_columns = ["session_excluded", "session_exclusion_reasons", "session_simulated"]
     frame = pd.DataFrame(rows, columns=[*EXPORT_COLUMNS, *session_columns])
     frame["categories"] = frame["categories"].map(lambda c: list(c or []))
-    verdicts = [session_verdict(*row) for row in zip(*(frame[c] for c in session_columns))]
+    verdicts = [verdict.read(excluded, reasons, simulated=simulated)
+                for excluded, reasons, simulated in zip(*(frame[c] for c in session_columns))]
     frame["exclusion_reasons"] = [
         list(trial or []) + [r for r in session if r not in (trial or [])]
         for trial, (_, session) in zip(frame["exclusion_reasons"], verdicts)
@@ -63,12 +65,3 @@ def trials_frame(experiment_slug: str | None = None) -> pd.DataFrame:
         [excluded for excluded, _ in verdicts], index=frame.index, dtype=bool)
     frame["extra"] = frame["extra"].map(lambda e: dict(e or {}))
     return frame[EXPORT_COLUMNS]
-
-
-def session_verdict(excluded, reasons, simulated) -> tuple[bool, list[str]]:
-    """A session's participant-level verdict and reasons: as stored, except that a simulated
-    session is excluded as ``simulated`` while it runs too (the rules store that at its end)."""
-    reasons = list(reasons or [])
-    if simulated and SIMULATED not in reasons:
-        reasons.append(SIMULATED)
-    return bool(excluded) or bool(simulated), reasons

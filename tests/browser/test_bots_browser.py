@@ -9,6 +9,7 @@ from sqlalchemy import select
 
 from bench.harness.bots import record_outcome
 from experiments import plausibility
+from experiments.verdict import APPROVE
 from tests.browser.participant import (
     WAITING,
     answer,
@@ -20,7 +21,7 @@ from tests.browser.participant import (
 )
 from webapp.extensions import db
 from webapp.models import Session
-from webapp.researcher.prolific import APPROVE, prolific_review
+from webapp.researcher.prolific import prolific_review
 from webapp.researcher.roster import roster_frame
 
 pytestmark = pytest.mark.browser

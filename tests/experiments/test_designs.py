@@ -1,6 +1,8 @@
+from dataclasses import dataclass
+
 import pytest
 
-from experiments.designs import DESIGNS, Design, OrderingCondition, design_from_snapshot, get_design
+from experiments.designs import DESIGNS, STUDY_CONFIG_KEY, Design, OrderingCondition, get_design
 from experiments.exclusions import ExclusionRules
 
 
@@ -33,13 +35,23 @@ def test_to_dict_round_trips(name):
     snapshot = design.to_dict()
     assert snapshot["name"] == name and snapshot["exclusions"]["version"]
     assert Design.from_dict(snapshot) == design
-    assert design_from_snapshot(name, snapshot) == design
-    assert design_from_snapshot(name, {}) == design
+    assert Design.from_snapshot(_Stored(name, snapshot)) == design
+    assert Design.from_snapshot(_Stored(name, {})) == design
+    assert Design.from_snapshot(_Stored(name, None)) == design
 
 
 def test_snapshot_with_changes_is_used():
     pilot = DESIGNS["arrow-of-time"].with_changes(max_clips=4, main_blocks=2)
-    assert design_from_snapshot("arrow-of-time", pilot.to_dict()).max_clips == 4
+    stored = _Stored("arrow-of-time", pilot.to_dict() | {STUDY_CONFIG_KEY: {"title": "x"}})
+    assert Design.from_snapshot(stored) == pilot
+
+
+@dataclass
+class _Stored:
+    """A study as the design reads it: the shipped design's name and a snapshot."""
+
+    design: str
+    design_snapshot: dict | None
 
 
 def test_bad_designs_are_refused():

@@ -10,13 +10,14 @@ from sqlalchemy import select
 from bench.harness.bots import STRATEGIES, enter, record_outcome, run_api, state
 from bench.harness.stored_study import add_aot_study
 from experiments import plausibility
+from experiments.verdict import APPROVE
 from webapp.extensions import db
 from webapp.models import Session, SourceClip, Study, access
 from webapp.participant import sessions
 from webapp.participant.progress import recompute_study
 from webapp.participant.sessions import completion_codes
 from webapp.researcher import studies
-from webapp.researcher.prolific import APPROVE, prolific_decisions, prolific_review
+from webapp.researcher.prolific import prolific_decisions, prolific_review
 from webapp.researcher.roster import roster_frame
 
 

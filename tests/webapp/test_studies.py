@@ -5,7 +5,7 @@ from sqlalchemy import select
 from bench.harness.stored_study import add_catch_set
 from experiments import study_file
 from experiments.catch import KEYS as CATCH_KEYS
-from experiments.designs import DESIGNS, design_from_snapshot
+from experiments.designs import DESIGNS, Design
 from webapp.cli.studies import DEMO_STUDIES
 from webapp.extensions import db
 from webapp.models import Session, Study, access
@@ -44,7 +44,7 @@ GENERAL_DESIGNS = sorted(name for name, design in DESIGNS.items() if not design.
 def test_a_study_is_created_as_a_draft_with_its_design_snapshot(ctx, design):
     study = studies.create_study("pilot-1", design, "synthetic", title="  Pilot  ")
     assert (study.slug, study.title, study.status, study.design) == ("pilot-1", "Pilot", "draft", design)
-    assert design_from_snapshot(study.design, study.design_snapshot) == DESIGNS[design]
+    assert Design.from_snapshot(study) == DESIGNS[design]
     assert study.exclusion_rules_version == DESIGNS[design].exclusions.version
     assert studies.allowed_actions(study) == ["open", "close", "stop"]
 

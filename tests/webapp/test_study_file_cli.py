@@ -4,8 +4,7 @@ from pathlib import Path
 
 from bench.harness.stored_study import add_catch_set
 from experiments import study_file
-from experiments.designs import DESIGNS, STUDY_CONFIG_KEY
-from webapp.participant import sessions
+from experiments.designs import DESIGNS, STUDY_CONFIG_KEY, Design
 from webapp.researcher import studies
 
 SHIPPED = Path(study_file.__file__).parent / "studies"
@@ -54,7 +53,7 @@ def test_create_from_a_file_stores_the_configuration_and_exports_it_back(app, ru
     with app.app_context():
         study = studies.require_study("pilot")
         assert (study.title, study.max_participants) == ("Pilot", 30)
-        assert sessions.study_design(study).fixation_ms == 400
+        assert Design.from_snapshot(study).fixation_ms == 400
         stored = study.design_snapshot[STUDY_CONFIG_KEY]
         assert stored["own_texts"]["de"]["consent"] == "Etwa {duration_minutes} Minuten."
         assert stored["estimate"]["session_minutes"] >= 1

@@ -9,6 +9,7 @@ from flask import current_app
 from flask.cli import with_appcontext
 
 from experiments import study_file
+from experiments.designs import Design
 from experiments.response_keys import reserved_key_warnings
 from webapp.models import access
 from webapp.participant import sessions
@@ -116,7 +117,7 @@ def export_config(slug):
 def _echo_key_warnings(study) -> None:
     """Response keys that a browser the study accepts keeps from the page (lost answers,
     timed-out trials)."""
-    design = sessions.study_design(study)
+    design = Design.from_snapshot(study)
     for warning in reserved_key_warnings(design.response_keys,
                                          studies.study_config(study).browsers):
         click.echo(f"Warning: {warning}")

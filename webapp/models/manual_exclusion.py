@@ -12,12 +12,13 @@ from sqlalchemy import ForeignKey, Integer, String, Text, UniqueConstraint, func
 from sqlalchemy.exc import IntegrityError
 from sqlalchemy.orm import Mapped, mapped_column, relationship
 
+from experiments import verdict
 from experiments.exclusions import SIMULATED
 from webapp.extensions import Model, db
 from webapp.models._types import UTCDateTime, utcnow
 from webapp.models.study import Session, Study, Subject
 
-ACTIONS = ("exclude", "reinstate")
+ACTIONS = verdict.MANUAL_ACTIONS
 MAX_REASON = 500
 RULE_COLUMNS = ("subject_id", "manual_action", "manual_reason", "manual_by", "manual_at",
                 "manual_rule")
@@ -97,15 +98,15 @@ def _check_change(study: Study, subject: Subject, action: str) -> None:
                                          Session.simulated)
                                   .where(Session.subject_id == subject.id)).all()
     who = subject.external_id
-    if action == "exclude":
-        if latest == "exclude":
+    if action == verdict.EXCLUDE:
+        if latest == verdict.EXCLUDE:
             raise ManualRuleError(f"{who!r} is already excluded by hand.", 409)
         return
     if any(s.simulated or SIMULATED in (s.exclusion_reasons or []) for s in sessions):
         raise ManualRuleError(f"{who!r} is a simulated session (a preview), which is always "
                               "excluded.")
     by_rules = any(s.excluded for s in sessions)
-    if latest == "reinstate" or (latest is None and not by_rules):
+    if latest == verdict.REINSTATE or (latest is None and not by_rules):
         raise ManualRuleError(f"{who!r} is not excluded; there is nothing to reinstate.", 409)
 
 

@@ -9,6 +9,7 @@ import json
 from flask import Blueprint, Response, jsonify, request, url_for
 from werkzeug.exceptions import HTTPException, RequestEntityTooLarge
 
+from experiments import verdict
 from experiments.trial_types.base import Field, PayloadError, check_fields
 from webapp.extensions import db
 from webapp.participant import calendar, feedback, progress, sessions, store, texts
@@ -86,7 +87,7 @@ def _session(connection, token: str):
 def _refuse_ended(session):
     """409 ``not_in_progress``, with the ending to show, for a session that has ended: e.g.
     stopped by the researchers, it takes no consent, device, claim or heartbeat."""
-    if session.status in sessions.ENDED:
+    if session.status in verdict.ENDED:
         raise ApiError(409, "not_in_progress", f"this session is {session.status!r}",
                        **sessions.ending(session, session.status), **_next_session(session))
     return session

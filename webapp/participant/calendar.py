@@ -23,7 +23,7 @@ from markupsafe import Markup
 from sqlalchemy import Row
 
 from experiments import schedule as scheduling
-from experiments.designs import Design, design_from_snapshot
+from experiments.designs import Design
 
 # Which recruitment parameter names the participant in an entry link, most specific first.
 ID_KEYS = ("PROLIFIC_PID", "participant")
@@ -33,7 +33,7 @@ _LINE_OCTETS = 75  # RFC 5545 3.1: lines longer than this are folded
 def next_session(session: Row) -> dict | None:
     """``{"session", "sessions", "opens_at"}`` of the session after ``session`` (``opens_at``
     a UTC datetime), or None: the session is not completed, or is the design's last."""
-    design = design_from_snapshot(session.design, session.design_snapshot)
+    design = Design.from_snapshot(session)
     if session.status != "completed" or session.completed_at is None \
             or session.session_number >= design.sessions:
         return None

@@ -18,8 +18,9 @@ from __future__ import annotations
 from sqlalchemy import Connection, Row
 from sqlalchemy.exc import IntegrityError
 
-from experiments import exclusions, plausibility
+from experiments import exclusions, verdict
 from experiments import schedule as scheduling
+from experiments.designs import Design
 from experiments.trial_types import (
     ATTENTION_CHECK,
     TASKS,
@@ -67,7 +68,7 @@ def _record(trial: Row) -> dict:
 
 def practice_passed(status: str, schedule: list[dict], records: list[dict], design) -> bool | None:
     """True / False once decided, None while practice is under way (or has no trials)."""
-    if status == "failed_practice":
+    if status == verdict.FAILED_PRACTICE:
         return False
     scheduled = [t for t in schedule if t["block"] == scheduling.PRACTICE]
     if not scheduled:
@@ -84,7 +85,7 @@ def session_state(connection: Connection, session: Row) -> dict:
     """The GET answer: the browser's view of the session (no main-trial answers)."""
     records = [_record(t) for t in store.stored_trials(connection, session.id)]
     stored = [r["trial_index"] for r in records]
-    design = sessions.study_design(session)
+    design = Design.from_snapshot(session)
     media_url = media_url_maker(session.token)
     done = set(stored)
     pending = [t["trial_index"] for t in session.schedule if t["trial_index"] not in done]
@@ -110,7 +111,7 @@ def session_state(connection: Connection, session: Row) -> dict:
         "simulated": session.simulated,
         "preview": bool(session.preview),
     }
-    if session.status in sessions.ENDED:
+    if session.status in verdict.ENDED:
         state.update(sessions.ending(session, session.status))
     return state
 
@@ -179,10 +180,10 @@ def store_trial(connection: Connection, target: Row, payload) -> tuple[int, dict
     fields = validate(payload, scheduled, key_mapping=target.condition.get("key_mapping"))
     if scheduled is None:
         raise ApiError(400, "unknown_trial", f"trial_index {index} is not in this session's schedule")
-    if target.status != "in_progress":  # a replay may still arrive after the session ended
+    if target.status != verdict.IN_PROGRESS:  # a replay may still arrive after the session ended
         return 200, _existing(connection, target.id, fields, _not_in_progress(target,
                                                                               target.status))
-    design = sessions.study_design(target)
+    design = Design.from_snapshot(target)
     practice = scheduled["block"] == scheduling.PRACTICE
     if not practice and practice_passed(target.status, target.schedule, practice_records(
             connection, target.id), design) is not True:
@@ -212,7 +213,7 @@ def store_trial(connection: Connection, target: Row, payload) -> tuple[int, dict
 
 def _not_in_progress(session: Row, status: str) -> ApiError:
     """409 ``not_in_progress``, with the ending of an ended session to show."""
-    ended = sessions.ending(session, status) if status in sessions.ENDED else {}
+    ended = sessions.ending(session, status) if status in verdict.ENDED else {}
     return ApiError(409, "not_in_progress", f"this session is {status!r}", **ended)
 
 
@@ -241,33 +242,24 @@ def _fail_practice(connection: Connection, session: Row, design) -> None:
     """End a session at the practice gate, with the plausibility rules applied to the
     practice trials it sent: a script that guesses practice ends here, not completed."""
     trials = store.stored_trials(connection, session.id)
-    per_trial, reasons = exclusion_verdict(design, session, trials,
-                                           store.media_served(connection, session.id))
-    store.flag_trials(connection, _changed_flags(trials, per_trial))
+    judged = _judge(connection, design, session, trials, verdict.FAILED_PRACTICE)
+    store.flag_trials(connection, _changed_flags(trials, judged.trial_reasons))
     store.update_session(connection, session.id, completed_at=store.now(),
-                         **_failed_practice(reasons))
-
-
-def _failed_practice(reasons: list[str]) -> dict:
-    """The verdict of a session that failed practice: ``practice_gate`` and the plausibility
-    codes (the study's other rules are about main trials, which it never ran)."""
-    implausible = [r for r in reasons if r in plausibility.PARTICIPANT_REASONS]
-    return {"status": "failed_practice", "excluded": True,
-            "exclusion_reasons": ["practice_gate", *implausible]}
+                         **judged.session_columns())
 
 
 def complete(connection: Connection, session: Row) -> dict:
     """Finish a session once every scheduled trial is stored; computes exclusions.
 
-    The verdict is worked out before the write lock is taken: once every scheduled trial is
-    stored no trial can still arrive, so the write transaction only records the verdict (or
-    finds that a concurrent /complete recorded it first).  A session whose main trials were
-    all technical ends ``screened_out``, as a device check that failed (its setup could not
-    run the study), with the screen-out code instead of the completed one.
+    The verdict (:func:`experiments.verdict.judge`) is worked out before the write lock is
+    taken: once every scheduled trial is stored no trial can still arrive, so the write
+    transaction only records it (or finds that a concurrent /complete recorded it first).
+    A session that ends ``screened_out`` (every main trial technical) gets the screen-out
+    code instead of the completed one.
     """
-    if session.status in sessions.ENDED:
+    if session.status in verdict.ENDED:
         return sessions.ending(session, session.status)
-    if session.status != "in_progress":
+    if session.status != verdict.IN_PROGRESS:
         raise ApiError(409, "not_started", "consent first")
     trials = store.stored_trials(connection, session.id)
     stored = {t.trial_index for t in trials}
@@ -275,53 +267,35 @@ def complete(connection: Connection, session: Row) -> dict:
     if missing:
         raise ApiError(409, "missing_trials", f"{len(missing)} trial(s) not stored yet",
                        missing=missing)
-    per_trial, reasons = exclusion_verdict(sessions.study_design(session), session, trials,
-                                           store.media_served(connection, session.id))
-    changed = _changed_flags(trials, per_trial)
-    verdict = _verdict(reasons, ending=True)
+    judged = _judge(connection, Design.from_snapshot(session), session, trials,
+                    verdict.IN_PROGRESS)
+    changed = _changed_flags(trials, judged.trial_reasons)
     with write_transaction(connection):
-        if not store.update_session(connection, session.id, if_status="in_progress",
-                                    **verdict, completed_at=store.now()):
+        if not store.update_session(connection, session.id, if_status=verdict.IN_PROGRESS,
+                                    **judged.session_columns(), completed_at=store.now()):
             # a concurrent /complete recorded the verdict first
             current = store.locked_session(connection, session.id)
             return sessions.ending(session, current.status)
         store.flag_trials(connection, changed)
-        if verdict["status"] == "screened_out" and session.session_number == 1 \
+        if judged.status == verdict.SCREENED_OUT and session.session_number == 1 \
                 and not session.simulated:  # it gives its place back, as a screen-out does
             store.count_cell(connection, session.study_id, session.condition["cell"], -1)
-    return sessions.ending(session, verdict["status"])
+    return sessions.ending(session, judged.status)
 
 
-def exclusion_verdict(design, session: Row, trials: list[Row],
-                      served: dict) -> tuple[list[list[str]], list[str]]:
-    """The study's rules and the plausibility rules applied to a session's stored trials
-    (``served``: when each position's media was first served): reasons per trial, and the
-    participant's reasons (a simulated session is always excluded, as ``simulated``)."""
+def _judge(connection: Connection, design, session: Row, trials: list[Row],
+           status: str) -> verdict.Verdict:
+    """The verdict on a session's stored trials (:func:`experiments.verdict.judge`)."""
     records = [_record(t) | {"received_at": t.received_at} for t in trials]
-    timing = plausibility.Timing(design.inter_trial_ms, design.response_window_ms_after_clip)
-    flags = plausibility.trial_reasons(records, session.schedule, served, timing)
-    per_trial = [exclusions.trial_reasons(record, design.exclusions) + codes
-                 for record, codes in zip(records, flags)]
-    reasons = exclusions.participant_reasons(records, design.exclusions,
-                                             expected_trials=len(session.schedule))
-    reasons += plausibility.participant_reasons(records, flags, session.schedule, timing)
-    return per_trial, [*reasons, exclusions.SIMULATED] if session.simulated else reasons
+    return verdict.judge(design, session.schedule, records,
+                         store.media_served(connection, session.id),
+                         simulated=session.simulated, status=status)
 
 
 def _changed_flags(trials: list[Row], per_trial: list[list[str]]) -> dict[int, list[str]]:
     """Exclusion reasons by trial id, for the trials whose stored flags differ."""
     return {t.id: reasons for t, reasons in zip(trials, per_trial)
             if (t.excluded, t.exclusion_reasons) != (bool(reasons), reasons)}
-
-
-def _verdict(reasons: list[str], ending: bool = False) -> dict:
-    """The session columns that record the participant's exclusion verdict; ``ending``: at
-    completion, when a session of technical trials only ends screened out."""
-    attention = {"catch_failed", "catch_accuracy"} & set(reasons)
-    status = "failed_attention" if attention else "completed"
-    if ending and exclusions.ALL_TECHNICAL in reasons:
-        status = "screened_out"
-    return {"status": status, "excluded": bool(reasons), "exclusion_reasons": reasons}
 
 
 def recompute_study(study) -> dict[str, int]:
@@ -332,20 +306,17 @@ def recompute_study(study) -> dict[str, int]:
     For use after a rule change; sessions still running are left to their own completion.
     Returns the number of sessions checked and of those now excluded.
     """
-    design = sessions.study_design(study)
+    design = Design.from_snapshot(study)
     excluded = 0
     with db.engine.connect() as connection:
         finished_sessions = store.finished_human_sessions(connection, study.id)
         for session in finished_sessions:
             with write_transaction(connection):
                 trials = store.stored_trials(connection, session.id)
-                per_trial, reasons = exclusion_verdict(design, session, trials,
-                                                       store.media_served(connection, session.id))
-                store.flag_trials(connection, _changed_flags(trials, per_trial))
-                store.update_session(connection, session.id, **(
-                    _failed_practice(reasons) if session.status == "failed_practice"
-                    else _verdict(reasons)))
-            excluded += bool(reasons)
+                judged = _judge(connection, design, session, trials, session.status)
+                store.flag_trials(connection, _changed_flags(trials, judged.trial_reasons))
+                store.update_session(connection, session.id, **judged.session_columns())
+            excluded += judged.excluded
         with write_transaction(connection):
             store.record_rules_version(connection, study.id, design.exclusions.version)
     return {"sessions": len(finished_sessions), "excluded": excluded}

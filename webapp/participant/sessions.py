@@ -28,7 +28,8 @@ from sqlalchemy import Connection, Row
 from sqlalchemy.exc import IntegrityError
 
 from experiments import schedule as scheduling
-from experiments.designs import Design, design_from_snapshot
+from experiments.designs import Design
+from experiments.verdict import ENDED, UNFINISHED
 from webapp import rate_limits
 from webapp.database import write_transaction
 from webapp.participant import resume, store, texts
@@ -46,9 +47,6 @@ from webapp.stimuli.catalog import load_catalog
 
 RECRUITMENT_KEYS = ("PROLIFIC_PID", "STUDY_ID", "SESSION_ID", "participant")
 _ID = re.compile(r"[A-Za-z0-9._:@-]{1,200}")
-ACTIVE = ("started", "in_progress")
-ENDED = ("completed", "failed_attention", "failed_practice", "no_consent", "stopped",
-         "screened_out")
 # Why a device check screens a participant out (static/js/device.js problems()).
 SCREEN_OUT_REASONS = ("device", "browser", "window", "fullscreen", "video", "keyboard")
 PROLIFIC_COMPLETE = "https://app.prolific.com/submissions/complete?cc={code}"
@@ -70,11 +68,6 @@ class Entry:
     # A screened-out participant's ending again: its code, redirect, reasons and device check.
     ending: dict = field(default_factory=dict)
     retry_after_s: int = 0  # busy: when the limit that refused the entry would admit it
-
-
-def study_design(study) -> Design:
-    """The design of an Experiment, or of a session row with its study's design columns."""
-    return design_from_snapshot(study.design, study.design_snapshot)
 
 
 def recruitment_from(args: Mapping[str, str]) -> tuple[str, dict]:
@@ -170,7 +163,7 @@ def _language_of(session: Row) -> str | None:
 def _session_entry(connection: Connection, study: Row, external_id: str,
                    recruitment: dict, admission: Admission,
                    language: _LanguageChoice = _LanguageChoice(None)) -> Entry:
-    design = study_design(study)
+    design = Design.from_snapshot(study)
     # Paused and closed ("finish") studies take no new participants; those in may finish.
     taking = study.status == "open" or admission.preview
     for _ in range(2):  # twice: a concurrent entry with the same id may create the rows first
@@ -186,7 +179,7 @@ def _session_entry(connection: Connection, study: Row, external_id: str,
             continue  # a tab opened it meanwhile: the next reading refuses this browser
         if last is not None and last.token is not None:
             remembered = _language_of(last)
-            if last.status in ACTIVE:
+            if last.status in UNFINISHED:
                 _remember_language(connection, study, last, language.requested)
                 return Entry("run", last.token)
             if last.status == "screened_out":
@@ -198,7 +191,7 @@ def _session_entry(connection: Connection, study: Row, external_id: str,
                              language=remembered)
             # A participant already in goes on to their next session while the study is
             # paused or closed ("finish"): only "stop" ends their participation.
-            opens_at = opens_after(ran_design(last), last.completed_at or now())
+            opens_at = opens_after(Design.from_snapshot(last), last.completed_at or now())
             if now() < opens_at:
                 return Entry("wait", opens_at=opens_at, language=remembered)
         elif not taking:
@@ -240,11 +233,6 @@ def _screen_out_again(study: Row, session: Row, recruitment: dict) -> dict:
             "device": dict(stored.get("device") or {})}
 
 
-def ran_design(session: Row) -> Design:
-    """The design of the version ``session`` ran (from :func:`store.last_session`)."""
-    return design_from_snapshot(session.design, session.design_snapshot)
-
-
 _DONE_KEYS = {"completed": "already_completed", "stopped": "study_stopped"}
 
 
@@ -256,6 +244,7 @@ def _done_message(status: str) -> str:
     return "You have already taken part in this study."
 
 
+BUSY = "Too many new sessions are starting right now. Please try again in a few minutes."
 BUSY_NETWORK = ("Several people have started this study from your network (internet address) "
                 "recently. Please try again later; if you share a network with other "
                 "participants (a campus or a lab), the researchers can let more in.")
@@ -277,9 +266,7 @@ def admission_refusal(connection: Connection, study: Row, address: str) -> Entry
     if refused is None:
         return None
     if refused[0] == "NEW_SESSIONS_PER_STUDY":
-        return Entry("busy", message="Too many new sessions are starting right now. Please "
-                                     "try again in a few minutes.", key="busy",
-                     retry_after_s=wait_s)
+        return Entry("busy", message=BUSY, key="busy", retry_after_s=wait_s)
     return Entry("busy", message=BUSY_NETWORK, key="busy_network", retry_after_s=wait_s)
 
 
@@ -303,9 +290,7 @@ def _returning_refusal(study: Row, address: str) -> Entry:
     for name, scope in (("RETURNING_ENTRIES_PER_ADDRESS", (client,)),
                         ("RETURNING_ENTRIES_PER_STUDY", (str(study.id),))):
         if wait_s := rate_limits.hit(name, config[name], *scope):
-            return Entry("busy", message="Too many new sessions are starting right now. Please "
-                                         "try again in a few minutes.", key="busy",
-                         retry_after_s=wait_s)
+            return Entry("busy", message=BUSY, key="busy", retry_after_s=wait_s)
     return Entry("elsewhere", key="resume_elsewhere")
 
 
@@ -333,7 +318,7 @@ def _new_session(connection: Connection, study: Row, design: Design, external_id
     # A later session is available from the moment it opened (what the participant was told
     # and their calendar file says), not from when they came back.
     available_from = now() if number == 1 else \
-        opens_after(ran_design(last), last.completed_at or now())
+        opens_after(Design.from_snapshot(last), last.completed_at or now())
     # A simulated participant takes no place and counts in no cell, in every session.
     simulated = admission.simulated or admission.preview or bool(last and last.simulated)
     key, key_hash = resume.new_key() if last is None else (None, None)
@@ -405,7 +390,7 @@ def record_consent(connection: Connection, session: Row, consent: bool,
         if status == "started" and consent and session.session_number == 1 \
                 and not session.simulated and store.study_full(connection, session.study_id):
             raise ConsentRefused("study_full", FULL)
-        if status in ACTIVE:
+        if status in UNFINISHED:
             status = "in_progress" if consent else "no_consent"
             ended: dict[str, Any] = {} if consent else {"completed_at": now()}
             update_session(connection, session.id, status=status, **ended, device_info={

@@ -20,6 +20,7 @@ from sqlalchemy import Connection, Row, Table, bindparam, func, insert, select, 
 from sqlalchemy.dialects import postgresql, sqlite
 
 from experiments.schedule import PRACTICE
+from experiments.verdict import IN_PROGRESS, JUDGED, NO_CONSENT, SCREENED_OUT, STARTED
 from webapp.models import CellCount, MediaServed, Session, Stimulus, Study, Subject, Trial
 from webapp.models.study import StudyVersion
 
@@ -78,7 +79,7 @@ _CELL_COUNTS = (select(CellCount.cell, CellCount.participants)
 _PLACES_TAKEN = (select(func.count(Session.id)).join(Session.subject)
                  .where(Subject.study_id == bindparam("study_id"),
                         Session.session_number == 1, Session.simulated.is_(False),
-                        Session.status.not_in(("started", "no_consent", "screened_out"))))
+                        Session.status.not_in((STARTED, NO_CONSENT, SCREENED_OUT))))
 # Taken on PostgreSQL before counting, so two consents cannot both take a study's last place
 # (SQLite's BEGIN IMMEDIATE already lets one writer in at a time).
 _LOCK_STUDY = select(Study.id).where(Study.id == bindparam("study_id")).with_for_update()
@@ -158,11 +159,11 @@ _TOUCH_SESSION = (update(Session.__table__).where(Session.__table__.c.id == bind
 # A trial's write marks its session alive only while it is in progress: the status is checked
 # by this UPDATE inside the trial's write transaction, so a stop that commits first is seen
 # (PostgreSQL re-reads the row it waited for; SQLite's writers take turns).
-_TOUCH_RUNNING = _TOUCH_SESSION.where(Session.__table__.c.status == "in_progress")
+_TOUCH_RUNNING = _TOUCH_SESSION.where(Session.__table__.c.status == IN_PROGRESS)
 _FINISHED_HUMAN_SESSIONS = (
     select(Session.id, Session.schedule, Session.simulated, Session.status).join(Session.subject)
     .where(Subject.study_id == bindparam("study_id"), Subject.kind == "human",
-           Session.status.in_(("completed", "failed_attention", "failed_practice"))))
+           Session.status.in_(JUDGED)))
 
 
 def session_by_token(connection: Connection, token: str) -> Row | None:

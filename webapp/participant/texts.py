@@ -15,7 +15,7 @@ from collections.abc import Mapping
 from markupsafe import Markup
 
 from experiments import texts as text_defaults
-from experiments.designs import STUDY_CONFIG_KEY, design_from_snapshot
+from experiments.designs import STUDY_CONFIG_KEY, Design
 from experiments.study_file import estimate_session_minutes, study_texts
 from experiments.study_settings import default
 
@@ -72,7 +72,7 @@ def requirements(settings: Mapping) -> dict:
 def session_minutes(session) -> float:
     """How long ``session`` takes: the study file's estimate, else one from its schedule."""
     settings = study_settings(session.design_snapshot)
-    design = design_from_snapshot(session.design, session.design_snapshot)
+    design = Design.from_snapshot(session)
     return (settings.get("estimate") or {}).get("session_minutes") \
         or estimate_session_minutes(design, session.schedule)
 
@@ -82,7 +82,7 @@ def session_texts(session, language: str, extra: Mapping[str, object] | None = N
     """Every text of ``session``'s study in ``language``, rendered, server-known values filled
     (and ``extra`` values, e.g. the next session's number for its calendar file)."""
     settings = study_settings(session.design_snapshot)
-    design = design_from_snapshot(session.design, session.design_snapshot)
+    design = Design.from_snapshot(session)
     width, height = settings["min_window"]
     values = {"duration_minutes": session_minutes(session), "sessions": design.sessions,
               "min_width": width, "min_height": height,
@@ -111,7 +111,7 @@ def consent_version(session, language: str) -> str:
     a recorded consent was given to."""
     rendered = session_texts(session, language)
     shown = [rendered["consent"]]
-    if design_from_snapshot(session.design, session.design_snapshot).sessions > 1:
+    if Design.from_snapshot(session).sessions > 1:
         shown.append(rendered["consent_sessions"])
     return hashlib.sha256("\n".join(shown).encode()).hexdigest()[:16]
 

@@ -11,9 +11,10 @@ import pandas as pd
 
 from analysis import aot, figures, loading, nonresponse, ordering, participant_sdt, rt
 from analysis.columns import AOT, CATCH, FRAME_ORDER, PRACTICE_BLOCK
-from analysis.exclusions import REINSTATE, apply_manual_rules
+from analysis.exclusions import apply_manual_rules
 from experiments.exclusions import is_technical
 from experiments.trial_types import TRIAL_TYPES
+from experiments.verdict import REINSTATE
 from webapp.researcher.prolific import prolific_review
 from webapp.researcher.roster import participant_flow, roster_frame, study_trials, subject_summary
 

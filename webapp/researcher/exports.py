@@ -21,12 +21,12 @@ import pandas as pd
 from sqlalchemy import select
 
 from analysis.csv_cells import escape_cells
-from experiments.designs import Design, design_from_snapshot
+from experiments.designs import Design
 from experiments.plausibility import PlausibilityRules
 from webapp.extensions import db
 from webapp.models import SourceClip, Stimulus
 from webapp.models.manual_exclusion import rules_version
-from webapp.models.study import StudyVersion
+from webapp.models.study import Study, StudyVersion
 from webapp.participant.calendar import iso_utc, opens_after
 from webapp.researcher.codebook import codebook_csv, codebook_markdown
 from webapp.researcher.prolific import prolific_csv
@@ -84,8 +84,7 @@ def build_export(slug: str, now: datetime | None = None) -> dict[str, bytes]:
         stimuli = _stimulus_hashes([study.stimulus_set, *([catch_set] if catch_set else [])])
         record = _study_record(study)
         design = study.design_snapshot
-        later_sessions = next_session_csvs(participants, design_from_snapshot(
-            study.design, study.design_snapshot), version_designs(study))
+        later_sessions = next_session_csvs(participants, Design.from_snapshot(study), version_designs(study))
     files = {
         "trials.csv": trials_csv(trials),
         "trials.json": trials_json(trials),
@@ -236,16 +235,18 @@ def next_session_export(slug: str, name: str) -> bytes:
     with snapshot():
         study = require_study(slug)
         participants = roster_frame(slug)
-        design = design_from_snapshot(study.design, study.design_snapshot)
+        design = Design.from_snapshot(study)
         ran = version_designs(study)
     return next_session_csvs(participants, design, ran)[name]
 
 
 def version_designs(study) -> dict[int, Design]:
     """The design of each frozen version of ``study``, by version number."""
-    rows = db.session.execute(select(StudyVersion.version, StudyVersion.design_snapshot)
+    rows = db.session.execute(select(StudyVersion.version, Study.design,
+                                     StudyVersion.design_snapshot)
+                              .join(Study, Study.id == StudyVersion.study_id)
                               .where(StudyVersion.study_id == study.id)).all()
-    return {row.version: design_from_snapshot(study.design, row.design_snapshot) for row in rows}
+    return {row.version: Design.from_snapshot(row) for row in rows}
 
 
 def _json_cell(value) -> str:

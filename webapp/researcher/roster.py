@@ -14,11 +14,12 @@ from sqlalchemy import func, select
 
 from analysis.columns import REASON_PRACTICE_GATE
 from analysis.exclusions import apply_manual_rules
+from experiments import verdict
 from webapp.extensions import db
 from webapp.models import ModelRun, Session, Study, Subject, Trial
 from webapp.models._types import utcnow
 from webapp.models.manual_exclusion import RULE_COLUMNS, latest_rules
-from webapp.trials import EXPORT_COLUMNS, session_verdict, trials_frame
+from webapp.trials import EXPORT_COLUMNS, trials_frame
 
 ROSTER_COLUMNS = [
     "subject_id", "subject_kind", "session_id", "session_number", "status", "excluded",
@@ -28,8 +29,6 @@ ROSTER_COLUMNS = [
     "manual_action", "manual_reason", "manual_by", "manual_at",
 ]
 JSON_ROSTER_COLUMNS = ("exclusion_reasons", "condition", "device_info", "recruitment")
-# Statuses of a session that is still expected to send trials.
-UNFINISHED = ("started", "in_progress")
 FLOW_COLUMNS = ("step", "n_removed", "n_remaining")
 
 
@@ -96,10 +95,10 @@ def _record(row, cutoff: datetime) -> dict:
     # person's session (schedule, device_info).
     run: ModelRun | None = row.ModelRun
     status = session.status
-    if status in UNFINISHED and session.last_seen_at < cutoff:
+    if status in verdict.UNFINISHED and session.last_seen_at < cutoff:
         status = "abandoned"
-    excluded, reasons = session_verdict(session.excluded, session.exclusion_reasons,
-                                        session.simulated)
+    excluded, reasons = verdict.read(session.excluded, session.exclusion_reasons,
+                                     simulated=session.simulated)
     return {
         "subject_id": row.subject_id, "subject_kind": row.subject_kind,
         "session_id": session.id, "session_number": session.session_number, "status": status,
@@ -189,14 +188,14 @@ def participant_flow(participants: pd.DataFrame, status: str = "status",
         if keep_empty or hit.any():
             steps.append((step, int(hit.sum())))
 
-    remove("no consent", participants[status] == "no_consent")
-    remove("failed practice gate", (participants[status] == "failed_practice")
+    remove("no consent", participants[status] == verdict.NO_CONSENT)
+    remove("failed practice gate", (participants[status] == verdict.FAILED_PRACTICE)
            | lists.map(lambda r: REASON_PRACTICE_GATE in r))
     flagged = participants[excluded].astype(bool)
     for reason in _ordered_reasons(lists[left & flagged], reason_order):
         remove(f"excluded: {reason}", flagged & lists.map(lambda r, code=reason: code in r))
     remove("excluded: unspecified", flagged, keep_empty=False)
-    remove("not finished", participants[status].isin((*UNFINISHED, "abandoned")))
+    remove("not finished", participants[status].isin((*verdict.UNFINISHED, "abandoned")))
     steps.append(("remaining", 0))
     out = pd.DataFrame(steps, columns=["step", "n_removed"])
     out["n_remaining"] = len(participants) - out["n_removed"].cumsum()

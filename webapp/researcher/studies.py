@@ -18,12 +18,13 @@ from sqlalchemy import and_, func, insert, or_, select, update
 from sqlalchemy.exc import IntegrityError
 
 from experiments import schedule, study_file
-from experiments.designs import DESIGNS, STUDY_CONFIG_KEY, design_from_snapshot
+from experiments.designs import DESIGNS, STUDY_CONFIG_KEY, Design
+from experiments.verdict import UNFINISHED
 from webapp.database import write_transaction
 from webapp.extensions import db
 from webapp.models import Researcher, Session, Study, StudyMember, Subject
 from webapp.models.study import StudyVersion
-from webapp.participant.sessions import ACTIVE, now
+from webapp.participant.sessions import now
 from webapp.stimuli import catalog
 from webapp.stimuli.catalog import load_catalog
 
@@ -144,7 +145,7 @@ def study_config(study: Study) -> study_file.StudyConfig:
     """The study's configuration; a study stored without one (before ``--design`` stored its
     languages) gets the default settings."""
     snapshot = study.design_snapshot or {}
-    design = design_from_snapshot(study.design, snapshot)
+    design = Design.from_snapshot(study)
     settings = snapshot.get(STUDY_CONFIG_KEY) or {
         "stimulus_set": study.stimulus_set, "title": study.title, "places": study.max_participants}
     return study_file.StudyConfig.from_settings(design, settings)
@@ -246,7 +247,7 @@ def transition(slug: str, action: str) -> Study:
             _freeze(connection, study_id)
         if changed and close_mode == "stop":
             connection.execute(
-                update(Session.__table__).where(Session.status.in_(ACTIVE), Session.subject_id.in_(
+                update(Session.__table__).where(Session.status.in_(UNFINISHED), Session.subject_id.in_(
                     select(Subject.id).where(Subject.study_id == study_id)))
                 .values(status="stopped", completed_at=now()))
     db.session.refresh(study)

@@ -15,6 +15,7 @@ from flask_wtf import FlaskForm
 from wtforms import SelectField, StringField, TextAreaField
 from wtforms.validators import DataRequired, Length
 
+from experiments.designs import Design
 from experiments.response_keys import reserved_key_warnings
 from webapp.extensions import db, login_manager
 from webapp.models import access, manual_exclusion
@@ -184,7 +185,7 @@ def _render_study(slug: str, exclusion_form: ExclusionForm | None = None, status
         link=studies.participant_link(slug),
         prolific_link=studies.participant_link(slug, prolific=True),
         completion_codes=sessions.completion_codes(slug),
-        key_warnings=reserved_key_warnings(sessions.study_design(study).response_keys,
+        key_warnings=reserved_key_warnings(Design.from_snapshot(study).response_keys,
                                            studies.study_config(study).browsers)), status
 
 

@@ -10,9 +10,11 @@ video is the session's own file of its trial, at the session's one video size
 import os
 
 from flask import Blueprint, abort, current_app, request
+from sqlalchemy import Row
 from werkzeug.exceptions import RequestedRangeNotSatisfiable
 from werkzeug.wsgi import wrap_file
 
+from experiments.verdict import ENDED
 from webapp.database import write_transaction
 from webapp.extensions import db
 from webapp.participant import sessions, store
@@ -25,23 +27,22 @@ bp = Blueprint("media", __name__, url_prefix="/media/<token>/<int:trial_index>")
 MAX_AGE_S = 3600
 
 
-def _scheduled(token: str, trial_index: int) -> tuple[dict, object]:
-    """The scheduled trial and its stimulus row, or 404; notes the first time a position's
-    media is served (the plausibility rules compare it with the trial's arrival), as
-    :func:`clip` does."""
-    with db.engine.connect() as connection:
-        session = sessions.session_by_token(connection, token)
-        if session is None or trial_index >= len(session.schedule) \
-                or session.schedule[trial_index]["trial_index"] != trial_index:
-            abort(404)
-        trial = session.schedule[trial_index]
-        stimulus = store.stimulus_file(connection, trial["stimulus_id"])
-        if stimulus is not None:
-            with write_transaction(connection):
-                store.record_media_served(connection, session.id, trial_index)
+def _scheduled(connection, token: str, trial_index: int) -> tuple[Row, dict, object]:
+    """The session, the scheduled trial and its stimulus row, or 404; notes the first time a
+    position's media is served (the plausibility rules compare it with the trial's
+    arrival)."""
+    session = sessions.session_by_token(connection, token)
+    if session is None:
+        abort(404)
+    trial = session.schedule[trial_index] if trial_index < len(session.schedule) else None
+    if trial is None or trial["trial_index"] != trial_index:
+        abort(404)
+    stimulus = store.stimulus_file(connection, trial["stimulus_id"])
     if stimulus is None:
         abort(404)
-    return trial, stimulus
+    with write_transaction(connection):
+        store.record_media_served(connection, session.id, trial_index)
+    return session, trial, stimulus
 
 
 def _send(path, mimetype: str, size: int | None = None):
@@ -66,12 +67,9 @@ def _send(path, mimetype: str, size: int | None = None):
 
 @bp.get("")
 def clip(token, trial_index):
-    _scheduled(token, trial_index)  # 404 for no such position; noted as served
     with db.engine.connect() as connection:
-        session = sessions.session_by_token(connection, token)
-        if session is None:
-            abort(404)
-        if session.status in sessions.ENDED:  # it shows no more videos: none is made again
+        session, _, _ = _scheduled(connection, token, trial_index)
+        if session.status in ENDED:  # it shows no more videos: none is made again
             presentations.discard(token)
             abort(404)
         try:
@@ -85,7 +83,8 @@ def clip(token, trial_index):
 
 @bp.get("/<int:slot>")
 def frame(token, trial_index, slot):
-    trial, stimulus = _scheduled(token, trial_index)
+    with db.engine.connect() as connection:
+        _, trial, stimulus = _scheduled(connection, token, trial_index)
     frames = trial.get("frames") or []
     if stimulus.kind != "frame_set" or slot >= len(frames):
         abort(404)

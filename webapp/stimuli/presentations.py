@@ -37,8 +37,8 @@ from sqlalchemy import Connection, Row, select
 from experiments import catch, media
 from experiments.equal_size import MP4_BOX_HEADER
 from experiments.trial_types import ATTENTION_CHECK
+from experiments.verdict import UNFINISHED
 from webapp.models import Session, SourceClip, Stimulus
-from webapp.participant.sessions import ACTIVE
 from webapp.participant.store import now
 from webapp.stimuli.files import resolve_under
 
@@ -93,7 +93,7 @@ def sweep(connection: Connection) -> int:
         return 0
     cutoff = now() - timedelta(minutes=current_app.config["ABANDONED_AFTER_MINUTES"])
     live = {_session_folder(token).name for token in connection.scalars(
-        select(Session.token).where(Session.status.in_(ACTIVE), Session.last_seen_at >= cutoff))}
+        select(Session.token).where(Session.status.in_(UNFINISHED), Session.last_seen_at >= cutoff))}
     gone = [entry for entry in folder.iterdir() if entry.name not in live]
     for entry in gone:
         if entry.is_dir():

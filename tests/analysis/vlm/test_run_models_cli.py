@@ -207,11 +207,11 @@ def ordering_study(app, stimulus_set):
 
 def _design_trials(slug: str, seed: int) -> list[dict]:
     from experiments.catalog_records import Catalog
+    from experiments.designs import Design
     from experiments.schedule import design_trials
-    from webapp import model_runs
     from webapp.stimuli import catalog
 
-    design = model_runs.study_design(studies.require_study(slug))
+    design = Design.from_snapshot(studies.require_study(slug))
     clips = catalog.clip_records(db.session.connection(), design_study_set(slug))
     return design_trials(design, Catalog(clips), seed)
 
