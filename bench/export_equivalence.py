@@ -264,6 +264,9 @@ TIME = re.compile(r"(_at|_time|_utc|^exported|^created|^generated|timestamp)$", 
 ISO = re.compile(r"^\d{4}-\d{2}-\d{2}[T ]\d{2}:\d{2}(:\d{2}(\.\d+)?)?([+-]\d{2}:?\d{2}|Z)?$")
 ISO_ANYWHERE = re.compile(r"\d{4}-\d{2}-\d{2}[T ]\d{2}:\d{2}(:\d{2}(\.\d+)?)?([+-]\d{2}:?\d{2}|Z)?")
 NORMALISED: set[str] = set()  # filled with "file:column" as they are normalised
+# Trial flags computed from the server's receive times against the scripted participants'
+# pace, which the machine's load sets (experiments/plausibility.py): dropped from reason lists.
+WALL_CLOCK_CODES = frozenset({"posted_early"})
 
 
 def _env(checkout: Path, instance: Path, seed: str, extra: dict | None = None) -> dict:
@@ -353,7 +356,18 @@ def _normalise(name: str, value, where: str):
     if TIME.search(name) or (isinstance(value, str) and ISO.match(value)):
         NORMALISED.add(where)
         return "<time>"
-    return value
+    codes = value
+    if isinstance(value, str) and value.startswith("["):
+        try:
+            codes = json.loads(value)
+        except ValueError:
+            return value
+    if not isinstance(codes, list):
+        return value
+    if WALL_CLOCK_CODES & set(map(str, codes)):
+        NORMALISED.add(where)
+    # Parsed on both sides, so a list that lost its flag equals one that never had it.
+    return [code for code in codes if code not in WALL_CLOCK_CODES]
 
 
 def _is_expected(file: str, row_type: str | None, column: str, old, new) -> bool:
