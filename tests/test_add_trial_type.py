@@ -13,7 +13,6 @@ import uuid
 import pandas as pd
 import pytest
 
-from bench.harness.stored_study import add_stimulus_set, open_study
 from experiments import designs, trial_types
 from experiments.trial_types.video import (
     VIDEO_FIELDS,
@@ -22,7 +21,7 @@ from experiments.trial_types.video import (
     video_public_view,
     video_row_parts,
 )
-from tests.person import preload
+from tests.factories import preload
 from webapp.researcher import dashboard
 from webapp.researcher.exports import build_export
 
@@ -104,10 +103,9 @@ def _take_part(client, participant: str) -> None:
 
 @pytest.mark.usefixtures("person_pace")  # a person's pace, as the plausibility rules ask
 def test_a_registered_trial_type_goes_from_entry_to_analysis(app, client, runner, still,
-                                                             tmp_path):
-    with app.app_context():
-        add_stimulus_set()
-        open_study(design=still.name, slug="still")
+                                                             tmp_path, factory):
+    factory.stimulus_set("tiny", per_category=2)
+    factory.open_study(design=still.name, slug="still")
     for n in range(3):
         _take_part(client, f"p-{n}")
 

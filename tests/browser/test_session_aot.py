@@ -9,6 +9,7 @@ from tests.browser.participant import (
     stored,
     wait_done,
 )
+from tests.waiting import hold
 from webapp.participant import sessions
 
 pytestmark = pytest.mark.browser
@@ -87,7 +88,9 @@ def test_keys_pressed_during_the_fixation_are_recorded_and_never_answer(page, si
     assert page.evaluate("document.body.dataset.screen") == "fixation", \
         "the clip started before the presses: the test did not press during the fixation"
     page.wait_for_selector("body[data-screen=clip][data-onset]")
-    page.wait_for_timeout(100)  # still the clip: the early presses did not answer
+    # The participant answers 100 ms into the clip, so the clip must still be on screen then:
+    # an early press that answered would have ended it (an absence, which no state shows).
+    hold(100, page)
     assert page.evaluate("document.body.dataset.screen") == "clip"
     page.keyboard.press(right)
     run_by_hand(page, site=site, token=token)
@@ -136,6 +139,8 @@ def test_a_click_by_click_preview_waits_for_the_researcher(page, site):
     enter(page, site, "aot", "preview-manual-1", simulate=True)
     page.goto(page.url + ("&" if "?" in page.url else "?") + "manual=1")
     page.wait_for_selector("body[data-screen=keyboard-check]")  # the first screen that asks
-    page.wait_for_timeout(3000)  # the robot answers within 30 ms of a screen
+    # The robot answers within 30 ms of a screen: it must not have answered in 30 times that
+    # (an absence, which no state shows).
+    hold(1000, page)
     assert page.evaluate("() => document.body.dataset.screen") == "keyboard-check"
     assert not page.js_errors
