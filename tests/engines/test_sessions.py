@@ -116,7 +116,10 @@ def test_session_survives_a_reload_and_an_outage(tab, site, kind):
     assert tab.evaluate(ELEMENT_TIMING) == (tab.name == "chromium"), "Element Timing changed"
     videos = [t for t in data["trials"] if t["trial_type"] != "frame_order"]
     assert videos and {t["onset_method"] for t in videos} == {ONSET_METHOD[tab.name]}
-    for trial in (t for t in videos if t["trial_type"] == "aot"):
+    # Answered trials; a key the engine swallows in fullscreen leaves its trial technical.
+    answered = [t for t in videos if t["trial_type"] == "aot" and not t["extra"]["technical"]]
+    assert answered
+    for trial in answered:
         assert trial["response"] is not None, "a real key press was not taken as the response"
         # RT is the key event's own timeStamp minus the onset from the onset module, unrounded.
         extra = trial["extra"]
@@ -124,7 +127,7 @@ def test_session_survives_a_reload_and_an_outage(tab, site, kind):
                                                abs=1e-6)
         assert trial["rt_ms"] > 0
     practice = [t for t in data["trials"] if t["block"] == "practice"]
-    assert practice and (kind != "aot" or all(t["correct"] for t in practice))
+    assert practice and (kind != "aot" or all(t["correct"] for t in practice if t in answered))
     # A frame-ordering trial's clock starts when its frames are shown, with no method.
     assert all(t["onset_method"] is None for t in data["trials"] if t not in videos)
     assert tab.errors() == []
