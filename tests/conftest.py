@@ -1,4 +1,5 @@
-"""Shared fixtures: an app on a temporary database, its client and CLI runner.
+"""Shared fixtures: an app on a temporary database, its client and CLI runner, the test-data
+``factory`` (tests/factories.py), the live ``site`` (tests/live_site.py) and Chromium's ``page``.
 
 Database tests that take ``any_db_app`` run on SQLite and on a real PostgreSQL server.
 PostgreSQL is found at $CHRONOSCOPE_TEST_POSTGRES_URL (default: the local server of this
@@ -13,7 +14,8 @@ from pathlib import Path
 import pytest
 import sqlalchemy as sa
 
-from webapp import create_app
+from tests.factories import Factory, PersonClock, make_app
+from tests.live_site import site  # noqa: F401  (fixture: the live site, one per test process)
 from webapp.extensions import db
 
 DEFAULT_POSTGRES_URL = "postgresql+psycopg://postgres@127.0.0.1:5432/test"
@@ -23,29 +25,9 @@ CHROMIUM_ARGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-backg
 VIEWPORT = {"width": 1280, "height": 800}
 
 
-def _make_app(tmp_path, database_url, **overrides):
-    config = {
-        "TESTING": True,
-        "SECRET_KEY": "test-secret",
-        "INSTANCE_PATH": str(tmp_path / "instance"),
-        "DATABASE_URL": database_url,
-        "STIMULUS_ROOT": str(tmp_path / "stimuli"),
-        # The test client is one address for every participant a test makes; the limits
-        # themselves are tested with their own values (tests/webapp/test_participant_lifecycle.py).
-        "NEW_SESSIONS_PER_ADDRESS": "1000000 per second",
-        "NEW_SESSIONS_PER_STUDY": "1000000 per second",
-        "NEW_SESSIONS_PER_ADDRESS_PER_STUDY": "1000000 per second",
-        **overrides,
-    }
-    app = create_app(config)
-    with app.app_context():
-        db.create_all()
-    return app
-
-
 @pytest.fixture
 def app(tmp_path):
-    app = _make_app(tmp_path, f"sqlite:///{tmp_path / 'test.db'}")
+    app = make_app(tmp_path, f"sqlite:///{tmp_path / 'test.db'}")
     yield app
     with app.app_context():
         db.engine.dispose()
@@ -53,12 +35,19 @@ def app(tmp_path):
 
 @pytest.fixture
 def person_pace(monkeypatch):
-    """The participant path's clock moves on 3 s at each reading (tests/person.py), so that
-    sessions the test client answers at once arrive at a person's pace."""
-    from tests.person import PersonClock
+    """The participant path's clock moves on 3 s at each reading (tests/factories.py), so
+    that sessions the test client answers at once arrive at a person's pace."""
     from webapp.participant import store
 
     monkeypatch.setattr(store, "now", PersonClock())
+
+
+@pytest.fixture
+def factory(request):
+    """The row factories of tests/factories.py on the test's database (``any_db_app``'s when
+    the test takes that one)."""
+    name = "any_db_app" if "any_db_app" in request.fixturenames else "app"
+    return Factory(request.getfixturevalue(name))
 
 
 @pytest.fixture
@@ -105,7 +94,7 @@ def any_db_app(request, tmp_path):
         url = f"sqlite:///{tmp_path / 'test.db'}"
     else:
         url = request.getfixturevalue("postgres_url")
-    app = _make_app(tmp_path, url)
+    app = make_app(tmp_path, url)
     yield app
     with app.app_context():
         db.session.remove()

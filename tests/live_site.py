@@ -1,7 +1,7 @@
 """The live site that whole-session browser tests run against: the real app on a temporary
 database with a tiny stimulus set and one open study per shipped design, served by werkzeug
 in a thread on a free port.  Shared by tests/browser (Chromium) and tests/engines (Firefox
-ESR, WebKitGTK): each folder's conftest imports the ``site`` fixture from here.
+ESR, WebKitGTK) through the ``site`` fixture, which tests/conftest.py registers.
 
 One site for the whole test session; every test is its own participant, so tests stay
 independent without paying for a new site each time.
@@ -11,22 +11,15 @@ driver: a network outage for the participant API and media, and a recorder of pa
 for drivers that cannot read the browser console.
 """
 import socket
-import tempfile
 import threading
 from contextlib import contextmanager
 from dataclasses import dataclass
-from pathlib import Path
 
 import pytest
 from werkzeug.serving import make_server
 
-from tests.browser.stimuli import tiny_specs
-from tests.conftest import _make_app
+from tests.factories import make_app, open_site_study, store_tiny_stimuli, tiny_designs
 
-STIMULUS_SET = "tiny"
-# What the shipped frame-ordering design needs: 2, 4 and 8 frames over two thirds of the
-# clip, and 4 frames over the middle third and over the whole clip.
-FRAME_SETS = ((2, "medium"), (4, "medium"), (8, "medium"), (4, "short"), (4, "long"))
 # The paths a participant's browser fetches while a session runs.
 NETWORK_PATHS = ("/api/", "/media/")
 ERROR_RECORDER_PATH = "/__test__/record-errors.js"
@@ -118,74 +111,19 @@ def writing(app):
         db.session.commit()
 
 
-def tiny_designs() -> dict:
-    """The shipped designs, cut down to a few trials per session."""
-    from experiments.designs import ARROW_OF_TIME, FRAME_ORDERING, OrderingCondition, PracticeSpec
-
-    aot = ARROW_OF_TIME.with_changes(
-        max_clips=4, fixation_ms=300, main_blocks=2,
-        practice=PracticeSpec(n_trials=2, min_accuracy=0.5, max_attempts=2))
-    ordering = FRAME_ORDERING.with_changes(
-        max_clips=3, main_blocks=1,
-        practice=PracticeSpec(n_trials=1, min_accuracy=0.0, max_attempts=1),
-        conditions=(OrderingCondition("4 frames"),
-                    OrderingCondition("hint 1&3", hint_positions=(0, 2)),
-                    OrderingCondition("2 frames", n_frames=2)))
-    return {"aot": aot, "frame_order": ordering}
-
-
-def _store_stimuli(app) -> None:
-    from webapp.stimuli import catalog
-
-    with tempfile.TemporaryDirectory() as sources, app.app_context():
-        catalog.import_clips(tiny_specs(Path(sources)), STIMULUS_SET,
-                             Path(app.config["STIMULUS_ROOT"]), frame_set_sizes=FRAME_SETS)
-        _store_catch(app, Path(sources))
-
-
-def _store_catch(app, folder: Path) -> None:
-    """The catch videos (a keycap for every key a study may choose) that designs put in every
-    block."""
-    from experiments.catch import catch_specs
-    from webapp.stimuli import catalog
-
-    catalog.import_clips(catch_specs(folder / "catch"), "catch",
-                         Path(app.config["STIMULUS_ROOT"]), frame_set_sizes=())
-
-
-def open_study(app, slug: str, design, **settings) -> None:
-    """Create and open a study of ``design`` on the tiny stimulus set, as a study file would
-    (``settings``: other StudyConfig fields).  It opts in every engine, webkit too, which the
-    default refuses (docs/measurements.md "Onset timing per engine"): tests/engines runs whole sessions in
-    WebKitGTK on these studies."""
-    from experiments.study_file import BROWSERS, StudyConfig
-    from webapp.researcher import studies
-
-    config = StudyConfig(design=design, stimulus_set=STIMULUS_SET,
-                         **{"browsers": BROWSERS, **settings})
-    with app.app_context():
-        studies.create_study_from_config(slug, config)
-        studies.transition(slug, "open")
-
-
-def _open_studies(app) -> dict:
+@pytest.fixture(scope="session")
+def site(tmp_path_factory):
+    tmp = tmp_path_factory.mktemp("site")
+    app = make_app(tmp, f"sqlite:///{tmp / 'site.db'}")
+    store_tiny_stimuli(app)
     slugs = {}
     for kind, design in tiny_designs().items():
         slug = f"tiny-{kind.replace('_', '-')}"
         # Frame ordering needs no keyboard: its study takes tablets too, so that a touch-only
         # browser (tests/browser/test_session_frame_order.py) can drag with its finger.
         devices = ("desktop", "tablet") if kind == "frame_order" else ("desktop",)
-        open_study(app, slug, design, devices=devices)
+        open_site_study(app, slug, design, devices=devices)
         slugs[kind] = slug
-    return slugs
-
-
-@pytest.fixture(scope="session")
-def site(tmp_path_factory):
-    tmp = tmp_path_factory.mktemp("site")
-    app = _make_app(tmp, f"sqlite:///{tmp / 'site.db'}")
-    _store_stimuli(app)
-    slugs = _open_studies(app)
     faults = Faults(app)
     server = make_server("127.0.0.1", 0, faults, threaded=True)
     thread = threading.Thread(target=server.serve_forever, daemon=True)

@@ -23,11 +23,9 @@ import pandas as pd
 import pytest
 from werkzeug.serving import make_server
 
-from bench.harness.stored_study import add_stimulus_set, open_study
 from experiments import designs, study_file, texts, trial_types
 from experiments.trial_types.contract import TaskType, members
-from tests.conftest import _make_app
-from tests.person import preload
+from tests.factories import make_app, preload
 from tests.trial_type_recipe import design_problems, module_problems, text_problems
 from webapp.researcher import dashboard, studies
 from webapp.researcher.exports import build_export
@@ -142,10 +140,9 @@ def _take_part(client, participant: str) -> None:
 
 @pytest.mark.usefixtures("person_pace")  # a person's pace, as the plausibility rules ask
 def test_a_registered_trial_type_goes_from_entry_to_analysis(app, client, runner, still,
-                                                             tmp_path):
-    with app.app_context():
-        add_stimulus_set()
-        open_study(design=still.name, slug="still")
+                                                             tmp_path, factory):
+    factory.stimulus_set("tiny", per_category=2)
+    factory.open_study(design=still.name, slug="still")
     for n in range(3):
         _take_part(client, f"p-{n}")
 
@@ -190,11 +187,11 @@ def with_browser_module(static: Path, folder: Path) -> Path:
 def still_site(still, tmp_path):
     """The app serving the toy's study, created from its shipped study file on the tiny
     stimulus set, with the toy's browser module in its static files."""
-    from tests.browser.stimuli import tiny_specs
-    from tests.live_site import STIMULUS_SET, Site
+    from tests.factories import STIMULUS_SET, tiny_specs
+    from tests.live_site import Site
     from webapp.stimuli import catalog
 
-    app = _make_app(tmp_path, f"sqlite:///{tmp_path / 'still.db'}")
+    app = make_app(tmp_path, f"sqlite:///{tmp_path / 'still.db'}")
     app.static_folder = str(with_browser_module(Path(app.static_folder), tmp_path / "static"))
     with app.app_context():  # its clips only: its study has no catch trials, no frame sets
         catalog.import_clips(tiny_specs(tmp_path / "clips"), STIMULUS_SET,

@@ -20,12 +20,11 @@ from pathlib import Path
 import pandas as pd
 import pytest
 
-from tests.conftest import _make_app
-from tests.person import preload
+from tests.factories import make_app, preload
 from webapp.extensions import db
 from webapp.models import Session
 
-# Sessions at a person's pace (tests/person.py): the plausibility rules judge them.
+# Sessions at a person's pace (tests/factories.py): the plausibility rules judge them.
 pytestmark = [pytest.mark.slow, pytest.mark.usefixtures("person_pace")]
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -126,7 +125,7 @@ def _answer(trial: dict, key_mapping: dict, rng: random.Random, observer: dict) 
 def app(tmp_path_factory):
     """One database for the module (the conftest ``app`` is one a test)."""
     folder = tmp_path_factory.mktemp("instance")
-    app = _make_app(folder, f"sqlite:///{folder / 'test.db'}")
+    app = make_app(folder, f"sqlite:///{folder / 'test.db'}")
     yield app
     with app.app_context():
         db.engine.dispose()

@@ -1,6 +1,8 @@
 """One browser tab, the same to the tests in every engine: Firefox ESR through the
 puppeteer-core bridge (firefox.mjs, WebDriver BiDi) and WebKitGTK through Selenium and
-WebKitWebDriver, each in real windows on an Xvfb display of its own (``tab.display``).
+WebKitWebDriver, each in real windows on an Xvfb display of its own (``tab.display``), and
+headless Chromium through a Playwright page (no display), so that a scenario written once
+runs in all three.
 
 Clicks and key presses are real input events sent by the driver (``isTrusted``), at the
 viewport coordinates of the element; drags go through the X server (xserver.py).
@@ -150,6 +152,55 @@ class FirefoxBridge:
         except subprocess.TimeoutExpired:
             self.process.kill()
             self.process.wait()
+
+
+class ChromiumTab(Tab):
+    """A page of its own browser context in the Playwright ``browser`` (headless Chromium);
+    ``page`` is there for what only Playwright offers."""
+
+    name = "chromium"
+
+    def __init__(self, browser):
+        self.context = browser.new_context(viewport=dict(zip(("width", "height"), WINDOW)))
+        self.page = self.context.new_page()
+        self.page.set_default_timeout(WAIT_S * 1000)
+        self.seen_errors = []
+        self.page.on("pageerror", lambda error: self.seen_errors.append(f"page error: {error}"))
+        self.page.on("console", self._console)
+        # A leave prompt is confirmed, as in the other engines' tabs (Playwright would dismiss it).
+        self.page.on("dialog", lambda dialog: dialog.accept())
+
+    def _console(self, message) -> None:
+        # Chromium logs every failed request as an error of its own, not the page's (the
+        # other engines do not): only the page's console.error calls count.
+        if message.type == "error" and not message.text.startswith("Failed to load resource"):
+            self.seen_errors.append(f"console.error: {message.text}")
+
+    def _evaluate(self, expression):
+        return self.page.evaluate(expression)  # a promise is awaited
+
+    def goto(self, url: str) -> str:
+        self.page.goto(url)
+        return self.page.url
+
+    def reload(self) -> None:
+        self.page.reload()
+
+    def click_at(self, x: float, y: float) -> None:
+        self.page.mouse.click(x, y)
+
+    def press(self, key: str) -> None:
+        self.page.keyboard.press(key)
+
+    def set_offline(self, on: bool) -> None:
+        self.context.set_offline(on)
+
+    def errors(self) -> list[str]:
+        errors, self.seen_errors = self.seen_errors, []
+        return errors
+
+    def close(self) -> None:
+        self.context.close()
 
 
 class WebKitTab(Tab):

@@ -6,6 +6,7 @@ from urllib.parse import urlencode, urlsplit
 
 from sqlalchemy import func, select
 
+from tests.waiting import hold
 from webapp.extensions import db
 from webapp.models import Session, Trial
 
@@ -62,6 +63,18 @@ def order_with_keyboard(page) -> None:
     page.keyboard.press("Space")
     page.keyboard.press("ArrowRight")
     page.keyboard.press("Space")
+
+
+def mouse_drag(page, source: dict, target: dict) -> None:
+    """A real mouse drag from the centre of box ``source`` onto box ``target``, in ten moves
+    at a hand's pace: Sortable follows the pointer only through intermediate moves."""
+    page.mouse.move(source["x"] + source["width"] / 2, source["y"] + source["height"] / 2)
+    page.mouse.down()
+    for step in range(1, 11):
+        x = source["x"] + (target["x"] - source["x"]) * step / 10 + target["width"] / 2
+        page.mouse.move(x, target["y"] + target["height"] / 2)
+        hold(15, page)  # the pace of a hand is the stimulus, not a wait
+    page.mouse.up()
 
 
 def instructed_key(app, token: str, index: int) -> str | None:

@@ -4,7 +4,8 @@ import pytest
 
 from experiments.texts import defaults
 from tests.browser.participant import enter, stored
-from tests.live_site import STIMULUS_SET, tiny_designs, writing
+from tests.factories import STIMULUS_SET, tiny_designs
+from tests.live_site import writing
 
 pytestmark = pytest.mark.browser
 # Desktop Safari: the runner reads the engine from the user agent (static/js/device.js).

@@ -4,7 +4,7 @@ studies, watches a study page draw its plotly figures and is asked before closin
 while Chromium reports no CSP violation and no script error."""
 import pytest
 
-from tests.browser.participant import enter, run_by_hand, wait_done
+from tests.browser.participant import enter, mouse_drag, run_by_hand, wait_done
 from tests.conftest import VIEWPORT
 from webapp import auth
 
@@ -38,14 +38,7 @@ def watched(browser):
 def drag_first_frame_onto_last(page, state):
     """A real mouse drag through Sortable, which moves the ghost frame with inline styles."""
     frames = page.locator(".frame:not(.hint)")
-    source, target = frames.first.bounding_box(), frames.last.bounding_box()
-    page.mouse.move(source["x"] + source["width"] / 2, source["y"] + source["height"] / 2)
-    page.mouse.down()
-    for step in range(1, 11):
-        x = source["x"] + (target["x"] - source["x"]) * step / 10 + target["width"] / 2
-        page.mouse.move(x, target["y"] + target["height"] / 2)
-        page.wait_for_timeout(15)
-    page.mouse.up()
+    mouse_drag(page, frames.first.bounding_box(), frames.last.bounding_box())
 
 
 def policy_of(page) -> str:
@@ -88,8 +81,8 @@ def test_researcher_pages_work_under_the_policy(watched, site):
 
     asked = []
     watched.on("dialog", lambda dialog: (asked.append(dialog.message), dialog.dismiss()))
-    watched.click("#action-close")  # the confirmation is researcher.js's, not an inline handler
-    watched.wait_for_timeout(300)
+    with watched.expect_event("dialog"):
+        watched.click("#action-close")  # the confirmation is researcher.js's, not inline
     assert len(asked) == 1 and asked[0].startswith("Close this study")
     assert watched.text_content("#study-status") == "open"  # dismissed: nothing was closed
     assert watched.problems == [], "\n".join(watched.problems)

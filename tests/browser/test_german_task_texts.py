@@ -7,7 +7,7 @@ import pytest
 from experiments.texts import defaults
 from tests.browser.participant import enter
 from tests.browser.test_participant_screens import run_until
-from tests.live_site import open_study, tiny_designs
+from tests.factories import open_site_study, tiny_designs
 
 pytestmark = pytest.mark.browser
 
@@ -15,7 +15,7 @@ pytestmark = pytest.mark.browser
 def open_german_frame_order(site) -> str:
     kind = "frame_order_de"
     if kind not in site.slugs:
-        open_study(site.app, "tiny-frame-order-de", tiny_designs()["frame_order"],
+        open_site_study(site.app, "tiny-frame-order-de", tiny_designs()["frame_order"],
                    languages=("de",), devices=("desktop", "tablet"))
         site.slugs[kind] = "tiny-frame-order-de"
     return kind

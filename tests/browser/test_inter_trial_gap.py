@@ -4,7 +4,7 @@ the study file and counted in the session length, and the runner never waited.""
 import pytest
 
 from tests.browser.participant import enter, run_by_hand, stored
-from tests.live_site import open_study, tiny_designs
+from tests.factories import open_site_study, tiny_designs
 
 pytestmark = pytest.mark.browser
 
@@ -25,7 +25,7 @@ LOG_SCREENS = """() => {
 @pytest.fixture(scope="module")
 def gap_site(site):
     site.slugs["gap"] = "tiny-aot-gap"
-    open_study(site.app, "tiny-aot-gap", tiny_designs()["aot"].with_changes(inter_trial_ms=GAP_MS))
+    open_site_study(site.app, "tiny-aot-gap", tiny_designs()["aot"].with_changes(inter_trial_ms=GAP_MS))
     return site
 
 

@@ -42,7 +42,7 @@ from tests.browser.participant import (
     session_row,
     stored,
 )
-from tests.browser.stimuli import tiny_specs
+from tests.factories import tiny_specs
 from tests.live_site import writing
 from tests.webapp.test_next_session import event, utc_time
 from webapp.models import Session

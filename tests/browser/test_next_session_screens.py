@@ -10,7 +10,8 @@ from sqlalchemy import select
 from experiments.designs import STUDY_CONFIG_KEY
 from experiments.texts import defaults
 from tests.browser.participant import enter, run_by_hand
-from tests.live_site import STIMULUS_SET, tiny_designs, writing
+from tests.factories import STIMULUS_SET, tiny_designs
+from tests.live_site import writing
 from tests.webapp.test_next_session import event, unescape, utc_time
 from webapp.models import Session
 

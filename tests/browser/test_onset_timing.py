@@ -10,7 +10,6 @@ against a trace.
 """
 import http.server
 import threading
-import time
 from pathlib import Path
 
 import numpy as np
@@ -74,11 +73,11 @@ def _open(page, base):
 
 
 def _press_at(cdp, page, page_time_ms):
-    """Dispatch keydown "f" stamped with ``page_time_ms`` (page clock), once it has passed."""
+    """Dispatch keydown "f" stamped with ``page_time_ms`` (page clock), DISPATCH_LAG_S after
+    that moment."""
     time_origin = page.evaluate("performance.timeOrigin")
-    while page.evaluate("performance.now()") < page_time_ms:
-        time.sleep(0.002)
-    time.sleep(DISPATCH_LAG_S)
+    page.wait_for_function("(t) => performance.now() >= t", arg=page_time_ms + DISPATCH_LAG_S * 1000,
+                           polling=1)
     stamp = (time_origin + page_time_ms) / 1000.0  # CDP wants seconds since the epoch
     key = {"key": "f", "code": "KeyF", "windowsVirtualKeyCode": 70}
     cdp.send("Input.dispatchKeyEvent", {"type": "keyDown", "text": "f", "timestamp": stamp, **key})

@@ -7,7 +7,8 @@ import pytest
 from experiments.designs import STUDY_CONFIG_KEY
 from experiments.texts import defaults
 from tests.browser.participant import WAITING, answer, enter, screen_state, stored, wait_change
-from tests.live_site import STIMULUS_SET, tiny_designs, writing
+from tests.factories import STIMULUS_SET, tiny_designs
+from tests.live_site import writing
 from webapp.participant import sessions
 
 pytestmark = pytest.mark.browser
@@ -151,6 +152,6 @@ def test_leaving_mid_session_asks_first(page, site):
     run_until(page, site, token, lambda s: s["screen"] == "instructions")
     dialogs = []
     page.on("dialog", lambda dialog: (dialogs.append(dialog.type), dialog.dismiss()))
-    page.close(run_before_unload=True)
-    page.wait_for_timeout(500)
+    with page.expect_event("dialog"):
+        page.close(run_before_unload=True)
     assert dialogs == ["beforeunload"]

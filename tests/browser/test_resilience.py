@@ -12,16 +12,32 @@ pytestmark = pytest.mark.browser
 KINDS = ["aot", "frame_order"]
 
 
+def is_trial_post(request) -> bool:
+    return request.method == "POST" and urlsplit(request.url).path.endswith("/trials")
+
+
 class TrialPosts:
-    """Status of every POST /trials answered, to prove that no trial was run twice."""
+    """Status of every POST /trials answered, to prove that no trial was run twice, and how
+    many failed without an answer."""
 
     def __init__(self, page):
+        self.page = page
         self.statuses = []
+        self.failed = 0
         page.on("response", self.seen)
+        page.on("requestfailed", self.lost)
 
     def seen(self, response):
-        if response.request.method == "POST" and urlsplit(response.url).path.endswith("/trials"):
+        if is_trial_post(response.request):
             self.statuses.append(response.status)
+
+    def lost(self, request):
+        self.failed += is_trial_post(request)
+
+    def wait_failed(self, n: int) -> None:
+        """Waits until ``n`` trial posts have failed (the queue's retries, while offline)."""
+        if self.failed < n:
+            self.page.wait_for_event("requestfailed", predicate=lambda _: self.failed >= n)
 
     def check(self):
         assert self.statuses and set(self.statuses) <= {200, 201}, self.statuses
@@ -69,7 +85,7 @@ def test_network_failure_then_recovery_loses_nothing(page, site, kind):
     page.wait_for_function("() => window.chronoscope.queue.pending().length >= 1", polling=50)
     assert stored(site.app, token)["per_index"].keys().isdisjoint(
         t["trial_index"] for t in page.evaluate("() => window.chronoscope.queue.pending()"))
-    page.wait_for_timeout(1500)  # a few retries fail in the meantime
+    posts.wait_failed(3)  # the first send and a few retries fail in the meantime
     down["on"] = False
     assert wait_done(page)
     assert unsent(page) == 0

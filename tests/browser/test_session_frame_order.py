@@ -5,11 +5,13 @@ import pytest
 from tests.browser.participant import (
     assert_every_trial_once,
     enter,
+    mouse_drag,
     order_with_keyboard,
     run_by_hand,
     stored,
     wait_done,
 )
+from tests.waiting import hold
 
 pytestmark = pytest.mark.browser
 
@@ -36,15 +38,7 @@ def drag_first_onto_last(page, state, dragged):
     frames = page.locator(".frame:not(.hint)")
     dragged.append(int(state["trial"]))
     before = page.evaluate(SLOT_ORDER)
-    source, target = frames.first, frames.last
-    box_s, box_t = source.bounding_box(), target.bounding_box()
-    page.mouse.move(box_s["x"] + box_s["width"] / 2, box_s["y"] + box_s["height"] / 2)
-    page.mouse.down()
-    for step in range(1, 11):  # Sortable needs intermediate moves to follow the pointer
-        x = box_s["x"] + (box_t["x"] - box_s["x"]) * step / 10 + box_t["width"] / 2
-        page.mouse.move(x, box_t["y"] + box_t["height"] / 2)
-        page.wait_for_timeout(15)
-    page.mouse.up()
+    mouse_drag(page, frames.first.bounding_box(), frames.last.bounding_box())
     page.wait_for_function(f"(before) => ({SLOT_ORDER})().join() !== before.join()", arg=before)
     order_with_keyboard(page)
 
@@ -85,7 +79,7 @@ def touch_drag(page, state, cdp):
     touch("touchStart", x0)
     for step in range(1, 11):
         touch("touchMove", x0 + (x1 - x0) * step / 10)
-        page.wait_for_timeout(15)
+        hold(15, page)  # the pace of a finger is the stimulus, not a wait
     touch("touchEnd", x1)
     page.wait_for_function(f"(before) => ({SLOT_ORDER})().join() !== before.join()", arg=before)
 
@@ -129,7 +123,9 @@ def test_a_double_click_on_done_never_answers_the_next_trial(page, site):
         box = page.locator("#order-done").bounding_box()  # a raw click: no waiting for enabled
         page.mouse.click(box["x"] + box["width"] / 2, box["y"] + box["height"] / 2)
         seen["next"] = int(page.evaluate("document.body.dataset.trialIndex"))
-        page.wait_for_timeout(600)
+        # The participant orders this trial's frames 600 ms later: the stray click must not
+        # have answered it by then (an absence, which no state shows), and its RT exceeds it.
+        hold(600, page)
         assert int(page.evaluate("document.body.dataset.trialIndex")) == seen["next"]
         order_with_keyboard(page)
 

@@ -22,7 +22,7 @@ from tests.browser.participant import (
     stored,
     wait_change,
 )
-from tests.browser.studies import QUICK_ORDERING_MS, open_quick_ordering
+from tests.factories import QUICK_ORDERING_MS, open_quick_ordering
 
 pytestmark = pytest.mark.browser
 

@@ -3,7 +3,7 @@ owner's text and a value are joined as DOM nodes, so the server's sanitiser hold
 browser too, whatever the CSP does."""
 import pytest
 
-from tests.live_site import open_study, tiny_designs
+from tests.factories import open_site_study, tiny_designs
 
 pytestmark = pytest.mark.browser
 
@@ -23,7 +23,7 @@ INJECTED = """(root) => [...root.querySelectorAll('*')].flatMap((e) => [...e.att
 def test_a_hostile_reason_stays_text_on_the_screen_out_page(browser, site):
     slug = "hostile-texts"
     if slug not in site.slugs.values():
-        open_study(site.app, slug, tiny_designs()["aot"], devices=("desktop",),
+        open_site_study(site.app, slug, tiny_designs()["aot"], devices=("desktop",),
                    texts={"en": {"screen_out": SCREEN_OUT, "device_problem_desktop": HOSTILE}})
         site.slugs["hostile"] = slug
     context = browser.new_context(viewport={"width": 390, "height": 844}, is_mobile=True,

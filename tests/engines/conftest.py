@@ -1,17 +1,29 @@
 """Fixtures for the engine tests: per test process, one Firefox ESR (through the puppeteer-core
 bridge) and an Xvfb display for each engine; a fresh tab per test in the engine the test is
-parametrized with; and the live site that tests/browser uses."""
+parametrized with, on the live ``site`` of tests/conftest.py.
+
+A scenario written once for every engine takes ``tab`` parametrized over EVERY_ENGINE
+(``@pytest.mark.parametrize("tab", EVERY_ENGINE, indirect=True)``): Chromium's tab is a
+Playwright page of the ``browser`` fixture (bench/harness/tabs.py ChromiumTab)."""
 import os
 import shutil
 from pathlib import Path
 
 import pytest
 
-from bench.harness.tabs import FIREFOX, MINIBROWSER, WEBKIT_DRIVER, FirefoxBridge, FirefoxTab, WebKitTab
+from bench.harness.tabs import (
+    FIREFOX,
+    MINIBROWSER,
+    WEBKIT_DRIVER,
+    ChromiumTab,
+    FirefoxBridge,
+    FirefoxTab,
+    WebKitTab,
+)
 from bench.harness.xserver import xvfb
-from tests.live_site import site  # noqa: F401  (fixture)
 
-ENGINES = ["firefox", "webkit"]
+ENGINES = ["firefox", "webkit"]  # what tests/browser does not already run in Chromium
+EVERY_ENGINE = ["chromium", *ENGINES]
 PUPPETEER = Path(__file__).parents[2] / "node_modules" / "puppeteer-core"
 
 
@@ -42,8 +54,10 @@ def webkit_display():
 
 
 @pytest.fixture(params=ENGINES)
-def tab(request, site):  # noqa: F811  (the imported fixture, by name)
-    if request.param == "firefox":
+def tab(request, site):
+    if request.param == "chromium":
+        tab = ChromiumTab(request.getfixturevalue("browser"))
+    elif request.param == "firefox":
         tab = FirefoxTab(request.getfixturevalue("firefox_bridge"))
     else:
         site.faults.record_errors = True

@@ -14,7 +14,6 @@ a real Escape, on a study whose keys (d, k) never leave fullscreen themselves.
 import pytest
 
 from tests.browser.participant import WAITING, assert_every_trial_once, instructed_key, stored
-from tests.browser.studies import QUICK_ORDERING_MS, open_quick_ordering
 from tests.engines.participant import (
     PRESS_AFTER_ONSET_MS,
     answer,
@@ -27,6 +26,7 @@ from tests.engines.participant import (
     screen_state,
     wait_change,
 )
+from tests.factories import QUICK_ORDERING_MS, open_quick_ordering
 
 # Selenium 4.51's own WebKitGTK driver class still passes remote_server_addr.
 pytestmark = [pytest.mark.engines,

@@ -7,19 +7,16 @@ from pathlib import Path
 
 import pytest
 
-from bench.harness.stored_study import add_catch_set, add_stimulus_set, open_study
 from webapp.extensions import db
 from webapp.models import Session, Stimulus
 
 
 @pytest.fixture
-def study(app):
-    root = app.config["STIMULUS_ROOT"]
-    with app.app_context():
-        add_stimulus_set(root=Path(root))
-        add_catch_set()
-        open_study(main_blocks=2)
-        open_study(design="frame-ordering", slug="order", main_blocks=1)
+def study(app, factory):
+    factory.stimulus_set("tiny", per_category=2, files=True)
+    factory.catch_set()
+    factory.open_study(main_blocks=2)
+    factory.open_study(design="frame-ordering", slug="order", main_blocks=1)
     return app
 
 

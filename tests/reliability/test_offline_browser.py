@@ -4,22 +4,22 @@ at the first unsaved trial.
 
 CI uses a short offline period (CHRONOSCOPE_OFFLINE_S, default 5 s) to stay fast; the 30-second
 version is ``python bench/offline_browser.py`` (the same test with CHRONOSCOPE_OFFLINE_S=30).
-The site comes from tests/browser (the runner's own test site); the browser from tests/conftest.
+The site and the browser come from tests/conftest.py.
 """
 import os
 from urllib.parse import urlsplit
 
 import pytest
 
-from tests.browser.conftest import site  # noqa: F401  (fixture)
 from tests.browser.participant import assert_every_trial_once, enter, stored, wait_done
 from tests.conftest import VIEWPORT
+from tests.waiting import hold
 
 pytestmark = pytest.mark.browser
 OFFLINE_S = float(os.environ.get("CHRONOSCOPE_OFFLINE_S", "5"))
 
 
-def test_offline_mid_block_then_reconnect_loses_nothing(browser, site):  # noqa: F811
+def test_offline_mid_block_then_reconnect_loses_nothing(browser, site):
     context = browser.new_context(viewport=VIEWPORT)
     statuses = []
     try:
@@ -32,7 +32,7 @@ def test_offline_mid_block_then_reconnect_loses_nothing(browser, site):  # noqa:
         # Content-Security-Policy refuses eval.
         page.wait_for_function("() => Number(document.body.dataset.trialIndex) >= 3", polling=20)
         context.set_offline(True)
-        page.wait_for_timeout(OFFLINE_S * 1000)
+        hold(OFFLINE_S * 1000, page)  # being offline this long is the stimulus
         queued = page.evaluate("() => window.chronoscope.queue.pending().map(t => t.trial_index)")
         stored_while_offline = set(stored(site.app, token)["per_index"])
         assert stored_while_offline.isdisjoint(queued)
@@ -52,7 +52,7 @@ def test_offline_mid_block_then_reconnect_loses_nothing(browser, site):  # noqa:
         context.close()
 
 
-def test_reload_after_reconnect_resumes_at_the_next_trial(browser, site):  # noqa: F811
+def test_reload_after_reconnect_resumes_at_the_next_trial(browser, site):
     context = browser.new_context(viewport=VIEWPORT)
     try:
         page = context.new_page()

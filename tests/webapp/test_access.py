@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.webapp.conftest import RESEARCHER_PASSWORD
+from tests.factories import RESEARCHER_PASSWORD
 from webapp.extensions import db
 from webapp.models import Study, access
 from webapp.researcher import studies

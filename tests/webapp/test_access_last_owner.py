@@ -9,12 +9,11 @@ in 4 of 10 rounds; with the study's row locked the second change counts after th
 """
 import sys
 import threading
-import time
 
 import pytest
 from sqlalchemy import event, select, text
 
-from tests.webapp.conftest import Factory
+from tests.waiting import wait_until
 from webapp.extensions import db
 from webapp.models import Study, access
 from webapp.models.access import StudyMember
@@ -45,11 +44,9 @@ class Interleaving:
         if "study_member.role =" not in statement or me in self.counted:
             return
         self.counted.add(me)
-        deadline = time.monotonic() + WAIT_S
-        while not any(other in self.counted or other in self.ended or self._waits(other)
-                      for other in self.threads - {me}):
-            assert time.monotonic() < deadline, "the other change neither counted nor waited"
-            time.sleep(0.002)
+        wait_until(lambda: any(other in self.counted or other in self.ended or self._waits(other)
+                               for other in self.threads - {me}),
+                   WAIT_S, "the other change neither counted nor waited", every_s=0.002)
 
     def _waits(self, thread: threading.Thread) -> bool:
         """Whether the change in ``thread`` is waiting for the other's lock."""
@@ -91,8 +88,7 @@ class Interleaving:
 
 
 @pytest.fixture
-def two_owners(any_db_app):
-    factory = Factory(any_db_app)
+def two_owners(any_db_app, factory):
     factory.study(owner=None, slug="pilot")
     for name in ("ada", "bob"):
         factory.researcher(name, role_in={"pilot": "owner"})

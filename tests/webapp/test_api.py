@@ -7,18 +7,16 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from sqlalchemy import func, select
 
-from bench.harness.stored_study import add_aot_study, open_study
 from experiments.trial_types import presented_type
-from tests.person import preload
+from tests.factories import preload
 from webapp.extensions import db
 from webapp.models import Session, Trial
 
 
 @pytest.fixture
-def study(app):
-    with app.app_context():
-        add_aot_study()
-        open_study(design="frame-ordering", slug="order", main_blocks=3)
+def study(factory):
+    factory.aot_study()
+    factory.open_study(design="frame-ordering", slug="order", main_blocks=3)
 
 
 def start(client, participant="p-1", slug="study", consent=True):
@@ -416,10 +414,9 @@ def test_device_heartbeat(app, client, study):
 
 
 @pytest.fixture
-def any_db_study(any_db_app):
-    with any_db_app.app_context():
-        add_aot_study()
-        open_study(design="frame-ordering", slug="order", main_blocks=3)
+def any_db_study(any_db_app, factory):
+    factory.aot_study()
+    factory.open_study(design="frame-ordering", slug="order", main_blocks=3)
     return any_db_app
 
 

@@ -8,7 +8,7 @@ from hypothesis import strategies as st
 from werkzeug.datastructures import MultiDict
 from werkzeug.security import check_password_hash
 
-from tests.webapp.conftest import RESEARCHER_PASSWORD
+from tests.factories import RESEARCHER_PASSWORD
 from webapp import auth, create_app
 from webapp.extensions import db
 from webapp.models import Researcher

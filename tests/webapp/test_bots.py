@@ -8,7 +8,6 @@ import pytest
 from sqlalchemy import select
 
 from bench.harness.bots import STRATEGIES, enter, record_outcome, run_api, state
-from bench.harness.stored_study import add_aot_study
 from experiments import plausibility
 from experiments.verdict import APPROVE
 from webapp.extensions import db
@@ -42,12 +41,12 @@ class Http:
 
 
 @pytest.fixture
-def study(app):
+def study(app, factory):
     """The usual study, with media files, and catch videos whose bytes differ from the
     clips' (the stand-in clips of one direction are all alike)."""
     root = Path(app.config["STIMULUS_ROOT"])
+    factory.aot_study(files=True)
     with app.app_context():
-        add_aot_study(root=root)
         for clip in db.session.scalars(select(SourceClip).where(SourceClip.split == "catch")):
             for stimulus in clip.stimuli:
                 (root / stimulus.path).write_bytes(f"catch {clip.clip_key}".encode() * 1000)

@@ -4,7 +4,7 @@ import re
 
 import pytest
 
-from tests.webapp.conftest import RESEARCHER_PASSWORD
+from tests.factories import RESEARCHER_PASSWORD
 from webapp import auth
 from webapp.extensions import db
 from webapp.models import Study, access

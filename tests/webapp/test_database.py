@@ -57,9 +57,9 @@ def test_sqlite_writes_begin_immediate(app, tmp_path):
 
 
 def test_locked_database_answers_503_with_retry_after(tmp_path):
-    from tests.conftest import _make_app
+    from tests.factories import make_app
 
-    app = _make_app(tmp_path, f"sqlite:///{tmp_path / 'busy.db'}", SQLITE_BUSY_TIMEOUT_MS=50)
+    app = make_app(tmp_path, f"sqlite:///{tmp_path / 'busy.db'}", SQLITE_BUSY_TIMEOUT_MS=50)
     probe = Blueprint("probe", __name__)
 
     @probe.post("/api/probe")

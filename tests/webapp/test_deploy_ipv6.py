@@ -9,7 +9,6 @@ import getpass
 import os
 import socket
 import subprocess
-import time
 from pathlib import Path
 
 import pytest
@@ -17,6 +16,7 @@ import pytest
 from bench.harness.client import exchange
 from bench.harness.proxy import DEPLOY, NGINX, Proxy
 from bench.harness.server import free_port
+from tests.waiting import wait_until
 
 _CONF = """
 user {user};
@@ -55,8 +55,9 @@ def proxy(tmp_path):
     proxy.process = subprocess.Popen([*command, "-g", "daemon off;"], start_new_session=True,
                                      stderr=open(tmp_path / "stderr.log", "ab"))
     try:
-        while not listening(proxy.port):
-            assert proxy.process.poll() is None, (tmp_path / "stderr.log").read_text()
+        wait_until(lambda: listening(proxy.port) or proxy.process.poll() is not None, 30,
+                   "nginx neither listened nor exited in 30 s", every_s=0.05)
+        assert proxy.process.poll() is None, (tmp_path / "stderr.log").read_text()
         yield proxy
     finally:
         proxy.stop()
@@ -67,7 +68,6 @@ def listening(port: int) -> bool:
         socket.create_connection(("127.0.0.1", port), timeout=1).close()
         return True
     except OSError:
-        time.sleep(0.05)
         return False
 
 

@@ -8,7 +8,7 @@ import pytest
 from sqlalchemy import event, select
 from sqlalchemy.exc import OperationalError
 
-from bench.harness.stored_study import add_aot_study
+from tests.factories import Factory
 from tests.webapp.test_api import answer, schedule_of, start
 from webapp.errors import is_retryable
 from webapp.extensions import db
@@ -43,8 +43,7 @@ def test_lasting_storage_errors_are_not(message):
 
 
 def _study(app):
-    with app.app_context():
-        add_aot_study()
+    Factory(app).aot_study()
 
 
 def _stored(app) -> tuple[list, list]:
@@ -101,9 +100,9 @@ def test_a_full_sqlite_database_answers_503_and_keeps_what_it_stored(app):
 
 @pytest.fixture
 def postgres_app(postgres_url, tmp_path):
-    from tests.conftest import _make_app
+    from tests.factories import make_app
 
-    app = _make_app(tmp_path, postgres_url)
+    app = make_app(tmp_path, postgres_url)
     _study(app)
     yield app
     with app.app_context():

@@ -239,11 +239,8 @@ def test_the_codebook_says_how_text_cells_are_quoted():
 
 # --- consistency while participants keep sending trials ------------------------------------
 
-def test_a_snapshot_does_not_see_commits_made_during_it(any_db_app):
+def test_a_snapshot_does_not_see_commits_made_during_it(any_db_app, factory):
     app = any_db_app
-    from tests.webapp.conftest import Factory
-
-    factory = Factory(app)
     session = factory.session(factory.study(slug="live"))
     stimulus = factory.stimulus()
     factory.trial(session, stimulus)

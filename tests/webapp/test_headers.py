@@ -8,7 +8,6 @@ from pathlib import Path
 
 import pytest
 
-from bench.harness.stored_study import add_catch_set, add_stimulus_set, open_study
 from webapp.headers import CONTENT_SECURITY_POLICY, PLOTLY_POLICY
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -27,10 +26,9 @@ def site(app, logged_in, factory):
     with its media files: (client, run page, first stimulus URL)."""
     session = factory.session(factory.study(slug="pilot"))
     factory.trial(session)
-    with app.app_context():
-        add_stimulus_set(root=Path(app.config["STIMULUS_ROOT"]))
-        add_catch_set()
-        open_study(slug="study")
+    factory.stimulus_set("tiny", per_category=2, files=True)
+    factory.catch_set()
+    factory.open_study(slug="study")
     run = logged_in.get("/p/study", query_string={"participant": "p-1"}).headers["Location"]
     state = logged_in.get(f"/api/session/{run.rsplit('/', 1)[-1]}").json
     return logged_in, run, state["trials"][0]["stimulus"]["url"]

@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.webapp.conftest import RESEARCHER_PASSWORD
+from tests.factories import RESEARCHER_PASSWORD
 from webapp import priority, sign_in_guard
 
 

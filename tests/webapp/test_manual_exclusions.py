@@ -11,7 +11,7 @@ import sqlalchemy as sa
 
 from analysis.exclusions import trial_exclusion_flow
 from analysis.loading import read_trials
-from tests.webapp.conftest import RESEARCHER_PASSWORD
+from tests.factories import RESEARCHER_PASSWORD
 from webapp.extensions import db
 from webapp.models import ManualExclusion, Study, Trial
 from webapp.researcher import exports

@@ -13,7 +13,6 @@ from pathlib import Path
 import pytest
 from sqlalchemy import select
 
-from bench.harness.stored_study import add_catch_set, add_stimulus_set, open_study
 from webapp.extensions import db
 from webapp.models import Session, SourceClip, Stimulus
 
@@ -23,15 +22,15 @@ LEAKY_HEADERS = {"ETag", "Last-Modified", "Content-Disposition", "Expires"}
 
 
 @pytest.fixture
-def site(app):
+def site(app, factory):
     """An arrow-of-time and a frame-ordering study on stored files whose modification times
     run in time order (frame 0 oldest) and by direction, as a real preparation writes them."""
     root = Path(app.config["STIMULUS_ROOT"])
+    factory.stimulus_set("tiny", per_category=2, files=True)
+    factory.catch_set(files=True)
+    factory.open_study(main_blocks=2)
+    factory.open_study(design="frame-ordering", slug="order", main_blocks=1)
     with app.app_context():
-        add_stimulus_set(root=root)
-        add_catch_set(root=root)
-        open_study(main_blocks=2)
-        open_study(design="frame-ordering", slug="order", main_blocks=1)
         for n, stimulus in enumerate(db.session.scalars(select(Stimulus).order_by(Stimulus.id))):
             folder = root / stimulus.path
             files = sorted(folder.iterdir()) if folder.is_dir() else [folder]

@@ -6,7 +6,6 @@ from urllib.parse import urlsplit
 import pytest
 from sqlalchemy import select
 
-from bench.harness.stored_study import add_aot_study
 from experiments.designs import ARROW_OF_TIME, STUDY_CONFIG_KEY
 from experiments.texts import defaults
 from tests.webapp.test_api import answer, run_all, schedule_of, start
@@ -17,9 +16,8 @@ GAP = timedelta(hours=ARROW_OF_TIME.session_gap_hours)
 
 
 @pytest.fixture
-def study(app):
-    with app.app_context():
-        add_aot_study()
+def study(factory):
+    factory.aot_study()
 
 
 def complete(client, app, participant, correct_catch=True) -> str:

@@ -8,7 +8,7 @@ from datetime import datetime, timezone
 
 import pytest
 
-from tests.webapp.conftest import RESEARCHER_PASSWORD
+from tests.factories import RESEARCHER_PASSWORD
 from webapp.researcher import exports
 from webapp.researcher.codebook import CODEBOOK
 

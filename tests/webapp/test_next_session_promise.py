@@ -9,7 +9,6 @@ from datetime import datetime, timedelta, timezone
 import pytest
 from sqlalchemy import select
 
-from bench.harness.stored_study import add_aot_study
 from tests.webapp.test_next_session import complete, move_completion, read_ics
 from webapp.extensions import db
 from webapp.models import Study
@@ -22,9 +21,10 @@ pytestmark = pytest.mark.usefixtures("person_pace")
 
 
 @pytest.fixture
-def study(app):
+def study(app, factory):
+    study = factory.aot_study()
     with app.app_context():
-        study = add_aot_study()
+        study = db.session.merge(study)
         study.design_snapshot = {**study.design_snapshot, "session_gap_hours": 20}
         db.session.add(StudyVersion(study_id=study.id, version=1, stimulus_set=study.stimulus_set,
                                     design_snapshot=study.design_snapshot))

@@ -4,16 +4,15 @@ from datetime import timedelta
 import pytest
 from sqlalchemy import func, select
 
-from bench.harness.stored_study import add_aot_study, add_catch_set, add_stimulus_set, open_study
+from tests.factories import Factory
 from webapp.extensions import db
 from webapp.models import Session, Subject
 from webapp.participant.sessions import now
 
 
 @pytest.fixture
-def study(app):
-    with app.app_context():
-        add_aot_study()
+def study(factory):
+    factory.aot_study()
     return "study"
 
 
@@ -74,7 +73,7 @@ def offer_languages(app, languages):
         db.session.commit()
 
 
-def test_the_bare_link_asks_for_the_participant_id(app, client, study):
+def test_the_bare_link_asks_for_the_participant_id(app, client, study, factory):
     """The link the dashboard and `study list` show (no id) opens a form that asks for the
     id and opens the same link with it, in the participant's language."""
     from experiments.texts import defaults
@@ -98,8 +97,7 @@ def test_the_bare_link_asks_for_the_participant_id(app, client, study):
     assert client.get(shown + "?participant=bad%20id!").status_code == 400
     assert token_of(client.get(shown + "?participant=typed-in"))
     # A study that is not open says so, with or without an id.
-    with app.app_context():
-        open_study(slug="drafted", status="draft")
+    factory.open_study(slug="drafted", status="draft")
     assert client.get("/p/drafted").status_code == 404
     assert client.get("/p/missing").status_code == 404
 
@@ -142,10 +140,9 @@ def test_participant_pages_name_an_icon_that_is_served(client, study):
 
 
 @pytest.mark.parametrize("status", ["draft", "paused", "closed"])
-def test_only_open_studies_admit(app, client, status):
-    with app.app_context():
-        add_stimulus_set()
-        open_study(slug="shut", status=status)
+def test_only_open_studies_admit(client, factory, status):
+    factory.stimulus_set("tiny", per_category=2)
+    factory.open_study(slug="shut", status=status)
     assert client.get("/p/shut?participant=p1").status_code == 404
     assert client.get("/p/missing?participant=p1").status_code == 404
 
@@ -204,8 +201,7 @@ def test_key_mapping_counterbalanced_least_filled(app, client, study):
 def _entered(app, n):
     """Open a study on ``app`` and let ``n`` participants enter it from one browser; their
     session tokens, and that browser (where they resume)."""
-    with app.app_context():
-        add_aot_study()
+    Factory(app).aot_study()
     client = app.test_client()
     return [token_of(client.get("/p/study", query_string={"participant": f"p{i}"}))
             for i in range(n)], client
@@ -238,10 +234,10 @@ def test_cell_count_migration_counts_the_stored_sessions(tmp_path):
     """A database from before the counts gets them from its stored sessions on upgrade."""
     from flask_migrate import downgrade, upgrade
 
-    from tests.conftest import _make_app
+    from tests.factories import make_app
     from webapp.models import CellCount
 
-    app = _make_app(tmp_path, f"sqlite:///{tmp_path / 'old.db'}")
+    app = make_app(tmp_path, f"sqlite:///{tmp_path / 'old.db'}")
     with app.app_context():
         db.drop_all()
         upgrade()
@@ -268,14 +264,13 @@ def test_paused_study_lets_those_inside_finish(app, client, study):
     assert client.get(f"/api/session/{token}").status_code == 200
 
 
-def test_simultaneous_first_entries_open_one_session(any_db_app):
+def test_simultaneous_first_entries_open_one_session(any_db_app, factory):
     """Eight entries of one new id at once (eight browsers, or one clicking eight times): one
     subject, one session; the browser that entered last holds it (its token is one of those
     sent, the others open nothing: see test_participant_resume)."""
     from concurrent.futures import ThreadPoolExecutor
 
-    with any_db_app.app_context():
-        add_aot_study()
+    factory.aot_study()
 
     def entry(_):
         return token_of(any_db_app.test_client().get("/p/study", query_string={"participant": "twin"}))
@@ -287,16 +282,15 @@ def test_simultaneous_first_entries_open_one_session(any_db_app):
         assert list(db.session.scalars(select(Session.token))) in ([token] for token in tokens)
 
 
-def test_unschedulable_study_stores_nothing_until_its_stimuli_arrive(app, client):
+def test_unschedulable_study_stores_nothing_until_its_stimuli_arrive(app, client, factory):
     """Entry builds the schedule before writing, so a failed one leaves no subject behind;
     the cached stimulus catalog notices the set's new rows."""
-    with app.app_context():
-        add_catch_set()
-        open_study(stimulus_set="later", main_blocks=2)
+    factory.catch_set()
+    factory.open_study(stimulus_set="later", main_blocks=2)
     assert enter(client, participant="early").status_code == 503
     with app.app_context():
         assert db.session.scalar(select(db.func.count()).select_from(Subject)) == 0
-        add_stimulus_set(name="later")
+    factory.stimulus_set("later", per_category=2)
     token_of(enter(client, participant="early"))
 
 

@@ -6,8 +6,8 @@ from datetime import timedelta
 import pytest
 from sqlalchemy import func, select
 
-from bench.harness.stored_study import add_aot_study, add_catch_set, add_stimulus_set
 from experiments.trial_types import presented_type
+from tests.factories import Factory
 from webapp import create_app
 from webapp.extensions import db
 from webapp.models import CellCount, Session, Study, Subject, Trial
@@ -16,9 +16,8 @@ from webapp.researcher import studies
 
 
 @pytest.fixture
-def study(app):
-    with app.app_context():
-        add_aot_study()
+def study(factory):
+    factory.aot_study()
     return "study"
 
 
@@ -210,7 +209,7 @@ def _app(tmp_path, **config):
                       "DATABASE_URL": f"sqlite:///{tmp_path / 'limits.db'}", **config})
     with app.app_context():
         db.create_all()
-        add_aot_study()
+    Factory(app).aot_study()
     return app
 
 
@@ -246,7 +245,7 @@ def test_simulate_on_a_production_link_is_ignored(tmp_path):
                       "DATABASE_URL": f"sqlite:///{tmp_path / 'prod.db'}"})
     with app.app_context():
         db.create_all()
-        add_aot_study()
+    Factory(app).aot_study()
     client = app.test_client()
     api = start(client, "p-1", simulate="1")
     assert client.get(api).json["simulated"] is False
@@ -286,9 +285,8 @@ def test_entry_works_with_rate_limits_switched_off(tmp_path):
 
 
 def test_a_researcher_previews_a_draft_as_the_simulated_participant(app, factory, logged_in):
-    with app.app_context():
-        add_stimulus_set()
-        add_catch_set()
+    factory.stimulus_set("tiny", per_category=2)
+    factory.catch_set()
     study = factory.study(status="draft", stimulus_set="tiny", owner="ada")
     client = logged_in
     page = client.get(f"/researcher/studies/{study.slug}").get_data(as_text=True)

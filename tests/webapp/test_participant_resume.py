@@ -10,9 +10,8 @@ from datetime import timedelta
 import pytest
 from sqlalchemy import select
 
-from bench.harness.stored_study import add_aot_study
 from experiments.texts import defaults
-from tests.webapp.conftest import RESEARCHER_PASSWORD
+from tests.factories import RESEARCHER_PASSWORD, Factory
 from webapp import create_app
 from webapp.extensions import db
 from webapp.models import ResumeLink, Session, Subject
@@ -21,9 +20,8 @@ from webapp.participant.sessions import now
 
 
 @pytest.fixture
-def study(app):
-    with app.app_context():
-        add_aot_study()  # two sessions, a day apart
+def study(factory):
+    factory.aot_study()  # two sessions, a day apart
     return "study"
 
 
@@ -195,7 +193,7 @@ def _limited_app(tmp_path, **limits):
                       "NEW_SESSIONS_PER_ADDRESS_PER_STUDY": "1000 per hour", **limits})
     with app.app_context():
         db.create_all()
-        add_aot_study()
+    Factory(app).aot_study()
     return app
 
 
@@ -351,13 +349,12 @@ def test_the_command_line_issues_a_link_that_works(app, study):
     assert missing.exit_code != 0 and "No participant 'nobody'" in missing.output
 
 
-def test_a_link_used_by_two_browsers_at_once_lets_one_in(any_db_app):
+def test_a_link_used_by_two_browsers_at_once_lets_one_in(any_db_app, factory):
     from concurrent.futures import ThreadPoolExecutor
 
     from webapp.researcher import studies
 
-    with any_db_app.app_context():
-        add_aot_study()
+    factory.aot_study()
     first = any_db_app.test_client()
     row = session_id(any_db_app, opened(first, enter(first, participant="p-1")))
     with any_db_app.app_context():

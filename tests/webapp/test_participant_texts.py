@@ -6,7 +6,6 @@ from pathlib import Path
 import pytest
 from sqlalchemy import select
 
-from bench.harness.stored_study import add_aot_study
 from experiments.designs import STUDY_CONFIG_KEY
 from experiments.texts import defaults
 from tests.webapp.test_api import answer, schedule_of, start
@@ -16,9 +15,8 @@ from webapp.participant import sessions
 
 
 @pytest.fixture
-def study(app):
-    with app.app_context():
-        add_aot_study()
+def study(factory):
+    factory.aot_study()
 
 
 def offer_languages(app, languages, slug="study"):

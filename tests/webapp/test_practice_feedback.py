@@ -8,12 +8,9 @@ from tests.webapp.test_api import answer, schedule_of, start
 
 
 @pytest.fixture
-def study(app):
-    from bench.harness.stored_study import add_aot_study, open_study
-
-    with app.app_context():
-        add_aot_study()
-        open_study(design="frame-ordering", slug="order", main_blocks=1)
+def study(factory):
+    factory.aot_study()
+    factory.open_study(design="frame-ordering", slug="order", main_blocks=1)
 
 
 @pytest.mark.parametrize("slug", ["study", "order"])

@@ -16,10 +16,9 @@ from pathlib import Path
 import pytest
 from sqlalchemy import select, update
 
-from bench.harness.stored_study import open_study
 from experiments import media
 from experiments.catch import catch_specs
-from tests.browser.stimuli import tiny_specs
+from tests.factories import Factory, tiny_specs
 from tests.webapp.test_api import answer, run_all, schedule_of
 from webapp.extensions import db
 from webapp.models import Session
@@ -36,7 +35,7 @@ def study(app, tmp_path):
         catalog.import_clips(tiny_specs(tmp_path / "clips"), "tiny", root, frame_set_sizes=())
         catalog.import_clips(catch_specs(tmp_path / "catch", fps=10, duration_s=1.0,
                                          keys=("f", "j")), "catch", root, frame_set_sizes=())
-        open_study(stimulus_set="tiny", main_blocks=3)
+    Factory(app).open_study(stimulus_set="tiny", main_blocks=3)
     return app
 
 

@@ -6,16 +6,15 @@ import json
 import pytest
 from sqlalchemy import select
 
-from bench.harness.stored_study import add_aot_study
-from tests.webapp.conftest import RESEARCHER
+from tests.factories import RESEARCHER
 from webapp.extensions import db
 from webapp.models import Session, Study, access
 
 
 @pytest.fixture
-def study(app, logged_in):
+def study(app, logged_in, factory):
+    factory.aot_study()
     with app.app_context():
-        add_aot_study()
         access.share(db.session.scalar(select(Study)), RESEARCHER, "owner")
     return "study"
 

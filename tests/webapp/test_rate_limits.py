@@ -10,7 +10,7 @@ from sqlalchemy import func, select
 
 from bench.harness.server import Server
 from bench.harness.site import build_site
-from tests.conftest import _make_app
+from tests.factories import make_app
 from tests.webapp.test_deploy import sign_in_attempts
 from webapp import create_app, rate_limits
 from webapp.extensions import db
@@ -30,7 +30,7 @@ def store_apps(request, tmp_path):
     url = (request.getfixturevalue("postgres_url") if request.param == "postgresql"
            else f"sqlite:///{tmp_path / 'test.db'}")
     storage = {"RATELIMIT_STORAGE_URI": REDIS_URL if request.param == "redis" else None}
-    apps = [_make_app(tmp_path / str(n), url, **storage) for n in range(2)]
+    apps = [make_app(tmp_path / str(n), url, **storage) for n in range(2)]
     yield apps
     for app in apps:
         with app.app_context():
@@ -67,7 +67,7 @@ def test_concurrent_hits_never_pass_the_limit(store_apps):
 
 
 def test_refused_requests_write_nothing(tmp_path):
-    app = _make_app(tmp_path, f"sqlite:///{tmp_path / 'test.db'}")
+    app = make_app(tmp_path, f"sqlite:///{tmp_path / 'test.db'}")
     assert hits(app, "2 per hour", "x", 2) == [0, 0]
     with app.app_context():
         written = list(db.session.execute(select(RateLimitCounter.key, RateLimitCounter.hits)))
@@ -79,7 +79,7 @@ def test_refused_requests_write_nothing(tmp_path):
 
 def test_a_window_edge_lets_no_double_burst_through(tmp_path, monkeypatch):
     """Fixed windows let 2 x the count through across an edge; the sliding estimate does not."""
-    app = _make_app(tmp_path, f"sqlite:///{tmp_path / 'test.db'}")
+    app = make_app(tmp_path, f"sqlite:///{tmp_path / 'test.db'}")
     clock = [3600 * 1000 + 59.0]  # one second before a minute's edge
     monkeypatch.setattr(rate_limits.time, "time", lambda: clock[0])
     assert hits(app, "10 per minute", "edge", 10).count(0) == 10
@@ -90,7 +90,7 @@ def test_a_window_edge_lets_no_double_burst_through(tmp_path, monkeypatch):
 
 
 def test_old_windows_are_deleted(tmp_path, monkeypatch):
-    app = _make_app(tmp_path, f"sqlite:///{tmp_path / 'test.db'}")
+    app = make_app(tmp_path, f"sqlite:///{tmp_path / 'test.db'}")
     clock = [1_000_000.0]
     monkeypatch.setattr(rate_limits.time, "time", lambda: clock[0])
     hits(app, "5 per minute", "a", 3)
@@ -137,7 +137,7 @@ def test_a_store_other_workers_cannot_see_is_refused(tmp_path, url):
 
 
 def test_an_unreachable_redis_answers_503_not_500(tmp_path):
-    app = _make_app(tmp_path, f"sqlite:///{tmp_path / 'test.db'}",
+    app = make_app(tmp_path, f"sqlite:///{tmp_path / 'test.db'}",
                     RATELIMIT_STORAGE_URI="redis://127.0.0.1:1/0")
     response = app.test_client().post("/auth/login", data={"username": "ada", "password": "x"})
     assert response.status_code == 503 and response.headers["Retry-After"] == "1"
@@ -158,7 +158,7 @@ def test_the_default_store_counts_once_across_gunicorn_workers(tmp_path):
 @pytest.mark.parametrize("hops, counted", [(0, "10.0.0.1"), (1, "198.51.100.2")])
 def test_x_forwarded_for_is_read_only_from_the_configured_proxies(tmp_path, hops, counted):
     """The last ``hops`` entries are the proxies' own; earlier ones the client could write."""
-    app = _make_app(tmp_path, f"sqlite:///{tmp_path / 'test.db'}", PROXY_HOPS=hops)
+    app = make_app(tmp_path, f"sqlite:///{tmp_path / 'test.db'}", PROXY_HOPS=hops)
     app.add_url_rule("/whoami", "whoami", rate_limits.client)
     answer = app.test_client().get("/whoami", environ_base={"REMOTE_ADDR": "10.0.0.1"},
                                    headers={"X-Forwarded-For": "203.0.113.9, 198.51.100.2"})

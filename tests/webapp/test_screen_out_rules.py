@@ -3,16 +3,14 @@
 import pytest
 from sqlalchemy import select
 
-from bench.harness.stored_study import add_aot_study
 from tests.webapp.test_api import answer, schedule_of, start
 from webapp.extensions import db
 from webapp.models import Session
 
 
 @pytest.fixture
-def study(app):
-    with app.app_context():
-        add_aot_study()
+def study(factory):
+    factory.aot_study()
 
 
 def _status(app):

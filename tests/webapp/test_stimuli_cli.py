@@ -4,18 +4,20 @@ from pathlib import Path
 
 from sqlalchemy import select
 
-from bench.harness.stored_study import add_stimulus_set
 from experiments import media
 from experiments.catch import GENERATOR, KEYS, catch_specs
+from tests.factories import Factory
 from webapp.extensions import db
 from webapp.models import SourceClip
 from webapp.stimuli import catalog
 
 
 def _generate(app, runner):
+    with app.app_context():
+        stored = "synthetic" in catalog.stimulus_sets()
+    if not stored:  # rows only: the catch set is the work
+        Factory(app).stimulus_set("synthetic", per_category=2)
     with app.app_context():  # manage.py's FlaskGroup pushes one; the test runner does not
-        if "synthetic" not in catalog.stimulus_sets():  # rows only: the catch set is the work
-            add_stimulus_set(name="synthetic")
         result = runner.invoke(args=["stimuli", "generate"])
     assert result.exit_code == 0, (result.output, result.exception)
     return result.output

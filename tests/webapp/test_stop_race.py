@@ -7,7 +7,6 @@ test never depends on timing luck.  SQLite and PostgreSQL.
 import pytest
 from sqlalchemy import func, select
 
-from bench.harness.stored_study import add_aot_study
 from tests.webapp.test_participant_lifecycle import answer, session_row, start, store_practice
 from webapp.extensions import db
 from webapp.models import Session, Trial
@@ -16,9 +15,8 @@ from webapp.researcher import studies
 
 
 @pytest.fixture
-def stop_study_app(any_db_app):
-    with any_db_app.app_context():
-        add_aot_study()
+def stop_study_app(any_db_app, factory):
+    factory.aot_study()
     return any_db_app
 
 

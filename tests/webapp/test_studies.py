@@ -2,7 +2,6 @@
 import pytest
 from sqlalchemy import select
 
-from bench.harness.stored_study import add_catch_set
 from experiments import study_file
 from experiments.catch import KEYS as CATCH_KEYS
 from experiments.designs import DESIGNS, Design
@@ -148,10 +147,10 @@ NO_D_OR_K = ("the catch set 'catch' has no video for response key 'd' or 'k' (it
              "blocks.catch_per_block = 0")
 
 
-def test_catch_trials_the_stored_catch_set_cannot_show_are_refused_with_the_fix(ctx):
+def test_catch_trials_the_stored_catch_set_cannot_show_are_refused_with_the_fix(ctx, factory):
     # A catch set generated before it held every key: f and j only (the CLI's words:
     # tests/webapp/test_study_file_cli.py).
-    add_catch_set()
+    factory.catch_set()
     with pytest.raises(studies.StudyError) as refused:
         studies.create_study_from_config("dk", study_file.loads(DK_STUDY))
     assert str(refused.value) == NO_D_OR_K
@@ -160,15 +159,15 @@ def test_catch_trials_the_stored_catch_set_cannot_show_are_refused_with_the_fix(
     studies.create_study_from_config("dk", study_file.loads(without))  # no check to show
     with pytest.raises(studies.StudyError, match="no video for response key 'd' or 'k'"):
         studies.update_study("dk", study_file.loads(DK_STUDY))  # nor by a change
-    add_catch_set(keys=("d",))  # one key is not enough: every check would be the same press
+    factory.catch_set(keys=("d",))  # one key is not enough: every check would be the same press
     with pytest.raises(studies.StudyError, match=r"response key 'k' \(it holds d, f, j\)"):
         studies.create_study_from_config("dk-2", study_file.loads(DK_STUDY))
 
 
 def test_a_study_answering_with_d_and_k_checks_attention_with_d_and_k(app, client, factory):
     factory.stimulus_set()
+    factory.catch_set(keys=CATCH_KEYS)
     with app.app_context():
-        add_catch_set(keys=CATCH_KEYS)
         studies.create_study_from_config("dk", study_file.loads(DK_STUDY))
         studies.transition("dk", "open")
     location = client.get("/p/dk", query_string={"participant": "p-1"}).headers["Location"]

@@ -2,7 +2,6 @@
 import re
 from pathlib import Path
 
-from bench.harness.stored_study import add_catch_set
 from experiments import study_file
 from experiments.designs import DESIGNS, STUDY_CONFIG_KEY, Design
 from webapp.researcher import studies
@@ -82,8 +81,7 @@ def test_keys_the_stored_catch_set_lacks_are_refused_at_creation_not_a_traceback
     # Issue 15: any two keys may check attention, as the catch set has a video for every key
     # a study file accepts; a set stored before it did (F and J only) is found at creation.
     factory.stimulus_set()
-    with app.app_context():
-        add_catch_set()
+    factory.catch_set()
     source = tmp_path / "keys.toml"
     source.write_text('[study]\ndesign = "arrow-of-time"\nstimulus_set = "synthetic"\n'
                       '[responses]\nkeys = ["d", "k"]\n')
@@ -123,8 +121,7 @@ def test_create_refuses_more_clips_than_the_set_has_at_the_files_line(app, runne
 def test_create_names_the_stimulus_set_line_when_the_design_cannot_run_on_it(app, runner,
                                                                             factory, tmp_path):
     factory.stimulus_set()
-    with app.app_context():
-        add_catch_set()
+    factory.catch_set()
     source = tmp_path / "catch.toml"
     source.write_text('[study]\ntitle = "T"\ndesign = "arrow-of-time"\nstimulus_set = "catch"\n')
     assert runner.invoke(args=["study", "validate", str(source)]).exit_code == 0

@@ -1,7 +1,6 @@
 """The dashboard's study form refuses what the study file refuses (400, never a 500)."""
 import html
 
-from bench.harness.stored_study import add_catch_set
 from webapp.researcher import studies
 
 FORM = {"slug": "pilot", "design": "arrow-of-time", "stimulus_set": "synthetic"}
@@ -10,8 +9,7 @@ FORM = {"slug": "pilot", "design": "arrow-of-time", "stimulus_set": "synthetic"}
 def test_keys_the_stored_catch_set_lacks_are_refused_with_the_fix(app, logged_in, factory):
     # A catch set generated before it held every key (F and J only; issue 15).
     factory.stimulus_set()
-    with app.app_context():
-        add_catch_set()
+    factory.catch_set()
     response = logged_in.post("/researcher/studies", data={**FORM, "keys": "d, k"})
     assert response.status_code == 400
     page = html.unescape(response.get_data(as_text=True))
@@ -19,7 +17,7 @@ def test_keys_the_stored_catch_set_lacks_are_refused_with_the_fix(app, logged_in
             "run `python manage.py stimuli generate`") in page
     with app.app_context():
         assert studies.get_study("pilot") is None
-        add_catch_set(keys=("d", "k"))
+    factory.catch_set(keys=("d", "k"))
     response = logged_in.post("/researcher/studies", data={**FORM, "keys": "d, k"})
     assert response.status_code == 303, response.get_data(as_text=True)
 

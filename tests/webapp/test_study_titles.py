@@ -8,7 +8,7 @@ import pytest
 from sqlalchemy import select
 
 from experiments import study_file
-from tests.webapp.conftest import RESEARCHER, RESEARCHER_PASSWORD, Factory
+from tests.factories import RESEARCHER, RESEARCHER_PASSWORD
 from webapp import auth
 from webapp.extensions import db
 from webapp.models import Study
@@ -28,9 +28,9 @@ ACCEPTED = ["É" * 200, "Zeitpfeil — Pilot 2 (日本語, עברית)"]
 
 
 @pytest.fixture
-def site(any_db_app):
+def site(any_db_app, factory):
     any_db_app.config["PASSWORD_HASH_METHOD"] = "pbkdf2:sha256:1000"
-    Factory(any_db_app).stimulus_set()
+    factory.stimulus_set()
     with any_db_app.app_context():
         auth.create_researcher(RESEARCHER, RESEARCHER_PASSWORD)
     client = any_db_app.test_client()

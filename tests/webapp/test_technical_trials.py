@@ -4,13 +4,12 @@ and accepted only in the shape the runner sends them."""
 import pytest
 from sqlalchemy import select
 
-from bench.harness.stored_study import add_catch_set, add_stimulus_set, open_study
 from experiments.exclusions import ExclusionRules
 from tests.webapp.test_api import answer, schedule_of, start
 from webapp.extensions import db
 from webapp.models import Session, Trial
 
-# Sessions answered at a person's pace (tests/person.py), so only the rules under test flag them.
+# Sessions answered at a person's pace (tests/factories.py), so only the rules under test flag them.
 pytestmark = pytest.mark.usefixtures("person_pace")
 
 def events(n, last="fullscreen_exited_timeout"):
@@ -35,19 +34,17 @@ def answered_out_of_fullscreen(trial, correct=True):
 
 
 @pytest.fixture
-def study(app):
-    with app.app_context():
-        add_stimulus_set()
-        add_catch_set()
-        open_study(main_blocks=2)
+def study(factory):
+    factory.stimulus_set("tiny", per_category=2)
+    factory.catch_set()
+    factory.open_study(main_blocks=2)
 
 
 @pytest.fixture
-def lenient(app, study):
+def lenient(factory, study):
     """A study whose technical events never exclude, to see the timeout rule alone."""
-    with app.app_context():
-        open_study(slug="lenient", main_blocks=2,
-                   exclusions=ExclusionRules(max_technical_events=100))
+    factory.open_study(slug="lenient", main_blocks=2,
+                       exclusions=ExclusionRules(max_technical_events=100))
 
 
 def run(client, app, api, miss=lambda trial: False, technical=True):
@@ -121,13 +118,13 @@ def test_too_many_technical_events_exclude_without_failing_attention(app, client
 
 
 @pytest.mark.parametrize("technical, passed", [(1, True), (4, None)])
-def test_technical_practice_trials_are_left_out_of_the_gate(any_db_app, technical, passed):
+def test_technical_practice_trials_are_left_out_of_the_gate(any_db_app, factory, technical,
+                                                           passed):
     """The gate reads the flag in SQL (on SQLite and PostgreSQL); an attempt of technical
     trials only shows nothing, so a new attempt follows (``None``: practice again)."""
-    with any_db_app.app_context():
-        add_stimulus_set()
-        add_catch_set()
-        open_study(main_blocks=2)
+    factory.stimulus_set("tiny", per_category=2)
+    factory.catch_set()
+    factory.open_study(main_blocks=2)
     client = any_db_app.test_client()
     api = start(client, "p-4")
     practice = [t for t in schedule_of(any_db_app, api) if t["block"] == "practice"]

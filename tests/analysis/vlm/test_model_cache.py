@@ -5,7 +5,6 @@ import os
 import signal
 import subprocess
 import sys
-import time
 from pathlib import Path
 
 import numpy as np
@@ -16,6 +15,7 @@ from analysis.vlm.cache import ResultCache, cache_key
 from analysis.vlm.runner import Runner
 from analysis.vlm.sampling import Visual
 from analysis.vlm.tasks import Item, TaskSpec, build_items
+from tests.waiting import wait_until
 
 PARAMS = GenerationParams(max_new_tokens=4)
 BASE = {
@@ -145,14 +145,14 @@ def test_kill_and_resume_runs_nothing_twice_and_loses_nothing(hf_backend, tiny_m
                                 tiny_model("qwen2_5_vl"), str(cache_path)], env=env)
     # A CI worker beside the browser tests once took over 180 s to store 5 calls; running
     # out of time must say so, not kill an empty run and fail on its count.
-    deadline = time.monotonic() + 600
-    while not cache_path.exists() or _stored(cache_path) < 5:
+    def five_stored():
         assert process.poll() is None, "the run finished before it could be killed"
-        if time.monotonic() > deadline:
-            process.kill()
-            pytest.fail("the run stored fewer than 5 calls in 600 s")
-        time.sleep(0.05)
-    process.send_signal(signal.SIGKILL)
+        return cache_path.exists() and _stored(cache_path) >= 5
+
+    try:
+        wait_until(five_stored, 600, "the run stored fewer than 5 calls in 600 s", every_s=0.05)
+    finally:
+        process.send_signal(signal.SIGKILL)
     process.wait()
     items = build_items(clips, TaskSpec(fps=4, label_orders=("FB", "BF")))
     with ResultCache(cache_path) as cache:
