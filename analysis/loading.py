@@ -10,7 +10,7 @@ import pandas as pd
 
 from analysis import columns as C
 from analysis.csv_cells import escape_cells, unescape_cells
-from analysis.validation import TRUE_TEXT, Rows, validate_trials
+from analysis.validation import TRUE_TEXT, Codes, Rows, validate_trials
 
 
 def read_trials(path: str | Path) -> pd.DataFrame:
@@ -121,7 +121,7 @@ def normalize_trials(data: pd.DataFrame, rows: Rows | None = None) -> pd.DataFra
     missing = [c for c in C.REQUIRED_COLUMNS if c not in data.columns]
     if missing:
         raise ValueError(f"trial table lacks required column(s): {', '.join(missing)}")
-    validate_trials(data, rows)
+    factorized = validate_trials(data, rows)
     df = data.copy()
     for col in C.TRIAL_COLUMNS:
         if col not in df.columns:
@@ -129,13 +129,13 @@ def normalize_trials(data: pd.DataFrame, rows: Rows | None = None) -> pd.DataFra
     for col, kind in (("categories", list), ("exclusion_reasons", list), ("extra", dict)):
         df[col] = _parse_json_column(df[col], kind, col)
     if df["excluded"].dtype != bool:
-        df["excluded"] = _map_unique(df["excluded"], _to_bool).astype(bool)
+        df["excluded"] = _map_unique(df["excluded"], _to_bool, factorized).astype(bool)
     df["rt_ms"] = pd.to_numeric(df["rt_ms"], errors="coerce").astype(float)
     for col in ("response", "correct_response"):
-        df[col] = _map_unique(df[col], _to_text)
+        df[col] = _map_unique(df[col], _to_text, factorized)
     for col in ("subject_id", "session_id", "stimulus_id", "source_clip_id"):
-        df[col] = _map_unique(df[col], _to_id)
-    df["correct"] = _correct_column(df)
+        df[col] = _map_unique(df[col], _to_id, factorized)
+    df["correct"] = _correct_column(df, factorized)
     return _as_categories(df)
 
 
@@ -157,12 +157,19 @@ CATEGORICAL_COLUMNS = ("subject_kind", "session_status", "trial_type", "directio
                        "experiment", "onset_method")
 
 
-def _map_unique(col: pd.Series, fn) -> pd.Series:
+def _map_unique(col: pd.Series, fn, factorized: dict[str, Codes] | None = None) -> pd.Series:
     """``col.map(fn)``, calling ``fn`` once per distinct value (``None`` for missing ones).
 
     A million-row table holds a few hundred distinct ids, answers or JSON strings, so this
-    is what keeps loading fast. Unhashable cells (lists, dicts) fall back to a plain map.
+    is what keeps loading fast. ``factorized`` holds the codes validation computed for the
+    unchanged input columns, so these are not hashed twice. Unhashable cells (lists,
+    dicts) fall back to a plain map.
     """
+    if factorized and col.name in factorized:
+        codes, uniques = factorized[str(col.name)]
+        mapped = np.empty(len(uniques), dtype=object)
+        mapped[:] = [fn(v) for v in uniques]
+        return pd.Series(mapped[codes], index=col.index, dtype=object)
     try:
         codes, uniques = pd.factorize(col, use_na_sentinel=True)
     except TypeError:
@@ -227,9 +234,9 @@ def _to_correct(value) -> float:
     return float(_to_bool(value))
 
 
-def _correct_column(df: pd.DataFrame) -> pd.Series:
+def _correct_column(df: pd.DataFrame, factorized: dict[str, Codes]) -> pd.Series:
     """Correctness as float; derived from the responses where the writer left it empty."""
-    given = _map_unique(df["correct"], _to_correct).astype(float)
+    given = _map_unique(df["correct"], _to_correct, factorized).astype(float)
     derived = (df["response"] == df["correct_response"]).astype(float)
     derived[df["response"].isna() | df["correct_response"].isna()] = np.nan
     timeout = df["response"].isna() & df["correct_response"].notna()

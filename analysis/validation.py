@@ -30,6 +30,9 @@ class Problem(NamedTuple):
     positions: np.ndarray  # 0-based row positions in the table
 
 
+Codes = tuple[np.ndarray, np.ndarray]  # a column's (codes, uniques)
+
+
 class Rows:
     """Names rows of an in-memory table in messages: ``row 3 (session_id 7, trial_index 2)``."""
 
@@ -49,7 +52,7 @@ class Rows:
         return f"row {position + 1}" + (f" ({', '.join(ids)})" if ids else "")
 
 
-def validate_trials(data: pd.DataFrame, rows: Rows | None = None) -> None:
+def validate_trials(data: pd.DataFrame, rows: Rows | None = None) -> dict[str, Codes]:
     """Raise if any cell of a trial table is outside the codebook.
 
     Parameters
@@ -60,6 +63,13 @@ def validate_trials(data: pd.DataFrame, rows: Rows | None = None) -> None:
         a column that is absent is not checked either (it gets a neutral value later).
     rows : Rows, optional
         How the message names a row; default ``row N (session_id .., trial_index ..)``.
+
+    Returns
+    -------
+    dict
+        Column name -> ``(codes, uniques)`` of the text columns it checked value by value
+        (every missing value one unique, None), so that typing them need not hash a
+        million cells again (:func:`analysis.loading.normalize_trials`).
 
     Raises
     ------
@@ -80,26 +90,29 @@ def validate_trials(data: pd.DataFrame, rows: Rows | None = None) -> None:
     ValueError: the trial table has 1 invalid value (rows count from 1); nothing was analysed:
       row 1, column 'subject_kind': 'participant'; allowed: 'human' or 'model'
     """
-    problems = []
+    problems: list[Problem] = []
+    factorized: dict[str, Codes] = {}
     for name, rule in C.COLUMN_RULES.items():
         if name in data.columns and rule.kind != "answer":
-            problems += _column_problems(data[name], name, rule)
+            problems += _column_problems(data[name], name, rule, factorized)
     if {"trial_type", "correct_response"} <= set(data.columns):
         problems += _answer_problems(data)
     if {"correct", "response", "correct_response"} <= set(data.columns):
-        problems += _correct_problems(data)
+        problems += _correct_problems(data, factorized)
     if problems:
         raise ValueError(_message(problems, rows or Rows(data)))
+    return factorized
 
 
 # --- one column at a time ---------------------------------------------------------------
 
-def _column_problems(column: pd.Series, name: str, rule: C.ColumnRule) -> list[Problem]:
+def _column_problems(column: pd.Series, name: str, rule: C.ColumnRule,
+                     factorized: dict[str, Codes]) -> list[Problem]:
     bad = _numeric_problems(column, rule)
     if bad is None:
         check = _CHECKS[rule.kind]
-        bad = _bad_values(column.to_numpy(dtype=object),
-                          lambda v: rule.blank if _blank(v) else check(v, rule.allowed)
+        codes = factorized[name] = _factorize(column.to_numpy(dtype=object))
+        bad = _bad_values(codes, lambda v: rule.blank if _blank(v) else check(v, rule.allowed)
                           or _matches(v, rule.pattern))
     allowed = _allowed_text(name, rule)
     return [Problem(name, _shown(value), allowed, positions) for value, positions in bad]
@@ -123,11 +136,10 @@ def _numeric_problems(column: pd.Series, rule: C.ColumnRule):
     return _grouped(x.astype(object), np.flatnonzero(bad))
 
 
-def _bad_values(values: np.ndarray, ok) -> list[tuple[object, np.ndarray]]:
-    """``(value, positions)`` for each distinct value that is not ``ok``; ``ok`` is called
-    once per distinct value (a big table holds few). List cells are compared as tuples;
-    dict cells (parsed JSON objects) all as one value, :data:`_DICT`."""
-    codes, uniques = _factorize(values)
+def _bad_values(factorized: Codes, ok) -> list[tuple[object, np.ndarray]]:
+    """``(value, positions)`` for each distinct value that is not ``ok``, from a column's
+    :func:`_factorize`; ``ok`` is called once per distinct value (a big table holds few)."""
+    codes, uniques = factorized
     bad = np.array([not ok(v) for v in uniques], dtype=bool)
     if not bad.any():
         return []
@@ -144,9 +156,14 @@ def _grouped(values: np.ndarray, positions: np.ndarray) -> list[tuple[object, np
     return list(zip(uniques, np.split(positions[order], bounds)))
 
 
-def _factorize(values: np.ndarray):
+def _factorize(values: np.ndarray) -> Codes:
+    """``(codes, uniques)`` of ``values``, every missing value (None, NaN) as one unique.
+    List cells are compared as tuples; dict cells (parsed JSON objects) all as one value,
+    :data:`_DICT`."""
     try:
-        return pd.factorize(values, use_na_sentinel=False)
+        # With the NA sentinel, then NA as one more unique: pandas' use_na_sentinel=False
+        # costs twice as much on a column of a million strings.
+        codes, uniques = pd.factorize(values)
     except TypeError:  # list or dict cells
         values = values.copy()
         values[np.fromiter(map(isinstance, values, repeat(dict)), bool, len(values))] = _DICT
@@ -160,6 +177,11 @@ def _factorize(values: np.ndarray):
             keys[i] = tuple(value) if isinstance(value, list) else value
         codes, uniques = pd.factorize(keys, use_na_sentinel=False)
         return codes[by_object], uniques
+    missing = codes < 0
+    if missing.any():
+        codes = np.where(missing, len(uniques), codes)
+        uniques = np.concatenate([np.asarray(uniques, dtype=object), np.array([None])])
+    return codes, uniques
 
 
 class _Dict:
@@ -326,7 +348,7 @@ def _coded(name: str, values: np.ndarray, at: np.ndarray, coding, blank: bool,
     else:
         check = lambda value: isinstance(value, str) and value in coding  # noqa: E731
         allowed = _one_of([*coding, *(["empty"] if blank else [])], quote=coding)
-    bad = _bad_values(values, lambda v: blank if _blank(v) else check(v))
+    bad = _bad_values(_factorize(values), lambda v: blank if _blank(v) else check(v))
     return [Problem(name, _shown(value), allowed + where, at[pos]) for value, pos in bad]
 
 
@@ -356,10 +378,10 @@ def _direction_disagreements(direction: np.ndarray, answer: np.ndarray,
 
 # --- correct, against the responses ----------------------------------------------------------
 
-def _correct_problems(data: pd.DataFrame) -> list[Problem]:
+def _correct_problems(data: pd.DataFrame, factorized: dict[str, Codes]) -> list[Problem]:
     """A given ``correct`` must say what the app writes: ``response == correct_response``,
     and no answer is not a correct one. Frame orders compare as lists (exact match)."""
-    factored = [_factorize(data[c].to_numpy(dtype=object))
+    factored = [factorized[c] if c in factorized else _factorize(data[c].to_numpy(dtype=object))
                 for c in ("correct", "response", "correct_response")]
     sizes = [len(uniques) for _, uniques in factored]
     key = (np.asarray(factored[0][0], dtype=np.int64) * sizes[1]

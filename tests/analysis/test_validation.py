@@ -238,3 +238,22 @@ def test_list_cells_are_told_apart_by_value_whether_shared_or_not():
     assert [u if not isinstance(u, tuple) else list(u) for u in uniques][:2] == [["Fall"],
                                                                                 ["Put"]]
     assert repr(uniques[2]) == "{...}" and pd.isna(uniques[3])
+
+
+def test_missing_cells_are_one_value_whether_none_or_nan(canonical):
+    """Validation's codes (every missing cell one value) are reused to type the columns:
+    None and NaN are both missing, reported once and typed alike."""
+    data = canonical.astype({"subject_id": object})
+    data.loc[[1, 2], "subject_id"] = [None, np.nan]
+    with pytest.raises(ValueError, match=r"row 2 .*column .subject_id.: empty; .*\(also rows 3\)"):
+        loading.normalize_trials(data)
+    data = canonical.astype({"response": object, "correct": object})
+    data.loc[[1, 2], "response"] = [None, np.nan]
+    data.loc[[1, 2], "correct"] = [False, np.nan]
+    data.loc[3, "correct"] = ""
+    typed = loading.normalize_trials(data)
+    assert typed.loc[[1, 2], "response"].isna().all()
+    assert typed.loc[1, "correct"] == 0.0 and typed.loc[2, "correct"] == 0.0  # a timeout
+    expected = float(typed.loc[3, "response"] == typed.loc[3, "correct_response"])
+    assert typed.loc[3, "correct"] == expected
+    assert typed["subject_id"].tolist() == canonical["subject_id"].astype(str).tolist()
