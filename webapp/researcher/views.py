@@ -19,9 +19,9 @@ from experiments.designs import Design
 from experiments.response_keys import reserved_key_warnings
 from webapp.extensions import db, login_manager
 from webapp.models import access, manual_exclusion
-from webapp.participant import resume, sessions
+from webapp.participant import entry, resume, sessions
 from webapp.priority import low_priority
-from webapp.researcher import dashboard, exports, studies, study_form
+from webapp.researcher import dashboard, exports, lifecycle, studies, study_form
 
 bp = Blueprint("researcher", __name__, url_prefix="/researcher")
 
@@ -146,7 +146,7 @@ def update_study(slug):
         return _render_list(form, 400, editing=study)
     try:
         based_on = int(form.based_on.data) if (form.based_on.data or "").isdigit() else None
-        study = studies.update_study(slug, config, based_on=based_on,
+        study = lifecycle.update_study(slug, config, based_on=based_on,
                                      by=current_user.username)
     except studies.StudyError as error:
         form.based_on.errors = [str(error)]
@@ -170,8 +170,8 @@ def _render_study(slug: str, exclusion_form: ExclusionForm | None = None, status
     allowed = access.permissions_of(current_user, study)
     return render_template(
         "researcher/study.html", study=study, panel=dashboard.study_panel(slug),
-        state=studies.state_name(study), action_labels=studies.ACTION_LABELS,
-        actions=[action for action in studies.allowed_actions(study)
+        state=lifecycle.state_name(study), action_labels=lifecycle.ACTION_LABELS,
+        actions=[action for action in lifecycle.allowed_actions(study)
                  if access.action_permission(action) in allowed],
         action_form=ActionForm(), role=access.role_of(current_user, study),
         members=access.members(study),
@@ -198,16 +198,16 @@ def panel(slug):
 
 @bp.post("/studies/<slug>/<action>")
 def change_status(slug, action):
-    if action not in studies.TRANSITIONS:
+    if action not in lifecycle.TRANSITIONS:
         abort(404)
     if not ActionForm().validate_on_submit():
         abort(400, description="The form expired; reload the page and try again.")
     try:
-        study = studies.transition(slug, action)
+        study = lifecycle.transition(slug, action)
     except studies.StudyError as error:
         flash(str(error), "error")
         return redirect(url_for("researcher.study", slug=slug), 303)
-    flash(f"Study {slug!r} is now {studies.state_name(study)}.", "info")
+    flash(f"Study {slug!r} is now {lifecycle.state_name(study)}.", "info")
     return redirect(url_for("researcher.study", slug=slug), 303)
 
 
@@ -219,9 +219,9 @@ def preview(slug):
     if not ActionForm().validate_on_submit():
         abort(400, description="The form expired; reload the page and try again.")
     with db.engine.connect() as connection:
-        result = sessions.enter(connection, slug,
-                                    {"participant": f"preview-{secrets.token_hex(6)}"},
-                                    sessions.Admission(preview=True))
+        result = entry.enter(connection, slug,
+                             {"participant": f"preview-{secrets.token_hex(6)}"},
+                             entry.Admission(preview=True))
     if result.outcome != "run":
         flash(result.message, "error")
         return redirect(url_for("researcher.study", slug=slug), 303)
