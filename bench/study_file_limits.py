@@ -108,7 +108,7 @@ def _heartbeats(sources: dict[str, str], rounds: int) -> dict[str, list[float]]:
     from bench.harness.stored_study import add_stimulus_set
     from webapp import create_app
     from webapp.extensions import db
-    from webapp.researcher import studies
+    from webapp.researcher import lifecycle, studies
 
     with tempfile.TemporaryDirectory() as folder:
         app = create_app({"TESTING": True, "SECRET_KEY": "bench", "INSTANCE_PATH": folder,
@@ -121,7 +121,7 @@ def _heartbeats(sources: dict[str, str], rounds: int) -> dict[str, list[float]]:
             add_stimulus_set("s")
             for slug, source in sources.items():
                 studies.create_study_from_config(slug, study_file.loads(source))
-                studies.transition(slug, "open")
+                lifecycle.transition(slug, "open")
         client, apis = app.test_client(), {}
         for slug in sources:
             entry = client.get(f"/p/{slug}", query_string={"participant": "bench-1"})

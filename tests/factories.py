@@ -277,13 +277,13 @@ def open_site_study(app, slug: str, design, **settings) -> None:
     default refuses (docs/measurements.md "Onset timing per engine"): tests/engines runs whole sessions in
     WebKitGTK on these studies."""
     from experiments.study_file import BROWSERS, StudyConfig
-    from webapp.researcher import studies
+    from webapp.researcher import lifecycle, studies
 
     config = StudyConfig(design=design, stimulus_set=STIMULUS_SET,
                          **{"browsers": BROWSERS, **settings})
     with app.app_context():
         studies.create_study_from_config(slug, config)
-        studies.transition(slug, "open")
+        lifecycle.transition(slug, "open")
 
 
 def open_quick_ordering(site) -> str:

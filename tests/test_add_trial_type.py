@@ -27,7 +27,7 @@ from experiments import designs, study_file, texts, trial_types
 from experiments.trial_types.contract import TaskType, members
 from tests.factories import make_app, preload
 from tests.trial_type_recipe import design_problems, module_problems, text_problems
-from webapp.researcher import dashboard, studies
+from webapp.researcher import dashboard, lifecycle, studies
 from webapp.researcher.exports import build_export
 
 TOY = Path(__file__).parent / "toy_trial_type"
@@ -200,7 +200,7 @@ def still_site(still, tmp_path):
     with app.app_context():
         studies.create_study_from_config("still", replace(
             config, stimulus_set=STIMULUS_SET, browsers=study_file.BROWSERS))
-        studies.transition("still", "open")
+        lifecycle.transition("still", "open")
     server = make_server("127.0.0.1", 0, app, threaded=True)
     thread = threading.Thread(target=server.serve_forever, daemon=True)
     thread.start()

@@ -81,7 +81,8 @@ def _register_blueprints(app: Flask) -> None:
     from webapp import auth
     from webapp.participant import api
     from webapp.participant import views as participant
-    from webapp.researcher import views as researcher
+    from webapp.researcher import blueprint as researcher
+    from webapp.researcher import downloads, views  # noqa: F401 (routes of researcher's bp)
     from webapp.stimuli import media
     from webapp.views import home, openapi
 

@@ -18,6 +18,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from analysis.report import columns_doc as D
+from analysis.report import columns_doc_diagnostics as DD
 from experiments.trial_types import TRIAL_TYPES
 
 
@@ -179,34 +180,34 @@ ORDERING_BY_INVERSIONS = Table("ordering_by_inversions", ORDERING,
                                figures=("ordering_inversions",), when=ORDERS,
                                columns=D.ORDERING_BY_INVERSIONS)
 TOMATO = Table("tomato", DIAGNOSTICS, "analysis.diagnostics.tomato_ratios",
-               when="model runs under TOMATO frame conditions", columns=D.TOMATO)
+               when="model runs under TOMATO frame conditions", columns=DD.TOMATO)
 SWAP_CONSISTENCY = Table("swap_consistency", DIAGNOSTICS, "analysis.diagnostics.swap_consistency",
                          when="model runs on ordered image pairs (pair_order)",
-                         columns=D.SWAP_CONSISTENCY)
+                         columns=DD.SWAP_CONSISTENCY)
 CALIBRATION = Table("calibration", DIAGNOSTICS, "analysis.diagnostics.calibration",
-                    when="model answers with log-probabilities", columns=D.CALIBRATION)
+                    when="model answers with log-probabilities", columns=DD.CALIBRATION)
 CALIBRATION_BINS = Table("calibration_bins", DIAGNOSTICS, "analysis.diagnostics.calibration",
                          when="model answers with log-probabilities",
-                         columns=D.CALIBRATION_BINS)
+                         columns=DD.CALIBRATION_BINS)
 TRA_PROCESS = Table("tra_process", DIAGNOSTICS, "analysis.tra.tra_process_table",
-                    when=TRA_FILE, columns=D.TRA_PROCESS)
+                    when=TRA_FILE, columns=DD.TRA_PROCESS)
 TRA_SCENARIO = Table("tra_scenario", DIAGNOSTICS, "analysis.tra.tra_scenario_table",
-                     when=TRA_FILE, columns=D.TRA_SCENARIO)
+                     when=TRA_FILE, columns=DD.TRA_SCENARIO)
 TRA_PARAMETER = Table("tra_parameter", DIAGNOSTICS, "analysis.tra.tra_parameter_table",
-                      when=TRA_FILE + " with sweep parameters", columns=D.TRA_PARAMETER)
+                      when=TRA_FILE + " with sweep parameters", columns=DD.TRA_PARAMETER)
 TRA_SWEEP_FITS = Table("tra_sweep_fits", TRA_SWEEP, "analysis.report.tra.sweep_tables",
-                       when=SWEEP, columns=D.TRA_SWEEP_FITS)
+                       when=SWEEP, columns=DD.TRA_SWEEP_FITS)
 TRA_SWEEP_LEVEL_MEANS = Table("tra_sweep_level_means", TRA_SWEEP,
                               "analysis.report.tra.sweep_tables", when=SWEEP,
-                              columns=D.TRA_SWEEP_LEVEL_MEANS)
+                              columns=DD.TRA_SWEEP_LEVEL_MEANS)
 TRA_SWEEP_PARTICIPANTS = Table("tra_sweep_participants", TRA_SWEEP,
                                "analysis.report.tra.sweep_tables",
                                when="people's arrow-of-time trials on TRA sweep clips",
-                               columns=D.TRA_SWEEP_PARTICIPANTS)
+                               columns=DD.TRA_SWEEP_PARTICIPANTS)
 # What the sweep figures draw: in the CSVs, its figures in the HTML, not a table there.
 TRA_SWEEP_CURVES = Table("tra_sweep_curves", TRA_SWEEP, "analysis.report.tra.sweep_tables",
                          figures=("tra_sweep_bouncing_ball", "tra_sweep_pendulum"),
-                         html=False, when=SWEEP, columns=D.TRA_SWEEP_CURVES)
+                         html=False, when=SWEEP, columns=DD.TRA_SWEEP_CURVES)
 AOT_BY_SUBJECT = Table("aot_by_subject", SUBJECTS, "analysis.aot.aot_metrics", when=ARROW,
                        columns=D.AOT_BY_SUBJECT)
 AOT_BY_SESSION = Table("aot_by_session", SUBJECTS, "analysis.aot.aot_metrics", when=ARROW,
@@ -214,7 +215,7 @@ AOT_BY_SESSION = Table("aot_by_session", SUBJECTS, "analysis.aot.aot_metrics", w
 BENCHMARK_REFERENCE = Table("benchmark_reference", BENCHMARK,
                             "analysis.benchmark_reference.benchmark_reference_table",
                             when="model runs on AoT-PsyPhyBENCH items",
-                            columns=D.BENCHMARK_REFERENCE)
+                            columns=DD.BENCHMARK_REFERENCE)
 
 # Every table, in report.html's order within each section.
 TABLES: tuple[Table, ...] = tuple(v for v in dict(globals()).values() if isinstance(v, Table))

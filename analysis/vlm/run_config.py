@@ -16,7 +16,9 @@ from pathlib import Path
 from analysis.vlm import prompts
 from analysis.vlm.backends import BACKENDS, BackendEntry, backend_entry
 from analysis.vlm.backends.base import GenerationParams
-from analysis.vlm.tasks import HINT_CONFIGS, TASKS, TaskSpec, check_hints
+from analysis.vlm.items import HINT_CONFIGS
+from analysis.vlm.order_items import check_hints
+from analysis.vlm.tasks import TASKS, TaskSpec
 from experiments.benchmarks import aot_psyphybench as bench
 from experiments.benchmarks import check_benchmark, protocol
 

@@ -15,7 +15,7 @@ SAFARI = ("Mozilla/5.0 (Macintosh; Intel Mac OS X 14_5) AppleWebKit/605.1.15 (KH
 
 def open_default(site) -> str:
     """A study made from a shipped design without a study file: the default browsers."""
-    from webapp.researcher import studies
+    from webapp.researcher import lifecycle, studies
 
     kind = "aot_default_browsers"
     if kind not in site.slugs:
@@ -24,7 +24,7 @@ def open_default(site) -> str:
             study = studies.create_study("tiny-aot-default", design.name, STIMULUS_SET)
             study.design_snapshot = design.to_dict()
         with site.app.app_context():
-            studies.transition("tiny-aot-default", "open")
+            lifecycle.transition("tiny-aot-default", "open")
         site.slugs[kind] = "tiny-aot-default"
     return kind
 

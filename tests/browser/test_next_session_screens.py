@@ -41,7 +41,7 @@ def zoned(browser):
 
 
 def german(site) -> str:
-    from webapp.researcher import studies
+    from webapp.researcher import lifecycle, studies
 
     kind = "aot_de_next"
     if kind not in site.slugs:
@@ -50,7 +50,7 @@ def german(site) -> str:
             study = studies.create_study("tiny-aot-de-next", design.name, STIMULUS_SET)
             study.design_snapshot = {**design.to_dict(), STUDY_CONFIG_KEY: {"languages": ["de"]}}
         with site.app.app_context():
-            studies.transition("tiny-aot-de-next", "open")
+            lifecycle.transition("tiny-aot-de-next", "open")
         site.slugs[kind] = "tiny-aot-de-next"
     return kind
 

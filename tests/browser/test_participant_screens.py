@@ -20,7 +20,7 @@ ENGLISH = [defaults("en")[k] for k in ("consent_yes", "debrief_title", "completi
 
 
 def open_german(site) -> str:
-    from webapp.researcher import studies
+    from webapp.researcher import lifecycle, studies
 
     kind = "aot_de"
     if kind not in site.slugs:
@@ -29,7 +29,7 @@ def open_german(site) -> str:
             study = studies.create_study("tiny-aot-de", design.name, STIMULUS_SET)
             study.design_snapshot = {**design.to_dict(), STUDY_CONFIG_KEY: {"languages": ["de"]}}
         with site.app.app_context():
-            studies.transition("tiny-aot-de", "open")
+            lifecycle.transition("tiny-aot-de", "open")
         site.slugs[kind] = "tiny-aot-de"
     return kind
 

@@ -3,7 +3,7 @@
 import pytest
 
 from tests.browser.participant import stored, wait_done
-from webapp.participant import sessions
+from webapp.participant.entry import Admission, enter
 
 pytestmark = pytest.mark.browser
 
@@ -14,8 +14,8 @@ def test_the_robot_preview_passes_the_attention_checks(page, site):
     from webapp.extensions import db
 
     with site.app.app_context(), db.engine.connect() as connection:
-        entry = sessions.enter(connection, site.slugs["aot"], {"participant": "preview-robot"},
-                               sessions.Admission(preview=True))
+        entry = enter(connection, site.slugs["aot"], {"participant": "preview-robot"},
+                      Admission(preview=True))
     page.goto(f"{site.base_url}/run/{entry.token}")
     wait_done(page)
     data = stored(site.app, entry.token)

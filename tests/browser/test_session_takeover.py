@@ -8,7 +8,7 @@ from tests.live_site import writing
 from webapp.extensions import db
 from webapp.models import Study
 from webapp.participant import sessions
-from webapp.researcher import studies
+from webapp.researcher import lifecycle, studies
 
 pytestmark = pytest.mark.browser
 
@@ -63,7 +63,7 @@ def test_a_study_stopped_mid_session_ends_it_on_screen_with_the_stopped_code(pag
     run_by_hand(page, until="clip", site=site, token=token)
     with site.app.app_context():
         codes = sessions.completion_codes(site.slugs["aot"])
-        studies.transition(site.slugs["aot"], "stop")
+        lifecycle.transition(site.slugs["aot"], "stop")
     try:
         page.wait_for_selector("body[data-onset]")
         page.keyboard.press("f")

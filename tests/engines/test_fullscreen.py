@@ -288,7 +288,7 @@ return true;"""
 def open_safe_keys_study(site) -> str:
     """Opens SAFE_KEYS_STUDY once per site, from its study file; returns its kind."""
     from experiments.study_file import loads
-    from webapp.researcher import studies
+    from webapp.researcher import lifecycle, studies
 
     kind = "aot_safe_keys"
     if kind not in site.slugs:
@@ -296,7 +296,7 @@ def open_safe_keys_study(site) -> str:
         assert config.design.response_keys == SAFE_KEYS and config.design.catch_per_block == 0
         with site.app.app_context():
             studies.create_study_from_config("tiny-aot-safe-keys", config)
-            studies.transition("tiny-aot-safe-keys", "open")
+            lifecycle.transition("tiny-aot-safe-keys", "open")
         site.slugs[kind] = "tiny-aot-safe-keys"
     return kind
 

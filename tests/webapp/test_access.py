@@ -11,12 +11,12 @@ import pytest
 from tests.factories import RESEARCHER_PASSWORD
 from webapp.extensions import db
 from webapp.models import Study, access
-from webapp.researcher import studies
+from webapp.researcher import lifecycle
 
 # Values for the other URL variables of study routes; a route with a variable missing here
 # fails test_every_study_route_is_covered until it gets one.
 URL_VALUES = {"username": "ada"}
-ACTIONS = [*studies.TRANSITIONS, "no-such-action"]
+ACTIONS = [*lifecycle.TRANSITIONS, "no-such-action"]
 SECRET = "Secret pilot"
 ROOT = Path(__file__).resolve().parents[2]
 ROLES = ("viewer", "editor", "owner")

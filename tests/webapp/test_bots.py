@@ -12,7 +12,7 @@ from experiments import plausibility
 from experiments.verdict import APPROVE
 from webapp.extensions import db
 from webapp.models import Session, SourceClip, Study, access
-from webapp.participant import sessions
+from webapp.participant import opening
 from webapp.participant.progress import recompute_study
 from webapp.participant.sessions import completion_codes
 from webapp.researcher import studies
@@ -194,7 +194,7 @@ def test_a_bot_with_catch_hashes_at_a_persons_pace_is_not_approved(app, client, 
     """It fetches every clip, waits a person's time and knows the catch videos' hashes from
     an earlier session: no plausibility rule can see it, and the hashes match nothing, so
     it guesses.  Seeded (the session's schedule and the bot's guesses), so deterministic."""
-    monkeypatch.setattr(sessions.secrets, "randbelow", lambda _: session_seed)
+    monkeypatch.setattr(opening.secrets, "randbelow", lambda _: session_seed)
     run_api(Http(client), study, "bot-4", fetch_media=True, person_delays=True,
             catch_keys=catch_hashes(app))
     decision, status, reasons = outcome(app, "bot-4")

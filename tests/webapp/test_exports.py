@@ -195,7 +195,7 @@ def _cells(data: bytes) -> list[list[str]]:
 
 def test_recruitment_ids_may_start_like_formulas():
     """Why subject ids are escaped too: the entry link accepts ids that begin with - or @."""
-    from webapp.participant.sessions import recruitment_from
+    from webapp.participant.entry import recruitment_from
 
     for text in ("@evil", "-A1", "-2"):
         assert recruitment_from({"participant": text})[0] == text

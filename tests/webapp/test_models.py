@@ -138,8 +138,9 @@ def _written_manifest(tmp_path, monkeypatch) -> dict:
     down to batch_size, limit and backend_options), with run key and failures."""
     from analysis.vlm import run
     from analysis.vlm.backends.base import GenerationParams, Request
+    from analysis.vlm.items import Item
     from analysis.vlm.run_config import RunConfig
-    from analysis.vlm.tasks import Item, TaskSpec
+    from analysis.vlm.tasks import TaskSpec
     from experiments.catalog_records import StimulusRecord
 
     item = Item("aot:1:FB", "aot", StimulusRecord(1, "p1", "clip", direction="forward"),

@@ -209,7 +209,7 @@ def _entered(app, n):
 
 def _cell_counts():
     from webapp.models import Study
-    from webapp.participant.sessions import condition_counts
+    from webapp.participant.store import condition_counts
 
     study = db.session.scalars(select(Study)).one()
     return condition_counts(db.session.connection(), study.id)

@@ -12,7 +12,7 @@ from webapp import create_app
 from webapp.extensions import db
 from webapp.models import CellCount, Session, Study, Subject, Trial
 from webapp.participant import sessions
-from webapp.researcher import studies
+from webapp.researcher import lifecycle, studies
 
 
 @pytest.fixture
@@ -59,7 +59,7 @@ def store_practice(client, app, api, query=""):
 
 def act(app, action):
     with app.app_context():
-        return studies.transition("study", action)
+        return lifecycle.transition("study", action)
 
 
 # --- closing -----------------------------------------------------------------------------
@@ -268,7 +268,7 @@ def test_simulated_sessions_are_marked_excluded_and_take_no_place(app, client, s
     assert ended["status"] == "completed"
     assert start(client, "a-person")  # the simulated session took no place
     with app.app_context():
-        studies.transition("study", "pause")
+        lifecycle.transition("study", "pause")
         from webapp.participant.progress import recompute_study
 
         recompute_study(studies.get_study("study"))

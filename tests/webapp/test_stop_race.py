@@ -11,7 +11,7 @@ from tests.webapp.test_participant_lifecycle import answer, session_row, start, 
 from webapp.extensions import db
 from webapp.models import Session, Trial
 from webapp.participant import progress
-from webapp.researcher import studies
+from webapp.researcher import lifecycle
 
 
 @pytest.fixture
@@ -31,7 +31,7 @@ def test_a_trial_posted_as_the_study_stops_is_not_stored(stop_study_app, monkeyp
     def stop_then_build(*args):
         # The trial has read its session (in progress) and passed every check: stop now.
         with app.app_context():
-            studies.transition("study", "stop")
+            lifecycle.transition("study", "stop")
         return build_row(*args)
 
     monkeypatch.setattr(progress, "_row", stop_then_build)

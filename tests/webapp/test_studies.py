@@ -9,7 +9,7 @@ from webapp.cli.studies import DEMO_STUDIES
 from webapp.extensions import db
 from webapp.models import Session, Study, access
 from webapp.participant import sessions
-from webapp.researcher import studies
+from webapp.researcher import lifecycle, studies
 
 PATHS = [  # action sequence -> final status
     (["open"], "open"),
@@ -45,7 +45,7 @@ def test_a_study_is_created_as_a_draft_with_its_design_snapshot(ctx, design):
     assert (study.slug, study.title, study.status, study.design) == ("pilot-1", "Pilot", "draft", design)
     assert Design.from_snapshot(study) == DESIGNS[design]
     assert study.exclusion_rules_version == DESIGNS[design].exclusions.version
-    assert studies.allowed_actions(study) == ["open", "close", "stop"]
+    assert lifecycle.allowed_actions(study) == ["open", "close", "stop"]
 
 
 def test_a_sweep_design_on_a_set_without_its_sweep_clips_is_refused_clearly(ctx):
@@ -91,7 +91,7 @@ def test_a_slug_is_taken_once(ctx):
 def test_valid_transitions(ctx, actions, final):
     studies.create_study("s", "arrow-of-time", "synthetic")
     for action in actions:
-        study = studies.transition("s", action)
+        study = lifecycle.transition("s", action)
     assert study.status == final
     db.session.expire_all()
     assert studies.get_study("s").status == final
@@ -101,10 +101,10 @@ def test_valid_transitions(ctx, actions, final):
 def test_invalid_transitions_are_refused_and_change_nothing(ctx, actions, refused):
     studies.create_study("s", "arrow-of-time", "synthetic")
     for action in actions:
-        studies.transition("s", action)
+        lifecycle.transition("s", action)
     before = studies.get_study("s").status
     with pytest.raises(studies.StudyError, match=f"cannot {refused}"):
-        studies.transition("s", refused)
+        lifecycle.transition("s", refused)
     db.session.expire_all()
     assert studies.get_study("s").status == before
 
@@ -112,9 +112,9 @@ def test_invalid_transitions_are_refused_and_change_nothing(ctx, actions, refuse
 def test_unknown_actions_and_studies_are_refused(ctx):
     studies.create_study("s", "arrow-of-time", "synthetic")
     with pytest.raises(studies.StudyError, match="unknown action"):
-        studies.transition("s", "delete")
+        lifecycle.transition("s", "delete")
     with pytest.raises(studies.StudyError, match="no study"):
-        studies.transition("nope", "open")
+        lifecycle.transition("nope", "open")
 
 
 def test_participant_links(app, ctx):
@@ -135,7 +135,7 @@ def test_an_opened_study_admits_participants_at_its_link(app, client, factory):
         path = studies.participant_link("s").removeprefix(app.config["PUBLIC_URL"])
     assert client.get(path + "?participant=P1").status_code in (403, 404)
     with app.app_context():
-        studies.transition("s", "open")
+        lifecycle.transition("s", "open")
     assert client.get(path + "?participant=P1").status_code not in (403, 404)
 
 
@@ -158,7 +158,7 @@ def test_catch_trials_the_stored_catch_set_cannot_show_are_refused_with_the_fix(
     without = DK_STUDY + "[blocks]\ncatch_per_block = 0\n"
     studies.create_study_from_config("dk", study_file.loads(without))  # no check to show
     with pytest.raises(studies.StudyError, match="no video for response key 'd' or 'k'"):
-        studies.update_study("dk", study_file.loads(DK_STUDY))  # nor by a change
+        lifecycle.update_study("dk", study_file.loads(DK_STUDY))  # nor by a change
     factory.catch_set(keys=("d",))  # one key is not enough: every check would be the same press
     with pytest.raises(studies.StudyError, match=r"response key 'k' \(it holds d, f, j\)"):
         studies.create_study_from_config("dk-2", study_file.loads(DK_STUDY))
@@ -169,7 +169,7 @@ def test_a_study_answering_with_d_and_k_checks_attention_with_d_and_k(app, clien
     factory.catch_set(keys=CATCH_KEYS)
     with app.app_context():
         studies.create_study_from_config("dk", study_file.loads(DK_STUDY))
-        studies.transition("dk", "open")
+        lifecycle.transition("dk", "open")
     location = client.get("/p/dk", query_string={"participant": "p-1"}).headers["Location"]
     with app.app_context():
         session = db.session.scalar(select(Session).where(

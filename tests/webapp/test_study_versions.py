@@ -11,7 +11,7 @@ from experiments import study_file
 from webapp.extensions import db
 from webapp.models import Session
 from webapp.models.study import StudyVersion
-from webapp.researcher import exports, studies
+from webapp.researcher import exports, lifecycle, studies
 
 FORM = {"slug": "pilot", "design": "arrow-of-time", "stimulus_set": "synthetic"}
 
@@ -191,7 +191,7 @@ def test_a_change_of_an_opened_study_is_a_new_version_and_sessions_record_theirs
     factory.stimulus_set()
     assert _form(logged_in, blocks="4").status_code == 303
     with app.app_context():
-        studies.transition("pilot", "open")
+        lifecycle.transition("pilot", "open")
     assert client.get("/p/pilot?participant=P1").status_code == 303
     response = logged_in.post("/researcher/studies/pilot/edit",
                               data={**FORM, "blocks": "2", "based_on": "1"})
@@ -200,7 +200,7 @@ def test_a_change_of_an_opened_study_is_a_new_version_and_sessions_record_theirs
     with app.app_context():
         study = studies.get_study("pilot")
         version = study.config_version
-        frozen = {v.version: v.design_snapshot["main_blocks"] for v in studies.versions(study)}
+        frozen = {v.version: v.design_snapshot["main_blocks"] for v in lifecycle.versions(study)}
         ran = dict(db.session.execute(select(Session.token, Session.study_version)).all())
         participants = exports.build_export("pilot")["participants.csv"].decode()
         codebook = exports.build_export("pilot")["codebook.md"].decode()
@@ -214,7 +214,7 @@ def test_an_edit_based_on_an_old_version_is_refused(app, logged_in, factory):
     factory.stimulus_set()
     _form(logged_in)
     with app.app_context():
-        studies.transition("pilot", "open")
+        lifecycle.transition("pilot", "open")
     assert logged_in.post("/researcher/studies/pilot/edit",
                           data={**FORM, "blocks": "2", "based_on": "1"}).status_code == 303
     stale = logged_in.post("/researcher/studies/pilot/edit",
@@ -227,7 +227,7 @@ def test_an_edit_racing_an_open_never_changes_the_frozen_version(app, logged_in,
     factory.stimulus_set()
     _form(logged_in, blocks="4")
     with app.app_context():
-        studies.transition("pilot", "open")
+        lifecycle.transition("pilot", "open")
     logged_in.post("/researcher/studies/pilot/edit", data={**FORM, "blocks": "1",
                                                            "based_on": "1"})
     with app.app_context():
@@ -252,7 +252,7 @@ def test_a_preview_never_enters_the_export_or_takes_a_place(app, logged_in, fact
     factory.stimulus_set()
     _form(logged_in, places="1")
     with app.app_context():
-        studies.transition("pilot", "open")
+        lifecycle.transition("pilot", "open")
     response = logged_in.post("/researcher/studies/pilot/preview", data={"mode": "manual"})
     assert response.status_code == 303 and "manual=1" in response.location
     token = urlsplit(response.location).path.rsplit("/", 1)[1]
@@ -315,10 +315,10 @@ def test_a_running_session_runs_its_own_version_and_a_new_one_the_current(app, f
     factory.stimulus_set()
     with app.app_context():
         studies.create_study_from_config("pilot", _version(2, 1))
-        studies.transition("pilot", "open")
+        lifecycle.transition("pilot", "open")
     first = urlsplit(client.get("/p/pilot?participant=P1").location).path.rsplit("/", 1)[1]
     with app.app_context():
-        studies.update_study("pilot", _version(1, 2), based_on=1)
+        lifecycle.update_study("pilot", _version(1, 2), based_on=1)
     second = urlsplit(client.get("/p/pilot?participant=P2").location).path.rsplit("/", 1)[1]
     running, new = (client.get(f"/api/session/{t}").get_json() for t in (first, second))
     assert "Consent of version 1" in running["texts"]["consent"]
@@ -335,7 +335,7 @@ def test_entry_records_the_version_it_read_not_a_column_default(app, factory, cl
     factory.stimulus_set()
     with app.app_context():
         studies.create_study_from_config("pilot", _version(2, 1))
-        studies.transition("pilot", "open")
+        lifecycle.transition("pilot", "open")
     # The column default would read the study's version again inside the insert; entry passes
     # the version its schedule was built from instead.
     monkeypatch.setattr(Session.__table__.c.study_version, "default", None)

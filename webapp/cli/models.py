@@ -13,11 +13,12 @@ import click
 from flask.cli import with_appcontext
 
 from analysis.vlm.backends import BACKENDS
+from analysis.vlm.items import HINT_CONFIGS
 from analysis.vlm.prompts import AOT_SETTINGS
 from analysis.vlm.run import failure_summary
 from analysis.vlm.runner import SCORING_MODES
 from analysis.vlm.sampling import METADATA_FPS_MODES
-from analysis.vlm.tasks import HINT_CONFIGS, TASKS
+from analysis.vlm.tasks import TASKS
 from webapp import model_runs
 
 

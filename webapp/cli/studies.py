@@ -13,7 +13,7 @@ from experiments.designs import Design
 from experiments.response_keys import reserved_key_warnings
 from webapp.models import access
 from webapp.participant import sessions
-from webapp.researcher import studies
+from webapp.researcher import lifecycle, studies
 
 
 @click.group()
@@ -43,9 +43,9 @@ def create(slug, from_file, design, stimulus_set, title, owner, max_participants
     existing = studies.get_study(slug) if from_file is not None else None
     try:
         if existing is not None:  # a change: a draft in place, an opened study a new version
-            study = studies.update_study(slug, _load(from_file))
+            study = lifecycle.update_study(slug, _load(from_file))
             click.echo(f"Study {slug!r} is now at version {study.config_version} "
-                       f"({studies.state_name(study)}).")
+                       f"({lifecycle.state_name(study)}).")
             _echo_key_warnings(study)
             return
         if from_file is not None:
@@ -128,10 +128,10 @@ def _transition_command(action: str, help_text: str):
     @with_appcontext
     def command(slug):
         try:
-            study = studies.transition(slug, action)
+            study = lifecycle.transition(slug, action)
         except studies.StudyError as error:
             raise click.UsageError(str(error)) from error
-        click.echo(f"Study {slug!r} is now {studies.state_name(study)}.")
+        click.echo(f"Study {slug!r} is now {lifecycle.state_name(study)}.")
         if study.status == "open":
             _echo_links(slug)
             _echo_key_warnings(study)
@@ -190,7 +190,7 @@ def links(slug, base_url):
     except studies.StudyError as error:
         raise click.UsageError(str(error)) from error
     if study.status != "open":
-        click.echo(f"Study {slug!r} is {studies.state_name(study)}: participants can start only "
+        click.echo(f"Study {slug!r} is {lifecycle.state_name(study)}: participants can start only "
                    f"while it is open (`manage.py study open {slug}`).", err=True)
     with _links_at(base_url):
         _echo_links(slug)
@@ -248,7 +248,7 @@ def list_(base_url):
         for study in rows:
             n = sum(counts.get(study.id, {}).values())
             link = studies.participant_link(study.slug)
-            click.echo(f"{study.slug:<24} {studies.state_name(study):<18} "
+            click.echo(f"{study.slug:<24} {lifecycle.state_name(study):<18} "
                        f"{study.design:<18} "
                        f"{study.stimulus_set:<14} {n:>8}  {link}")
 
@@ -274,10 +274,10 @@ def _demo(stimulus_set: str, local_admin: bool) -> None:
         try:
             if studies.get_study(slug) is None:
                 studies.create_study(slug, design, stimulus_set, title=f"Demo: {design}")
-                studies.transition(slug, "open")
+                lifecycle.transition(slug, "open")
         except studies.StudyError as error:
             raise click.UsageError(str(error)) from error
-        state = studies.state_name(studies.get_study(slug))
+        state = lifecycle.state_name(studies.get_study(slug))
         click.echo(f"{design} ({state}):")
         click.echo(f"  try it yourself:   {studies.participant_link(slug, participant='demo-1')}")
         click.echo("  simulated:         "

@@ -14,6 +14,7 @@ from experiments.trial_types.base import Field, PayloadError, check_fields
 from webapp.extensions import db
 from webapp.participant import calendar, feedback, progress, sessions, store, texts
 from webapp.participant.progress import ApiError
+from webapp.participant.state import session_state
 from webapp.stimuli import presentations
 
 bp = Blueprint("api", __name__, url_prefix="/api/session/<token>")
@@ -138,7 +139,7 @@ def _private(response):
 def state(token):
     with db.engine.connect() as connection:
         session = _session(connection, token)
-        answer = progress.session_state(connection, session)
+        answer = session_state(connection, session)
     # In the participant's language: ?lang= (the run page passes its own), else the browser's.
     return jsonify(answer | _next_session(session) | texts.session_reading(
         session, request.args.get("lang"), request.accept_languages))

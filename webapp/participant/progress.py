@@ -1,4 +1,5 @@
 """Storing a participant's trials at most once, the practice gate, and completion.
+(What the browser is told of its session is :mod:`webapp.participant.state`.)
 
 Every trial insert is one short transaction guarded by the unique keys: an IntegrityError on
 ``(session_id, client_uuid)`` is a replay (200), on ``(session_id, trial_index)`` with another
@@ -21,19 +22,11 @@ from sqlalchemy.exc import IntegrityError
 from experiments import exclusions, verdict
 from experiments import schedule as scheduling
 from experiments.designs import Design
-from experiments.trial_types import (
-    ATTENTION_CHECK,
-    TASKS,
-    TRIAL_TYPES,
-    PayloadError,
-    is_technical,
-    validate,
-)
+from experiments.trial_types import TRIAL_TYPES, PayloadError, is_technical, validate
 from webapp.database import write_transaction
 from webapp.extensions import db
 from webapp.participant import sessions, store
 from webapp.stimuli.catalog import load_catalog
-from webapp.stimuli.files import media_url_maker
 
 FLAGS = ("timed_out", "focus_lost", "fullscreen_exited", "restarted")
 
@@ -61,7 +54,7 @@ RECORD_FIELDS = ("trial_index", "trial_type", "block", "response", "correct", "r
                  "dropped_frames", "extra")
 
 
-def _record(trial: Row) -> dict:
+def stored_record(trial: Row) -> dict:
     """What the exclusion rules and the practice gate read of a stored trial."""
     return {name: getattr(trial, name) for name in RECORD_FIELDS} | {"extra": trial.extra or {}}
 
@@ -79,58 +72,6 @@ def practice_passed(status: str, schedule: list[dict], records: list[dict], desi
     if len(done) < len(wanted):
         return None
     return exclusions.practice_passes(done, design.practice.min_accuracy)
-
-
-def session_state(connection: Connection, session: Row) -> dict:
-    """The GET answer: the browser's view of the session (no main-trial answers)."""
-    records = [_record(t) for t in store.stored_trials(connection, session.id)]
-    stored = [r["trial_index"] for r in records]
-    design = Design.from_snapshot(session)
-    media_url = media_url_maker(session.token)
-    done = set(stored)
-    pending = [t["trial_index"] for t in session.schedule if t["trial_index"] not in done]
-    state = {
-        "status": session.status, "session_number": session.session_number,
-        "sessions": design.sessions, "consent": sessions.consent_state(session.status),
-        "key_mapping": session.condition.get("key_mapping"),
-        "response_keys": list(design.response_keys),
-        # The design's task (its trial type) says what the instructions explain: catch trials
-        # are presented as clips of another type, so the trials' types cannot.
-        "task": design.task,
-        "trials": [_public_trial(session, t, media_url) for t in session.schedule],
-        "next_trial_index": pending[0] if pending else len(session.schedule),
-        "stored_indices": stored,
-        "response_window_ms_after_clip": design.response_window_ms_after_clip,
-        "inter_trial_ms": design.inter_trial_ms,
-        "practice": {"min_accuracy": design.practice.min_accuracy,
-                     "max_attempts": design.practice.max_attempts},
-        "practice_passed": practice_passed(session.status, session.schedule, records, design),
-        "blocks": scheduling.blocks_summary(session.schedule),
-        # Whether some trials check attention (the instructions say so), never which ones.
-        "attention_checks": any(t["trial_type"] == ATTENTION_CHECK for t in session.schedule),
-        "simulated": session.simulated,
-        "preview": bool(session.preview),
-    }
-    if session.status in verdict.ENDED:
-        state.update(sessions.ending(session, session.status))
-    return state
-
-
-def _public_trial(session: Row, trial: dict, media_url) -> dict:
-    """What the browser sees of ``trial``.  Only the simulated participant is ever told an
-    answer (``preview_answer``), so that it can pass practice at its set accuracy: a practice
-    trial's in any simulated session (always excluded), and in a researcher's preview a catch
-    trial's instructed key too, so that the preview reaches the debrief.  No participant's
-    session is ever sent one."""
-    view = scheduling.public_trial(trial, media_url)
-    if session.preview and trial["trial_type"] == ATTENTION_CHECK:
-        view["preview_answer"] = {"instructed_key": trial["instructed_key"],
-                                  "correct_response": trial["correct_response"]}
-    elif session.simulated and trial["block"] == scheduling.PRACTICE:
-        # Practice trials are of the design's task, whose type says its answer as feedback.
-        answer = TASKS[trial["trial_type"]].feedback_answer(trial)
-        view["preview_answer"] = {"correct_response": answer}
-    return view
 
 
 def _row(session_id: int, scheduled: dict, fields: dict, rules, received_at) -> dict:
@@ -286,7 +227,7 @@ def complete(connection: Connection, session: Row) -> dict:
 def _judge(connection: Connection, design, session: Row, trials: list[Row],
            status: str) -> verdict.Verdict:
     """The verdict on a session's stored trials (:func:`experiments.verdict.judge`)."""
-    records = [_record(t) | {"received_at": t.received_at} for t in trials]
+    records = [stored_record(t) | {"received_at": t.received_at} for t in trials]
     return verdict.judge(design, session.schedule, records,
                          store.media_served(connection, session.id),
                          simulated=session.simulated, status=status)

@@ -5,6 +5,7 @@ from flask import Blueprint, current_app, make_response, redirect, render_templa
 
 from webapp.extensions import csrf, db
 from webapp.participant import calendar, resume, sessions, store, texts
+from webapp.participant.entry import Admission, Entry, enter
 
 bp = Blueprint("participant", __name__)
 
@@ -27,13 +28,12 @@ def _texts(snapshot, remembered: str | None = None) -> tuple[str, dict]:
 def entry(slug):
     if "resume" in request.args:  # a researcher's resume link: a page with one button
         return _resume_page(slug)
-    admission = sessions.Admission(
+    admission = Admission(
         address=request.remote_addr or "",
         simulated="simulate" in request.args and simulation_allowed(),
         resume_keys=resume.held_keys(request.cookies.get(resume.COOKIE)))
     with db.engine.connect() as connection:
-        result = sessions.enter(connection, slug, request.args, admission,
-                                request.accept_languages)
+        result = enter(connection, slug, request.args, admission, request.accept_languages)
     if result.outcome == "run":
         # The language asked for travels on to the runner page.
         query = {"lang": request.args["lang"]} if request.args.get("lang") else {}
@@ -45,7 +45,7 @@ def entry(slug):
     return _entry_page(slug, result)
 
 
-def _entry_page(slug: str, result: sessions.Entry):
+def _entry_page(slug: str, result: Entry):
     """The page of an entry that does not lead to the runner."""
     snapshot = result.study.design_snapshot if result.study else None
     lang, text = _texts(snapshot, result.language)

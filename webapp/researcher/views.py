@@ -1,15 +1,11 @@
-"""The researcher dashboard: study list and set-up, the live study page, exports, members.
-
-Every route of this blueprint requires a signed-in researcher, and every route of one study
-(a ``slug`` in its URL) a member whose role allows the request; both are enforced once, in
-``before_request``, so a route added later cannot forget them.
+"""The researcher dashboard's pages: study list and set-up, the live study page, previews,
+exclusions, resume links, members (the downloads are :mod:`webapp.researcher.downloads`;
+sign-in and membership are checked once for every route, in
+:mod:`webapp.researcher.blueprint`).
 """
-import io
 import secrets
-from pathlib import Path
 
-import plotly
-from flask import Blueprint, abort, flash, redirect, render_template, request, send_file, url_for
+from flask import abort, flash, redirect, render_template, request, url_for
 from flask_login import current_user
 from flask_wtf import FlaskForm
 from wtforms import SelectField, StringField, TextAreaField
@@ -17,47 +13,12 @@ from wtforms.validators import DataRequired, Length
 
 from experiments.designs import Design
 from experiments.response_keys import reserved_key_warnings
-from webapp.extensions import db, login_manager
+from webapp.extensions import db
 from webapp.models import access, manual_exclusion
-from webapp.participant import resume, sessions
+from webapp.participant import entry, resume, sessions
 from webapp.priority import low_priority
-from webapp.researcher import dashboard, exports, studies, study_form
-
-bp = Blueprint("researcher", __name__, url_prefix="/researcher")
-
-PLOTLY_JS = Path(plotly.__file__).resolve().parent / "package_data" / "plotly.min.js"
-
-
-@bp.before_request
-def _require_login_and_access():
-    """A non-member gets 404 for a study, as for one that does not exist, so a study's existence
-    is not revealed; a member whose role lacks what the request needs gets 403."""
-    if not current_user.is_authenticated:
-        return login_manager.unauthorized()
-    view_args = request.view_args or {}
-    slug = view_args.get("slug")
-    if slug is not None:
-        study = studies.get_study(slug)
-        allowed = access.permissions_of(current_user, study) if study else frozenset()
-        if not allowed:
-            abort(404, description=f"No study {slug!r}.")
-        if _permission_needed(view_args) not in allowed:
-            abort(403, description="Your role in this study does not allow this.")
-    return None
-
-
-def _permission_needed(view_args: dict) -> str:
-    """Reads need "view", lifecycle actions what their action needs, running the study day to
-    day "run", its configuration "configure"; every other write (members, and any route
-    added later) is for owners."""
-    if request.endpoint == "researcher.change_status":
-        return access.action_permission(view_args["action"])
-    if request.endpoint in ("researcher.preview", "researcher.manual_rule",
-                            "researcher.resume_link"):
-        return "run"  # reviewing and helping participants is running a study: editors, owners
-    if request.endpoint == "researcher.update_study":
-        return "configure"
-    return "view" if request.method in ("GET", "HEAD") else "manage"
+from webapp.researcher import dashboard, lifecycle, studies, study_form
+from webapp.researcher.blueprint import bp
 
 
 class ActionForm(FlaskForm):
@@ -146,8 +107,8 @@ def update_study(slug):
         return _render_list(form, 400, editing=study)
     try:
         based_on = int(form.based_on.data) if (form.based_on.data or "").isdigit() else None
-        study = studies.update_study(slug, config, based_on=based_on,
-                                     by=current_user.username)
+        study = lifecycle.update_study(slug, config, based_on=based_on,
+                                       by=current_user.username)
     except studies.StudyError as error:
         form.based_on.errors = [str(error)]
         return _render_list(form, 409 if "meanwhile" in str(error) else 400, editing=study)
@@ -170,8 +131,8 @@ def _render_study(slug: str, exclusion_form: ExclusionForm | None = None, status
     allowed = access.permissions_of(current_user, study)
     return render_template(
         "researcher/study.html", study=study, panel=dashboard.study_panel(slug),
-        state=studies.state_name(study), action_labels=studies.ACTION_LABELS,
-        actions=[action for action in studies.allowed_actions(study)
+        state=lifecycle.state_name(study), action_labels=lifecycle.ACTION_LABELS,
+        actions=[action for action in lifecycle.allowed_actions(study)
                  if access.action_permission(action) in allowed],
         action_form=ActionForm(), role=access.role_of(current_user, study),
         members=access.members(study),
@@ -198,16 +159,16 @@ def panel(slug):
 
 @bp.post("/studies/<slug>/<action>")
 def change_status(slug, action):
-    if action not in studies.TRANSITIONS:
+    if action not in lifecycle.TRANSITIONS:
         abort(404)
     if not ActionForm().validate_on_submit():
         abort(400, description="The form expired; reload the page and try again.")
     try:
-        study = studies.transition(slug, action)
+        study = lifecycle.transition(slug, action)
     except studies.StudyError as error:
         flash(str(error), "error")
         return redirect(url_for("researcher.study", slug=slug), 303)
-    flash(f"Study {slug!r} is now {studies.state_name(study)}.", "info")
+    flash(f"Study {slug!r} is now {lifecycle.state_name(study)}.", "info")
     return redirect(url_for("researcher.study", slug=slug), 303)
 
 
@@ -219,9 +180,9 @@ def preview(slug):
     if not ActionForm().validate_on_submit():
         abort(400, description="The form expired; reload the page and try again.")
     with db.engine.connect() as connection:
-        result = sessions.enter(connection, slug,
-                                    {"participant": f"preview-{secrets.token_hex(6)}"},
-                                    sessions.Admission(preview=True))
+        result = entry.enter(connection, slug,
+                             {"participant": f"preview-{secrets.token_hex(6)}"},
+                             entry.Admission(preview=True))
     if result.outcome != "run":
         flash(result.message, "error")
         return redirect(url_for("researcher.study", slug=slug), 303)
@@ -276,42 +237,6 @@ def resume_link(slug):
     return _render_study(slug, issued_link=studies.participant_link(slug, resume=code))
 
 
-@bp.get("/studies/<slug>/prolific.csv")
-@low_priority
-def prolific(slug):
-    name, data = exports.prolific_export(slug)
-    return send_file(io.BytesIO(data), mimetype="text/csv", as_attachment=True,
-                     download_name=name, max_age=0)
-
-
-def _next_session_file(slug: str, name: str):
-    data = exports.next_session_export(slug, name)
-    return send_file(io.BytesIO(data), mimetype="text/csv", as_attachment=True,
-                     download_name=f"{slug}-{name}", max_age=0)
-
-
-@bp.get("/studies/<slug>/next_session_allowlist.csv")
-@low_priority
-def next_session_allowlist(slug):
-    """Prolific's custom allowlist for the next session (webapp.researcher.exports)."""
-    return _next_session_file(slug, "next_session_allowlist.csv")
-
-
-@bp.get("/studies/<slug>/next_session_start_times.csv")
-@low_priority
-def next_session_start_times(slug):
-    """The same people with the earliest start time of their next session."""
-    return _next_session_file(slug, "next_session_start_times.csv")
-
-
-@bp.get("/studies/<slug>/export.zip")
-@low_priority
-def export(slug):
-    name, data = exports.export_zip(slug)
-    return send_file(io.BytesIO(data), mimetype="application/zip", as_attachment=True,
-                     download_name=name, max_age=0)
-
-
 @bp.post("/studies/<slug>/members")
 def add_member(slug):
     """Add a researcher by username with a role, or change a member's role."""
@@ -341,11 +266,3 @@ def remove_member(slug, username):
     else:
         flash(f"{username} no longer has access to {slug!r}.", "info")
     return redirect(url_for("researcher.study", slug=slug), 303)
-
-
-@bp.get("/vendor/plotly.min.js")
-def plotly_js():
-    # Served from the installed plotly package, so the version always matches and no CDN is used.
-    if not PLOTLY_JS.is_file():
-        abort(404, description="plotly.min.js is missing from the plotly package.")
-    return send_file(PLOTLY_JS, mimetype="text/javascript", max_age=86400)

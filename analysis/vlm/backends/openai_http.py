@@ -9,7 +9,8 @@ Requests run with bounded concurrency.  Each is retried (tenacity) on dropped co
 timeouts, 408, 429, 5xx and a 200 whose body is not JSON (cut off by a proxy or an
 overloaded server), never on any other 4xx, after the wait the server's
 ``Retry-After`` asks for, else a random share of an exponentially growing window (full
-jitter).  A request that still fails becomes that request's outcome, so the others are kept.
+jitter; :mod:`analysis.vlm.backends.http_errors`).  A request that still fails becomes that
+request's outcome, so the others are kept.
 Only what the run sets is sent, under the names the model's family expects (``families``),
 and a parameter the family refuses is an error before any item runs.  The API key is read
 from the environment variable named by ``api_key_env`` at construction.
@@ -17,14 +18,12 @@ from the environment variable named by ``api_key_env`` at construction.
 from __future__ import annotations
 
 import base64
-import email.utils
 import io
 import json
 import math
 import os
 import random
 from concurrent.futures import ThreadPoolExecutor
-from datetime import datetime, timezone
 from importlib import metadata
 
 import httpx
@@ -33,15 +32,14 @@ import tenacity
 from analysis.vlm.backends.base import (
     SURFACE_FORMS,
     Backend,
-    BackendError,
     Generation,
     GenerationParams,
     LabelScores,
     Request,
 )
 from analysis.vlm.backends.families import model_family
+from analysis.vlm.backends.http_errors import MalformedReply, failure, retry_after_s, transient
 
-RETRY_STATUS = frozenset({408, 429})  # and every 5xx
 VIDEO_MODES = ("frames", "video_url")
 # The fields of a /models entry that say what the model computes.  The rest is volatile:
 # vLLM answers with a fresh "created" time and a random permission id on every call.
@@ -187,29 +185,8 @@ class OpenAIBackend(Backend):
             return retrying(self._send, method, path, body)
         except (httpx.HTTPError, MalformedReply) as error:
             attempts = retrying.statistics.get("attempt_number", 1)
-            raise self._failure(f"{method} {self.base_url}{path}", error, attempts) from error
-
-    def _failure(self, where: str, error: httpx.HTTPError | MalformedReply,
-                 attempts: int) -> BackendError:
-        """The error as one line: what failed, why, what to do."""
-        tries = f" (after {attempts} attempts)" if attempts > 1 else ""
-        if isinstance(error, MalformedReply):
-            return BackendError(f"{where} answered with something that is not JSON{tries}: "
-                                f"{error.response.text[:120]!r}", transient=True)
-        if isinstance(error, httpx.HTTPStatusError):
-            status = error.response.status_code
-            hint = _status_hint(status, self.api_key_env)
-            return BackendError(f"{where}: HTTP {status}{tries}: "
-                                f"{_server_message(error.response)}{hint}",
-                                transient=transient(error))
-        if isinstance(error, httpx.TimeoutException):
-            return BackendError(f"{where}: no answer within {self.timeout_s:g} s{tries}; "
-                                "raise --timeout or rerun later", transient=True)
-        if isinstance(error, httpx.ConnectError):
-            return BackendError(f"cannot reach {self.base_url}{tries}: {error}; is the server "
-                                "running, and is --base-url right?", transient=True)
-        return BackendError(f"{where}: {type(error).__name__}: {error}{tries}",
-                            transient=transient(error))
+            raise failure(f"{method} {self.base_url}{path}", error, attempts, self.base_url,
+                          self.api_key_env, self.timeout_s) from error
 
     def _map(self, fn, requests: list[Request]) -> list:
         """``fn`` over the requests, concurrently: each one's result or the error it raised."""
@@ -262,14 +239,6 @@ class OpenAIBackend(Backend):
         self.client.close()
 
 
-class MalformedReply(ValueError):
-    """A 200 whose body is not JSON: a reply cut off on its way, worth asking again."""
-
-    def __init__(self, response: httpx.Response):
-        super().__init__(f"not JSON: {response.text[:120]!r}")
-        self.response = response
-
-
 def _top_logprobs(reply: dict) -> list | None:
     """The first answer token's top logprobs, or None where the reply carries none (servers
     that do not implement logprobs answer ``null`` or an empty list)."""
@@ -278,64 +247,6 @@ def _top_logprobs(reply: dict) -> list | None:
     except (KeyError, IndexError, TypeError):
         return None
     return top if isinstance(top, list) else None
-
-
-def transient(error: BaseException) -> bool:
-    """Whether a failed request may succeed if sent again."""
-    if isinstance(error, httpx.HTTPStatusError):
-        status = error.response.status_code
-        return status in RETRY_STATUS or status >= 500
-    return isinstance(error, (httpx.TimeoutException, httpx.NetworkError,
-                              httpx.RemoteProtocolError, MalformedReply))
-
-
-def retry_after_s(headers, now: datetime | None = None) -> float | None:
-    """Seconds a server asked us to wait: ``retry-after-ms`` (OpenAI), or ``Retry-After`` as
-    seconds or as an HTTP-date (RFC 9110 sec. 10.2.3); None when it asked nothing readable."""
-    try:
-        return max(0.0, float(headers["retry-after-ms"]) / 1000)
-    except (KeyError, ValueError):
-        pass
-    value = headers.get("retry-after")
-    if not value:
-        return None
-    try:
-        return max(0.0, float(value))
-    except ValueError:
-        pass
-    try:
-        when = email.utils.parsedate_to_datetime(value)
-    except (TypeError, ValueError):
-        return None
-    if when.tzinfo is None:
-        when = when.replace(tzinfo=timezone.utc)
-    return max(0.0, (when - (now or datetime.now(timezone.utc))).total_seconds())
-
-
-def _status_hint(status: int, key_env: str) -> str:
-    if status in (401, 403):
-        if not os.environ.get(key_env):
-            return f" (${key_env} is not set: put the API key there)"
-        return f" (check the API key in ${key_env} and its access to this model)"
-    if status == 404:
-        return " (check --base-url, usually ending in /v1, and --model)"
-    if status == 413:
-        return " (the request is too large: fewer frames, with --fps or --n-frames)"
-    if status == 429:
-        return " (rate limited: lower --concurrency, or rerun later)"
-    return ""
-
-
-def _server_message(response: httpx.Response) -> str:
-    """The server's own words: OpenAI's {"error": {"message"}}, vLLM's {"message"}, or text."""
-    try:
-        payload = response.json()
-    except ValueError:
-        return " ".join(response.text.split())[:300] or response.reason_phrase
-    error = payload.get("error", payload) if isinstance(payload, dict) else payload
-    if isinstance(error, dict):
-        error = error.get("message") or error.get("detail") or error
-    return " ".join(str(error).split())[:300]
 
 
 def _logsumexp(values: list[float]) -> float:

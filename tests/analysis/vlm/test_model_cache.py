@@ -12,9 +12,10 @@ import pytest
 
 from analysis.vlm.backends.base import GenerationParams, Request
 from analysis.vlm.cache import ResultCache, cache_key
+from analysis.vlm.items import Item
 from analysis.vlm.runner import Runner
 from analysis.vlm.sampling import Visual
-from analysis.vlm.tasks import Item, TaskSpec, build_items
+from analysis.vlm.tasks import TaskSpec, build_items
 from tests.waiting import wait_until
 
 PARAMS = GenerationParams(max_new_tokens=4)

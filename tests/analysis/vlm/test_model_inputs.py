@@ -3,9 +3,10 @@ import numpy as np
 import pytest
 
 from analysis.vlm import prompts
+from analysis.vlm.aot_items import reversal_checks
 from analysis.vlm.backends.base import GenerationParams, Request
 from analysis.vlm.sampling import load_video, sample_indices, subset
-from analysis.vlm.tasks import TaskSpec, build_items, reversal_checks
+from analysis.vlm.tasks import TaskSpec, build_items
 from experiments.catalog_records import StimulusRecord
 from tests.analysis.vlm.helpers import moving_square, write_lossless
 

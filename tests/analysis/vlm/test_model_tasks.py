@@ -130,12 +130,14 @@ def test_chain_of_thought_settings_are_scored_from_their_reasoning_only(hf_backe
     (TaskSpec(task="pair_order", fps=None, n_frames=3), 2, 1),
 ])
 def test_a_limit_decodes_only_the_clips_its_items_show(clips, monkeypatch, spec, limit, decoded):
-    from analysis.vlm import tasks
+    from analysis.vlm import aot_items, order_items
 
     everything = build_items(clips, spec)
     calls = []
-    load = tasks.load_video
-    monkeypatch.setattr(tasks, "load_video", lambda *a, **k: calls.append(a) or load(*a, **k))
+    load = aot_items.load_video
+    for module in (aot_items, order_items):  # every item builder that decodes
+        monkeypatch.setattr(module, "load_video",
+                            lambda *a, **k: calls.append(a) or load(*a, **k))
     first = build_items(clips, spec, limit=limit)
     assert [i.key for i in first] == [i.key for i in everything[:limit]]
     assert len(calls) == decoded
@@ -164,8 +166,8 @@ def test_a_model_non_answer_is_stored_as_a_person_s_timeout_is():
 
     from analysis.nonresponse import is_nonresponse
     from analysis.vlm.backends.base import Request
+    from analysis.vlm.items import Item
     from analysis.vlm.runner import trial_row
-    from analysis.vlm.tasks import Item
     from experiments.catalog_records import StimulusRecord
 
     item = Item("aot:1:FB", "aot", StimulusRecord(1, "p1", "clip", direction="forward"),

@@ -8,7 +8,7 @@ from datetime import datetime, timedelta, timezone
 import httpx
 import pytest
 
-from analysis.vlm.backends import base, families, load_backend, openai_http
+from analysis.vlm.backends import base, families, http_errors, load_backend
 from analysis.vlm.backends.base import GenerationParams
 from analysis.vlm.tasks import TaskSpec, build_items
 from tests.analysis.vlm.openai_server import TinyOpenAIServer
@@ -108,7 +108,7 @@ def test_retry_after_http_date_is_honoured(hf_backend, items):
 
 
 def test_retry_after_forms():
-    parse, now = openai_http.retry_after_s, datetime(2026, 1, 1, 12, tzinfo=timezone.utc)
+    parse, now = http_errors.retry_after_s, datetime(2026, 1, 1, 12, tzinfo=timezone.utc)
     assert parse(httpx.Headers({"Retry-After": "7"})) == 7
     assert parse(httpx.Headers({"retry-after": "Thu, 01 Jan 2026 12:00:30 GMT"}), now) == 30
     assert parse(httpx.Headers({"Retry-After": "Thu, 01 Jan 2026 11:00:00 GMT"}), now) == 0

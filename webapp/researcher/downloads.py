@@ -1,0 +1,57 @@
+"""The researcher dashboard's downloads: a study's export, Prolific's decisions and
+next-session files, and the plotly.js the dashboard's figures use."""
+import io
+from pathlib import Path
+
+import plotly
+from flask import abort, send_file
+
+from webapp.priority import low_priority
+from webapp.researcher import exports
+from webapp.researcher.blueprint import bp
+
+PLOTLY_JS = Path(plotly.__file__).resolve().parent / "package_data" / "plotly.min.js"
+
+
+@bp.get("/studies/<slug>/prolific.csv")
+@low_priority
+def prolific(slug):
+    name, data = exports.prolific_export(slug)
+    return send_file(io.BytesIO(data), mimetype="text/csv", as_attachment=True,
+                     download_name=name, max_age=0)
+
+
+def _next_session_file(slug: str, name: str):
+    data = exports.next_session_export(slug, name)
+    return send_file(io.BytesIO(data), mimetype="text/csv", as_attachment=True,
+                     download_name=f"{slug}-{name}", max_age=0)
+
+
+@bp.get("/studies/<slug>/next_session_allowlist.csv")
+@low_priority
+def next_session_allowlist(slug):
+    """Prolific's custom allowlist for the next session (webapp.researcher.exports)."""
+    return _next_session_file(slug, "next_session_allowlist.csv")
+
+
+@bp.get("/studies/<slug>/next_session_start_times.csv")
+@low_priority
+def next_session_start_times(slug):
+    """The same people with the earliest start time of their next session."""
+    return _next_session_file(slug, "next_session_start_times.csv")
+
+
+@bp.get("/studies/<slug>/export.zip")
+@low_priority
+def export(slug):
+    name, data = exports.export_zip(slug)
+    return send_file(io.BytesIO(data), mimetype="application/zip", as_attachment=True,
+                     download_name=name, max_age=0)
+
+
+@bp.get("/vendor/plotly.min.js")
+def plotly_js():
+    # Served from the installed plotly package, so the version always matches and no CDN is used.
+    if not PLOTLY_JS.is_file():
+        abort(404, description="plotly.min.js is missing from the plotly package.")
+    return send_file(PLOTLY_JS, mimetype="text/javascript", max_age=86400)
