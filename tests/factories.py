@@ -13,6 +13,7 @@ from datetime import datetime, timedelta, timezone
 from pathlib import Path
 
 import numpy as np
+from flask import current_app, has_app_context
 
 from bench.harness import stored_study
 from experiments.categories import CATEGORIES
@@ -154,6 +155,10 @@ class Factory:
         return Path(self.app.config["STIMULUS_ROOT"]) if files else None
 
     def _stored(self, make, *args, **kwargs):
+        # Inside the test's own app context, write through its session: a second context has
+        # its own session, and the test's open read transaction would not see the new rows.
+        if has_app_context() and current_app._get_current_object() is self.app:
+            return make(*args, **kwargs)
         with self.app.app_context():
             # Rows keep their loaded columns after commit and once the context closes.
             db.session().expire_on_commit = False
