@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import os
 from collections.abc import Mapping
 from dataclasses import asdict, dataclass
 from pathlib import Path
@@ -278,7 +279,9 @@ def _check_hub_model(model: str) -> None:
             return
     except ValueError:  # not a valid hub id: loading says so
         return
-    if constants.is_offline_mode():
+    # The library reads HF_HUB_OFFLINE once, when first imported; the environment is read now.
+    if constants.is_offline_mode() or os.environ.get("HF_HUB_OFFLINE", "").upper() in (
+            "1", "ON", "YES", "TRUE"):
         why = "HF_HUB_OFFLINE is set"
     else:
         import httpx
