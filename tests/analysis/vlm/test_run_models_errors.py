@@ -61,9 +61,10 @@ def test_a_missing_local_folder(runner, stimulus_set, tmp_path):
 
 
 def test_an_unknown_hub_id_offline(runner, stimulus_set, monkeypatch):
-    # Imported before the switch is set, as in a process that already loaded the library
-    # (which reads HF_HUB_OFFLINE once, at import): the switch must still count.
-    pytest.importorskip("huggingface_hub")
+    # As in a process that loaded the library before the switch was set (it reads
+    # HF_HUB_OFFLINE once, at import): the switch must still count.
+    constants = pytest.importorskip("huggingface_hub.constants")
+    monkeypatch.setattr(constants, "HF_HUB_OFFLINE", False)
     monkeypatch.setenv("HF_HUB_OFFLINE", "1")
     result = _run(runner, "nobody-xyz/no-such-model", "--device", "cpu")
     # Refused before loading: neither a folder nor cached, and offline.
