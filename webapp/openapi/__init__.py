@@ -10,7 +10,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from experiments.trial_types import BROWSER_TYPES, TRIAL_TYPES
+from experiments.trial_types import TRIAL_TYPES, browser_types
 from experiments.trial_types.base import Field
 
 SCHEMA_FILE = Path(__file__).resolve().parent / "participant.json"
@@ -99,7 +99,7 @@ def participant_schema() -> dict:
     from webapp.participant.api import CLAIM_FIELDS, CONSENT_FIELDS, DEVICE_FIELDS, SCREEN_OUT_FIELDS
 
     trial = {"oneOf": [object_schema(TRIAL_TYPES[name].FIELDS, trial_type=name)
-                       for name in BROWSER_TYPES]}
+                       for name in browser_types()]}  # read now: never a copy from import
     for variant in trial["oneOf"]:
         variant["required"] = sorted(set(variant["required"]) | {"trial_type"})
     empty = {"type": "object", "additionalProperties": False, "maxProperties": 0}
