@@ -13,18 +13,21 @@ from webapp.researcher.blueprint import bp
 PLOTLY_JS = Path(plotly.__file__).resolve().parent / "package_data" / "plotly.min.js"
 
 
+def _attachment(data: bytes, name: str, mimetype: str = "text/csv"):
+    """A file built in memory, downloaded under ``name`` and never cached."""
+    return send_file(io.BytesIO(data), mimetype=mimetype, as_attachment=True,
+                     download_name=name, max_age=0)
+
+
 @bp.get("/studies/<slug>/prolific.csv")
 @low_priority
 def prolific(slug):
     name, data = exports.prolific_export(slug)
-    return send_file(io.BytesIO(data), mimetype="text/csv", as_attachment=True,
-                     download_name=name, max_age=0)
+    return _attachment(data, name)
 
 
 def _next_session_file(slug: str, name: str):
-    data = exports.next_session_export(slug, name)
-    return send_file(io.BytesIO(data), mimetype="text/csv", as_attachment=True,
-                     download_name=f"{slug}-{name}", max_age=0)
+    return _attachment(exports.next_session_export(slug, name), f"{slug}-{name}")
 
 
 @bp.get("/studies/<slug>/next_session_allowlist.csv")
@@ -45,8 +48,7 @@ def next_session_start_times(slug):
 @low_priority
 def export(slug):
     name, data = exports.export_zip(slug)
-    return send_file(io.BytesIO(data), mimetype="application/zip", as_attachment=True,
-                     download_name=name, max_age=0)
+    return _attachment(data, name, "application/zip")
 
 
 @bp.get("/vendor/plotly.min.js")
