@@ -97,7 +97,3 @@ migration: setup
 	d=$$(mktemp -d) && export CHRONOSCOPE_INSTANCE_PATH=$$d CHRONOSCOPE_DEVELOPMENT=true && \
 	  $(BIN)/python manage.py db upgrade && $(BIN)/python manage.py db migrate -m "$(MESSAGE)"; \
 	  status=$$?; rm -rf $$d; exit $$status
-
-# Retake docs/walkthrough.md's screenshots (then commit docs/img/walkthrough/).
-screenshots: setup debian
-	CHRONOSCOPE_SCREENSHOTS=docs $(BIN)/python -m pytest -q -n 0 tests/browser/test_walkthrough_screenshots.py

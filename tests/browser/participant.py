@@ -85,7 +85,7 @@ def instructed_key(app, token: str, index: int) -> str | None:
     return trial.get("instructed_key")
 
 
-def answer(page, state: dict, on_trial=None, site=None, token=None) -> None:
+def answer(page, state: dict, on_trial=None, site=None, token=None, rt_ms: float = 0) -> None:
     screen = state["screen"]
     if screen == "consent":
         page.click("#consent-yes")
@@ -97,6 +97,8 @@ def answer(page, state: dict, on_trial=None, site=None, token=None) -> None:
         page.click("#continue")
     elif screen == "clip" and state["onset"] is not None:
         index = int(state["trial"])
+        if rt_ms:
+            hold(rt_ms, page)  # a person's reaction time is what the test presents
         page.keyboard.press(answer_key(site.app, token, index) if site else page.evaluate(
             f"window.chronoscope.session.response_keys[{index} % 2]"))
     elif screen == "frame_order":
@@ -108,11 +110,13 @@ def answer(page, state: dict, on_trial=None, site=None, token=None) -> None:
 
 
 def run_by_hand(page, until: str = "done", on_trial=None, limit_s: float = 120,
-                site=None, token=None) -> None:
+                site=None, token=None, rt_ms: float = 0) -> None:
     """Answers screens until ``until`` shows (real clicks and key presses, no simulation).
 
     ``on_trial(page, state)`` orders the frames of a frame-ordering trial (default: one
-    keyboard move); ``site`` and ``token`` let catch trials be answered as instructed.
+    keyboard move); ``site`` and ``token`` let catch trials be answered as instructed;
+    ``rt_ms`` answers each clip that long after its onset, as a person would (0: at once,
+    which the exclusion rules call an anticipation).
     """
     deadline = time.monotonic() + limit_s
     state = screen_state(page)
@@ -120,7 +124,7 @@ def run_by_hand(page, until: str = "done", on_trial=None, limit_s: float = 120,
         if time.monotonic() > deadline:
             raise AssertionError(f"session stuck at {state}")
         if state["screen"] not in WAITING:
-            answer(page, state, on_trial, site, token)
+            answer(page, state, on_trial, site, token, rt_ms)
         state = wait_change(page, state)
 
 
