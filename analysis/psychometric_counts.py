@@ -50,7 +50,8 @@ def _step(b0, b1, x, k, n, cdfs, guess, lapse, b1_lim, m_lim, sign, newton):
     on_m = ((m <= m_lim[0] + 1e-12) & (m_try < m) | (m >= m_lim[1] - 1e-12) & (m_try > m)) & ~on_b1
     s1 = np.where(on_m, (g1 - m * g0) / (m * m * i00 - 2 * m * i01 + i11 + 1e-12), s1)
     s0 = np.where(on_m, -m * s1, s0)
-    scale = np.minimum(1, b1_lim[1] / 4 / (np.abs(s0) + np.abs(s1) + 1e-300))  # damped
+    with np.errstate(over="ignore"):  # a zero step overflows to inf, and its scale is 1
+        scale = np.minimum(1, b1_lim[1] / 4 / (np.abs(s0) + np.abs(s1) + 1e-300))  # damped
     s0, s1 = scale * s0, scale * s1
     # a step past a slope limit is shortened to end on it, keeping its direction (clipping
     # the slope alone can turn an ascent direction into a descent one)

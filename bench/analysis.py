@@ -2,7 +2,8 @@
 
 The study is simulated (analysis.simulate): people as signal-detection observers with a
 forward bias, plus models, in the canonical trial shape. The full report is what
-``manage.py analyze`` does after reading the CSV: normalise the table, build every table and
+``manage.py analyze`` does after reading the CSV (its independent sections in a second
+process from ``build.PARALLEL_FROM_TRIALS`` trials; also timed in one process): normalise the table, build every table and
 figure (two-way participant x clip bootstrap CIs, per-participant signal detection, the
 log-RT LMM, the GEE and the crossed GLMM, human-vs-model, ordering, exclusion flow) and
 write report.html, the CSVs and metrics.json. The baseline is the one-line pandas answer to
@@ -53,10 +54,11 @@ def baseline(data) -> float:
     return time.perf_counter() - start
 
 
-def full_report(data, out_dir: Path, n_boot: int):
+def full_report(data, out_dir: Path, n_boot: int, parallel: bool | None = None):
     start = time.perf_counter()
     trials = loading.normalize_trials(data)
-    report = build.build_report(trials, n_boot=n_boot, rng=np.random.default_rng(0))
+    report = build.build_report(trials, n_boot=n_boot, rng=np.random.default_rng(0),
+                                parallel=parallel)
     output.write_report(report, out_dir)
     return time.perf_counter() - start, report
 
@@ -79,11 +81,12 @@ def main(argv=None) -> None:
     t0 = time.perf_counter()
     data = simulated_study(args.participants, args.trials, args.seed)
     simulate_s = time.perf_counter() - t0
-    base, full, loads, parts = [], [], [], {}
+    base, full, serial, loads, parts = [], [], [], [], {}
     with tempfile.TemporaryDirectory() as tmp:
         for _ in range(args.rounds):
             loads.append(os.getloadavg()[0])
             base.append(min(baseline(data) for _ in range(3)))
+            serial.append(full_report(data, Path(tmp), args.n_boot, parallel=False)[0])
             seconds, report = full_report(data, Path(tmp), args.n_boot)
             full.append(seconds)
             for name, sec in report.timings_s.items():
@@ -97,8 +100,12 @@ def main(argv=None) -> None:
     print(f"{'pandas groupby: accuracy by category':<46}{median_range(base, '{:.3f}'):>26}"
           f"{'1':>30}")
     ratios = [f / b for f, b in zip(full, base)]
+    print(f"{'full report, one process':<46}{median_range(serial):>26}"
+          f"{median_range([f / b for f, b in zip(serial, base)], '{:.0f}'):>30}")
     print(f"{'full report (goal < %.0f s)' % GOAL_S:<46}{median_range(full):>26}"
           f"{median_range(ratios, '{:.0f}'):>30}")
+    print(f"full report / one process: "
+          f"{median_range([f / s for f, s in zip(full, serial)])} (same rounds)")
     slow = sorted(parts.items(), key=lambda kv: -statistics.median(kv[1]))[:8]
     print("slowest parts (median s): " + ", ".join(
         f"{k} {statistics.median(v):.2f}" for k, v in slow))

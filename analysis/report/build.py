@@ -11,8 +11,11 @@ result into report.html, one CSV per table and metrics.json.
 """
 from __future__ import annotations
 
+import multiprocessing
+import os
+import traceback
 from dataclasses import dataclass, field
-from typing import Sequence
+from typing import Callable, Sequence
 
 import numpy as np
 import pandas as pd
@@ -37,6 +40,9 @@ from analysis.report.sections import (
 EXPLODED_COLUMNS = ["subject_id", "subject_kind", "observer", "source_clip_id", "stimulus_id",
                     "trial_type", "direction", "correct_response", "response", "correct",
                     "rt_ms", "onset_method"]
+# From this many trials the sections that draw nothing from the report's generator run in a
+# second process, beside those that do (bench/analysis.py: the 1M-trial report's two halves).
+PARALLEL_FROM_TRIALS = 200_000
 AOT_TABLES = (R.AOT_OVERALL, R.AOT_BY_CATEGORY, R.AOT_BY_DIRECTION, R.AOT_BY_SUBJECT,
               R.AOT_BY_SESSION)
 
@@ -80,7 +86,8 @@ def build_report(data: pd.DataFrame, models: Sequence[str] | None = None, n_boot
                  tra_data: pd.DataFrame | None = None, sessions: str = "completed",
                  non_response: str = nonresponse.DEFAULT_POLICY,
                  sweep_levels: pd.DataFrame | None = None,
-                 participants: pd.DataFrame | None = None) -> Report:
+                 participants: pd.DataFrame | None = None,
+                 parallel: bool | None = None) -> Report:
     """Every table, figure and headline metric of a study.
 
     Parameters
@@ -107,6 +114,11 @@ def build_report(data: pd.DataFrame, models: Sequence[str] | None = None, n_boot
     participants : pandas.DataFrame, optional
         The study's sessions (participants.csv), so that the exclusion flow counts people
         who entered without a trial (:func:`analysis.exclusions.trial_exclusion_flow`).
+    parallel : bool, optional
+        Build the sections that draw nothing from ``rng`` (people's model fits, frame
+        ordering, pair metrics, diagnostics, the sweeps) in a forked process while this one
+        builds the rest; the result is the same either way. Default: from
+        :data:`PARALLEL_FROM_TRIALS` trials, where more than one core is available.
 
     Returns
     -------
@@ -130,26 +142,34 @@ def build_report(data: pd.DataFrame, models: Sequence[str] | None = None, n_boot
     aot_kept = loading.aot_trials(kept)
     exploded = timed(report, "explode", loading.explode_categories, aot_kept,
                      columns=EXPLODED_COLUMNS)
-    category_gaps = add_aot_tables(report, aot_kept, exploded, n_boot, rng)
     humans = aot_kept[aot_kept["subject_kind"] == C.HUMAN]
-    add_human_tables(report, humans, exploded[exploded["subject_kind"] == C.HUMAN])
+
+    def independent(part: Report) -> None:
+        """Sections that draw no number from ``rng`` (seeded their own, or none)."""
+        add_human_tables(part, humans, exploded[exploded["subject_kind"] == C.HUMAN])
+        add_ordering_tables(part, kept, raw, non_response, n_boot=n_boot)
+        timed(part, R.PAIR_METRICS, pairs.add_pair_tables, part, kept, n_boot=n_boot)
+        add_diagnostic_tables(part, kept, tra_data)
+        # People, VLMs and TRA over the sweeps; nothing at all without trials on sweep clips.
+        if tra.has_sweep_trials(aot_kept, tra_data, sweep_levels):
+            part.tables.update(fit(part, R.TRA_SWEEP_FITS, tra.sweep_tables, aot_kept,
+                                   tra_data, sweep_levels, n_boot) or {})
+
+    if parallel is None:
+        parallel = len(data) >= PARALLEL_FROM_TRIALS and len(os.sched_getaffinity(0)) > 1
+    other = _forked(independent) if parallel else None
+    category_gaps = add_aot_tables(report, aot_kept, exploded, n_boot, rng)
     timed(report, "participant_sdt", stats.add_participant_sdt, report, humans, n_boot, rng)
     add_comparison_tables(report, aot_kept, raw, n_boot, rng, non_response)
     if category_gaps is not None:
         stats.attach_category_gap_cis(t, category_gaps)
-    add_ordering_tables(report, kept, raw, non_response)
-    timed(report, R.PAIR_METRICS, pairs.add_pair_tables, report, kept)
-    add_diagnostic_tables(report, kept, tra_data)
+    _merge(report, other() if other else _run(independent))
     bench = benchmark_reference.benchmark_reference_table(aot_kept)  # published beside ours
     if not bench.empty:
         t[R.BENCHMARK_REFERENCE] = bench
     if aot_kept.empty:  # e.g. a frame-ordering study: no arrow-of-time tables at all
         for name in AOT_TABLES:
             t.pop(name, None)
-    # People, VLMs and TRA over the sweeps; nothing at all without trials on sweep clips.
-    if tra.has_sweep_trials(aot_kept, tra_data, sweep_levels):
-        t.update(fit(report, R.TRA_SWEEP_FITS, tra.sweep_tables, aot_kept, tra_data,
-                     sweep_levels, n_boot) or {})
     R.check_built(t)
     report.notes.append(_nonresponse_note(raw, data, non_response, t))
     label_models(t, data)
@@ -157,6 +177,50 @@ def build_report(data: pd.DataFrame, models: Sequence[str] | None = None, n_boot
     report.figures = timed(report, "figures", report_figures, t, humans)
     report.figures.update(tra.sweep_figures(t))
     return report
+
+
+def _run(sections: Callable[[Report], None]) -> Report:
+    part = Report()
+    sections(part)
+    return part
+
+
+def _forked(sections: Callable[[Report], None]) -> Callable[[], Report]:
+    """Start ``sections`` on a fresh :class:`Report` in a forked process, which sees the
+    parent's data without copying it; returns the function that waits for that Report.
+    Forking is safe here: the report is built in a command-line process, never a server's."""
+    context = multiprocessing.get_context("fork")
+    receiver, sender = context.Pipe(duplex=False)
+
+    def child() -> None:
+        try:
+            sender.send((True, _run(sections)))
+        except BaseException:  # noqa: BLE001 - sent to the parent, which raises it
+            sender.send((False, traceback.format_exc()))
+
+    process = context.Process(target=child, daemon=True)
+    process.start()
+    sender.close()
+
+    def wait() -> Report:
+        try:
+            done, part = receiver.recv()
+        except EOFError:
+            done, part = False, f"the process exited with code {process.exitcode}"
+        process.join()
+        if not done:
+            raise RuntimeError(f"report sections failed in their worker process:\n{part}")
+        return part
+
+    return wait
+
+
+def _merge(report: Report, part: Report) -> None:
+    report.tables.update(part.tables)
+    report.notes.extend(part.notes)
+    report.fit_info.update(part.fit_info)
+    report.timings_s.update(part.timings_s)
+    report.failures.update(part.failures)
 
 
 def _session_note(info: dict) -> str:

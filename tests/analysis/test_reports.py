@@ -186,3 +186,31 @@ def test_a_frame_ordering_report_has_no_arrow_of_time_section(tmp_path):
     assert "nonresponse_sensitivity" not in report.tables
     assert "ordering_nonresponse_sensitivity give" in notes
     assert " nonresponse_sensitivity" not in notes
+
+
+def test_the_sections_built_in_a_second_process_give_the_same_report():
+    """Large studies build the sections that draw nothing from the report's generator in a
+    forked process (build.PARALLEL_FROM_TRIALS); the report must not depend on it."""
+    import pandas as pd
+
+    spec = simulate.StudySpec(n_participants=12, trials_per_participant=60, n_clips=30,
+                              ordering_share=0.2, models=MODELS)
+    data = loading.normalize_trials(simulate.simulate_study(spec, np.random.default_rng(3)))
+    alone, forked = (build.build_report(data, n_boot=50, parallel=p) for p in (False, True))
+    assert list(alone.tables) == list(forked.tables)
+    for name, table in alone.tables.items():
+        pd.testing.assert_frame_equal(table, forked.tables[name], obj=name)
+    assert alone.notes == forked.notes and alone.failures == forked.failures
+    assert json.dumps(alone.fit_info, default=str) == json.dumps(forked.fit_info, default=str)
+
+
+def test_a_section_failing_in_the_second_process_is_raised_not_lost(monkeypatch):
+    from analysis.report import pairs
+
+    def broken(*args, **kwargs):
+        raise KeyError("a column the pair metrics need")
+
+    monkeypatch.setattr(pairs, "add_pair_tables", broken)
+    data = loading.normalize_trials(_small_study())
+    with pytest.raises(RuntimeError, match="a column the pair metrics need"):
+        build.build_report(data, n_boot=20, parallel=True)
