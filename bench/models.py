@@ -6,7 +6,10 @@ Same run, same model, same items (arrow-of-time zero-shot on synthetic 3 s clips
 and the machine load, and each batched mode's speed-up against its own one-at-a-time
 baseline (per-round ratios: median and range).  ``--size 7b --device cuda`` measures
 Qwen2.5-VL-7B shapes with random bf16 weights and compares the prefill (logit scoring is
-one prefill) with the GPU's roofline: achieved FLOP/s over ``--peak-tflops``.
+one prefill) with the GPU's roofline: achieved FLOP/s over ``--peak-tflops``, and decoding at
+batch 1 (each new token reads every weight once) with the memory roofline: achieved bytes/s
+over ``--peak-tbps``.  Every run also checks that batched scoring equals one-at-a-time scoring
+(largest difference in log-probability; the goal is 1e-5 in float32).
 
     python bench/models.py                       # tiny Qwen2.5-VL on CPU
     python bench/models.py --size 7b --device cuda --dtype bfloat16 --frame-size 336
@@ -25,6 +28,7 @@ from analysis.vlm.backends.base import GenerationParams  # noqa: E402
 from analysis.vlm.tasks import StimulusRecord, TaskSpec, build_items  # noqa: E402
 
 GOAL = 3.0  # batch-8 generation and batch-8 scoring, each against its own batch-1 rate
+AGREEMENT = 1e-5  # batched = one at a time, in log-probability (float32)
 
 
 def moving_square(n_frames: int, height: int, width: int, seed: int):
@@ -95,6 +99,40 @@ def prefill_flops(backend, requests) -> float:
     return total
 
 
+def agreement(backend, requests, batch: int, dtype: str) -> str:
+    """Batched scoring against one-at-a-time scoring of the same items."""
+    single = [backend.score([r], ("F", "B"))[0] for r in requests]
+    batched = [s for i in range(0, len(requests), batch)
+               for s in backend.score(requests[i:i + batch], ("F", "B"))]
+    worst = max(abs(a.logprobs[k] - b.logprobs[k]) for a, b in zip(single, batched)
+                for k in ("F", "B"))
+    verdict = ("met" if worst <= AGREEMENT else "NOT met") if dtype == "float32" else \
+        f"not judged in {dtype}"
+    return (f"batched = one at a time: largest |d log p| {worst:.1e} over {len(requests)} "
+            f"items (goal {AGREEMENT:.0e} in float32: {verdict})")
+
+
+def decode_roofline(backend, request, peak_tbps: float, sync, new_tokens: int = 64) -> str:
+    """Batch-1 decoding: each token reads every weight once, so bytes/s over bandwidth."""
+    import torch
+
+    weights = sum(p.numel() * p.element_size() for p in backend.model.parameters())
+    inputs = backend.encode([request])
+
+    def generate(n: int):  # exactly n tokens: random weights may say end-of-text at once
+        with torch.inference_mode():
+            backend.model.generate(**inputs, max_new_tokens=n, min_new_tokens=n,
+                                   do_sample=False)
+
+    prefill = timed(lambda: generate(1), sync)
+    total = timed(lambda: generate(new_tokens), sync)
+    per_token = (total - prefill) / (new_tokens - 1)
+    achieved = weights / per_token / 1e12
+    return (f"decode, batch 1: {1 / per_token:.0f} tokens/s, {weights / 1e9:.1f} GB of weights "
+            f"read per token = {achieved:.2f} TB/s, {100 * achieved / peak_tbps:.0f}% of "
+            f"{peak_tbps} TB/s")
+
+
 def main(argv=None):
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--size", choices=("tiny", "7b"), default="tiny")
@@ -106,7 +144,9 @@ def main(argv=None):
     parser.add_argument("--max-new-tokens", type=int, default=16)
     parser.add_argument("--rounds", type=int, default=7, help="interleaved rounds")
     parser.add_argument("--peak-tflops", type=float, default=989.0,
-                        help="dense bf16 peak of the GPU (H100 SXM: 989)")
+                        help="dense bf16 peak of the GPU (H100 SXM and H200: 989)")
+    parser.add_argument("--peak-tbps", type=float, default=4.8,
+                        help="memory bandwidth of the GPU in TB/s (H200: 4.8, H100 SXM: 3.35)")
     args = parser.parse_args(argv)
     import torch
 
@@ -159,7 +199,9 @@ def main(argv=None):
             verdict = "met" if ratio >= GOAL else "NOT met"
             print(f"goal: {kind} batch {b} >= {GOAL:.0f}x its one-at-a-time rate: {verdict} "
                   f"({ratio:.2f}x)")
+        print(agreement(backend, requests, b, args.dtype))
         if args.device.startswith("cuda"):
+            print(decode_roofline(backend, requests[0], args.peak_tbps, sync))
             flops = prefill_flops(backend, requests)
             achieved = flops / statistics.median(seconds[("logit score", b)]) / 1e12
             print(f"prefill: {flops / 1e12:.1f} TFLOP, {achieved:.0f} TFLOP/s = "

@@ -39,3 +39,17 @@ def test_benchmark_runs(script, argv, phrase, capsys, monkeypatch):
     main = module.main
     main(argv) if main.__code__.co_argcount else main()
     assert phrase in capsys.readouterr().out
+
+
+def test_the_gpu_script_parses_and_runs_only_what_exists():
+    """bench/gpu.sh runs on a lent GPU machine only; here its shell is checked and each
+    benchmark script it calls must exist (bench/models.py itself runs above)."""
+    import re
+    import subprocess
+    from pathlib import Path
+
+    script = Path(__file__).resolve().parents[2] / "bench" / "gpu.sh"
+    subprocess.run(["bash", "-n", str(script)], check=True)
+    text = script.read_text()
+    scripts = re.findall(r'"\$PY" (bench/\w+\.py)', text)
+    assert scripts and all((script.parents[1] / path).is_file() for path in scripts)
