@@ -14,7 +14,7 @@ import numpy as np
 import pandas as pd
 from scipy import stats
 
-from analysis import bootstrap, loading, observers
+from analysis import bootstrap, intervals, loading, observers
 from analysis import columns as C
 
 EXACT_BELOW = 25  # McNemar: exact binomial test when fewer discordant pairs than this
@@ -51,8 +51,8 @@ def binomial_tests(kept: pd.DataFrame, ci: float = 0.95, n_boot: int = 1000,
     Trials are not independent, so none is a unit. People: participants and clips are
     both samples, so the test is the two-way (participant x clip) percentile bootstrap of
     their accuracy (:mod:`analysis.bootstrap`); ``p_value`` is the level at which its
-    interval leaves out 0.5 (:func:`analysis.bootstrap.percentile_p_value`), both widened
-    for few participants or clips (:func:`analysis.bootstrap.few_units`). A t-test over
+    interval leaves out 0.5 (:func:`analysis.intervals.percentile_p_value`), both widened
+    for few participants or clips (:func:`analysis.intervals.few_units`). A t-test over
     participants treats the clips as fixed: on simulated nulls with a clip SD of 1 logit it
     rejected far more often than its level (bench/null_fpr.py). Below
     :data:`analysis.bootstrap.MIN_PARTICIPANTS` participants there is no test, with a note.
@@ -94,14 +94,14 @@ def _two_way_test(trials: pd.DataFrame, ci: float, n_boot: int, rng) -> dict:
         return {**out, "note": f"not estimated: {too_few}"}
     draws = bootstrap.bootstrap_draws(trials, scheme="two-way", n_boot=n_boot, rng=rng)
     boot = draws.boot["accuracy"]
-    few = bootstrap.few_units(trials)
-    (low,), (high,) = bootstrap.nan_percentiles(boot, *bootstrap.corrected_levels(ci, few))
+    few = intervals.few_units(trials)
+    (low,), (high,) = intervals.nan_percentiles(boot, *intervals.corrected_levels(ci, few))
     note = f"{trials['source_clip_id'].nunique()} clips, {n_boot} resamples"
-    if bootstrap.no_spread(boot)[0]:  # e.g. every answer right: [1, 1] is no interval
-        low, high = bootstrap.exact_bounds(draws.point["accuracy"][0], draws.n_units[0], ci)
-        note += "; " + bootstrap.EXACT_NOTE.format(n=draws.n_units[0])
+    if intervals.no_spread(boot)[0]:  # e.g. every answer right: [1, 1] is no interval
+        low, high = intervals.exact_bounds(draws.point["accuracy"][0], draws.n_units[0], ci)
+        note += "; " + intervals.EXACT_NOTE.format(n=draws.n_units[0])
     return {**out, "ci_low": low, "ci_high": high,
-            "p_value": bootstrap.percentile_p_value(boot[0], CHANCE, few), "note": note}
+            "p_value": intervals.percentile_p_value(boot[0], CHANCE, few), "note": note}
 
 
 def _item_sign_test(trials: pd.DataFrame, ci: float) -> dict:
@@ -264,7 +264,7 @@ def item_correlations(agreement: pd.DataFrame, ci: float = 0.95, n_boot: int = 1
         else:
             r = stats.pearsonr(x, y)[0]
             boot = _weighted_r(x, y, bootstrap.resample_counts(rng, n_clips, n_boot)[:, codes])
-            low, high = bootstrap.nan_percentiles(boot[None], 100 * (1 - ci) / 2,
+            low, high = intervals.nan_percentiles(boot[None], 100 * (1 - ci) / 2,
                                                   100 * (1 + ci) / 2)
             row.update(pearson_r=r, r_ci_low=low[0], r_ci_high=high[0],
                        p_value=_clip_permutation_p(x, y, codes, slot, r, n_boot, rng),

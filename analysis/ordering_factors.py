@@ -145,7 +145,8 @@ def _resampled_means(scores: pd.DataFrame, cond: np.ndarray, units: pd.Series, n
                      metrics, n_boot: int, rng: np.random.Generator, ci: float) -> pd.DataFrame:
     """One observer's mean and percentile CI of each metric per condition code, resampling
     ``units`` (one draw shared by conditions and metrics)."""
-    from analysis.bootstrap import nan_percentiles, resample_counts, unit_codes
+    from analysis.bootstrap import resample_counts, unit_codes
+    from analysis.intervals import nan_percentiles
 
     codes, n_units = unit_codes(units)
     weights = resample_counts(rng, n_units, n_boot).astype(float)

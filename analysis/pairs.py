@@ -25,7 +25,7 @@ from typing import Sequence
 import numpy as np
 import pandas as pd
 
-from analysis import bootstrap, loading, observers
+from analysis import bootstrap, intervals, loading, observers
 from analysis import columns as C
 
 METRICS = ("accuracy", "pair_accuracy", "pair_consistency")
@@ -240,7 +240,7 @@ def pair_metrics(data: pd.DataFrame | None, by: Sequence[str] = ("observer",), n
     lo_q, hi_q = 100 * (1 - ci) / 2, 100 * (1 + ci) / 2
     means = grouper[list(METRICS)].mean()
     for i, m in enumerate(METRICS):
-        lo, hi = bootstrap.nan_percentiles(boot[..., i], lo_q, hi_q)
+        lo, hi = intervals.nan_percentiles(boot[..., i], lo_q, hi_q)
         out[m], out[f"{m}_ci_low"], out[f"{m}_ci_high"] = means[m].to_numpy(), lo, hi
     out["ci_method"] = [bootstrap.SCHEME_LABELS["two-way" if t else "item"] for t in two_way]
     out["n_boot"] = n_boot

@@ -9,7 +9,7 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
-from analysis import aot, bootstrap
+from analysis import aot, bootstrap, intervals
 
 SUMMARY_METRICS = {"accuracy": 0.5, "d_prime": 0.0, "criterion": 0.0,
                    "d_prime_uncorrected": 0.0, "criterion_uncorrected": 0.0}
@@ -69,7 +69,7 @@ def participant_sdt(data: pd.DataFrame, subject: str = "subject_id") -> pd.DataF
 
 def participant_summary(table: pd.DataFrame, draws: dict | None = None,
                         pooled: dict | None = None, ci: float = 0.95,
-                        few: bootstrap.FewUnits = bootstrap.FewUnits()) -> pd.DataFrame:
+                        few: intervals.FewUnits = intervals.FewUnits()) -> pd.DataFrame:
     """Mean over participants of each metric, its two-way interval, and its test against
     the null.
 
@@ -85,9 +85,9 @@ def participant_summary(table: pd.DataFrame, draws: dict | None = None,
         Metric -> the value from pooled counts, shown beside the mean.
     ci : float
         Coverage of the interval.
-    few : analysis.bootstrap.FewUnits
+    few : analysis.intervals.FewUnits
         The small-sample widening of the interval and test
-        (:func:`analysis.bootstrap.few_units` of the people's trials; its accuracy-based
+        (:func:`analysis.intervals.few_units` of the people's trials; its accuracy-based
         degrees of freedom serve every metric).
 
     Returns
@@ -97,7 +97,7 @@ def participant_summary(table: pd.DataFrame, draws: dict | None = None,
         else 0), ``n_participants, mean, sd``, ``ci_low, ci_high`` (percentile interval of
         the draws, so within the metric's range), ``p_value`` (two-sided, the level at
         which that interval leaves out the null:
-        :func:`analysis.bootstrap.percentile_p_value`), ``ci_method`` and ``pooled``.
+        :func:`analysis.intervals.percentile_p_value`), ``ci_method`` and ``pooled``.
         ``criterion`` against 0 is the test of the forward bias (Hanyu et al. 2023).
 
     Notes
@@ -107,7 +107,7 @@ def participant_summary(table: pd.DataFrame, draws: dict | None = None,
     when clips differ (bench/null_fpr.py). The uncorrected metrics are descriptive: a
     resample can make them infinite, so they get no interval.
     """
-    lo_q, hi_q = bootstrap.corrected_levels(ci, few)
+    lo_q, hi_q = intervals.corrected_levels(ci, few)
     rows = []
     for metric, null in SUMMARY_METRICS.items():
         values = table[metric].to_numpy(float)
@@ -119,9 +119,9 @@ def participant_summary(table: pd.DataFrame, draws: dict | None = None,
                "ci_method": "", "pooled": (pooled or {}).get(metric, np.nan)}
         boot = (draws or {}).get(metric)
         if boot is not None:
-            low, high = bootstrap.nan_percentiles(np.asarray(boot)[None], lo_q, hi_q)
+            low, high = intervals.nan_percentiles(np.asarray(boot)[None], lo_q, hi_q)
             row |= {"ci_low": low[0], "ci_high": high[0],
-                    "p_value": bootstrap.percentile_p_value(boot, null, few),
+                    "p_value": intervals.percentile_p_value(boot, null, few),
                     "ci_method": bootstrap.SCHEME_LABELS["two-way"]}
         rows.append(row)
     return pd.DataFrame(rows, columns=list(SUMMARY_COLUMNS))

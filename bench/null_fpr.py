@@ -28,7 +28,7 @@ from scipy import stats
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from analysis import bootstrap  # noqa: E402
+from analysis import bootstrap, intervals  # noqa: E402
 
 ALPHA = 0.05
 
@@ -63,7 +63,7 @@ def two_way_p(trials: pd.DataFrame, n_boot: int, rng: np.random.Generator) -> fl
     :func:`analysis.comparisons.binomial_tests`, here also below its minimum of
     participants, to show why there is one)."""
     boot = bootstrap.bootstrap_draws(trials, n_boot=n_boot, rng=rng).boot["accuracy"][0]
-    return bootstrap.percentile_p_value(boot, 0.5, bootstrap.few_units(trials))
+    return intervals.percentile_p_value(boot, 0.5, intervals.few_units(trials))
 
 
 def rejection_rates(n_sims: int, n_people: int, n_clips: int, clip_sd: float,

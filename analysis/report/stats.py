@@ -8,7 +8,7 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
-from analysis import accuracy_model, bootstrap, participant_sdt, rt
+from analysis import accuracy_model, bootstrap, intervals, participant_sdt, rt
 from analysis import columns as C
 from analysis.report import registry as R
 
@@ -144,7 +144,7 @@ def add_participant_sdt(report, humans: pd.DataFrame, n_boot: int, rng) -> None:
         pooled = {m: float(row[m].iloc[0]) for m in ("accuracy", "d_prime", "criterion")
                   if len(row)}
     summary = participant_sdt.participant_summary(per, draws=draws, pooled=pooled,
-                                                  few=bootstrap.few_units(humans))
+                                                  few=intervals.few_units(humans))
     report.tables[R.SDT_PARTICIPANT_SUMMARY] = summary
     by_metric = summary.set_index("metric")
     c, d = by_metric.loc["criterion"], by_metric.loc["d_prime"]

@@ -6,7 +6,7 @@ import pandas as pd
 import pytest
 from scipy.stats import norm
 
-from analysis import aot, bootstrap, loading, simulate
+from analysis import aot, bootstrap, intervals, loading, simulate
 from analysis.report import build
 
 
@@ -220,7 +220,7 @@ def test_percentiles_of_rows_equal_numpy_row_by_row():
     values[2, 5] = np.inf
     values[3] = np.nan
     values[4] = np.round(values[4], 1)  # ties
-    lo, hi = bootstrap.nan_percentiles(values, 2.5, 97.5)
+    lo, hi = intervals.nan_percentiles(values, 2.5, 97.5)
     for row, low, high in zip(values, lo, hi):
         finite = row[np.isfinite(row)]
         expected = np.percentile(finite, [2.5, 97.5]) if len(finite) else [np.nan, np.nan]

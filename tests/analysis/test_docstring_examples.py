@@ -4,7 +4,7 @@ import importlib
 
 import pytest
 
-MODULES = ["aot", "bootstrap", "diagnostics", "exclusions", "loading", "ordering", "pairs",
+MODULES = ["aot", "bootstrap", "diagnostics", "exclusions", "intervals", "loading", "ordering", "pairs",
            "participant_sdt", "rt", "simulate", "tra"]
 
 

@@ -4,7 +4,7 @@ import pandas as pd
 import pytest
 from scipy import stats
 
-from analysis import bootstrap, participant_sdt
+from analysis import intervals, participant_sdt
 
 
 def _person(subject, ff, fb, bf, bb):
@@ -69,7 +69,7 @@ def test_summary_widens_interval_and_test_for_few_units(people):
     # the interval takes t quantiles (df 4) and undoes the (n - 1) / n of a resample.
     table = participant_sdt.participant_sdt(people)
     draws = {"criterion": np.linspace(-0.1, 0.9, 999)}
-    few = bootstrap.FewUnits(df=4.0, shrink=np.sqrt(0.8))
+    few = intervals.FewUnits(df=4.0, shrink=np.sqrt(0.8))
     c = participant_sdt.participant_summary(table, draws=draws, few=few).set_index(
         "metric").loc["criterion"]
     tail = stats.norm.cdf(-stats.t.ppf(0.975, 4) / np.sqrt(0.8))
