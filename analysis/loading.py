@@ -9,8 +9,9 @@ import numpy as np
 import pandas as pd
 
 from analysis import columns as C
+from analysis.cell_rules import TRUE_TEXT
 from analysis.csv_cells import escape_cells, unescape_cells
-from analysis.validation import TRUE_TEXT, Codes, Rows, validate_trials
+from analysis.validation import Codes, Rows, validate_trials
 
 
 def read_trials(path: str | Path) -> pd.DataFrame:

@@ -8,15 +8,13 @@ without a word (lower-case ``f`` answers scored as errors, ``excluded`` as Y/N r
 """
 from __future__ import annotations
 
-import json
-import math
-import re
 from itertools import repeat
 from typing import NamedTuple
 
 import numpy as np
 import pandas as pd
 
+from analysis import cell_rules
 from analysis import columns as C
 
 MAX_LISTED = 12        # kinds of problem spelled out in the message; the rest are counted
@@ -48,7 +46,7 @@ class Rows:
     def label(self, position: int) -> str:
         row = self._data.iloc[position]
         ids = [f"{c} {row[c]}" for c in ("session_id", "trial_index")
-               if c in row.index and not _blank(row[c])]
+               if c in row.index and not cell_rules.blank(row[c])]
         return f"row {position + 1}" + (f" ({', '.join(ids)})" if ids else "")
 
 
@@ -110,12 +108,12 @@ def _column_problems(column: pd.Series, name: str, rule: C.ColumnRule,
                      factorized: dict[str, Codes]) -> list[Problem]:
     bad = _numeric_problems(column, rule)
     if bad is None:
-        check = _CHECKS[rule.kind]
+        check = cell_rules.CHECKS[rule.kind]
         codes = factorized[name] = _factorize(column.to_numpy(dtype=object))
-        bad = _bad_values(codes, lambda v: rule.blank if _blank(v) else check(v, rule.allowed)
-                          or _matches(v, rule.pattern))
-    allowed = _allowed_text(name, rule)
-    return [Problem(name, _shown(value), allowed, positions) for value, positions in bad]
+        bad = _bad_values(codes, lambda v: rule.blank if cell_rules.blank(v) else check(v, rule.allowed)
+                          or cell_rules.matches(v, rule.pattern))
+    allowed = cell_rules.allowed_text(name, rule)
+    return [Problem(name, cell_rules.shown(value), allowed, positions) for value, positions in bad]
 
 
 def _numeric_problems(column: pd.Series, rule: C.ColumnRule):
@@ -159,14 +157,14 @@ def _grouped(values: np.ndarray, positions: np.ndarray) -> list[tuple[object, np
 def _factorize(values: np.ndarray) -> Codes:
     """``(codes, uniques)`` of ``values``, every missing value (None, NaN) as one unique.
     List cells are compared as tuples; dict cells (parsed JSON objects) all as one value,
-    :data:`_DICT`."""
+    :data:`cell_rules.JSON_OBJECT`."""
     try:
         # With the NA sentinel, then NA as one more unique: pandas' use_na_sentinel=False
         # costs twice as much on a column of a million strings.
         codes, uniques = pd.factorize(values)
     except TypeError:  # list or dict cells
         values = values.copy()
-        values[np.fromiter(map(isinstance, values, repeat(dict)), bool, len(values))] = _DICT
+        values[np.fromiter(map(isinstance, values, repeat(dict)), bool, len(values))] = cell_rules.JSON_OBJECT
         # Equal rows often share one object (a parsed table, the database): cells are told
         # apart by identity first, and only each distinct object is made a key.
         by_object, objects = pd.factorize(np.fromiter(map(id, values), np.int64, len(values)))
@@ -182,130 +180,6 @@ def _factorize(values: np.ndarray) -> Codes:
         codes = np.where(missing, len(uniques), codes)
         uniques = np.concatenate([np.asarray(uniques, dtype=object), np.array([None])])
     return codes, uniques
-
-
-class _Dict:
-    """Stands for every parsed JSON object (dicts cannot be factorized)."""
-
-    def __repr__(self):
-        return "{...}"
-
-
-_DICT = _Dict()
-
-
-def _blank(value) -> bool:
-    return value is None or value == "" or (isinstance(value, float) and math.isnan(value)) \
-        or value is pd.NA or value is pd.NaT
-
-
-def _matches(value, pattern: str) -> bool:
-    return bool(pattern) and isinstance(value, str) and re.fullmatch(pattern, value) is not None
-
-
-def _is_int(value) -> bool:
-    if isinstance(value, (bool, np.bool_)):
-        return False
-    if isinstance(value, (int, np.integer)):
-        return True
-    if isinstance(value, (float, np.floating)):
-        return math.isfinite(value) and float(value).is_integer()
-    if isinstance(value, str):
-        try:
-            number = float(value)
-        except ValueError:
-            return False
-        return math.isfinite(number) and number.is_integer()
-    return False
-
-
-def _is_number(value) -> bool:
-    if isinstance(value, (bool, np.bool_)):
-        return False
-    if isinstance(value, (int, float, np.integer, np.floating)):
-        return math.isfinite(value)
-    if isinstance(value, str):
-        try:
-            return math.isfinite(float(value))
-        except ValueError:
-            return False
-    return False
-
-
-TRUE_TEXT, FALSE_TEXT = ("true", "1", "1.0"), ("false", "0", "0.0")
-
-
-def _is_bool(value) -> bool:
-    if isinstance(value, (bool, np.bool_)):
-        return True
-    if isinstance(value, (int, float, np.integer, np.floating)):
-        return value in (0, 1)
-    return isinstance(value, str) and value.strip().lower() in TRUE_TEXT + FALSE_TEXT
-
-
-def _json(value, kind: type):
-    """The parsed JSON ``kind`` of a cell, or None when it is not one."""
-    if isinstance(value, tuple) and kind is list:
-        return list(value)
-    if value is _DICT and kind is dict:
-        return {}
-    if not isinstance(value, str):
-        return None
-    try:
-        parsed = json.loads(value)
-    except json.JSONDecodeError:
-        return None
-    return parsed if isinstance(parsed, kind) else None
-
-
-def _is_json_list(value, allowed) -> bool:
-    items = _json(value, list)
-    return items is not None and all(
-        isinstance(item, str) and (not allowed or item in allowed) for item in items)
-
-
-_CHECKS = {
-    "text": lambda value, allowed: not isinstance(value, (tuple, _Dict)),
-    "choice": lambda value, allowed: isinstance(value, str) and value in allowed,
-    "integer": lambda value, allowed: _is_int(value),
-    "number": lambda value, allowed: _is_number(value),
-    "boolean": lambda value, allowed: _is_bool(value),
-    "json_list": _is_json_list,
-    "json_object": lambda value, allowed: _json(value, dict) is not None,
-}
-
-
-def _allowed_text(name: str, rule: C.ColumnRule) -> str:
-    if rule.note:
-        return rule.note
-    empty = " or empty" if rule.blank else ""
-    if rule.kind == "choice":
-        return _one_of([*rule.allowed, *(["empty"] if rule.blank else [])], quote=rule.allowed)
-    if rule.kind == "json_list":
-        if name == "categories":
-            return (f"a JSON list of category names ({', '.join(rule.allowed)}; exact "
-                    f'spelling), e.g. ["Fall", "Diffusion"]{empty}')
-        return f'a JSON list of text, e.g. ["timeout"]{empty}'
-    if rule.kind == "text" and not rule.blank:
-        return "any text (not empty)"
-    return {"text": "any text", "integer": "a whole number", "number": "a finite number",
-            "boolean": "true or false (or 1 or 0)",
-            "json_object": 'a JSON object, e.g. {"key": "f"}'}[rule.kind] + empty
-
-
-def _one_of(values, quote=None) -> str:
-    """``'F', 'B' or empty``: the values in ``quote`` (default: all) are quoted."""
-    quote = values if quote is None else quote
-    shown = [repr(v) if v in quote else str(v) for v in values]
-    return shown[0] if len(shown) == 1 else f"{', '.join(shown[:-1])} or {shown[-1]}"
-
-
-def _shown(value) -> str:
-    if _blank(value):
-        return "empty"
-    if isinstance(value, tuple):
-        return repr(json.dumps(list(value)))
-    return repr(value if not isinstance(value, (np.generic,)) else value.item())
 
 
 # --- answers, by trial type -------------------------------------------------------------
@@ -328,9 +202,9 @@ def _answer_problems(data: pd.DataFrame) -> list[Problem]:
         direction = cells["direction"][at]
         if kind not in C.DIRECTIONLESS_TRIAL_TYPES:
             codes, uniques = _factorize(direction)
-            empty = np.flatnonzero(np.array([_blank(v) for v in uniques], dtype=bool)[codes])
+            empty = np.flatnonzero(np.array([cell_rules.blank(v) for v in uniques], dtype=bool)[codes])
             if len(empty):
-                problems.append(Problem("direction", "empty", _one_of(C.DIRECTIONS) + where,
+                problems.append(Problem("direction", "empty", cell_rules.one_of(C.DIRECTIONS) + where,
                                         at[empty]))
         if kind == C.AOT:
             problems += _direction_disagreements(direction, cells["correct_response"][at], at)
@@ -347,19 +221,19 @@ def _coded(name: str, values: np.ndarray, at: np.ndarray, coding, blank: bool,
         allowed += " or empty" if blank else ""
     else:
         check = lambda value: isinstance(value, str) and value in coding  # noqa: E731
-        allowed = _one_of([*coding, *(["empty"] if blank else [])], quote=coding)
-    bad = _bad_values(_factorize(values), lambda v: blank if _blank(v) else check(v))
-    return [Problem(name, _shown(value), allowed + where, at[pos]) for value, pos in bad]
+        allowed = cell_rules.one_of([*coding, *(["empty"] if blank else [])], quote=coding)
+    bad = _bad_values(_factorize(values), lambda v: blank if cell_rules.blank(v) else check(v))
+    return [Problem(name, cell_rules.shown(value), allowed + where, at[pos]) for value, pos in bad]
 
 
 def _is_frame_labels(value) -> bool:
-    labels = _json(value, list)
-    return bool(labels) and all(_is_int(v) and not isinstance(v, str) and v >= 1
+    labels = cell_rules.parsed_json(value, list)
+    return bool(labels) and all(cell_rules.is_int(v) and not isinstance(v, str) and v >= 1
                                 for v in labels) and len(set(labels)) == len(labels)
 
 
 def _is_frame_order(value) -> bool:
-    labels = _json(value, list)
+    labels = cell_rules.parsed_json(value, list)
     return _is_frame_labels(value) and sorted(labels) == list(range(1, len(labels) + 1))
 
 
@@ -392,11 +266,11 @@ def _correct_problems(data: pd.DataFrame, factorized: dict[str, Codes]) -> list[
         rest, a = divmod(int(combined), sizes[2])
         g, r = divmod(rest, sizes[1])
         stated, response = factored[0][1][g], factored[1][1][r]
-        if _blank(stated) or not _is_bool(stated):
+        if cell_rules.blank(stated) or not cell_rules.is_bool(stated):
             continue  # empty is derived later; a non-boolean is reported by the column rule
-        expected = not _blank(response) and _same_answer(response, factored[2][1][a])
+        expected = not cell_rules.blank(response) and _same_answer(response, factored[2][1][a])
         if _truth(stated) != expected:
-            found.setdefault((_shown(stated), expected), []).append(i)
+            found.setdefault((cell_rules.shown(stated), expected), []).append(i)
     problems = []
     for (shown, expected), at in found.items():
         why = ("response equals correct_response" if expected else
@@ -408,14 +282,14 @@ def _correct_problems(data: pd.DataFrame, factorized: dict[str, Codes]) -> list[
 
 def _truth(value) -> bool:
     if isinstance(value, str):
-        return value.strip().lower() in TRUE_TEXT
+        return value.strip().lower() in cell_rules.TRUE_TEXT
     return bool(value)
 
 
 def _same_answer(response, answer) -> bool:
     if isinstance(response, str) and isinstance(answer, str) and response == answer:
         return True
-    given, wanted = _json(response, list), _json(answer, list)
+    given, wanted = cell_rules.parsed_json(response, list), cell_rules.parsed_json(answer, list)
     return given is not None and given == wanted
 
 
