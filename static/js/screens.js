@@ -9,9 +9,10 @@ const stage = () => document.getElementById("stage");
 // here, into the parsed text as text nodes: no value is ever parsed as HTML, so none can add
 // markup or an attribute, whatever the text around it (see fill()).
 let texts = {};
-export function setTexts(rendered, language) {
+export function setTexts(rendered, language, direction) {
   texts = rendered || {};
   if (language) document.documentElement.lang = language;
+  if (direction) document.documentElement.dir = direction;  // "rtl" for Arabic, Hebrew, ...
 }
 
 const PLACEHOLDER = /\{([a-z_]+)\}/g;
