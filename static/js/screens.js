@@ -132,8 +132,8 @@ export function showFinal(name, ...nodes) {
 // (rendered with its own <p>s) goes in a <div>.
 export function paragraphs(keys) {
   return keys.map((item) => {
-    const [key, values] = Array.isArray(item) ? item : [item, {}];
-    const nodes = text(key, values);
+    const [key, values, raw] = Array.isArray(item) ? item : [item, {}, {}];
+    const nodes = text(key, values, raw);
     const first = [...nodes.childNodes].find((n) => n.nodeType !== Node.TEXT_NODE || n.data.trim());
     return el(/^(P|UL|OL|H\d|BLOCKQUOTE)$/.test(first?.nodeName ?? "") ? "div" : "p", {}, nodes);
   });
