@@ -17,6 +17,8 @@ HEBREW = {
     "direction_forward_upper": "**קדימה**",
     "direction_backward_upper": "**אחורה**",
     "instructions_aot_key": "{key} = הסרטון מתנגן {direction}",
+    # Hebrew's "two" plural form, which the tiny design's two main blocks ask for
+    "main_intro_two": "עבודה טובה. המשימה העיקרית מתחילה עכשיו.\n\nיש שני בלוקים עם הפסקה קצרה ביניהם.\n",
 }
 QUESTION = "האם אתם מסכימים להשתתף?"
 
@@ -48,8 +50,10 @@ def hebrew(site):
 
 def test_a_hebrew_session_runs_right_to_left_with_no_english(page, site, hebrew):
     token = enter(page, site, hebrew, "he-1")
-    seen, state = set(), screen_state(page)
+    seen, intros, state = set(), [], screen_state(page)
     while state["screen"] != "done":
+        if state["screen"] == "block-intro":
+            intros.append(page.inner_text("#stage"))
         if state["screen"] not in WAITING and state["screen"] not in seen:
             seen.add(state["screen"])
             assert page.evaluate("() => [document.documentElement.lang, "
@@ -69,6 +73,7 @@ def test_a_hebrew_session_runs_right_to_left_with_no_english(page, site, hebrew)
             answer(page, state, site=site, token=token)
         state = wait_change(page, state, timeout_s=30)
     assert {"consent", "instructions", "block-intro", "clip", "debrief"} <= seen
+    assert [i for i in intros if "שני בלוקים" in i]  # CLDR's "two" for two blocks
     assert not [e for e in ENGLISH if e in page.inner_text("#stage")]
     assert stored(site.app, token)["status"] == "completed"
     assert page.js_errors == []
