@@ -62,10 +62,10 @@ def check_facts(reader: Reader, config: StudyConfig) -> bool:
 def check_sections(reader: Reader, data: dict) -> dict[tuple, object]:
     values: dict[tuple, object] = {}
     for section, value in data.items():
-        if section == "texts":
+        if section in ("texts", "annotations"):
             continue
         if section not in SCHEMA:
-            reader.unknown((), section, [*SCHEMA, "texts"])
+            reader.unknown((), section, [*SCHEMA, "texts", "annotations"])
             continue
         if not isinstance(value, dict):
             reader.error((section,), f"expected a table [{section}], got {_show(value)}")

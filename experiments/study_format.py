@@ -145,6 +145,10 @@ def to_toml(config: StudyConfig) -> str:
     for language, keys in config.texts.items():
         lines.append(f"\n[texts.{language}]")
         lines.extend(f"{key} = {toml_text(text)}" for key, text in keys.items())
+    for language, clips in config.annotations.items():
+        lines.append(f"\n[annotations.{language}]")
+        lines.extend(f"{toml_string(clip)} = {toml_value(levels)}"
+                     for clip, levels in clips.items())
     return "\n".join(lines) + "\n"
 
 

@@ -25,7 +25,7 @@ function consentParagraphs(session) {
   const [body] = paragraphs(["consent"]);
   if (session.sessions <= 1) return [body];
   const [note] = paragraphs(["consent_sessions"]);
-  const blocks = body.querySelectorAll(":scope > p");
+  const blocks = body.querySelectorAll(":scope>p");
   if (blocks.length < 2) return [body, note];
   blocks[blocks.length - 1].before(note);
   return [body];

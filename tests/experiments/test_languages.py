@@ -89,3 +89,27 @@ def test_a_line_break_between_japanese_characters_is_no_space():
 ])
 def test_css_text_3_segment_break_rules(source, expected):
     assert texts.render("consent", source) == f"<p>{expected}</p>"
+
+
+ANNOTATED = MINIMAL.replace("arrow-of-time", "frame-ordering") + 'languages = ["en", "ja"]\n'
+
+
+def test_a_study_file_gives_its_own_clip_annotations_by_language():
+    source = ANNOTATED + ('[annotations.ja]\n"fold-shirt" = "人がシャツをたたむ。"\n'
+                          '"pour" = {brief = "水を注ぐ。"}\n')
+    config = study_file.loads(source)
+    assert config.annotations == {"ja": {
+        "fold-shirt": {"brief": "人がシャツをたたむ。", "comprehensive": "人がシャツをたたむ。"},
+        "pour": {"brief": "水を注ぐ。"}}}
+    assert study_file.loads(study_file.to_toml(config)).annotations == config.annotations
+    assert config.settings()["annotations"] == config.annotations
+
+
+@pytest.mark.parametrize(("table", "message"), [
+    ('[annotations.de]\n"a" = "x"\n', "annotations.de: expected a language of study.languages"),
+    ('[annotations.ja]\n"a" = 3\n', "annotations.ja.a: expected a text of at most 2000"),
+    ('[annotations.ja]\n"a" = {short = "x"}\n', "by level (brief, comprehensive)"),
+])
+def test_a_wrong_annotation_is_an_error_with_its_path(table, message):
+    errors, _ = problems(ANNOTATED + table)
+    assert len(errors) == 1 and message in errors[0]

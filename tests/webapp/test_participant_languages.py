@@ -4,10 +4,12 @@ refused id is explained in the study's language."""
 import pytest
 from sqlalchemy import select
 
+from experiments.designs import STUDY_CONFIG_KEY
+from tests.webapp.test_api import start
 from tests.webapp.test_participant_entry import enter, token_of
 from tests.webapp.test_participant_texts import offer_languages
 from webapp.extensions import db
-from webapp.models import Session, Subject
+from webapp.models import Session, Study, Subject
 
 
 @pytest.fixture
@@ -64,3 +66,32 @@ def test_a_right_to_left_language_sets_the_pages_direction(app, client, study):
     offer_languages(app, ["he", "en"])
     page = client.get("/p/study", headers={"Accept-Language": "he"})
     assert '<html lang="he" dir="rtl">' in page.text
+
+
+def test_a_frame_ordering_annotation_is_read_in_the_studys_language(app, client, factory):
+    # The annotation above the frames came from the clip's English metadata only.
+    factory.aot_study()  # the tiny stimulus set, with frame sets
+    factory.open_study(design="frame-ordering", slug="order", main_blocks=1)
+    api = start(client, participant="ja-1", slug="order", consent=None)
+    with app.app_context():
+        study = db.session.scalar(select(Study).where(Study.slug == "order"))
+        schedule = db.session.scalar(select(Session.schedule).where(
+            Session.token == api.rsplit("/", 1)[-1]))
+        annotated = [t for t in schedule if (t.get("params") or {}).get("annotation")]
+        clip = annotated[0]["clip_key"]
+        study.design_snapshot = {**study.design_snapshot, STUDY_CONFIG_KEY: {
+            **study.design_snapshot.get(STUDY_CONFIG_KEY, {}), "languages": ["en", "ja"],
+            "annotations": {"ja": {clip: {"brief": "四角が動く。", "comprehensive": "四角が右へ動く。"}}}}}
+        db.session.commit()
+    english = client.get(api).get_json()["trials"]
+    japanese = client.get(api, query_string={"lang": "ja"}).get_json()["trials"]
+    assert [t["params"].get("annotation") for t in english] == \
+        [(t.get("params") or {}).get("annotation") for t in schedule]
+    for view, scheduled in zip(japanese, schedule):
+        if scheduled.get("clip_key") == clip and view["params"].get("annotation"):
+            level = scheduled["annotation_level"]
+            assert view["params"]["annotation"] == {"brief": "四角が動く。",
+                                                    "comprehensive": "四角が右へ動く。"}[level]
+        else:
+            assert view["params"].get("annotation") == scheduled["params"].get("annotation")
+    assert "四角が動く。" in {t["params"].get("annotation") for t in japanese}
