@@ -162,9 +162,18 @@ def allowed_placeholders(key: str) -> set[str]:
 
 def resolve(overrides: Mapping[str, Mapping[str, str]], language: str) -> dict[str, str]:
     """Every key's text in ``language``: the study's text, else the shipped text of that
-    language, else the study's English, else the shipped English."""
+    language, else the study's English, else the shipped English.  A counted text given in
+    ``language`` keeps only that language's plural forms: its "other" form reads better
+    than an English "one"."""
     english = {**defaults(DEFAULT_LANGUAGE), **overrides.get(DEFAULT_LANGUAGE, {})}
-    return {**english, **defaults(language), **overrides.get(language, {})}
+    own = {**defaults(language), **overrides.get(language, {})}
+    texts = {**english, **own}
+    for key in counted_keys():
+        if key in own and language != DEFAULT_LANGUAGE:
+            for category in languages.PLURAL_CATEGORIES:
+                if f"{key}_{category}" not in own:
+                    texts.pop(f"{key}_{category}", None)
+    return texts
 
 
 def for_study(overrides: Mapping[str, Mapping[str, str]], language: str, task: str,

@@ -75,6 +75,17 @@ def test_a_count_the_server_fills_picks_the_languages_plural_form():
         "You will be taken back in 1 second."
 
 
+def test_an_english_plural_form_never_stands_in_for_a_translated_text():
+    # A Hebrew study giving only redirect_countdown read "in 1 second" in English for 1.
+    own = {"he": {"redirect_countdown": "תועברו בעוד {seconds} שניות."}}
+    resolved = texts.resolve(own, "he")
+    assert "redirect_countdown_one" not in resolved
+    assert texts.render_all(own, "he", {"seconds": 1})["redirect_countdown"] == \
+        "תועברו בעוד 1 שניות."
+    assert texts.resolve({}, "de")["redirect_countdown_one"] == \
+        texts.defaults("de")["redirect_countdown_one"]
+
+
 def test_a_line_break_between_japanese_characters_is_no_space():
     html = texts.render("consent", "データは保存され、\nお名前とは\n**別に**\n管理されます。")
     assert html == "<p>データは保存され、お名前とは<strong>別に</strong>管理されます。</p>"
