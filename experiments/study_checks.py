@@ -62,10 +62,10 @@ def check_facts(reader: Reader, config: StudyConfig) -> bool:
 def check_sections(reader: Reader, data: dict) -> dict[tuple, object]:
     values: dict[tuple, object] = {}
     for section, value in data.items():
-        if section == "texts":
+        if section in ("texts", "annotations"):
             continue
         if section not in SCHEMA:
-            reader.unknown((), section, [*SCHEMA, "texts"])
+            reader.unknown((), section, [*SCHEMA, "texts", "annotations"])
             continue
         if not isinstance(value, dict):
             reader.error((section,), f"expected a table [{section}], got {_show(value)}")
@@ -96,7 +96,7 @@ def check_texts(reader: Reader, texts, languages) -> dict[str, dict[str, str]]:
     if not isinstance(texts, dict):
         reader.error(path, f"expected a table of languages, got {_show(texts)}")
         return {}
-    known = text_defaults.text_keys()
+    known = text_defaults.allowed_keys()
     found: dict[str, dict[str, str]] = {}
     for language, keys in texts.items():
         where = path + (language,)
@@ -128,7 +128,7 @@ def check_texts(reader: Reader, texts, languages) -> dict[str, dict[str, str]]:
             found[language][key] = text
     for language in languages:
         shipped = set(text_defaults.defaults(language)) | set(found.get(language, {}))
-        missing = [key for key in known if key not in shipped]
+        missing = [key for key in text_defaults.language_keys(language) if key not in shipped]
         if missing:
             more = f" and {len(missing) - 8} more" if len(missing) > 8 else ""
             reader.error(path + (language,), f"{len(missing)} text(s) missing, shown in English: "

@@ -36,6 +36,8 @@ class StudyConfig:
     contact: str | dict = default("study.contact")
     ethics: str | dict = default("study.ethics")
     data_retention: str | dict = default("study.data_retention")
+    # The study's own clip annotations by language (experiments.study_annotations).
+    annotations: dict = field(default_factory=dict)
 
     def settings(self) -> dict:
         """The study-level settings as JSON (stored beside the design in its snapshot).
@@ -48,7 +50,8 @@ class StudyConfig:
                 "browsers": list(self.browsers), "devices": list(self.devices),
                 "min_window": list(self.min_window),
                 **{fact: getattr(self, fact) for fact in text_defaults.STUDY_FACTS},
-                "own_texts": {lang: dict(keys) for lang, keys in self.texts.items()}}
+                "own_texts": {lang: dict(keys) for lang, keys in self.texts.items()},
+                **({"annotations": self.annotations} if self.annotations else {})}
 
     def facts(self, language: str) -> dict[str, str]:
         return lab_facts({fact: getattr(self, fact) for fact in text_defaults.STUDY_FACTS},

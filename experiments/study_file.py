@@ -20,10 +20,10 @@ from __future__ import annotations
 import difflib
 import re
 import tomllib
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 
-from experiments import study_checks
+from experiments import study_annotations, study_checks
 from experiments.response_keys import reserved_key_warnings
 from experiments.study_checks import consent_warnings
 from experiments.study_config import StudyConfig, estimate_session_minutes, study_texts
@@ -190,7 +190,11 @@ def _validate(reader: Reader, source: str) -> StudyConfig | None:
     values = study_checks.check_sections(reader, data)
     languages = values.get(("study", "languages"), ("en",))
     text_overrides = study_checks.check_texts(reader, data.get("texts", {}), languages)
+    annotations = study_annotations.check_annotations(reader, data.get("annotations", {}),
+                                                      languages)
     config = None if reader.problems else study_checks.build(reader, values, text_overrides)
+    if config is not None and annotations:
+        config = replace(config, annotations=annotations)
     if config is not None and "webkit" in config.browsers:
         reader.error(("participants", "browsers"),
                      f"webkit (Safari) is allowed, but its measured onset error "

@@ -14,6 +14,7 @@ import re
 import unicodedata
 from typing import TYPE_CHECKING
 
+from experiments import languages
 from experiments import texts as text_defaults
 from experiments.study_settings import (
     MAX_LANGUAGES,
@@ -38,7 +39,6 @@ LOOK_ALIKE_KEYS = frozenset(frozenset(pair) for pair in ("o0", "i1", "l1", "il",
 _HIDDEN = {"Cc": "a control", "Cf": "an invisible or bidirectional-formatting",
            "Co": "a private-use", "Cn": "an unassigned", "Cs": "a surrogate",
            "Zl": "a line-separator", "Zp": "a paragraph-separator"}
-_LANGUAGE = re.compile(r"^[a-z]{2,3}(-[A-Z]{2})?$")
 # The catch set has a video for each such key (experiments.catch.KEYS); whether the stored
 # one does is checked when a study is created, where the database can be seen.
 _KEY_NAME = re.compile(r"^[a-z0-9]$")
@@ -74,6 +74,11 @@ def check_value(setting: Setting, value) -> str | None:
         return f"expected text of at most {MAX_TEXT_CHARS} characters, got {longest}"
     if setting.kind == "title" and _is_text(value):
         return title_problem(value)
+    if setting.kind == "language_list" and isinstance(value, list) and \
+            0 < len(value) <= MAX_LANGUAGES:
+        for code in value:  # a code CLDR does not know says which it likely meant
+            if found := languages.problem(code):
+                return found
     fits = _FITS[setting.kind](setting, value)
     bound = ""
     if isinstance(value, (int, float)) and not isinstance(value, bool):
@@ -100,13 +105,13 @@ _FITS = {
     "title": lambda s, v: _is_text(v),
     "choice": lambda s, v: v in s.choices,
     "language_list": lambda s, v: isinstance(v, list) and 0 < len(v) <= MAX_LANGUAGES
-    and len(set(v)) == len(v) and all(isinstance(x, str) and _LANGUAGE.match(x) for x in v),
+    and len(set(v)) == len(v) and all(isinstance(x, str) and languages.TAG.match(x) for x in v),
     "key_pair": lambda s, v: isinstance(v, list) and len(v) == 2 and len(set(v)) == 2
     and all(isinstance(x, str) and _KEY_NAME.match(x) for x in v),
     "choice_list": lambda s, v: isinstance(v, list) and bool(v) and len(set(v)) == len(v)
     and all(x in s.choices for x in v),
     "localised": lambda s, v: _is_text(v) or isinstance(v, dict) and bool(v)
-    and all(isinstance(k, str) and _LANGUAGE.match(k) and _is_text(x) for k, x in v.items()),
+    and all(isinstance(k, str) and languages.TAG.match(k) and _is_text(x) for k, x in v.items()),
 }
 
 
@@ -140,6 +145,10 @@ def to_toml(config: StudyConfig) -> str:
     for language, keys in config.texts.items():
         lines.append(f"\n[texts.{language}]")
         lines.extend(f"{key} = {toml_text(text)}" for key, text in keys.items())
+    for language, clips in config.annotations.items():
+        lines.append(f"\n[annotations.{language}]")
+        lines.extend(f"{toml_string(clip)} = {toml_value(levels)}"
+                     for clip, levels in clips.items())
     return "\n".join(lines) + "\n"
 
 

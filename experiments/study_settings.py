@@ -240,7 +240,9 @@ def reference_markdown() -> str:
              "A study file (TOML) names a design and a stimulus set and changes the design's "
              "settings; every key is optional unless marked required, and an unknown key is an "
              "error. Texts are set per language under `[texts.LANGUAGE]` (the keys of "
-             "`experiments/texts/en.toml`). The dashboard's study form shows the settings that "
+             "`experiments/texts/en.toml`, with the plural forms `KEY_one`, `KEY_two`, ... that "
+             "the language has) and the clips' frame-ordering annotations under "
+             "`[annotations.LANGUAGE]` (by clip key). The dashboard's study form shows the settings that "
              "name a form field.", ""]
     for section, settings in SETTINGS.items():
         lines += [f"## [{section}]", "", "| key | what it is | value | default | form field |",

@@ -5,6 +5,7 @@ from sqlalchemy.exc import OperationalError
 from werkzeug.exceptions import HTTPException
 
 from webapp.extensions import db
+from webapp.participant import texts as participant_texts
 
 # Messages of conditions that clear by themselves, so a client should retry rather than give up:
 # SQLite busy/locked or full (space freed or the cap raised), PostgreSQL lock timeouts,
@@ -42,6 +43,20 @@ def busy_response():
     return response
 
 
+def error_page(error: HTTPException):
+    """A page for an error outside any study (a mistyped address), in the language the
+    browser asks for among the shipped ones, on the participant pages' look."""
+    if error.code is None or error.code < 400:
+        return error
+    language, texts = participant_texts.page_texts(None, None, request.accept_languages)
+    response = make_response(render_template(
+        "errors/http.html", lang=language, texts=texts, not_found=error.code == 404,
+        status=str(error.code)), error.code)
+    if error.code == 405 and (allowed := error.get_headers()):
+        response.headers.extend(header for header in allowed if header[0] == "Allow")
+    return response
+
+
 def register_error_handlers(app: Flask) -> None:
     @app.errorhandler(OperationalError)
     def _database_unavailable(error):
@@ -54,7 +69,7 @@ def register_error_handlers(app: Flask) -> None:
     @app.errorhandler(HTTPException)
     def _http_error(error):
         if not wants_json():
-            return error
+            return error_page(error)
         code = (error.name or "error").lower().replace(" ", "_")
         response = jsonify(error=code, message=error.description)
         response.status_code = error.code or 500

@@ -59,7 +59,8 @@ def aot_items(stimuli: list[StimulusRecord], spec: TaskSpec,
     for stimulus in tests:
         test = _variant(videos[stimulus.id], spec, stimulus)
         for order in spec.label_orders:
-            request = Request(prompts.aot_messages(spec.setting, order), [*demo_visuals, test])
+            request = Request(prompts.aot_messages(spec.setting, order,
+                                                    language=spec.prompt_language), [*demo_visuals, test])
             extra: dict[str, object] = {C.EXTRA_SETTING: spec.setting, C.EXTRA_LABEL_ORDER: order,
                      C.EXTRA_TASK_VARIANT: spec.task_variant, "demo_item_ids": demo_ids}
             if stimulus.source_clip_id in checks:

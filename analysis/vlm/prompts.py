@@ -11,6 +11,8 @@ EGO-FLIGHT (Appendix G; sec. 5 for the pairwise question): see ``prompts_order``
 """
 from __future__ import annotations
 
+from analysis.vlm import prompt_sets
+
 # --- Arrow of time (AoT-PsyPhyBENCH sec. 4.1) -------------------------------------------
 AOT_SYSTEM = {
     "FB": ("You will see videos provided from the user, played either forward or backward. "
@@ -77,7 +79,8 @@ def _text(text: str) -> dict:
     return {"type": "text", "text": text}
 
 
-def aot_messages(setting: str, label_order: str = "FB", n_demos: int | None = None) -> list[dict]:
+def aot_messages(setting: str, label_order: str = "FB", n_demos: int | None = None,
+                 language: str = prompt_sets.PAPER_LANGUAGE) -> list[dict]:
     """Chat messages for one arrow-of-time item; visual 0..k-1 are demos, visual k the test.
 
     Parameters
@@ -87,17 +90,24 @@ def aot_messages(setting: str, label_order: str = "FB", n_demos: int | None = No
         The order in which the prompt names the two labels.
     n_demos : int, optional
         Number of demonstrations (defaults to all of the setting's).
+    language : str
+        The prompt set (:mod:`analysis.vlm.prompt_sets`): the papers' English by default.
     """
     if label_order not in AOT_SYSTEM:
         raise ValueError(f"label_order must be 'FB' or 'BF', got {label_order!r}")
     demos = demonstrations(setting)[:n_demos]
-    if setting == "simple-cot":
+    prompt_sets.check(language, "aot", setting)
+    system = AOT_SYSTEM[label_order]
+    if language != prompt_sets.PAPER_LANGUAGE:
+        translated = prompt_sets.TRANSLATIONS[language]
+        system, user = translated[f"system_{label_order}"], translated["user"]
+    elif setting == "simple-cot":
         user = COT_SIMPLE_INSTRUCTION[label_order]
     elif setting == "multi-step-cot":
         user = COT_MULTI_STEP_INSTRUCTION[label_order]
     else:
         user = AOT_USER
-    messages = [{"role": "system", "content": [_text(AOT_SYSTEM[label_order])]}]
+    messages = [{"role": "system", "content": [_text(system)]}]
     for i, (_, answer) in enumerate(demos):
         messages.append({"role": "user", "content": [{"type": "video", "visual": i}, _text(user)]})
         messages.append({"role": "assistant", "content": [_text(answer)]})

@@ -14,7 +14,7 @@ from collections.abc import Mapping
 from dataclasses import asdict, dataclass
 from pathlib import Path
 
-from analysis.vlm import prompts
+from analysis.vlm import prompt_sets, prompts
 from analysis.vlm.backends import BACKENDS, BackendEntry, backend_entry
 from analysis.vlm.backends.base import GenerationParams
 from analysis.vlm.items import HINT_CONFIGS
@@ -57,10 +57,20 @@ def run_key(config: RunConfig, description: dict) -> str:
                 # Everything the cache keys on too: weights, dtype, device kind, library
                 # versions, processor, a server's URL and stable model fields.
                 "description": description,
-                "spec": asdict(config.spec), "params": config.params.to_dict(),
+                "spec": _spec_identity(config.spec), "params": config.params.to_dict(),
                 "scoring": effective_scoring(config)}
     encoded = json.dumps(identity, sort_keys=True, default=str).encode("utf-8")
     return hashlib.sha256(encoded).hexdigest()
+
+
+def _spec_identity(spec: TaskSpec) -> dict:
+    """The spec as the identity holds it: a run in the papers' English prompts keeps the
+    identity it had before prompt sets existed (so it still resumes); any other language
+    is part of it."""
+    found = asdict(spec)
+    if found["prompt_language"] == prompt_sets.PAPER_LANGUAGE:
+        del found["prompt_language"]
+    return found
 
 
 def effective_scoring(config: RunConfig) -> str:
@@ -99,7 +109,9 @@ def run_config(options: Mapping) -> RunConfig:
                     annotation=options.get("annotation") or ORDERING_DEFAULTS["annotation"],
                     hints=options.get("hints") or ORDERING_DEFAULTS["hints"],
                     prompt_style=options["prompt_style"], pair_presentation=options["pairs"],
-                    span=options.get("span") or ORDERING_DEFAULTS["span"], seed=options["seed"])
+                    span=options.get("span") or ORDERING_DEFAULTS["span"], seed=options["seed"],
+                    prompt_language=options.get("prompt_language")
+                    or prompt_sets.PAPER_LANGUAGE)
     return RunConfig(options["backend"], options["model"], spec, _params(options, decoding),
                      _scoring(options, backend), options["batch_size"], options["limit"],
                      _backend_options(options, backend), options.get("benchmark"))

@@ -8,7 +8,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 
 from analysis import columns as C
-from analysis.vlm import prompts, prompts_order
+from analysis.vlm import prompt_sets, prompts, prompts_order
 from analysis.vlm.aot_items import aot_items, aot_trial_items
 from analysis.vlm.items import HINT_CONFIGS, Item
 from analysis.vlm.order_items import (
@@ -36,6 +36,8 @@ class TaskSpec:
     annotation: str = "brief"
     hints: str = "none"
     prompt_style: str = "open"
+    # The prompt set's language (analysis.vlm.prompt_sets): the papers' English by default.
+    prompt_language: str = prompt_sets.PAPER_LANGUAGE
     pair_presentation: str = "both"
     image_size: int | None = 224
     span: str = "medium"
@@ -51,6 +53,7 @@ class TaskSpec:
                 raise ValueError(f"{value!r} is not one of {allowed}")
         if not set(self.label_orders) <= set(C.LABEL_ORDERS) or not self.label_orders:
             raise ValueError(f"label orders must be from {C.LABEL_ORDERS}")
+        prompt_sets.check(self.prompt_language, self.task, self.setting)
 
     def sampling(self) -> dict:
         return {"fps": self.fps, "n_frames": self.n_frames, "metadata_fps": self.metadata_fps}

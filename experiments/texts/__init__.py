@@ -38,6 +38,8 @@ from pathlib import Path
 import nh3
 from markdown_it import MarkdownIt
 
+from experiments import languages
+from experiments.texts.cjk import join_cjk_soft_breaks
 from experiments.trial_types import TRIAL_TYPES, TrialType
 
 DEFAULT_LANGUAGE = "en"
@@ -50,6 +52,7 @@ _SCHEMES = {"http", "https", "mailto"}
 # What a placeholder inside a tag's attribute may be filled with.
 _WEB_URL = re.compile(r"https?://[^\s\x00-\x1f]+", re.IGNORECASE)
 _MARKDOWN = MarkdownIt("commonmark", {"html": True, "linkify": False})
+_MARKDOWN.core.ruler.push("cjk_soft_breaks", join_cjk_soft_breaks)
 # The lab's facts a consent should state (study file [study] settings of these names).
 STUDY_FACTS = ("contact", "ethics", "data_retention")
 STUDY_PLACEHOLDERS = frozenset({"task", *STUDY_FACTS})
@@ -95,7 +98,7 @@ def _texts_file(module_file: str) -> dict[str, dict[str, str]]:
 
 def is_block(key: str) -> bool:
     """Whether ``key``'s texts are paragraphs: its English default spans several lines."""
-    return "\n" in defaults(DEFAULT_LANGUAGE).get(key, "")
+    return "\n" in defaults(DEFAULT_LANGUAGE).get(plural_base(key), "")
 
 
 def text_keys() -> tuple[str, ...]:
@@ -103,20 +106,74 @@ def text_keys() -> tuple[str, ...]:
     return tuple(defaults(DEFAULT_LANGUAGE))
 
 
+# Plural forms: a counted text KEY ("other", the form any language has) gives KEY_one in
+# English, and a language gives KEY_CATEGORY for each CLDR category it has (ja: none; ar:
+# zero, one, two, few, many).  The count is the first number among the values filled in.
+def counted_keys() -> tuple[str, ...]:
+    """The texts with plural forms: those whose English gives KEY_one."""
+    english = defaults(DEFAULT_LANGUAGE)
+    return tuple(key for key in english if f"{key}_one" in english)
+
+
+def plural_base(key: str) -> str:
+    """The counted text ``key`` is a plural form of, else ``key`` itself."""
+    base, _, category = key.rpartition("_")
+    counted = category in languages.PLURAL_CATEGORIES and f"{base}_one" in defaults(DEFAULT_LANGUAGE)
+    return base if counted else key
+
+
+def language_keys(language: str) -> tuple[str, ...]:
+    """The keys a complete translation into ``language`` gives: every text, with the plural
+    forms of that language's categories and no others."""
+    categories = languages.plural_categories(language) - {"other"}
+    forms = [f"{key}_{category}" for key in counted_keys() for category in
+             languages.PLURAL_CATEGORIES if category in categories]
+    return tuple(dict.fromkeys([key for key in text_keys() if plural_base(key) == key] + forms))
+
+
+def allowed_keys() -> tuple[str, ...]:
+    """Every key a study may give in some language: the texts and every plural form."""
+    return tuple(dict.fromkeys([*text_keys(), *(
+        f"{key}_{category}" for key in counted_keys()
+        for category in languages.PLURAL_CATEGORIES if category != "other")]))
+
+
+def plural_key(texts: Mapping[str, str], key: str, language: str,
+               values: Mapping[str, object]) -> str:
+    """The form of ``key`` that the first number of ``values`` its text fills asks for in
+    ``language`` (``key`` itself for "other", or where the text has no such form)."""
+    for name in PLACEHOLDER.findall(texts.get(key, "")):
+        value = values.get(name)
+        if isinstance(value, (int, float)) and not isinstance(value, bool):
+            form = f"{key}_{languages.plural_category(language, value)}"
+            return form if form in texts else key
+    return key
+
+
 def placeholders(text: str) -> set[str]:
     return set(PLACEHOLDER.findall(text))
 
 
 def allowed_placeholders(key: str) -> set[str]:
-    """The fields the server fills in ``key``: those of its English default."""
-    return placeholders(defaults(DEFAULT_LANGUAGE).get(key, ""))
+    """The fields the server fills in ``key``: those of its English default (a plural form:
+    its counted text's)."""
+    return placeholders(defaults(DEFAULT_LANGUAGE).get(plural_base(key), ""))
 
 
 def resolve(overrides: Mapping[str, Mapping[str, str]], language: str) -> dict[str, str]:
     """Every key's text in ``language``: the study's text, else the shipped text of that
-    language, else the study's English, else the shipped English."""
+    language, else the study's English, else the shipped English.  A counted text given in
+    ``language`` keeps only that language's plural forms: its "other" form reads better
+    than an English "one"."""
     english = {**defaults(DEFAULT_LANGUAGE), **overrides.get(DEFAULT_LANGUAGE, {})}
-    return {**english, **defaults(language), **overrides.get(language, {})}
+    own = {**defaults(language), **overrides.get(language, {})}
+    texts = {**english, **own}
+    for key in counted_keys():
+        if key in own and language != DEFAULT_LANGUAGE:
+            for category in languages.PLURAL_CATEGORIES:
+                if f"{key}_{category}" not in own:
+                    texts.pop(f"{key}_{category}", None)
+    return texts
 
 
 def for_study(overrides: Mapping[str, Mapping[str, str]], language: str, task: str,
@@ -188,5 +245,8 @@ def render_all(overrides: Mapping[str, Mapping[str, str]], language: str,
     Study placeholders that :func:`for_study` did not fill (a study stored before it did)
     are left out rather than shown as ``{contact}``."""
     values = {**dict.fromkeys(STUDY_PLACEHOLDERS, ""), **(values or {})}
+    texts = resolve(overrides, language)
+    # A count the server fills picks its plural form here; the browser picks those it fills.
+    texts.update({key: texts[plural_key(texts, key, language, values)] for key in counted_keys()})
     return {key: render(key, text, values).replace("<p></p>\n", "")
-            for key, text in resolve(overrides, language).items()}
+            for key, text in texts.items()}

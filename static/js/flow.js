@@ -13,11 +13,22 @@ export const REDIRECT_S = 10;
 export const NEXT_SESSION_REDIRECT_S = 60;
 
 export async function consent(session) {
-  const sessions = session.sessions > 1 ? ["consent_sessions"] : [];
-  show("consent", el("h1", {}, text("consent_title")), ...paragraphs(["consent", ...sessions]),
+  show("consent", el("h1", {}, text("consent_title")), ...consentParagraphs(session),
     el("div", { class: "buttons" },
       button("consent-yes", text("consent_yes")), button("consent-no", text("consent_no"))));
   return (await waitForButton(["consent-yes", "consent-no"])) === "consent-yes";
+}
+
+// The consent, with the note of a study's sessions on different days before its last
+// paragraph (the question "Do you consent?"), not after it.
+function consentParagraphs(session) {
+  const [body] = paragraphs(["consent"]);
+  if (session.sessions <= 1) return [body];
+  const [note] = paragraphs(["consent_sessions"]);
+  const blocks = body.querySelectorAll(":scope>p");
+  if (blocks.length < 2) return [body, note];
+  blocks[blocks.length - 1].before(note);
+  return [body];
 }
 
 function firstClipUrl(session) {

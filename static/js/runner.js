@@ -59,7 +59,7 @@ class SessionRunner {
   async refresh() {
     const settled = this.queue.pending().length === 0;
     this.session = (await this.api.session()).data;
-    setTexts(this.session.texts, this.session.language);
+    setTexts(this.session.texts, this.session.language, this.session.direction);
     // Once nothing is queued, the server's stored_indices hold every trial run here.
     // (Indices may be renumbered after a failed practice attempt, so forget the old ones.)
     if (settled) this.ran.clear();

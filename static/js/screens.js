@@ -9,9 +9,10 @@ const stage = () => document.getElementById("stage");
 // here, into the parsed text as text nodes: no value is ever parsed as HTML, so none can add
 // markup or an attribute, whatever the text around it (see fill()).
 let texts = {};
-export function setTexts(rendered, language) {
+export function setTexts(rendered, language, direction) {
   texts = rendered || {};
   if (language) document.documentElement.lang = language;
+  if (direction) document.documentElement.dir = direction;  // "rtl" for Arabic, Hebrew, ...
 }
 
 const PLACEHOLDER = /\{([a-z_]+)\}/g;
@@ -131,8 +132,8 @@ export function showFinal(name, ...nodes) {
 // (rendered with its own <p>s) goes in a <div>.
 export function paragraphs(keys) {
   return keys.map((item) => {
-    const [key, values] = Array.isArray(item) ? item : [item, {}];
-    const nodes = text(key, values);
+    const [key, values, raw] = Array.isArray(item) ? item : [item, {}, {}];
+    const nodes = text(key, values, raw);
     const first = [...nodes.childNodes].find((n) => n.nodeType !== Node.TEXT_NODE || n.data.trim());
     return el(/^(P|UL|OL|H\d|BLOCKQUOTE)$/.test(first?.nodeName ?? "") ? "div" : "p", {}, nodes);
   });

@@ -60,7 +60,10 @@ def test_repeat_entry_resumes_never_duplicates(app, client, study):
 ])
 def test_entry_needs_a_valid_id(client, study, params, status):
     response = enter(client, **params)
-    assert response.status_code == status and b"not available" in response.data
+    # an id typed into the ask-id form gets the form again, saying why (issue 28)
+    typed = "participant" in params
+    assert response.status_code == status
+    assert (b'role="alert"' if typed else b"not available") in response.data
 
 
 def offer_languages(app, languages):

@@ -14,6 +14,7 @@ from flask.cli import with_appcontext
 
 from analysis.vlm.backends import BACKENDS
 from analysis.vlm.items import HINT_CONFIGS
+from analysis.vlm.prompt_sets import PROMPT_LANGUAGES
 from analysis.vlm.prompts import AOT_SETTINGS
 from analysis.vlm.run import failure_summary
 from analysis.vlm.runner import SCORING_MODES
@@ -60,6 +61,10 @@ from webapp import model_runs
                    "[default: none; a study's frame-ordering trials set their own].")
 @click.option("--prompt-style", type=click.Choice(("open", "proprietary")), default="open",
               show_default=True, help="Frame ordering: EGO-FLIGHT's prompt for open or API models.")
+@click.option("--prompt-language", type=click.Choice(PROMPT_LANGUAGES), default="en",
+              show_default=True, help="The arrow-of-time prompt's language: the papers' English, "
+              "or a translated prompt set (zero-shot and few-shot settings; recorded in the "
+              "run's identity).")
 @click.option("--pairs", type=click.Choice(("both", "random")), default="both", show_default=True,
               help="Pair ordering: show each pair in both orders, or in one seeded order.")
 @click.option("--scoring", type=click.Choice(SCORING_MODES), default=None,

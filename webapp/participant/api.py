@@ -141,8 +141,9 @@ def state(token):
         session = _session(connection, token)
         answer = session_state(connection, session)
     # In the participant's language: ?lang= (the run page passes its own), else the browser's.
-    return jsonify(answer | _next_session(session) | texts.session_reading(
-        session, request.args.get("lang"), request.accept_languages))
+    reading = texts.session_reading(session, request.args.get("lang"), request.accept_languages)
+    answer["trials"] = texts.annotated(session, answer["trials"], reading["language"])
+    return jsonify(answer | _next_session(session) | reading)
 
 
 @bp.post("/consent")

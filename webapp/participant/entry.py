@@ -10,6 +10,7 @@ opened by :mod:`webapp.participant.opening`.
 from __future__ import annotations
 
 import re
+import unicodedata
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from datetime import datetime
@@ -51,7 +52,9 @@ class Entry:
 
 def recruitment_from(args: Mapping[str, str]) -> tuple[str, dict]:
     """(external id, recruitment dict) from the entry link's query, or ValueError."""
-    recruitment = {k: args[k] for k in RECRUITMENT_KEYS if args.get(k)}
+    # NFKC: an id typed with a Japanese or Chinese input method comes full-width (ＴＫ０１２).
+    recruitment = {k: unicodedata.normalize("NFKC", args[k])
+                   for k in RECRUITMENT_KEYS if args.get(k)}
     external_id = recruitment.get("PROLIFIC_PID") or recruitment.get("participant")
     if not external_id:
         raise ValueError("this link needs a participant id (PROLIFIC_PID or participant)")
@@ -106,6 +109,8 @@ def _study_entry(connection: Connection, study: Row, args: Mapping[str, str],
     try:
         external_id, recruitment = recruitment_from(args)
     except ValueError as error:
+        if "PROLIFIC_PID" not in args and "participant" in args:  # typed into the form
+            return Entry("ask_id", message=str(error), key="ask_id_invalid")
         return Entry("invalid", message=str(error), key="invalid_link")
     try:
         return _session_entry(connection, study, external_id, recruitment, admission,

@@ -14,6 +14,7 @@ from collections.abc import Mapping
 
 from markupsafe import Markup
 
+from experiments import languages, study_annotations
 from experiments import texts as text_defaults
 from experiments.designs import STUDY_CONFIG_KEY, Design
 from experiments.study_file import estimate_session_minutes, study_texts
@@ -119,8 +120,21 @@ def consent_version(session, language: str) -> str:
 def session_reading(session, requested: str | None, accept_languages=None) -> dict:
     """What the session's GET adds for the runner: its language, texts and device check."""
     language = session_language(session, requested, accept_languages)
-    return {"language": language, "texts": session_texts(session, language),
+    return {"language": language, "direction": languages.direction(language),
+            "texts": session_texts(session, language),
             "requirements": requirements(study_settings(session.design_snapshot))}
+
+
+def annotated(session, trials: list[dict], language: str) -> list[dict]:
+    """The browser's ``trials`` (in schedule order) with each clip annotation in
+    ``language`` where the study gives its own (experiments.study_annotations)."""
+    own = study_settings(session.design_snapshot).get("annotations")
+    if not own:
+        return trials
+    for view, scheduled in zip(trials, session.schedule):
+        if view["params"].get("annotation"):
+            view["params"]["annotation"] = study_annotations.annotation(own, language, scheduled)
+    return trials
 
 
 def page_texts(snapshot: Mapping | None, requested: str | None, accept_languages=None,

@@ -3,6 +3,7 @@ from urllib.parse import urlencode
 
 from flask import Blueprint, current_app, make_response, redirect, render_template, request, url_for
 
+from experiments import languages
 from webapp.extensions import csrf, db
 from webapp.participant import calendar, resume, sessions, store, texts
 from webapp.participant.entry import Admission, Entry, enter
@@ -15,6 +16,12 @@ def simulation_allowed() -> bool:
     preview a study with it from the dashboard, in any mode)."""
     app = current_app
     return bool(app.testing or app.debug or app.config["DEVELOPMENT"])
+
+
+@bp.app_template_filter("text_direction")
+def text_direction(language: str | None) -> str:
+    """``rtl`` for a language written right to left (the pages' ``dir``), else ``ltr``."""
+    return languages.direction(language or "en")
 
 
 def _texts(snapshot, remembered: str | None = None) -> tuple[str, dict]:
@@ -51,9 +58,12 @@ def _entry_page(slug: str, result: Entry):
     lang, text = _texts(snapshot, result.language)
     if result.outcome == "ask_id":
         # The link without a participant id: a form that opens the same link with one.
+        refused = result.key == "ask_id_invalid"
         return render_template("participant/ask_id.html", lang=lang, texts=text,
                                action=url_for("participant.entry", slug=slug),
-                               keep_lang=request.args.get("lang") == lang), 200
+                               problem=text[result.key] if refused else None,
+                               typed=request.args.get("participant", "") if refused else "",
+                               keep_lang=request.args.get("lang") == lang), 400 if refused else 200
     if result.outcome == "screened_out":
         ending = result.ending
         return render_template(

@@ -7,8 +7,9 @@
 import { noteIgnored } from "../monitor.js";
 import { openClip } from "../present.js";
 import { sleep } from "../api.js";
-import { el, plain, show, setScreen, text } from "../screens.js";
+import { el, show, setScreen, text } from "../screens.js";
 
+const NAME = "aot";
 const FIXATION_MS = 500;
 const FEEDBACK_MS = 900;
 const MAX_CALLBACKS = 4;
@@ -21,8 +22,10 @@ export function keyName(event) {
 }
 
 // The same legend on every trial: catch videos name their key themselves, and the browser is
-// never told which trials they are.
+// never told which trials they are.  In a session of another task every clip is an attention
+// check, whose own instruction replaces a forwards/backwards legend that means nothing there.
 function keyLegend(session) {
+  if (session.task !== NAME) return el("p", { class: "key-legend" }, text("instructions_attention"));
   const words = { F: "key_label_forward", B: "key_label_backward" };
   return el("div", { class: "key-legend" }, ...session.response_keys.map((key) =>
     el("span", {}, el("kbd", {}, key.toUpperCase()), " = ", text(words[session.key_mapping[key]]))));
@@ -166,10 +169,11 @@ function simulate(sim, trial, { session, onset }) {
   setTimeout(() => sim.press(document, key), Math.max(0, wait));
 }
 
+// The direction words go in as nodes, so a translation's emphasis (`**順再生**`) is kept.
 function keyText(session) {
   const words = { F: "direction_forward_upper", B: "direction_backward_upper" };
   return session.response_keys.map((k) => ["instructions_aot_key",
-    { key: k.toUpperCase(), direction: plain(words[session.key_mapping[k]]) }]);
+    { key: k.toUpperCase() }, { direction: text(words[session.key_mapping[k]]) }]);
 }
 
 // This type's paragraphs of the instructions screen (flow.js).
@@ -177,4 +181,4 @@ function instructions(session) {
   return ["instructions_aot", ...keyText(session)];
 }
 
-export default { name: "aot", run, feedback, simulate, instructions };
+export default { name: NAME, run, feedback, simulate, instructions };
