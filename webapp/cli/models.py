@@ -8,6 +8,7 @@ key, a parameter the model refuses.  Items that fail are counted once each, each
 said once, with whether a rerun can help.
 """
 import re
+from pathlib import Path
 
 import click
 from flask.cli import with_appcontext
@@ -20,10 +21,16 @@ from analysis.vlm.runner import SCORING_MODES
 from analysis.vlm.sampling import METADATA_FPS_MODES
 from analysis.vlm.tasks import TASKS
 from webapp import model_runs
+from webapp.cli import run_file
 
 
 @click.command("run-models")
-@click.option("--model", required=True, help="Local folder, hub id, or served model name.")
+@click.option("--config", type=click.Path(dir_okay=False, path_type=Path), default=None,
+              help="A run file (TOML): every other option is a field of it, named like its "
+                   "flag (max_new_tokens = 64); options given here override it. Each run "
+                   "writes its resolved file, run.toml, beside its trials.")
+@click.option("--model", default=None,
+              help="Local folder, hub id, or served model name (required, here or in --config).")
 @click.option("--backend", type=click.Choice(sorted(BACKENDS)), default="hf", show_default=True,
               help="; ".join(f"{name}: {entry.summary}" for name, entry in BACKENDS.items()) + ".")
 @click.option("--task", type=click.Choice(list(TASKS)), default=None,
@@ -106,8 +113,12 @@ from webapp import model_runs
 @with_appcontext
 def run_models(**options):
     """Run a study's (or a set's) stimuli through a model; results cached and resumable."""
+    context = click.get_current_context()
+    options = run_file.resolve(context, options)
+    fields = run_file.resolved_fields(context.command, options)
     try:
-        outcome = model_runs.run_models(options, progress=not options["no_progress"])
+        outcome = model_runs.run_models(options, progress=not options["no_progress"],
+                                        run_file=fields)
     except model_runs.ModelRunError as error:
         raise click.UsageError(str(error)) from error
     except model_runs.RunFailed as error:
