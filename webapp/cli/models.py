@@ -107,6 +107,12 @@ from webapp.cli import run_file
               help="--backend openai: retries of a request after a timeout, a dropped "
                    "connection, HTTP 408, 429 or 5xx, waiting what Retry-After asks or a "
                    "jittered exponential backoff; other errors are never retried [default: 5].")
+@click.option("--batch-api", is_flag=True,
+              help="--backend openai: send the run's calls as one OpenAI batch (/v1/files, "
+                   "/v1/batches; about half the price, answered within 24 h). A rerun resumes "
+                   "a batch still running; calls it did not answer are made one by one.")
+@click.option("--batch-poll", type=click.FloatRange(min=0, min_open=True), default=None,
+              help="--batch-api: seconds between polls of the batch [default: 30].")
 @click.option("--tensor-parallel", type=click.IntRange(min=1), default=None,
               help="vllm: GPUs to split the model over [default: 1].")
 @click.option("--no-progress", is_flag=True, help="No progress bar (logs, CI).")
@@ -130,6 +136,13 @@ def run_models(**options):
     click.echo(f"{len(outcome.result.rows)} trials ({counts['cached']} cached, "
                f"{counts['computed']} computed, {counts['failed_items']} errors, "
                f"{counts['unparseable']} unparseable); run folder {outcome.result.folder}")
+    batch = counts.get("batch")
+    if batch and batch["calls"]:
+        sent = len(batch["batches"]) + len(batch["resumed"])
+        click.echo(f"{sent} batch{'' if sent == 1 else 'es'}: {batch['answered']} of "
+                   f"{batch['calls']} calls answered" + (
+                       f"; {batch['unanswered']} made one by one ({batch['causes'][0]})"
+                       if batch["unanswered"] else ""))
     if outcome.session is not None:
         click.echo(f"Stored {outcome.added} new trials in session {outcome.session.id} of "
                    f"model subject {options['model']!r} ({outcome.session.status}: "

@@ -52,7 +52,8 @@ BACKENDS = {
         "analysis.vlm.backends.openai_http:OpenAIBackend",
         "any OpenAI-compatible server (--base-url)", extra="openai",
         options={"base_url": "base_url", "timeout": "timeout_s", "concurrency": "concurrency",
-                 "max_retries": "max_retries", "model_revision": "revision"},
+                 "max_retries": "max_retries", "model_revision": "revision",
+                 "batch_api": "batch_api", "batch_poll": "batch_poll_s"},
         required=("base_url",), served=True, logprobs=returns_logprobs),
 }
 
