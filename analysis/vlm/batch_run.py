@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import time
 
-from analysis.vlm.backends.base import BatchCall, Generation, LabelScores
+from analysis.vlm.backends.base import BackendError, BatchCall, Generation, LabelScores
 from analysis.vlm.provenance import stable_hash
 
 
@@ -44,7 +44,12 @@ def prefetch(runner, items: list) -> dict:
         elif not any(key not in runner.cache for key in keys):
             runner.cache.end_batch(batch_id)  # every answer is stored already
     if calls:
-        batch_id = runner.backend.submit_batch(list(calls.values()), runner.params)
+        try:
+            batch_id = runner.backend.submit_batch(list(calls.values()), runner.params)
+        except BackendError as error:
+            raise BackendError(f"{error}; the batch was not sent (does the server offer the "
+                               "batch API? run without --batch-api)",
+                               transient=error.transient) from error
         runner.cache.add_batch(batch_id, scope, list(calls))
         report["batches"].append(batch_id)
         _collect(runner, batch_id, list(calls.values()), owners, report)

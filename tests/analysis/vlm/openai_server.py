@@ -273,6 +273,8 @@ class TinyOpenAIServer:
             def do_POST(self):
                 data = self.rfile.read(int(self.headers["Content-Length"]))
                 if self.path == "/v1/files":
+                    if self._scripted(None):
+                        return
                     return self._send(*server.upload(self.headers["Content-Type"], data))
                 body = json.loads(data)
                 if self.path == "/v1/batches":

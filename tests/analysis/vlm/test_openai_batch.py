@@ -142,3 +142,14 @@ def test_run_models_batch_api_stores_the_trials(app, runner, stimulus_set, hf_ba
         assert "4 trials (0 cached, 4 computed, 0 errors" in result.output
         assert "1 batch: 4 of 4 calls answered" in result.output
         assert sum(server.calls().values()) == 0 and server.batch_lines == 4
+
+
+def test_a_server_without_a_batch_api_is_said_in_one_line(hf_backend, items, tmp_path):
+    from analysis.vlm.backends.base import BackendError
+
+    def refuse(method, path, body):  # a chat-only server
+        return (404, {"error": "not found"}, {}) if path == "/v1/files" else None
+
+    with TinyOpenAIServer(hf_backend, "tiny", script=refuse) as server, \
+            pytest.raises(BackendError, match="HTTP 404.*run without --batch-api"):
+        _run(server, items, tmp_path / "c.sqlite3", batch_api=True)
