@@ -224,7 +224,7 @@ def _backend_options(options: Mapping, backend: BackendEntry) -> dict:
     """
     foreign: dict[str, list[str]] = {}  # "--backend a or b" -> the options only they take
     for option in dict.fromkeys(o for entry in BACKENDS.values() for o in entry.options):
-        if option not in backend.options and options.get(option) not in (None, False):
+        if option not in backend.options and _given(options.get(option)):
             takers = " or ".join(n for n, e in BACKENDS.items() if option in e.options)
             foreign.setdefault(takers, []).append(_flag(option))
     if foreign:
@@ -234,7 +234,12 @@ def _backend_options(options: Mapping, backend: BackendEntry) -> dict:
     if missing:
         raise ValueError(f"--backend {options['backend']} needs {', '.join(missing)}")
     return {keyword: options[option] for option, keyword in backend.options.items()
-            if options.get(option) not in (None, False)}
+            if _given(options.get(option))}
+
+
+def _given(value) -> bool:
+    """An option's value says it was given: not None, nor a flag left off (0 is given)."""
+    return value is not None and value is not False
 
 
 def _flag(option: str) -> str:

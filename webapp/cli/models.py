@@ -107,7 +107,7 @@ from webapp.cli import run_file
               help="--backend openai: retries of a request after a timeout, a dropped "
                    "connection, HTTP 408, 429 or 5xx, waiting what Retry-After asks or a "
                    "jittered exponential backoff; other errors are never retried [default: 5].")
-@click.option("--batch-api", is_flag=True,
+@click.option("--batch-api", is_flag=True, default=False,
               help="--backend openai: send the run's calls as one OpenAI batch (/v1/files, "
                    "/v1/batches; about half the price, answered within 24 h). A rerun resumes "
                    "a batch still running; calls it did not answer are made one by one.")
