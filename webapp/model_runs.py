@@ -23,7 +23,7 @@ from sqlalchemy.exc import IntegrityError, OperationalError
 from analysis.probes.run import SweepClip
 from analysis.vlm.backends import backend_entry
 from analysis.vlm.backends.base import BackendError
-from analysis.vlm.run import RunResult, execute_run
+from analysis.vlm.run import RunResult, execute_run, run_file_text
 from analysis.vlm.run_config import (
     RunConfig,
     check_model_source,
@@ -259,6 +259,17 @@ def _run_session(subject: Subject, config: RunConfig, result: RunResult
     db.session.add_all([session, run])
     db.session.flush()
     return session, run
+
+
+def model_run_files(study_id: int) -> dict[str, bytes]:
+    """``model_run_<session id>.toml``: the run file of each model session, beside its trials
+    (``run-models --config`` of it runs the same run again)."""
+    manifests = db.session.execute(
+        select(Session.id, ModelRun.manifest).join(ModelRun, ModelRun.session_id == Session.id)
+        .join(Subject, Subject.id == Session.subject_id).where(Subject.study_id == study_id)
+        .order_by(Session.id)).all()
+    return {f"model_run_{session_id}.toml": run_file_text(manifest).encode()
+            for session_id, manifest in manifests if (manifest or {}).get("run_file")}
 
 
 def _record_provenance(run: ModelRun, config: RunConfig, result: RunResult, item_keys: list,

@@ -21,11 +21,11 @@ import pandas as pd
 from sqlalchemy import select
 
 from analysis.csv_cells import escape_cells
-from analysis.vlm.run import run_file_text
 from experiments.designs import Design
 from experiments.plausibility import PlausibilityRules
 from webapp.extensions import db
-from webapp.models import ModelRun, Session, SourceClip, Stimulus, Subject
+from webapp.model_runs import model_run_files
+from webapp.models import SourceClip, Stimulus
 from webapp.models.manual_exclusion import rules_version
 from webapp.models.study import Study, StudyVersion
 from webapp.participant.calendar import iso_utc, opens_after
@@ -109,17 +109,6 @@ def build_export(slug: str, now: datetime | None = None) -> dict[str, bytes]:
     }
     files["metadata.json"] = json.dumps(meta, indent=2, default=str).encode()
     return files
-
-
-def model_run_files(study_id: int) -> dict[str, bytes]:
-    """``model_run_<session id>.toml``: the run file of each model session, beside its trials
-    (``run-models --config`` of it runs the same run again)."""
-    manifests = db.session.execute(
-        select(Session.id, ModelRun.manifest).join(ModelRun, ModelRun.session_id == Session.id)
-        .join(Subject, Subject.id == Session.subject_id).where(Subject.study_id == study_id)
-        .order_by(Session.id)).all()
-    return {f"model_run_{session_id}.toml": run_file_text(manifest).encode()
-            for session_id, manifest in manifests if (manifest or {}).get("run_file")}
 
 
 def _study_record(study) -> dict:
