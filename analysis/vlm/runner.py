@@ -105,7 +105,7 @@ class Runner:
         start = time.perf_counter()
         self.stats = RunStats(total=len(items))
         self.backend.check(self.params, {kind for item in items for kind in self._kinds(item)})
-        if self.backend.batch_api:
+        if getattr(self.backend, "batch_api", False):  # duck-typed backends have none
             from analysis.vlm.batch_run import prefetch
 
             report = prefetch(self, items)
