@@ -42,9 +42,10 @@ from experiments.study_settings import BROWSERS, DEFAULT_BROWSERS, MAX_TEXT_CHAR
 # What the configuration (experiments.study_config), the settings (experiments.study_settings)
 # and their checks (experiments.study_format) declare is named here too: one module to import.
 __all__ = ["BROWSERS", "DEFAULT_BROWSERS", "MAX_FILE_BYTES", "MAX_TEXT_CHARS", "MAX_TITLE_CHARS",
-           "SCHEMA", "Problem", "StudyConfig", "StudyFileError", "check", "check_value",
-           "consent_warnings", "estimate_session_minutes", "load", "loads", "problem_at",
-           "read_source", "study_texts", "title_problem", "to_toml"]
+           "SCHEMA", "Problem", "Reader", "StudyConfig", "StudyFileError", "check",
+           "check_value", "consent_warnings", "estimate_session_minutes", "load", "loads",
+           "parse_tables", "problem_at", "read_source", "study_texts", "title_problem",
+           "to_toml"]
 
 
 @dataclass(frozen=True)
@@ -161,7 +162,7 @@ def check(source: str, name: str = "study.toml", base_dir: Path | None = None):
     return config, reader.problems, reader.warnings
 
 
-def _parse(reader: Reader, source: str) -> dict | None:
+def parse_tables(reader: Reader, source: str) -> dict | None:
     """The file's tables; None after a problem (a limit it passes, text that is not TOML)."""
     found = reader.scan
     if found.refusal is not None:
@@ -184,7 +185,7 @@ def _parse(reader: Reader, source: str) -> dict | None:
 
 def _validate(reader: Reader, source: str) -> StudyConfig | None:
     """The file's configuration, or None with its problems in ``reader``."""
-    data = _parse(reader, source)
+    data = parse_tables(reader, source)
     if data is None:
         return None
     values = study_checks.check_sections(reader, data)

@@ -23,7 +23,7 @@ from sqlalchemy.exc import IntegrityError, OperationalError
 from analysis.probes.run import SweepClip
 from analysis.vlm.backends import backend_entry
 from analysis.vlm.backends.base import BackendError
-from analysis.vlm.run import RunResult, execute_run
+from analysis.vlm.run import RunResult, execute_run, run_file_text
 from analysis.vlm.run_config import (
     RunConfig,
     check_model_source,
@@ -66,9 +66,11 @@ class RunOutcome:
     added: int = 0
 
 
-def run_models(options: Mapping, progress: bool = True) -> RunOutcome:
+def run_models(options: Mapping, progress: bool = True, run_file: dict | None = None
+               ) -> RunOutcome:
     """Run what ``run-models`` was asked (options keyed like its flags) and store the trials
-    of a run on a study.
+    of a run on a study.  ``run_file``: the run's fields as a run file names them, kept with
+    the run (its model replaced by the model's one spelling).
 
     Raises
     ------
@@ -105,7 +107,9 @@ def run_models(options: Mapping, progress: bool = True) -> RunOutcome:
     if trials is not None:  # a protocol keeps only its own items
         kept = {r.id for r in records}
         trials = [t for t in trials if t["stimulus_id"] in kept]
-    result = _execute(config, records, demos, progress, trials)
+    if run_file is not None:
+        run_file = {**run_file, "model": config.model}
+    result = _execute(config, records, demos, progress, trials, run_file)
     outcome = RunOutcome(result, missing)
     if options["study"]:
         outcome.session, outcome.model_run, outcome.added = store_run(
@@ -133,12 +137,13 @@ def resolve_set(stimulus_set: str | None, slug: str | None, benchmark: str | Non
 
 
 def _execute(config: RunConfig, records, demos, progress: bool,
-             trials: list[dict] | None) -> RunResult:
+             trials: list[dict] | None, run_file: dict | None) -> RunResult:
     """``execute_run``, its failures said in one line each."""
     instance = Path(current_app.instance_path)
     try:
         return execute_run(config, records, demos, instance / "model_cache.sqlite3",
-                           instance / "model_runs", progress=progress, trials=trials)
+                           instance / "model_runs", progress=progress, trials=trials,
+                           run_file=run_file)
     except (ValueError, BackendError) as error:
         raise RunFailed(str(error)) from error
     except OSError as error:  # a model that cannot be found or loaded, a stimulus file
@@ -254,6 +259,17 @@ def _run_session(subject: Subject, config: RunConfig, result: RunResult
     db.session.add_all([session, run])
     db.session.flush()
     return session, run
+
+
+def model_run_files(study_id: int) -> dict[str, bytes]:
+    """``model_run_<session id>.toml``: the run file of each model session, beside its trials
+    (``run-models --config`` of it runs the same run again)."""
+    manifests = db.session.execute(
+        select(Session.id, ModelRun.manifest).join(ModelRun, ModelRun.session_id == Session.id)
+        .join(Subject, Subject.id == Session.subject_id).where(Subject.study_id == study_id)
+        .order_by(Session.id)).all()
+    return {f"model_run_{session_id}.toml": run_file_text(manifest).encode()
+            for session_id, manifest in manifests if (manifest or {}).get("run_file")}
 
 
 def _record_provenance(run: ModelRun, config: RunConfig, result: RunResult, item_keys: list,

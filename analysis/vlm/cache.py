@@ -3,7 +3,8 @@
 The key is a hash of everything that can change an answer (see :func:`cache_key`); the
 runner builds it.  Each ``put`` is its own transaction in WAL mode, so a process killed
 with SIGKILL mid-run leaves every finished item stored and no half-written row: the next
-run resumes from there.  Errors are never stored.
+run resumes from there.  Errors are never stored.  A batch sent to a batch API is stored
+with its calls' keys as soon as it exists, until its answers are: a rerun resumes it.
 """
 from __future__ import annotations
 
@@ -19,6 +20,14 @@ CREATE TABLE IF NOT EXISTS results (
     key TEXT PRIMARY KEY,
     kind TEXT NOT NULL,
     value TEXT NOT NULL,
+    created_at REAL NOT NULL
+)
+"""
+BATCHES = """
+CREATE TABLE IF NOT EXISTS batches (
+    id TEXT PRIMARY KEY,
+    scope TEXT NOT NULL,
+    keys TEXT NOT NULL,
     created_at REAL NOT NULL
 )
 """
@@ -59,6 +68,7 @@ class ResultCache:
         # FULL: a row acknowledged by commit survives a power cut, not just a killed process.
         self._db.execute("PRAGMA synchronous=FULL")
         self._db.execute(SCHEMA)
+        self._db.execute(BATCHES)
 
     def get(self, key: str) -> dict | None:
         row = self._db.execute("SELECT value FROM results WHERE key = ?", (key,)).fetchone()
@@ -71,6 +81,21 @@ class ResultCache:
         self._db.execute(
             "INSERT OR REPLACE INTO results (key, kind, value, created_at) VALUES (?, ?, ?, ?)",
             (key, kind, json.dumps(value, sort_keys=True), time.time()))
+
+    def add_batch(self, batch_id: str, scope: str, keys: list[str]) -> None:
+        """A batch whose answers are not stored yet; ``scope``: the backend it went to."""
+        self._db.execute("INSERT OR REPLACE INTO batches (id, scope, keys, created_at) "
+                         "VALUES (?, ?, ?, ?)", (batch_id, scope, json.dumps(keys), time.time()))
+
+    def open_batches(self, scope: str) -> list[tuple[str, list[str]]]:
+        """``(batch id, its calls' keys)`` of the batches sent to ``scope`` and not ended,
+        oldest first."""
+        rows = self._db.execute("SELECT id, keys FROM batches WHERE scope = ? "
+                                "ORDER BY created_at, id", (scope,)).fetchall()
+        return [(batch_id, json.loads(keys)) for batch_id, keys in rows]
+
+    def end_batch(self, batch_id: str) -> None:
+        self._db.execute("DELETE FROM batches WHERE id = ?", (batch_id,))
 
     def __contains__(self, key: str) -> bool:
         row = self._db.execute("SELECT 1 FROM results WHERE key = ?", (key,)).fetchone()

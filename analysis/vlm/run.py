@@ -4,7 +4,9 @@ The manifest (``manifest.json`` in the run folder) records provenance and timing
 backend's description (model id, weights hash, dtype, library and processor hashes), the
 task settings, decoding parameters and seed, counts (cached, computed, errors,
 unparseable) and seconds spent loading, building items and in the model.  It is written
-when the run starts (status "running") and again when it ends.
+when the run starts (status "running") and again when it ends.  A run given its run file's
+fields (``manage.py run-models``) keeps them with the library versions in the manifest and
+writes them as ``run.toml`` beside its trials: ``run-models --config run.toml`` is the same run.
 """
 from __future__ import annotations
 
@@ -21,6 +23,7 @@ from pathlib import Path
 
 from analysis.vlm.backends import load_backend
 from analysis.vlm.cache import ResultCache
+from analysis.vlm.provenance import library_versions
 from analysis.vlm.run_config import RunConfig, run_key
 from analysis.vlm.runner import Runner
 from analysis.vlm.tasks import build_items, trial_items
@@ -81,14 +84,18 @@ def run_folder(runs_dir, config: dict, cache_path):
 
 
 def execute_run(config: RunConfig, records, demos, cache_path, runs_dir,
-                progress: bool = True, trials: list[dict] | None = None) -> RunResult:
+                progress: bool = True, trials: list[dict] | None = None,
+                run_file: dict | None = None) -> RunResult:
     """Build items, run them through the backend with the cache, write the run folder.
 
     With ``trials`` (a study's, from ``experiments.schedule.design_trials``) the items are
     those trials; without, the task's items of ``records``.  No items is an error.
+    ``run_file``: the run's fields as a run file names them (kept, and written as run.toml).
     """
     settings = {**asdict(config), "spec": asdict(config.spec), "params": config.params.to_dict()}
     with run_folder(runs_dir, settings, cache_path) as (folder, manifest):
+        if run_file is not None:
+            manifest["run_file"] = {"fields": run_file, "libraries": library_versions()}
         timing = manifest["timing"] = {}
         start = time.perf_counter()
         if trials is None:
@@ -108,13 +115,38 @@ def execute_run(config: RunConfig, records, demos, cache_path, runs_dir,
                 rows = runner.run(items)
         finally:
             backend.close()
+        key = run_key(config, runner.description)
         manifest.update(backend=runner.description, counts=runner.stats.as_dict(),
-                        n_rows=len(rows))
+                        n_rows=len(rows), run_key=key)
         with open(folder / "trials.jsonl", "w", encoding="utf-8") as handle:
             for row in rows:
                 handle.write(json.dumps(row, default=str) + "\n")
-    keys = [item.key for item in items]
-    return RunResult(rows, keys, manifest, folder, run_key(config, runner.description))
+        if run_file is not None:
+            (folder / "run.toml").write_text(run_file_text(manifest), encoding="utf-8")
+    return RunResult(rows, [item.key for item in items], manifest, folder, key)
+
+
+def run_file_text(manifest: dict) -> str:
+    """The run file of a run's manifest: its fields, then the libraries it ran with."""
+    stored = manifest["run_file"]
+    lines = [f"# The run file of model run {manifest.get('run_id')} (run key "
+             f"{manifest.get('run_key')}).", "# manage.py run-models --config <this file> "
+             "runs it again: on the same weights and libraries, every answer is cached.", ""]
+    lines += [f"{key} = {_toml_value(value)}" for key, value in sorted(stored["fields"].items())]
+    lines += ["", "[libraries]"]
+    lines += [f"{name} = {_toml_value(version)}"
+              for name, version in sorted(stored["libraries"].items())]
+    return "\n".join(lines) + "\n"
+
+
+def _toml_value(value) -> str:
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    if isinstance(value, (int, float)):
+        return repr(value)  # 4, 0.6, 1e-05, inf: each TOML as written
+    # A JSON string without ASCII escapes is a TOML basic string, but for DEL, which TOML
+    # wants escaped too.
+    return json.dumps(str(value), ensure_ascii=False).replace("\x7f", "\\u007f")
 
 
 def failure_summary(errors: list[dict], total: int) -> str:

@@ -229,13 +229,14 @@ def _kept_api_defaults(model: str) -> bool:
 
 
 def _backend_options(options: Mapping, backend: BackendEntry) -> dict:
-    """The given options the backend takes, under its constructor's keywords.
+    """The given options the backend takes, under its constructor's keywords (a flag not
+    given is False: not given).
 
     An option of other backends only is refused, naming them; a required one is asked for.
     """
     foreign: dict[str, list[str]] = {}  # "--backend a or b" -> the options only they take
     for option in dict.fromkeys(o for entry in BACKENDS.values() for o in entry.options):
-        if option not in backend.options and options.get(option) is not None:
+        if option not in backend.options and _given(options.get(option)):
             takers = " or ".join(n for n, e in BACKENDS.items() if option in e.options)
             foreign.setdefault(takers, []).append(_flag(option))
     if foreign:
@@ -245,7 +246,12 @@ def _backend_options(options: Mapping, backend: BackendEntry) -> dict:
     if missing:
         raise ValueError(f"--backend {options['backend']} needs {', '.join(missing)}")
     return {keyword: options[option] for option, keyword in backend.options.items()
-            if options.get(option) is not None}
+            if _given(options.get(option))}
+
+
+def _given(value) -> bool:
+    """An option's value says it was given: not None, nor a flag left off (0 is given)."""
+    return value is not None and value is not False
 
 
 def _flag(option: str) -> str:

@@ -35,6 +35,7 @@ class RunStats:
     model_seconds: float = 0.0
     wall_seconds: float = 0.0
     computed_calls: list[str] = field(default_factory=list)  # "item key/kind" run by the model
+    batch: dict | None = None  # what a batch API answered (analysis.vlm.batch_run)
 
     def as_dict(self) -> dict:
         rate = self.total / self.wall_seconds if self.wall_seconds else None
@@ -44,7 +45,7 @@ class RunStats:
                 "unparseable": self.unparseable,
                 "model_seconds": round(self.model_seconds, 3),
                 "wall_seconds": round(self.wall_seconds, 3), "items_per_s": rate,
-                "computed_items_per_s": model_rate}
+                "computed_items_per_s": model_rate, "batch": self.batch}
 
 
 # Backend info about the video inputs that a trial row keeps (transformers backend).
@@ -78,6 +79,7 @@ class Runner:
         self.scoring, self.batch_size, self.progress = scoring, batch_size, progress
         self.description = backend.describe()
         self.stats = RunStats()
+        self._batched: set[str] = set()  # items a batch API answered
 
     # -- keys -------------------------------------------------------------------------------
     def key(self, item, kind: str) -> str:
@@ -103,6 +105,12 @@ class Runner:
         start = time.perf_counter()
         self.stats = RunStats(total=len(items))
         self.backend.check(self.params, {kind for item in items for kind in self._kinds(item)})
+        if getattr(self.backend, "batch_api", False):  # duck-typed backends have none
+            from analysis.vlm.batch_run import prefetch
+
+            report = prefetch(self, items)
+            self._batched = report.pop("answered_items")
+            self.stats.batch = report
         outcomes: dict[str, dict] = {}
         with tqdm(total=len(items), unit="item", disable=not self.progress,
                   desc=f"{self.backend.name}:{self.description.get('model', '')}") as bar:
@@ -139,7 +147,7 @@ class Runner:
             if item.key in failed:
                 continue
             outcomes[item.key] = found[item.key]
-            if item.key in computed:
+            if item.key in computed or item.key in self._batched:
                 self.stats.computed += 1
             else:
                 self.stats.cached += 1
@@ -203,6 +211,11 @@ def error_cause(error: BaseException) -> tuple[str, bool]:
                 "a smaller --max-new-tokens or a larger GPU"), False
     line = f"{type(error).__name__}: {text}" if text else type(error).__name__
     return line[:300], isinstance(error, (TimeoutError, ConnectionError))
+
+
+def outcome_value(outcome: Generation | LabelScores) -> dict:
+    """What the cache stores of a call's outcome."""
+    return _generation_value(outcome) if isinstance(outcome, Generation) else _score_value(outcome)
 
 
 def _generation_value(generation: Generation) -> dict:

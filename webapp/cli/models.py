@@ -8,6 +8,7 @@ key, a parameter the model refuses.  Items that fail are counted once each, each
 said once, with whether a rerun can help.
 """
 import re
+from pathlib import Path
 
 import click
 from flask.cli import with_appcontext
@@ -21,10 +22,16 @@ from analysis.vlm.runner import SCORING_MODES
 from analysis.vlm.sampling import METADATA_FPS_MODES
 from analysis.vlm.tasks import TASKS
 from webapp import model_runs
+from webapp.cli import run_file
 
 
 @click.command("run-models")
-@click.option("--model", required=True, help="Local folder, hub id, or served model name.")
+@click.option("--config", type=click.Path(dir_okay=False, path_type=Path), default=None,
+              help="A run file (TOML): every other option is a field of it, named like its "
+                   "flag (max_new_tokens = 64); options given here override it. Each run "
+                   "writes its resolved file, run.toml, beside its trials.")
+@click.option("--model", default=None,
+              help="Local folder, hub id, or served model name (required, here or in --config).")
 @click.option("--backend", type=click.Choice(sorted(BACKENDS)), default="hf", show_default=True,
               help="; ".join(f"{name}: {entry.summary}" for name, entry in BACKENDS.items()) + ".")
 @click.option("--task", type=click.Choice(list(TASKS)), default=None,
@@ -105,14 +112,24 @@ from webapp import model_runs
               help="--backend openai: retries of a request after a timeout, a dropped "
                    "connection, HTTP 408, 429 or 5xx, waiting what Retry-After asks or a "
                    "jittered exponential backoff; other errors are never retried [default: 5].")
+@click.option("--batch-api", is_flag=True, default=False,
+              help="--backend openai: send the run's calls as one OpenAI batch (/v1/files, "
+                   "/v1/batches; about half the price, answered within 24 h). A rerun resumes "
+                   "a batch still running; calls it did not answer are made one by one.")
+@click.option("--batch-poll", type=click.FloatRange(min=0, min_open=True), default=None,
+              help="--batch-api: seconds between polls of the batch [default: 30].")
 @click.option("--tensor-parallel", type=click.IntRange(min=1), default=None,
               help="vllm: GPUs to split the model over [default: 1].")
 @click.option("--no-progress", is_flag=True, help="No progress bar (logs, CI).")
 @with_appcontext
 def run_models(**options):
     """Run a study's (or a set's) stimuli through a model; results cached and resumable."""
+    context = click.get_current_context()
+    options = run_file.resolve(context, options)
+    fields = run_file.resolved_fields(context.command, options)
     try:
-        outcome = model_runs.run_models(options, progress=not options["no_progress"])
+        outcome = model_runs.run_models(options, progress=not options["no_progress"],
+                                        run_file=fields)
     except model_runs.ModelRunError as error:
         raise click.UsageError(str(error)) from error
     except model_runs.RunFailed as error:
@@ -124,6 +141,13 @@ def run_models(**options):
     click.echo(f"{len(outcome.result.rows)} trials ({counts['cached']} cached, "
                f"{counts['computed']} computed, {counts['failed_items']} errors, "
                f"{counts['unparseable']} unparseable); run folder {outcome.result.folder}")
+    batch = counts.get("batch")
+    if batch and batch["calls"]:
+        sent = len(batch["batches"]) + len(batch["resumed"])
+        click.echo(f"{sent} batch{'' if sent == 1 else 'es'}: {batch['answered']} of "
+                   f"{batch['calls']} calls answered" + (
+                       f"; {batch['unanswered']} made one by one ({batch['causes'][0]})"
+                       if batch["unanswered"] else ""))
     if outcome.session is not None:
         click.echo(f"Stored {outcome.added} new trials in session {outcome.session.id} of "
                    f"model subject {options['model']!r} ({outcome.session.status}: "

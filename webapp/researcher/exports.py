@@ -24,6 +24,7 @@ from analysis.csv_cells import escape_cells
 from experiments.designs import Design
 from experiments.plausibility import PlausibilityRules
 from webapp.extensions import db
+from webapp.model_runs import model_run_files
 from webapp.models import SourceClip, Stimulus
 from webapp.models.manual_exclusion import rules_version
 from webapp.models.study import Study, StudyVersion
@@ -85,6 +86,7 @@ def build_export(slug: str, now: datetime | None = None) -> dict[str, bytes]:
         record = _study_record(study)
         design = study.design_snapshot
         later_sessions = next_session_csvs(participants, Design.from_snapshot(study), version_designs(study))
+        run_files = model_run_files(study.id)
     files = {
         "trials.csv": trials_csv(trials),
         "trials.json": trials_json(trials),
@@ -93,6 +95,7 @@ def build_export(slug: str, now: datetime | None = None) -> dict[str, bytes]:
         "codebook.csv": codebook_csv(),
         "codebook.md": codebook_markdown(),
         **later_sessions,
+        **run_files,
     }
     meta = {
         "study": record, "design": design,

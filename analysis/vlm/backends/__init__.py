@@ -52,8 +52,14 @@ BACKENDS = {
         "analysis.vlm.backends.openai_http:OpenAIBackend",
         "any OpenAI-compatible server (--base-url)", extra="openai",
         options={"base_url": "base_url", "timeout": "timeout_s", "concurrency": "concurrency",
-                 "max_retries": "max_retries", "model_revision": "revision"},
+                 "max_retries": "max_retries", "model_revision": "revision",
+                 "batch_api": "batch_api", "batch_poll": "batch_poll_s"},
         required=("base_url",), served=True, logprobs=returns_logprobs),
+    "motion": BackendEntry(
+        "analysis.vlm.backends.motion:MotionBackend",
+        "a training-free pixel statistic on the CPU, not a model (--model entropy: forward "
+        "when the frames' entropy rises; motion-energy: when motion dies down); no download",
+        extra="models", served=True),
 }
 
 

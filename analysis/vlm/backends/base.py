@@ -94,6 +94,16 @@ SURFACE_FORMS = {
 }
 
 
+@dataclass(frozen=True)
+class BatchCall:
+    """One call of a batch sent to a batch API (``Backend.batch_api``)."""
+
+    custom_id: str  # the call's cache key: unique within the batch
+    kind: str  # "generate" or "score"
+    request: Request
+    labels: tuple[str, ...] = ()
+
+
 class BackendError(Exception):
     """A model call that failed, said in one line a researcher can act on.
 
@@ -117,6 +127,9 @@ class Backend:
     """
 
     name = "base"
+    # A backend with a batch API (cheaper, answered later) sends a run's calls with
+    # ``submit_batch`` and reads them with ``batch_outcomes``.
+    batch_api = False
 
     def __init__(self, model: str, **options: Any) -> None:
         """Load ``model`` (a local folder, hub id or served name) with the keywords its
@@ -140,6 +153,15 @@ class Backend:
 
     def score(self, requests: list[Request], labels: tuple[str, ...]
               ) -> list[LabelScores | Exception]:
+        raise NotImplementedError
+
+    def submit_batch(self, calls: list[BatchCall], params: GenerationParams) -> str:
+        """Submit ``calls`` as one batch; its id."""
+        raise NotImplementedError
+
+    def batch_outcomes(self, batch_id: str, calls: list[BatchCall]) -> dict[str, object]:
+        """Wait for batch ``batch_id`` to end; each call's outcome by custom id (its
+        :class:`Generation` or :class:`LabelScores`, or the exception of a call unanswered)."""
         raise NotImplementedError
 
     def inspect(self, request: Request) -> dict:

@@ -10,7 +10,8 @@ timeouts, 408, 429, 5xx and a 200 whose body is not JSON (cut off by a proxy or 
 overloaded server), never on any other 4xx, after the wait the server's
 ``Retry-After`` asks for, else a random share of an exponentially growing window (full
 jitter; :mod:`analysis.vlm.backends.http_errors`).  A request that still fails becomes that
-request's outcome, so the others are kept.
+request's outcome, so the others are kept.  With ``batch_api`` a run's calls go out as one
+batch instead (:mod:`analysis.vlm.backends.openai_batch`).
 Only what the run sets is sent, under the names the model's family expects (``families``),
 and a parameter the family refuses is an error before any item runs.  The API key is read
 from the environment variable named by ``api_key_env`` at construction.
@@ -29,9 +30,11 @@ from importlib import metadata
 import httpx
 import tenacity
 
+from analysis.vlm.backends import openai_batch
 from analysis.vlm.backends.base import (
     SURFACE_FORMS,
     Backend,
+    BatchCall,
     Generation,
     GenerationParams,
     LabelScores,
@@ -52,7 +55,8 @@ class OpenAIBackend(Backend):
     def __init__(self, model: str, *, base_url: str, api_key_env: str = "OPENAI_API_KEY",
                  video_mode: str = "frames", frame_format: str = "png", concurrency: int = 8,
                  max_retries: int = 5, timeout_s: float = 120.0, top_logprobs: int = 20,
-                 backoff_s: float = 1.0, max_wait_s: float = 120.0, revision: str | None = None):
+                 backoff_s: float = 1.0, max_wait_s: float = 120.0, revision: str | None = None,
+                 batch_api: bool = False, batch_poll_s: float = 30.0):
         if video_mode not in VIDEO_MODES:
             raise ValueError(f"video_mode must be one of {VIDEO_MODES}")
         if frame_format not in ("png", "jpeg"):
@@ -65,6 +69,7 @@ class OpenAIBackend(Backend):
         self.concurrency, self.max_retries, self.timeout_s = concurrency, max_retries, timeout_s
         self.top_logprobs, self.backoff_s, self.max_wait_s = top_logprobs, backoff_s, max_wait_s
         self.api_key_env = api_key_env
+        self.batch_api, self.batch_poll_s = batch_api, batch_poll_s
         key = os.environ.get(api_key_env, "")
         headers = {"Authorization": f"Bearer {key}"} if key else {}
         self.client = httpx.Client(base_url=self.base_url, headers=headers, timeout=timeout_s)
@@ -159,9 +164,14 @@ class OpenAIBackend(Backend):
             for p in m["content"]]} for m in request.messages], sort_keys=True)
 
     # -- calls ---------------------------------------------------------------------------------
-    def _send(self, method: str, path: str, body: dict | None) -> dict:
-        response = self.client.request(method, path, json=body)
+    def _send(self, method: str, path: str, body: dict | None, raw: bool = False,
+              **content) -> dict | bytes:
+        """One attempt; ``raw``: the body's bytes (a file's content), not its JSON;
+        ``content``: httpx's ``files`` and ``data`` of a multipart upload."""
+        response = self.client.request(method, path, json=body, **content)
         response.raise_for_status()
+        if raw:
+            return response.content
         try:
             return response.json()
         except ValueError as error:
@@ -177,12 +187,14 @@ class OpenAIBackend(Backend):
             return self._backoff(state)
         return min(after, self.max_wait_s) + random.uniform(0, self.backoff_s)
 
-    def _request(self, method: str, path: str, body: dict | None = None) -> dict:
+    def _request(self, method: str, path: str, body: dict | None = None, **options):
+        """The reply's JSON (or bytes, with ``raw=True``), retried while the failure is
+        transient; else a :class:`BackendError` saying what to do."""
         retrying = tenacity.Retrying(stop=tenacity.stop_after_attempt(self.max_retries + 1),
                                      wait=self._wait, retry=tenacity.retry_if_exception(transient),
                                      reraise=True)
         try:
-            return retrying(self._send, method, path, body)
+            return retrying(self._send, method, path, body, **options)
         except (httpx.HTTPError, MalformedReply) as error:
             attempts = retrying.statistics.get("attempt_number", 1)
             raise failure(f"{method} {self.base_url}{path}", error, attempts, self.base_url,
@@ -197,43 +209,56 @@ class OpenAIBackend(Backend):
     def generate(self, requests: list[Request], params: GenerationParams
                  ) -> list[Generation | Exception]:
         self.check(params, {"generate"})
-        decoding = self.decoding(params)
-
-        def one(request: Request) -> Generation:
-            reply = self._request("POST", "/chat/completions", {**self.body(request), **decoding})
-            usage = reply.get("usage") or {}
-            text = reply["choices"][0]["message"].get("content") or ""
-            return Generation(text, usage.get("prompt_tokens", 0),
-                              usage.get("completion_tokens", 0),
-                              {"system_fingerprint": reply.get("system_fingerprint")})
-        return self._map(one, requests)
+        return self._map(lambda request: self.generation(self._request(
+            "POST", "/chat/completions", self.generation_body(request, params))), requests)
 
     def score(self, requests: list[Request], labels: tuple[str, ...]
               ) -> list[LabelScores | Exception]:
         if "logprobs" in self.family.refused:
             raise ValueError(f"{self.model_id} is one of the {self.family.name}, which "
                              "return no logprobs")
-        forms = {label: SURFACE_FORMS.get(label, (label, " " + label)) for label in labels}
-        fields = {self.family.token_limit: 1, "temperature": 0, "logprobs": True,
-                  "top_logprobs": self.top_logprobs}
+        return self._map(lambda request: self.label_scores(self._request(
+            "POST", "/chat/completions", self.score_body(request)), labels), requests)
 
-        def one(request: Request) -> LabelScores:
-            reply = self._request("POST", "/chat/completions", {**self.body(request), **fields})
-            top = _top_logprobs(reply)
-            if top is None:  # the call worked; the server just gives no logprobs
-                return LabelScores({label: -math.inf for label in labels},
-                                   {label: [] for label in labels},
-                                   {"top_logprobs": 0,
-                                    "score_missing": "the server returned no logprobs"})
-            found = {entry["token"]: entry["logprob"] for entry in top}
-            scores = {label: _logsumexp([found[f] for f in fs if f in found])
-                      for label, fs in forms.items()}
-            seen = {label: [f for f in fs if f in found] for label, fs in forms.items()}
-            info: dict[str, object] = {"top_logprobs": len(top)}
-            if not any(seen.values()):
-                info["score_missing"] = f"no label among the server's top {len(top)} logprobs"
-            return LabelScores(scores, seen, info)
-        return self._map(one, requests)
+    # -- one call's body and reply, the same for a synchronous call and a batch's line --------
+    def generation_body(self, request: Request, params: GenerationParams) -> dict:
+        return {**self.body(request), **self.decoding(params)}
+
+    def score_body(self, request: Request) -> dict:
+        """The label scores' request: one token, with the top logprobs of the first."""
+        return {**self.body(request), self.family.token_limit: 1, "temperature": 0,
+                "logprobs": True, "top_logprobs": self.top_logprobs}
+
+    @staticmethod
+    def generation(reply: dict) -> Generation:
+        usage = reply.get("usage") or {}
+        text = reply["choices"][0]["message"].get("content") or ""
+        return Generation(text, usage.get("prompt_tokens", 0), usage.get("completion_tokens", 0),
+                          {"system_fingerprint": reply.get("system_fingerprint")})
+
+    @staticmethod
+    def label_scores(reply: dict, labels: tuple[str, ...]) -> LabelScores:
+        forms = {label: SURFACE_FORMS.get(label, (label, " " + label)) for label in labels}
+        top = _top_logprobs(reply)
+        if top is None:  # the call worked; the server just gives no logprobs
+            return LabelScores({label: -math.inf for label in labels},
+                               {label: [] for label in labels},
+                               {"top_logprobs": 0, "score_missing": "the server returned no logprobs"})
+        found = {entry["token"]: entry["logprob"] for entry in top}
+        scores = {label: _logsumexp([found[f] for f in fs if f in found])
+                  for label, fs in forms.items()}
+        seen = {label: [f for f in fs if f in found] for label, fs in forms.items()}
+        info: dict[str, object] = {"top_logprobs": len(top)}
+        if not any(seen.values()):
+            info["score_missing"] = f"no label among the server's top {len(top)} logprobs"
+        return LabelScores(scores, seen, info)
+
+    def submit_batch(self, calls: list[BatchCall], params: GenerationParams) -> str:
+        return openai_batch.submit(self, calls, params)
+
+    def batch_outcomes(self, batch_id: str, calls: list[BatchCall]) -> dict[str, object]:
+        return openai_batch.outcomes(self, openai_batch.wait(self, batch_id, self.batch_poll_s),
+                                     calls)
 
     def close(self) -> None:
         self.client.close()

@@ -12,10 +12,18 @@ It accepts what ``vllm serve`` accepts from our HTTP backend: text and ``image_u
   a random permission id on every call;
 - ``hide_tokens``: leave these tokens out of the top logprobs (labels the server never ranks).
 
+The batch API as OpenAI serves it: ``POST /v1/files`` (multipart, purpose ``batch``),
+``POST /v1/batches``, ``GET /v1/batches/{id}`` and ``GET /v1/files/{id}/content``.  A batch
+answers ``in_progress`` to its first ``batch_polls`` polls (or while ``hold_batches`` is set),
+then runs each line as a synchronous request would run; ``batch_fails(index, line)`` true puts
+that line in the error file (HTTP 500), and ``batch_expire_after`` lines answered, the batch
+expires with the rest in the error file (``batch_expired``), as OpenAI's do.
+
 Every request is logged (``log``: arrival time, method, path, ``fingerprint`` of its body, the
 status sent), so tests count exactly what reached the server.
 """
 import base64
+import email.parser
 import hashlib
 import io
 import itertools
@@ -77,8 +85,14 @@ def fingerprint(body: dict | None) -> str | None:
 class TinyOpenAIServer:
     def __init__(self, backend, model_name: str, fail_first: int = 0, fail_status: int = 429,
                  fail_headers: dict | None = None, script=None, vllm_like: bool = False,
-                 hide_tokens=()):
+                 hide_tokens=(), batch_polls: int = 1, batch_fails=None,
+                 batch_expire_after: int | None = None):
         self.backend, self.model_name = backend, model_name
+        self.batch_polls, self.batch_fails = batch_polls, batch_fails
+        self.batch_expire_after, self.hold_batches = batch_expire_after, False
+        self.files: dict[str, bytes] = {}
+        self.batches: dict[str, dict] = {}
+        self.batch_lines = 0  # lines run in batches
         self.fail_first, self.requests_seen = fail_first, 0
         self.fail_status, self.fail_headers = fail_status, dict(fail_headers or {})
         self.script, self.vllm_like, self.hide_tokens = script, vllm_like, set(hide_tokens)
@@ -135,6 +149,70 @@ class TinyOpenAIServer:
                 "usage": {"prompt_tokens": out.n_prompt_tokens,
                           "completion_tokens": out.n_new_tokens}}
 
+    def upload(self, content_type: str, data: bytes) -> tuple[int, dict]:
+        form = email.parser.BytesParser().parsebytes(
+            f"Content-Type: {content_type}\r\n\r\n".encode() + data)
+        parts = {part.get_param("name", header="content-disposition"): part.get_payload(decode=True)
+                 for part in form.get_payload()}
+        if parts.get("purpose") != b"batch" or "file" not in parts:
+            return 400, {"error": {"message": "expected purpose=batch and a file"}}
+        file_id = f"file-{uuid.uuid4().hex[:12]}"
+        self.files[file_id] = parts["file"]
+        return 200, {"id": file_id, "object": "file", "purpose": "batch",
+                     "bytes": len(parts["file"])}
+
+    def create_batch(self, body: dict) -> tuple[int, dict]:
+        if body.get("input_file_id") not in self.files or \
+                body.get("endpoint") != "/v1/chat/completions":
+            return 400, {"error": {"message": "unknown input_file_id or endpoint"}}
+        batch_id = f"batch_{uuid.uuid4().hex[:12]}"
+        self.batches[batch_id] = {"id": batch_id, "object": "batch", "status": "validating",
+                                  "input_file_id": body["input_file_id"],
+                                  "endpoint": body["endpoint"], "output_file_id": None,
+                                  "error_file_id": None, "polls": 0}
+        return 200, self._public(self.batches[batch_id])
+
+    def poll_batch(self, batch_id: str) -> tuple[int, dict]:
+        batch = self.batches.get(batch_id)
+        if batch is None:
+            return 404, {"error": {"message": f"no batch {batch_id}"}}
+        batch["polls"] += 1
+        if batch["status"] in ("validating", "in_progress"):
+            if self.hold_batches or batch["polls"] <= self.batch_polls:
+                batch["status"] = "in_progress"
+            else:
+                self._run_batch(batch)
+        return 200, self._public(batch)
+
+    def _run_batch(self, batch: dict) -> None:
+        lines = [json.loads(line) for line in self.files[batch["input_file_id"]].splitlines()]
+        output, errors = [], []
+        for index, line in enumerate(lines):
+            custom = {"id": f"req-{index}", "custom_id": line["custom_id"]}
+            if self.batch_expire_after is not None and index >= self.batch_expire_after:
+                errors.append({**custom, "response": None, "error": {
+                    "code": "batch_expired", "message": "not run before the batch expired"}})
+            elif self.batch_fails and self.batch_fails(index, line):
+                errors.append({**custom, "response": {"status_code": 500, "body": {
+                    "error": {"message": "scripted failure"}}}, "error": None})
+            else:
+                self.batch_lines += 1
+                output.append({**custom, "response": {"status_code": 200,
+                                                      "body": self.complete(line["body"])},
+                               "error": None})
+        for name, found in (("output_file_id", output), ("error_file_id", errors)):
+            if found:
+                file_id = f"file-{uuid.uuid4().hex[:12]}"
+                self.files[file_id] = "".join(json.dumps(f) + "\n" for f in found).encode()
+                batch[name] = file_id
+        batch["status"] = "completed" if self.batch_expire_after is None else "expired"
+        batch["request_counts"] = {"total": len(lines), "completed": len(output),
+                                   "failed": len(errors)}
+
+    @staticmethod
+    def _public(batch: dict) -> dict:
+        return {k: v for k, v in batch.items() if k != "polls"}
+
     def _logprobs(self, request: Request, k: int) -> dict:
         import torch
 
@@ -182,12 +260,25 @@ class TinyOpenAIServer:
             def do_GET(self):
                 if self._scripted(None):
                     return
+                if self.path.startswith("/v1/batches/"):
+                    return self._send(*server.poll_batch(self.path.rsplit("/", 1)[1]))
+                if self.path.startswith("/v1/files/") and self.path.endswith("/content"):
+                    content = server.files.get(self.path.split("/")[3])
+                    return self._send(200, content) if content is not None else \
+                        self._send(404, {"error": "no such file"})
                 if self.path != "/v1/models":
                     return self._send(404, {"error": "not found"})
                 self._send(200, server.models())
 
             def do_POST(self):
-                body = json.loads(self.rfile.read(int(self.headers["Content-Length"])))
+                data = self.rfile.read(int(self.headers["Content-Length"]))
+                if self.path == "/v1/files":
+                    if self._scripted(None):
+                        return
+                    return self._send(*server.upload(self.headers["Content-Type"], data))
+                body = json.loads(data)
+                if self.path == "/v1/batches":
+                    return self._send(*server.create_batch(body))
                 with server.lock:
                     server.requests_seen += 1
                     fail = server.requests_seen <= server.fail_first

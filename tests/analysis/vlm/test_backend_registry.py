@@ -19,7 +19,7 @@ def _options(backend: str, model: str = "some/model", **given) -> dict:
 def test_an_unknown_backend_is_refused_naming_the_known_ones():
     # It used to fall into the OpenAI branch and ask for --base-url.
     with pytest.raises(ValueError, match=r"unknown backend 'llamacpp'; choose from "
-                                         r"\['hf', 'openai', 'vllm'\]"):
+                                         r"\['hf', 'motion', 'openai', 'vllm'\]"):
         run_config(_options("llamacpp", base_url="http://127.0.0.1:9/v1"))
 
 

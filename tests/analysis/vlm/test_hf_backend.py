@@ -81,7 +81,7 @@ def test_processor_fingerprint_ignores_the_last_calls_padding(hf_backend):
 
 
 def test_registry_is_lazy_and_checked():
-    assert set(BACKENDS) == {"hf", "vllm", "openai"}
+    assert set(BACKENDS) == {"hf", "vllm", "openai", "motion"}
     with pytest.raises(ValueError, match="unknown backend"):
         backend_class("llamacpp")
 

@@ -1,0 +1,77 @@
+"""A run's calls through a backend's batch API, before the run reads them from the cache.
+
+Every call the cache lacks goes into one batch, whose id is stored in the cache's database
+as soon as the batch exists: a client that stops while it waits (killed, interrupted, a lost
+machine) resumes polling that batch on the next run instead of submitting its calls again.
+Each answer is stored under the key a synchronous call has, as the value it stores, so the
+run's rows and its identity do not depend on the way the answers came.  A call the batch
+did not answer (a line of its error file, a line an expired batch never reached, a batch
+that failed as a whole) is left to the run's synchronous loop, which sends it once more as
+an ordinary request.
+"""
+from __future__ import annotations
+
+import time
+
+from analysis.vlm.backends.base import BackendError, BatchCall, Generation, LabelScores
+from analysis.vlm.provenance import stable_hash
+
+
+def prefetch(runner, items: list) -> dict:
+    """Answer the calls of ``items`` that ``runner``'s cache lacks through the batch API;
+    what was sent and answered (``batches``, ``calls``, ``answered``, ``unanswered`` with a
+    few of its causes), and the item keys answered in ``answered_items``."""
+    calls: dict[str, BatchCall] = {}
+    owners: dict[str, str] = {}
+    for item in items:
+        for kind in runner._kinds(item):
+            key = runner.key(item, kind)
+            if key not in calls and key not in runner.cache:
+                calls[key] = BatchCall(key, kind, item.request,
+                                       tuple(item.labels) if kind == "score" else ())
+                owners[key] = item.key
+    report: dict = {"batches": [], "resumed": [], "calls": len(calls), "answered": 0,
+                    "unanswered": 0, "causes": [], "answered_items": set()}
+    if not calls:
+        return report
+    start = time.perf_counter()
+    scope = stable_hash(runner.description)
+    for batch_id, keys in runner.cache.open_batches(scope):
+        waiting = [calls.pop(key) for key in keys if key in calls]
+        if waiting:
+            report["resumed"].append(batch_id)
+            _collect(runner, batch_id, waiting, owners, report)
+        elif not any(key not in runner.cache for key in keys):
+            runner.cache.end_batch(batch_id)  # every answer is stored already
+    if calls:
+        try:
+            batch_id = runner.backend.submit_batch(list(calls.values()), runner.params)
+        except BackendError as error:
+            raise BackendError(f"{error}; the batch was not sent (does the server offer the "
+                               "batch API? run without --batch-api)",
+                               transient=error.transient) from error
+        runner.cache.add_batch(batch_id, scope, list(calls))
+        report["batches"].append(batch_id)
+        _collect(runner, batch_id, list(calls.values()), owners, report)
+    runner.stats.model_seconds += time.perf_counter() - start
+    return report
+
+
+def _collect(runner, batch_id: str, calls: list[BatchCall], owners: dict, report: dict) -> None:
+    """Store the answers of ``batch_id``, then forget the batch."""
+    from analysis.vlm.runner import outcome_value
+
+    outcomes = runner.backend.batch_outcomes(batch_id, calls)
+    for call in calls:
+        outcome = outcomes.get(call.custom_id)
+        if not isinstance(outcome, (Generation, LabelScores)):
+            report["unanswered"] += 1
+            cause = str(outcome) if outcome is not None else f"batch {batch_id}: no answer"
+            if len(report["causes"]) < 5 and cause not in report["causes"]:
+                report["causes"].append(cause)
+            continue
+        runner.cache.put(call.custom_id, call.kind, outcome_value(outcome))
+        runner.stats.computed_calls.append(f"{owners[call.custom_id]}/{call.kind}")
+        report["answered"] += 1
+        report["answered_items"].add(owners[call.custom_id])
+    runner.cache.end_batch(batch_id)

@@ -1,0 +1,67 @@
+"""``--backend motion``: training-free pixel statistics as observers, with no download."""
+import numpy as np
+import pytest
+from sqlalchemy import select
+
+from analysis.vlm.backends import load_backend
+from analysis.vlm.backends.base import GenerationParams, Request
+from analysis.vlm.backends.motion import STATISTICS
+from analysis.vlm.sampling import Visual
+from experiments.synthetic import INK
+from webapp.extensions import db
+from webapp.models import ModelRun, Trial
+from webapp.researcher import studies
+
+
+def _request(frames: np.ndarray, kind: str = "video") -> Request:
+    visual = Visual(kind, frames, list(range(len(frames))), 10.0, len(frames), 10.0)
+    return Request([{"role": "user", "content": [{"type": "text", "text": "F or B?"},
+                                                 {"type": kind, "visual": 0}]}], [visual])
+
+
+@pytest.fixture(scope="module")
+def ink():
+    """A built-in ink drop spreading in still water, at 10 fps."""
+    return INK.render(INK.sample(np.random.default_rng([0, 2, 0])))[::3]
+
+
+def test_the_entropy_observer_tells_spreading_ink_from_ink_gathering(ink):
+    backend = load_backend("motion", "entropy")
+    forward, backward = _request(ink), _request(ink[::-1].copy())
+    generated = backend.generate([forward, backward], GenerationParams())
+    assert [g.text for g in generated] == ["F", "B"]
+    scores = backend.score([forward, backward], ("F", "B"))
+    assert scores[0].normalised()["F"] > 0.5 > scores[1].normalised()["F"]
+    assert scores[0].normalised()["F"] == pytest.approx(scores[1].normalised()["B"])
+    assert backend.describe()["revision"] == "entropy-v1"
+
+
+def test_a_still_clip_has_no_answer_and_frames_to_order_are_refused():
+    backend = load_backend("motion", "motion-energy")
+    still = np.full((6, 8, 8, 3), 90, np.uint8)
+    [generation] = backend.generate([_request(still)], GenerationParams())
+    assert generation.text == "no motion: cannot tell"
+    [refused] = backend.generate([_request(still[:1], "image")], GenerationParams())
+    assert isinstance(refused, ValueError) and "cannot order frames" in str(refused)
+    [short] = backend.generate([_request(still[:3])], GenerationParams())
+    assert "at least 4 frames" in str(short)
+    with pytest.raises(ValueError, match=r"not one of its statistics \('entropy', 'motion-energy'\)"):
+        load_backend("motion", "flow")
+
+
+def test_run_models_stores_a_motion_observer_beside_people(app, runner, stimulus_set):
+    with app.app_context():
+        studies.create_study("tiny-study", "arrow-of-time", stimulus_set)
+    args = ["run-models", "--backend", "motion", "--model", "entropy", "--study", "tiny-study",
+            "--fps", "6", "--no-progress"]
+    result = runner.invoke(args=args)
+    assert result.exit_code == 0, result.output
+    assert "4 trials (0 cached, 4 computed, 0 errors" in result.output
+    with app.app_context():
+        trials = db.session.scalars(select(Trial)).all()
+        assert {t.extra["revision"] for t in trials} == {"entropy-v1"}
+        assert all(0 <= t.extra["p_forward"] <= 1 for t in trials)
+        run = db.session.scalar(select(ModelRun))
+        assert run.backend["kind"] == "training-free pixel statistic (not a model)"
+    assert "4 cached, 0 computed" in runner.invoke(args=args).output
+    assert set(STATISTICS) == {"entropy", "motion-energy"}
