@@ -3,7 +3,9 @@
 The manifest (``manifest.json`` in the run folder) records provenance and timing: the
 backend's description (model id, weights hash, dtype, library and processor hashes), the
 task settings, decoding parameters and seed, counts (cached, computed, errors,
-unparseable) and seconds spent loading, building items and in the model.  It is written
+unparseable, cut off while thinking, why a budget stopped it) and seconds spent loading,
+building items and in the model, and the ledger of its items (``analysis.vlm.ledger``:
+tokens, seconds and, with a price file, cost).  It is written
 when the run starts (status "running") and again when it ends.
 """
 from __future__ import annotations
@@ -19,8 +21,10 @@ from dataclasses import asdict, dataclass
 from datetime import datetime, timezone
 from pathlib import Path
 
+from analysis import columns as C
 from analysis.vlm.backends import load_backend
 from analysis.vlm.cache import ResultCache
+from analysis.vlm.ledger import BudgetGuard, load_prices, parse_budget, summarise
 from analysis.vlm.run_config import RunConfig, run_key
 from analysis.vlm.runner import Runner
 from analysis.vlm.tasks import build_items, trial_items
@@ -88,6 +92,10 @@ def execute_run(config: RunConfig, records, demos, cache_path, runs_dir,
     those trials; without, the task's items of ``records``.  No items is an error.
     """
     settings = {**asdict(config), "spec": asdict(config.spec), "params": config.params.to_dict()}
+    prices = load_prices(config.prices) if config.prices else None
+    price = prices.price(config.model) if prices else None
+    guard = BudgetGuard(parse_budget(config.budget), price, config.model, prices) \
+        if config.budget else None
     with run_folder(runs_dir, settings, cache_path) as (folder, manifest):
         timing = manifest["timing"] = {}
         start = time.perf_counter()
@@ -104,12 +112,16 @@ def execute_run(config: RunConfig, records, demos, cache_path, runs_dir,
         try:
             with ResultCache(cache_path) as cache:
                 runner = Runner(backend, cache, config.params, config.scoring,
-                                config.batch_size, progress)
+                                config.batch_size, progress, guard)
                 rows = runner.run(items)
         finally:
             backend.close()
+        ledger = summarise([{k: r["extra"][k] for k in C.LEDGER_FIELDS} for r in rows],
+                           sum(bool(r["correct"]) for r in rows), price)
+        if price is not None and prices is not None:
+            ledger["currency"] = prices.currency
         manifest.update(backend=runner.description, counts=runner.stats.as_dict(),
-                        n_rows=len(rows))
+                        n_rows=len(rows), ledger=ledger)
         with open(folder / "trials.jsonl", "w", encoding="utf-8") as handle:
             for row in rows:
                 handle.write(json.dumps(row, default=str) + "\n")

@@ -23,6 +23,7 @@ import json
 import math
 import os
 import random
+import time
 from concurrent.futures import ThreadPoolExecutor
 from importlib import metadata
 
@@ -39,6 +40,7 @@ from analysis.vlm.backends.base import (
 )
 from analysis.vlm.backends.families import model_family
 from analysis.vlm.backends.http_errors import MalformedReply, failure, retry_after_s, transient
+from analysis.vlm.reasoning import split_served
 
 VIDEO_MODES = ("frames", "video_url")
 # The fields of a /models entry that say what the model computes.  The rest is volatile:
@@ -110,6 +112,12 @@ class OpenAIBackend(Backend):
             refused.append(f"repetition_penalty {params.repetition_penalty:g}")
         if "logprobs" in family.refused and "score" in kinds:
             refused.append("logprobs, which logit scoring needs (--scoring generate)")
+        if "thinking" in family.refused and params.thinking is not None:
+            refused.append("a thinking switch (leave --thinking out)")
+        if params.thinking_budget is not None:
+            raise ValueError("--thinking-budget: an OpenAI-compatible server has no standard "
+                             "reasoning budget; bound the whole reply with --max-new-tokens "
+                             "(a reply cut off while thinking is stored as cut off)")
         if refused:
             raise ValueError(f"{self.model_id} is one of the {family.name}, which refuse "
                              + "; ".join(refused))
@@ -150,6 +158,8 @@ class OpenAIBackend(Backend):
         # repetition_penalty 1.05), so there the run's own value goes out even at 1.
         if params.repetition_penalty != 1.0 or self._vllm:
             out["repetition_penalty"] = params.repetition_penalty  # a vLLM extension
+        if params.thinking is not None:  # vLLM and SGLang pass it to the chat template
+            out["chat_template_kwargs"] = {"enable_thinking": params.thinking}
         return out
 
     def render(self, request: Request) -> str:
@@ -200,12 +210,25 @@ class OpenAIBackend(Backend):
         decoding = self.decoding(params)
 
         def one(request: Request) -> Generation:
+            start = time.perf_counter()
             reply = self._request("POST", "/chat/completions", {**self.body(request), **decoding})
             usage = reply.get("usage") or {}
-            text = reply["choices"][0]["message"].get("content") or ""
+            choice = reply["choices"][0]
+            message = choice["message"]
+            text = message.get("content") or ""
+            # vLLM's reasoning parsers (and DeepSeek's API) send reasoning_content; newer
+            # vLLM and OpenRouter send reasoning; OpenAI counts its hidden reasoning tokens.
+            thought = message.get("reasoning_content") or message.get("reasoning")
+            details = usage.get("completion_tokens_details") or {}
+            reasoning = split_served(text, thought if isinstance(thought, str) else None,
+                                     choice.get("finish_reason"), self.model_id,
+                                     details.get("reasoning_tokens"))
             return Generation(text, usage.get("prompt_tokens", 0),
                               usage.get("completion_tokens", 0),
-                              {"system_fingerprint": reply.get("system_fingerprint")})
+                              {"system_fingerprint": reply.get("system_fingerprint"),
+                               "finish_reason": choice.get("finish_reason"),
+                               "wall_s": round(time.perf_counter() - start, 6)},
+                              reasoning.as_dict())
         return self._map(one, requests)
 
     def score(self, requests: list[Request], labels: tuple[str, ...]
@@ -218,18 +241,23 @@ class OpenAIBackend(Backend):
                   "top_logprobs": self.top_logprobs}
 
         def one(request: Request) -> LabelScores:
+            start = time.perf_counter()
             reply = self._request("POST", "/chat/completions", {**self.body(request), **fields})
+            usage = reply.get("usage") or {}
+            spent = {"n_prompt_tokens": usage.get("prompt_tokens", 0),
+                     "n_new_tokens": usage.get("completion_tokens", 0),
+                     "wall_s": round(time.perf_counter() - start, 6)}
             top = _top_logprobs(reply)
             if top is None:  # the call worked; the server just gives no logprobs
                 return LabelScores({label: -math.inf for label in labels},
                                    {label: [] for label in labels},
-                                   {"top_logprobs": 0,
+                                   {"top_logprobs": 0, **spent,
                                     "score_missing": "the server returned no logprobs"})
             found = {entry["token"]: entry["logprob"] for entry in top}
             scores = {label: _logsumexp([found[f] for f in fs if f in found])
                       for label, fs in forms.items()}
             seen = {label: [f for f in fs if f in found] for label, fs in forms.items()}
-            info: dict[str, object] = {"top_logprobs": len(top)}
+            info: dict[str, object] = {"top_logprobs": len(top), **spent}
             if not any(seen.values()):
                 info["score_missing"] = f"no label among the server's top {len(top)} logprobs"
             return LabelScores(scores, seen, info)
