@@ -96,9 +96,10 @@ class Runner:
 
     def _kinds(self, item) -> list[str]:
         kinds = []
-        if self.scoring in ("generate", "both") or not item.scorable:
+        if self.scoring in ("generate", "both") or not item.scorable or self.params.thinking:
             kinds.append("generate")
-        if self.scoring in ("logits", "both") and item.scorable:
+        # A thinking model answers after its reasoning: the first token is no label.
+        if self.scoring in ("logits", "both") and item.scorable and not self.params.thinking:
             kinds.append("score")
         return kinds
 
