@@ -18,6 +18,7 @@ from analysis.vlm import prompts
 from analysis.vlm.backends import BACKENDS, BackendEntry, backend_entry
 from analysis.vlm.backends.base import GenerationParams
 from analysis.vlm.items import HINT_CONFIGS
+from analysis.vlm.ledger import parse_budget
 from analysis.vlm.order_items import check_hints
 from analysis.vlm.tasks import TASKS, TaskSpec
 from experiments.benchmarks import aot_psyphybench as bench
@@ -91,6 +92,8 @@ def run_config(options: Mapping) -> RunConfig:
         For options that contradict each other or the protocol, naming the flags.
     """
     backend = backend_entry(options["backend"])
+    if options.get("budget"):
+        parse_budget(options["budget"])  # refused before anything loads
     decoding = None
     options = {**options, "task": options.get("task") or "aot",
                "model": _local_model(options["model"], backend)}

@@ -65,11 +65,6 @@ def model_revision(description: dict) -> str | None:
     return str(weights)[:12] if weights else None
 
 
-def _batches(items: list, size: int):
-    for start in range(0, len(items), size):
-        yield items[start:start + size]
-
-
 class Runner:
     """Runs items through ``backend`` with ``cache`` and turns outcomes into trial rows."""
 
@@ -114,11 +109,11 @@ class Runner:
         outcomes: dict[str, dict] = {}
         with tqdm(total=len(items), unit="item", disable=not self.progress,
                   desc=f"{self.backend.name}:{self.description.get('model', '')}") as bar:
-            for batch in _batches(items, self.batch_size):
-                self._run_batch(batch, outcomes)
-                bar.update(len(batch))
-                if self.stats.stopped:
-                    break
+            position = 0  # a budget may let through only part of a batch
+            while position < len(items) and not self.stats.stopped:
+                done = self._run_batch(items[position:position + self.batch_size], outcomes)
+                bar.update(done)
+                position += done
         self.stats.wall_seconds = time.perf_counter() - start
         rows = [trial_row(item, index, outcomes[item.key])
                 for index, item in enumerate(items) if item.key in outcomes]
@@ -133,7 +128,8 @@ class Runner:
         self.stats.unparseable = sum(s not in (None, PARSE_OK, PARSE_CUT_OFF) for s in statuses)
         return rows
 
-    def _run_batch(self, batch: list, outcomes: dict) -> None:
+    def _run_batch(self, batch: list, outcomes: dict) -> int:
+        """Run a batch (or its start, as the budget allows); return how many items ran."""
         found: dict[str, dict[str, dict]] = {item.key: {} for item in batch}
         todo: dict[str, list] = {"generate": [], "score": []}
         for item in batch:
@@ -161,6 +157,7 @@ class Runner:
                     self.budget.add(item_ledger(found[item.key]))
             else:
                 self.stats.cached += 1
+        return len(batch)
 
     def _within_budget(self, batch: list, todo: dict, computed: set) -> tuple[list, dict, set]:
         """The batch up to the first item to compute that the budget no longer allows."""
@@ -171,8 +168,7 @@ class Runner:
         to_compute = [item for item in batch if item.key in computed]
         cut = batch.index(to_compute[allowed])
         kept = {item.key for item in batch[:cut]}
-        self.stats.stopped = self.budget.stopped or (
-            f"stopped by --budget {self.budget.budget} before the next item")
+        self.stats.stopped = self.budget.stopped  # None: the rest waits for the next batch
         return (batch[:cut], {kind: [p for p in pairs if p[0].key in kept]
                               for kind, pairs in todo.items()}, computed & kept)
 
