@@ -166,7 +166,8 @@ def observer_ids(data: pd.DataFrame, frame_condition: bool = False) -> pd.Series
 
 def _minimal_names(group: pd.DataFrame) -> dict:
     """Name each key of one model and task by the model and the fewest key parts (in key
-    order) that keep the names distinct; a missing part is left out of the name."""
+    order) that keep the names distinct, never a part all share; a missing part is left out
+    of the name."""
     keys = [tuple(map(_none, k)) for k in group.itertuples(index=False)]
     parts = (("revision", lambda v: f"rev {v}"), ("setting", str),
              ("label_order", lambda v: f"labels {v}"), ("thinking", lambda v: f"thinking {v}"))
@@ -175,6 +176,8 @@ def _minimal_names(group: pd.DataFrame) -> dict:
         if len(set(names)) == len(names):
             break
         pos = list(group.columns).index(col)
+        if len({k[pos] for k in keys}) == 1:  # the same for all: it tells none apart
+            continue
         names = [n + (SEPARATOR + show(k[pos]) if not _missing(k[pos]) else "")
                  for n, k in zip(names, keys)]
     if len(set(names)) < len(names):  # a missing part collided with a named one
