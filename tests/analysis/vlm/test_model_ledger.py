@@ -10,7 +10,6 @@ from analysis.vlm.backends.base import GenerationParams
 from analysis.vlm.ledger import (
     Budget,
     BudgetGuard,
-    Price,
     load_prices,
     parse_budget,
     summarise,
