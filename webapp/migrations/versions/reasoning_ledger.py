@@ -10,18 +10,18 @@ stored before the column existed have an empty ledger.
 import sqlalchemy as sa
 from alembic import op
 
-import webapp.models._types
-
 # revision identifiers, used by Alembic.
 revision = 'reasoning_ledger'
 down_revision = 'd8e2f4a6b1c3'
 branch_labels = None
 depends_on = None
 
+JSON = sa.JSON().with_variant(sa.JSON(none_as_null=True), 'postgresql')
+
 
 def upgrade():
     with op.batch_alter_table('model_run', schema=None) as batch_op:
-        batch_op.add_column(sa.Column('ledger', webapp.models._types.JSONType(), nullable=True))
+        batch_op.add_column(sa.Column('ledger', JSON, nullable=True))
 
 
 def downgrade():
