@@ -129,7 +129,7 @@ def summarise(ledgers: list[dict], n_correct: int, price: Price | None) -> dict:
 
 
 # --- the budget -------------------------------------------------------------------------------
-_BUDGET = re.compile(r"\s*(\d+(?:\.\d+)?)\s*(tok|[A-Za-z]{3})\s*")
+_BUDGET = re.compile(r"\s*(\d{1,15}(?:\.\d{1,9})?)\s*(tok|[A-Za-z]{3})\s*")
 
 
 @dataclass(frozen=True)

@@ -212,19 +212,19 @@ class OpenAIBackend(Backend):
         def one(request: Request) -> Generation:
             start = time.perf_counter()
             reply = self._request("POST", "/chat/completions", {**self.body(request), **decoding})
-            usage = reply.get("usage") or {}
+            usage = reply.get("usage")
             choice = reply["choices"][0]
             message = choice["message"]
             text = message.get("content") or ""
             # vLLM's reasoning parsers (and DeepSeek's API) send reasoning_content; newer
             # vLLM and OpenRouter send reasoning; OpenAI counts its hidden reasoning tokens.
             thought = message.get("reasoning_content") or message.get("reasoning")
-            details = usage.get("completion_tokens_details") or {}
+            details = usage.get("completion_tokens_details") if isinstance(usage, dict) else None
             reasoning = split_served(text, thought if isinstance(thought, str) else None,
                                      choice.get("finish_reason"), self.model_id,
-                                     details.get("reasoning_tokens"))
-            return Generation(text, usage.get("prompt_tokens", 0),
-                              usage.get("completion_tokens", 0),
+                                     _tokens(details, "reasoning_tokens"))
+            return Generation(text, _tokens(usage, "prompt_tokens"),
+                              _tokens(usage, "completion_tokens"),
                               {"system_fingerprint": reply.get("system_fingerprint"),
                                "finish_reason": choice.get("finish_reason"),
                                "wall_s": round(time.perf_counter() - start, 6)},
@@ -243,9 +243,9 @@ class OpenAIBackend(Backend):
         def one(request: Request) -> LabelScores:
             start = time.perf_counter()
             reply = self._request("POST", "/chat/completions", {**self.body(request), **fields})
-            usage = reply.get("usage") or {}
-            spent = {"n_prompt_tokens": usage.get("prompt_tokens", 0),
-                     "n_new_tokens": usage.get("completion_tokens", 0),
+            usage = reply.get("usage")
+            spent = {"n_prompt_tokens": _tokens(usage, "prompt_tokens"),
+                     "n_new_tokens": _tokens(usage, "completion_tokens"),
                      "wall_s": round(time.perf_counter() - start, 6)}
             top = _top_logprobs(reply)
             if top is None:  # the call worked; the server just gives no logprobs
@@ -265,6 +265,13 @@ class OpenAIBackend(Backend):
 
     def close(self) -> None:
         self.client.close()
+
+
+def _tokens(usage, key: str) -> int:
+    """A token count of a reply's ``usage``: 0 where the server sent none or no count (a
+    string, a negative number), so a strange reply never fails its item or the ledger."""
+    value = usage.get(key) if isinstance(usage, dict) else None
+    return value if isinstance(value, int) and not isinstance(value, bool) and value >= 0 else 0
 
 
 def _top_logprobs(reply: dict) -> list | None:

@@ -202,3 +202,15 @@ class _Backend:
 
 class _Item:
     scorable = True
+
+
+def test_a_strange_usage_never_fails_the_item_or_the_ledger(hf_backend, items, tmp_path):
+    script, _ = _served(lambda i: ({"content": "F", "reasoning_content": 7}, None,
+                                   {"prompt_tokens": "many", "completion_tokens": -3,
+                                    "completion_tokens_details": ["x"]}))
+    with TinyOpenAIServer(hf_backend, "tiny", script=script) as server, \
+            ResultCache(tmp_path / "c.sqlite3") as cache:
+        runner, rows = _run_http(server, items[:1], cache, GenerationParams(max_new_tokens=4))
+    assert not runner.stats.errors and rows[0]["response"] == "F"
+    assert (rows[0]["extra"]["tokens_in"], rows[0]["extra"]["tokens_out"]) == (0, 0)
+    assert rows[0]["extra"]["reasoning_status"] == "none"
