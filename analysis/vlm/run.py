@@ -118,8 +118,10 @@ def execute_run(config: RunConfig, records, demos, cache_path, runs_dir,
             backend.close()
         ledger = summarise([{k: r["extra"][k] for k in C.LEDGER_FIELDS} for r in rows],
                            sum(bool(r["correct"]) for r in rows), price)
-        if price is not None and prices is not None:
+        if prices is not None and price is not None:
             ledger["currency"] = prices.currency
+        elif prices is not None:  # said, rather than a cost of nothing
+            ledger["unpriced"] = f"no price for {config.model!r} in {prices.source}"
         manifest.update(backend=runner.description, counts=runner.stats.as_dict(),
                         n_rows=len(rows), ledger=ledger)
         with open(folder / "trials.jsonl", "w", encoding="utf-8") as handle:

@@ -156,6 +156,8 @@ def ledger_line(ledger: dict) -> str:
         line += f"; {ledger['tokens_per_correct']:.0f} tokens per correct answer"
     if "cost" in ledger:
         line += f"; cost {ledger['cost']:.4f} {ledger['currency']}"
+    if "unpriced" in ledger:
+        line += f"; {ledger['unpriced']}: no cost shown"
     return line + "."
 
 

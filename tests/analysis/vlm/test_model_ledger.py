@@ -149,6 +149,9 @@ def test_a_budget_in_another_currency_than_the_prices_is_refused(runner, study, 
     prices = _prices(tmp_path, PRICES.replace("gpt-5", Path(model).name))
     result = _run(runner, model, "--budget", "2EUR", "--prices", str(prices))
     assert result.exit_code == 1 and "the price file prices.toml is in USD" in result.output
+    unpriced = _run(runner, model, "--limit", "1", "--prices", str(_prices(tmp_path, PRICES)))
+    assert unpriced.exit_code == 0, unpriced.output
+    assert f"no price for {model!r} in prices.toml: no cost shown" in unpriced.output
     assert _run(runner, model, "--budget", "lots").exit_code == 2
 
 
