@@ -8,7 +8,9 @@ failures are failures.  A backend that raises for a whole batch has that batch r
 by item.  An item that still fails is reported with a one-line cause and whether a rerun can
 help, and is never cached or written as a trial.  A score with no label among the top
 logprobs a server returned is not a failure: the row keeps its generated answer and says why
-it has no ``p_forward``.
+it has no ``p_forward``.  With a budget (:class:`~analysis.vlm.ledger.BudgetGuard`) a batch
+runs only as far as the budget allows, and the run stops cleanly between items, saying why
+(``RunStats.stopped``); a failed item is not charged to it (its cost is not known).
 """
 from __future__ import annotations
 
