@@ -85,6 +85,11 @@ EXTRA_REVISION = "revision"          # str: which weights (--model-revision, or 
 EXTRA_TASK_VARIANT = "task_variant"  # see TASK_VARIANTS
 EXTRA_PAIR_ORDER = "pair_order"      # "AB" | "BA" (pair_order trials)
 EXTRA_PAIR_ID = "pair_id"            # str: the underlying ordered pair (pair_order trials)
+EXTRA_THINKING = "thinking"          # "on" | "off": the run's thinking switch (absent: default)
+EXTRA_REASONING = "reasoning_status" # "none" | "complete" | "cut_off" (see analysis.vlm.reasoning)
+# The item's ledger: tokens in, out (reasoning included) and of reasoning, over all its model
+# calls, and the seconds the model took for it (its share of a batched call).
+LEDGER_FIELDS = ("tokens_in", "tokens_out", "tokens_reasoning", "model_s")
 # Frame ordering (humans and models):
 EXTRA_HINT_FRAMES = "hint_frames"    # list of presented labels (1-based) of hint frames
 EXTRA_CONDITION = "condition"        # str: ordering condition, e.g. "4 frames", "hint 1&3"

@@ -1,5 +1,6 @@
 """Model diagnostics: TOMATO frame-condition ratios, TimeCausality swap consistency and
-positional bias, and calibration of logit P(F) with the bias left after swapping label order.
+positional bias, calibration of logit P(F) with the bias left after swapping label order, and
+what each observer's answers cost in tokens and seconds (the ledger).
 (TRA statistics live in :mod:`analysis.tra`.)
 
 Each table has one row per observer (:mod:`analysis.observers`: model, revision, prompt
@@ -209,3 +210,42 @@ def calibration(data: pd.DataFrame, n_bins: int = 10,
     stim = rows.groupby([subject, loading.stimulus_key(rows)])["logit"].mean()
     summary["forward_share_swapped"] = (stim > 0).groupby(level=0).mean()
     return bins.drop(columns="weighted_gap"), summary.reset_index()
+
+
+def ledger_table(data: pd.DataFrame) -> pd.DataFrame:
+    """Per observer, the tokens and seconds its items took, per item and per correct answer.
+
+    Parameters
+    ----------
+    data : pandas.DataFrame
+        Model trials; those whose ``extra`` has a ledger (``analysis.columns.LEDGER_FIELDS``,
+        stored by ``run-models``) count, of every task.
+
+    Returns
+    -------
+    pandas.DataFrame
+        ``observer``, ``n_items``, ``n_correct``, ``n_cut_off`` (reasoning never ended),
+        ``tokens_in``, ``tokens_out``, ``tokens_reasoning`` and ``model_s`` per item,
+        ``tokens_per_item`` and ``tokens_per_correct`` (in and out; empty with no correct
+        answer); empty when no trial has a ledger.
+    """
+    extras = data["extra"] if "extra" in data else pd.Series([None] * len(data), data.index)
+    has = extras.map(lambda e: isinstance(e, dict) and "tokens_in" in e)
+    data = data[has.to_numpy(bool)]
+    if data.empty:
+        return pd.DataFrame()
+    data, by = _by_observer(data, None)
+    ledger = pd.DataFrame([{k: e.get(k) for k in C.LEDGER_FIELDS} for e in data["extra"]],
+                          index=data.index, dtype=float)
+    ledger["cut_off"] = [e.get(C.EXTRA_REASONING) == "cut_off" for e in data["extra"]]
+    ledger[by], ledger["correct"] = data[by], data["correct"].astype(bool)
+    rows = []
+    for name, group in ledger.groupby(by, sort=False):
+        n, correct = len(group), int(group["correct"].sum())
+        tokens = float(group["tokens_in"].sum() + group["tokens_out"].sum())
+        rows.append({by: name, "n_items": n, "n_correct": correct,
+                     "n_cut_off": int(group["cut_off"].sum()),
+                     **{f"{k}_per_item": group[k].mean() for k in C.LEDGER_FIELDS},
+                     "tokens_per_item": tokens / n,
+                     "tokens_per_correct": tokens / correct if correct else np.nan})
+    return pd.DataFrame(rows)

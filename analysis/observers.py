@@ -3,8 +3,11 @@
 People are pooled as one observer, ``"human"`` (error consistency and the per-item tables
 still pair individual people, by ``subject_id``). A model observer is a model *run
 configuration*: the key :data:`OBSERVER_KEY` = (model, revision, prompt setting, label
-order). Two prompt settings of one model are two observers, never one pooled row: a
-zero-shot kappa of -0.08 and a few-shot kappa of +0.10 are two results, not one of 0.01.
+order, thinking). Two prompt settings of one model are two observers, never one pooled
+row: a zero-shot kappa of -0.08 and a few-shot kappa of +0.10 are two results, not one of
+0.01. So are a model thinking and not thinking (``--thinking on``/``off``; a run that left
+the switch at the model's default has no thinking part), the comparison AoT-PsyPhyBENCH
+makes of deliberation.
 
 The label-order part is the run's design, not a trial's: the sorted label orders one run
 (session) used, ``"FB"``, ``"BF"`` or ``"FB+BF"``. A run balanced over both orders is one
@@ -24,7 +27,7 @@ import pandas as pd
 
 from analysis import columns as C
 
-OBSERVER_KEY = ("model", "revision", "setting", "label_order")
+OBSERVER_KEY = ("model", "revision", "setting", "label_order", "thinking")
 SEPARATOR = " / "
 FULL_VARIANT = "full"
 
@@ -59,6 +62,7 @@ def observer_keys(data: pd.DataFrame) -> pd.DataFrame:
         cols["model"][is_model] = rows["subject_id"].astype(object).to_numpy()
         cols["revision"][is_model] = _extra(extras, C.EXTRA_REVISION)
         cols["setting"][is_model] = _extra(extras, C.EXTRA_SETTING)
+        cols["thinking"][is_model] = _extra(extras, C.EXTRA_THINKING)
         cols["task_variant"][is_model] = _extra(extras, C.EXTRA_TASK_VARIANT)
         sessions = rows["session_id"].to_numpy(object) if "session_id" in rows \
             else np.full(len(rows), None, dtype=object)
@@ -162,15 +166,18 @@ def observer_ids(data: pd.DataFrame, frame_condition: bool = False) -> pd.Series
 
 def _minimal_names(group: pd.DataFrame) -> dict:
     """Name each key of one model and task by the model and the fewest key parts (in key
-    order) that keep the names distinct; a missing part is left out of the name."""
+    order) that keep the names distinct, never a part all share; a missing part is left out
+    of the name."""
     keys = [tuple(map(_none, k)) for k in group.itertuples(index=False)]
     parts = (("revision", lambda v: f"rev {v}"), ("setting", str),
-             ("label_order", lambda v: f"labels {v}"))
+             ("label_order", lambda v: f"labels {v}"), ("thinking", lambda v: f"thinking {v}"))
     names = [str(k[0]) for k in keys]
     for col, show in parts:
         if len(set(names)) == len(names):
             break
         pos = list(group.columns).index(col)
+        if len({k[pos] for k in keys}) == 1:  # the same for all: it tells none apart
+            continue
         names = [n + (SEPARATOR + show(k[pos]) if not _missing(k[pos]) else "")
                  for n, k in zip(names, keys)]
     if len(set(names)) < len(names):  # a missing part collided with a named one
@@ -190,9 +197,10 @@ def observer_table(data: pd.DataFrame, frame_condition: bool = True) -> pd.DataF
     if not frame_condition:
         keys["task_variant"] = None
     table = keys.drop(columns="task").drop_duplicates("observer").reset_index(drop=True)
-    table["label"] = [C.HUMAN if m == C.HUMAN else display_label(m, s, v)
-                      for m, s, v in zip(table["model"], table["setting"],
-                                         table["task_variant"])]
+    table["label"] = [C.HUMAN if m == C.HUMAN else display_label(m, s, v) + (
+                          "" if _missing(t) else f", thinking {t}")
+                      for m, s, v, t in zip(table["model"], table["setting"],
+                                            table["task_variant"], table["thinking"])]
     return table[["observer", *OBSERVER_KEY, "task_variant", "label"]]
 
 

@@ -204,7 +204,9 @@ def _model_trials(name: str, obs: Observer, clips: pd.DataFrame, rng,
     response = np.where(p_forward < 0.5, "B", "F").astype(object)
     response[rng.random(n) < obs.timeout_rate] = None
     extra = [{C.EXTRA_P_FORWARD: float(p), C.EXTRA_LABEL_ORDER: lo, C.EXTRA_SETTING: "zero-shot",
-              C.EXTRA_PARSE_STATUS: "ok" if r is not None else "unparseable"}
+              C.EXTRA_PARSE_STATUS: "ok" if r is not None else "unparseable",
+              # a logit-scored answer's ledger: a prompt of frames in, one token out
+              "tokens_in": 1200, "tokens_out": 1, "tokens_reasoning": 0, "model_s": 0.05}
              for p, lo, r in zip(p_forward, label_order, response)]
     block = {"subject_idx": np.zeros(n, dtype=int), "clip_idx": clip_idx,
              "direction": np.where(backward, C.BACKWARD, C.FORWARD),

@@ -23,8 +23,8 @@ COMMON_COLUMNS = {
     "for an interval (the row's intervals are empty).",
     "n_boot": "Number of bootstrap resamples.",
     "observer": "Who answered: 'human' (all people pooled) or a model run (model id, plus "
-    "the revision, prompt setting, label order or frame condition where the model ran "
-    "under more than one, e.g. 'm / few-shot-4').",
+    "the revision, prompt setting, label order, thinking switch or frame condition where "
+    "the model ran under more than one, e.g. 'm / few-shot-4', 'm / thinking on').",
     "subject_id": "One participant's id (or a model's id).",
     "subject_kind": "'human' or 'model'.",
     "category": "A clip's motion category (Hanyu et al. 2023); a clip with several counts in "

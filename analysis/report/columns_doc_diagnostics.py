@@ -32,6 +32,19 @@ SWAP_CONSISTENCY = {
     "n_pairs, swap_consistency": "Pairs answered in both orders, and the share where the "
     "same image was judged earlier in both.",
 }
+MODEL_LEDGER = {
+    "n_items, n_correct": "Items with a stored ledger, and those answered right.",
+    "n_cut_off": "Items whose reasoning never ended (thinking budget or token limit): no "
+    "answer, never parsed from a half thought.",
+    "tokens_in_per_item, tokens_out_per_item, tokens_reasoning_per_item": "Mean tokens per "
+    "item over all its calls (a generated answer and a logit score): in (prompt and frames), "
+    "out (reasoning included) and of reasoning, as the server's usage or the local processor "
+    "counted them.",
+    "model_s_per_item": "Mean seconds of the model per item (its share of a batched call).",
+    "tokens_per_item, tokens_per_correct": "Tokens in and out per item, and per correct "
+    "answer (empty with none). Costs need the user's price file: run-models --prices shows "
+    "them, never a guess.",
+}
 CALIBRATION = {
     "n": "Trials with label probabilities (model answers with logits).",
     "brier, ece": "Brier score mean (P(F) - [forward])^2, and expected calibration error "

@@ -189,6 +189,9 @@ CALIBRATION = Table("calibration", DIAGNOSTICS, "analysis.diagnostics.calibratio
 CALIBRATION_BINS = Table("calibration_bins", DIAGNOSTICS, "analysis.diagnostics.calibration",
                          when="model answers with log-probabilities",
                          columns=DD.CALIBRATION_BINS)
+MODEL_LEDGER = Table("model_ledger", DIAGNOSTICS, "analysis.diagnostics.ledger_table",
+                     when="model runs that stored their tokens (run-models since its ledger)",
+                     metrics_json=True, columns=DD.MODEL_LEDGER)
 TRA_PROCESS = Table("tra_process", DIAGNOSTICS, "analysis.tra.tra_process_table",
                     when=TRA_FILE, columns=DD.TRA_PROCESS)
 TRA_SCENARIO = Table("tra_scenario", DIAGNOSTICS, "analysis.tra.tra_scenario_table",

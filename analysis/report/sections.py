@@ -180,7 +180,8 @@ def add_ordering_tables(report, kept: pd.DataFrame, raw: pd.DataFrame, policy: s
 
 
 def add_diagnostic_tables(report, kept: pd.DataFrame, tra_data: pd.DataFrame | None) -> None:
-    """Models' TOMATO ratios, label-swap consistency and calibration; the TRA tables."""
+    """Models' TOMATO ratios, label-swap consistency, calibration and ledger; the TRA
+    tables."""
     t = report.tables
     models = kept[kept["subject_kind"] == C.MODEL]
     if not models.empty:
@@ -192,6 +193,9 @@ def add_diagnostic_tables(report, kept: pd.DataFrame, tra_data: pd.DataFrame | N
         bins, summary = diagnostics.calibration(models)
         if not summary.empty:
             t[R.CALIBRATION_BINS], t[R.CALIBRATION] = bins, summary
+        ledger = diagnostics.ledger_table(models)
+        if not ledger.empty:
+            t[R.MODEL_LEDGER] = ledger
     if tra_data is not None and not tra_data.empty:
         t[R.TRA_PROCESS] = tra.tra_process_table(tra_data)
         t[R.TRA_SCENARIO] = tra.tra_scenario_table(tra_data)

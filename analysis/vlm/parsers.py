@@ -11,6 +11,7 @@ from dataclasses import dataclass
 
 PARSE_OK = "ok"
 PARSE_UNPARSEABLE = "unparseable"
+PARSE_CUT_OFF = "reasoning_cut_off"  # no answer: the reasoning never ended (analysis.vlm.reasoning)
 
 # Decorations a model may wrap a one-letter answer in: markdown emphasis, quotes, brackets,
 # LaTeX \boxed{}, a trailing full stop.  They are stripped; words are not.

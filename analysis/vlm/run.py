@@ -3,10 +3,12 @@
 The manifest (``manifest.json`` in the run folder) records provenance and timing: the
 backend's description (model id, weights hash, dtype, library and processor hashes), the
 task settings, decoding parameters and seed, counts (cached, computed, errors,
-unparseable) and seconds spent loading, building items and in the model.  It is written
-when the run starts (status "running") and again when it ends.  A run given its run file's
-fields (``manage.py run-models``) keeps them with the library versions in the manifest and
-writes them as ``run.toml`` beside its trials: ``run-models --config run.toml`` is the same run.
+unparseable, cut off while thinking, why a budget stopped it) and seconds spent loading,
+building items and in the model, and the ledger of its items (``analysis.vlm.ledger``:
+tokens, seconds and, with a price file, cost).  It is written when the run starts (status
+"running") and again when it ends.  A run given its run file's fields (``manage.py
+run-models``) keeps them with the library versions in the manifest and writes them as
+``run.toml`` beside its trials: ``run-models --config run.toml`` is the same run.
 """
 from __future__ import annotations
 
@@ -21,8 +23,10 @@ from dataclasses import asdict, dataclass
 from datetime import datetime, timezone
 from pathlib import Path
 
+from analysis import columns as C
 from analysis.vlm.backends import load_backend
 from analysis.vlm.cache import ResultCache
+from analysis.vlm.ledger import BudgetGuard, load_prices, parse_budget, summarise
 from analysis.vlm.provenance import library_versions
 from analysis.vlm.run_config import RunConfig, run_key
 from analysis.vlm.runner import Runner
@@ -93,6 +97,10 @@ def execute_run(config: RunConfig, records, demos, cache_path, runs_dir,
     ``run_file``: the run's fields as a run file names them (kept, and written as run.toml).
     """
     settings = {**asdict(config), "spec": asdict(config.spec), "params": config.params.to_dict()}
+    prices = load_prices(config.prices) if config.prices else None
+    price = prices.price(config.model) if prices else None
+    guard = BudgetGuard(parse_budget(config.budget), price, config.model, prices) \
+        if config.budget else None
     with run_folder(runs_dir, settings, cache_path) as (folder, manifest):
         if run_file is not None:
             manifest["run_file"] = {"fields": run_file, "libraries": library_versions()}
@@ -111,13 +119,19 @@ def execute_run(config: RunConfig, records, demos, cache_path, runs_dir,
         try:
             with ResultCache(cache_path) as cache:
                 runner = Runner(backend, cache, config.params, config.scoring,
-                                config.batch_size, progress)
+                                config.batch_size, progress, guard)
                 rows = runner.run(items)
         finally:
             backend.close()
         key = run_key(config, runner.description)
+        ledger = summarise([{k: r["extra"][k] for k in C.LEDGER_FIELDS} for r in rows],
+                           sum(bool(r["correct"]) for r in rows), price)
+        if prices is not None and price is not None:
+            ledger["currency"] = prices.currency
+        elif prices is not None:  # said, rather than a cost of nothing
+            ledger["unpriced"] = f"no price for {config.model!r} in {prices.source}"
         manifest.update(backend=runner.description, counts=runner.stats.as_dict(),
-                        n_rows=len(rows), run_key=key)
+                        n_rows=len(rows), run_key=key, ledger=ledger)
         with open(folder / "trials.jsonl", "w", encoding="utf-8") as handle:
             for row in rows:
                 handle.write(json.dumps(row, default=str) + "\n")

@@ -18,6 +18,7 @@ from analysis.vlm import prompt_sets, prompts
 from analysis.vlm.backends import BACKENDS, BackendEntry, backend_entry
 from analysis.vlm.backends.base import GenerationParams
 from analysis.vlm.items import HINT_CONFIGS
+from analysis.vlm.ledger import parse_budget
 from analysis.vlm.order_items import check_hints
 from analysis.vlm.tasks import TASKS, TaskSpec
 from experiments.benchmarks import aot_psyphybench as bench
@@ -35,6 +36,10 @@ class RunConfig:
     limit: int | None = None
     backend_options: dict | None = None
     benchmark: str | None = None  # a published protocol: its test items only
+    # What the run may spend (``50000tok``, ``2.50USD``) and the price file that turns tokens
+    # into money: neither changes an answer, so neither is part of the run's identity.
+    budget: str | None = None
+    prices: str | None = None
 
     def __post_init__(self):
         if self.scoring == "logits" and TASKS[self.spec.task].prompt_settings \
@@ -43,6 +48,11 @@ class RunConfig:
                 f"setting {self.spec.setting!r} is scored from its generated reasoning; "
                 "logit scoring would read an answer before any reasoning. Use --scoring "
                 "generate (or both: chain-of-thought items are then generated only)")
+        if self.scoring == "logits" and self.params.thinking:
+            raise ValueError(
+                "--thinking on: the answer comes after the model's reasoning, and logit "
+                "scoring would read the label at the first token, before any reasoning. Use "
+                "--scoring generate (or both: items are then generated only)")
 
 
 def run_key(config: RunConfig, description: dict) -> str:
@@ -77,9 +87,10 @@ def effective_scoring(config: RunConfig) -> str:
     """``scoring`` as it applies: where items are never logit-scored (frame orders,
     chain-of-thought settings), "both" and "generate" are the same run."""
     task = TASKS[config.spec.task]
-    generation_only = not task.logit_scored or (
+    generation_only = not task.logit_scored or bool(config.params.thinking) or (
         task.prompt_settings and config.spec.setting in prompts.COT_SETTINGS)
     return "generate" if generation_only and config.scoring == "both" else config.scoring
+# chain-of-thought settings and thinking runs: both read the answer after a reasoning
 
 
 def run_config(options: Mapping) -> RunConfig:
@@ -91,6 +102,8 @@ def run_config(options: Mapping) -> RunConfig:
         For options that contradict each other or the protocol, naming the flags.
     """
     backend = backend_entry(options["backend"])
+    if options.get("budget"):
+        parse_budget(options["budget"])  # refused before anything loads
     decoding = None
     options = {**options, "task": options.get("task") or "aot",
                "model": _local_model(options["model"], backend)}
@@ -114,7 +127,8 @@ def run_config(options: Mapping) -> RunConfig:
                     or prompt_sets.PAPER_LANGUAGE)
     return RunConfig(options["backend"], options["model"], spec, _params(options, decoding),
                      _scoring(options, backend), options["batch_size"], options["limit"],
-                     _backend_options(options, backend), options.get("benchmark"))
+                     _backend_options(options, backend), options.get("benchmark"),
+                     options.get("budget"), options.get("prices"))
 
 
 def _local_model(model: str, backend: BackendEntry) -> str:
@@ -206,7 +220,12 @@ def _scoring(options: Mapping, backend: BackendEntry) -> str:
 
 def _params(options: Mapping, decoding: dict | None) -> GenerationParams:
     """``decoding``: the model family's, with a benchmark (None without one)."""
-    common = {"max_new_tokens": options["max_new_tokens"], "seed": options["seed"]}
+    thinking = options.get("thinking")
+    common = {"max_new_tokens": options["max_new_tokens"], "seed": options["seed"],
+              "thinking": None if thinking is None else thinking == "on",
+              "thinking_budget": options.get("thinking_budget")}
+    if common["thinking_budget"] is not None and thinking != "on":
+        raise ValueError("--thinking-budget needs --thinking on")
     # A benchmark run reproduces the paper's decoding unless told otherwise.
     sampling = options["sampling"] or ("paper" if options["benchmark"] else "greedy")
     if sampling == "paper" and decoding == {} and _kept_api_defaults(options["model"]):

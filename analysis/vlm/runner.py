@@ -8,19 +8,28 @@ failures are failures.  A backend that raises for a whole batch has that batch r
 by item.  An item that still fails is reported with a one-line cause and whether a rerun can
 help, and is never cached or written as a trial.  A score with no label among the top
 logprobs a server returned is not a failure: the row keeps its generated answer and says why
-it has no ``p_forward``.
+it has no ``p_forward``.  With a budget (:class:`~analysis.vlm.ledger.BudgetGuard`) a batch
+runs only as far as the budget allows, and the run stops cleanly between items, saying why
+(``RunStats.stopped``); a failed item is not charged to it (its cost is not known).
 """
 from __future__ import annotations
 
-import math
 import time
 import traceback
 from dataclasses import dataclass, field
 
 from analysis import columns as C
-from analysis.vlm.backends.base import Backend, BackendError, Generation, GenerationParams, LabelScores
+from analysis.vlm.backends.base import (
+    Backend,
+    BackendError,
+    Generation,
+    GenerationParams,
+    LabelScores,
+)
 from analysis.vlm.cache import ResultCache, cache_key
-from analysis.vlm.parsers import PARSE_OK
+from analysis.vlm.ledger import BudgetGuard, item_ledger
+from analysis.vlm.parsers import PARSE_CUT_OFF, PARSE_OK
+from analysis.vlm.rows import trial_row
 
 SCORING_MODES = ("generate", "logits", "both")
 
@@ -32,6 +41,8 @@ class RunStats:
     computed: int = 0
     errors: list[dict] = field(default_factory=list)  # one per failed call (item, kind)
     unparseable: int = 0
+    cut_off: int = 0  # items whose reasoning never ended (no answer)
+    stopped: str | None = None  # why the run stopped before its last item (--budget)
     model_seconds: float = 0.0
     wall_seconds: float = 0.0
     computed_calls: list[str] = field(default_factory=list)  # "item key/kind" run by the model
@@ -42,14 +53,10 @@ class RunStats:
         model_rate = self.computed / self.model_seconds if self.model_seconds else None
         return {"total": self.total, "cached": self.cached, "computed": self.computed,
                 "errors": self.errors, "failed_items": len({e["item"] for e in self.errors}),
-                "unparseable": self.unparseable,
-                "model_seconds": round(self.model_seconds, 3),
+                "unparseable": self.unparseable, "cut_off": self.cut_off,
+                "stopped": self.stopped, "model_seconds": round(self.model_seconds, 3),
                 "wall_seconds": round(self.wall_seconds, 3), "items_per_s": rate,
                 "computed_items_per_s": model_rate, "batch": self.batch}
-
-
-# Backend info about the video inputs that a trial row keeps (transformers backend).
-VIDEO_INPUT_INFO = ("temporal_position_ids_per_video", "frames_per_video", "video_encoding")
 
 
 def model_revision(description: dict) -> str | None:
@@ -61,22 +68,19 @@ def model_revision(description: dict) -> str | None:
     return str(weights)[:12] if weights else None
 
 
-def _batches(items: list, size: int):
-    for start in range(0, len(items), size):
-        yield items[start:start + size]
-
-
 class Runner:
     """Runs items through ``backend`` with ``cache`` and turns outcomes into trial rows."""
 
     def __init__(self, backend: Backend, cache: ResultCache, params: GenerationParams,
-                 scoring: str = "both", batch_size: int = 8, progress: bool = True):
+                 scoring: str = "both", batch_size: int = 8, progress: bool = True,
+                 budget: BudgetGuard | None = None):
         if scoring not in SCORING_MODES:
             raise ValueError(f"scoring must be one of {SCORING_MODES}, got {scoring!r}")
         if batch_size < 1:
             raise ValueError("batch_size must be >= 1")
         self.backend, self.cache, self.params = backend, cache, params
         self.scoring, self.batch_size, self.progress = scoring, batch_size, progress
+        self.budget = budget
         self.description = backend.describe()
         self.stats = RunStats()
         self._batched: set[str] = set()  # items a batch API answered
@@ -91,9 +95,10 @@ class Runner:
 
     def _kinds(self, item) -> list[str]:
         kinds = []
-        if self.scoring in ("generate", "both") or not item.scorable:
+        if self.scoring in ("generate", "both") or not item.scorable or self.params.thinking:
             kinds.append("generate")
-        if self.scoring in ("logits", "both") and item.scorable:
+        # A thinking model answers after its reasoning: the first token is no label.
+        if self.scoring in ("logits", "both") and item.scorable and not self.params.thinking:
             kinds.append("score")
         return kinds
 
@@ -114,20 +119,27 @@ class Runner:
         outcomes: dict[str, dict] = {}
         with tqdm(total=len(items), unit="item", disable=not self.progress,
                   desc=f"{self.backend.name}:{self.description.get('model', '')}") as bar:
-            for batch in _batches(items, self.batch_size):
-                self._run_batch(batch, outcomes)
-                bar.update(len(batch))
+            position = 0  # a budget may let through only part of a batch
+            while position < len(items) and not self.stats.stopped:
+                done = self._run_batch(items[position:position + self.batch_size], outcomes)
+                bar.update(done)
+                position += done
         self.stats.wall_seconds = time.perf_counter() - start
         rows = [trial_row(item, index, outcomes[item.key])
                 for index, item in enumerate(items) if item.key in outcomes]
         revision = model_revision(self.description)
+        thinking = self.params.thinking
         for row in rows:  # so analysis never pools two revisions of one model
             row["extra"][C.EXTRA_REVISION] = revision
-        self.stats.unparseable = sum(r["extra"].get(C.EXTRA_PARSE_STATUS) not in (None, PARSE_OK)
-                                     for r in rows)
+            if thinking is not None:  # nor a model thinking and not thinking
+                row["extra"][C.EXTRA_THINKING] = "on" if thinking else "off"
+        statuses = [r["extra"].get(C.EXTRA_PARSE_STATUS) for r in rows]
+        self.stats.cut_off = statuses.count(PARSE_CUT_OFF)
+        self.stats.unparseable = sum(s not in (None, PARSE_OK, PARSE_CUT_OFF) for s in statuses)
         return rows
 
-    def _run_batch(self, batch: list, outcomes: dict) -> None:
+    def _run_batch(self, batch: list, outcomes: dict) -> int:
+        """Run a batch (or its start, as the budget allows); return how many items ran."""
         found: dict[str, dict[str, dict]] = {item.key: {} for item in batch}
         todo: dict[str, list] = {"generate": [], "score": []}
         for item in batch:
@@ -139,6 +151,8 @@ class Runner:
                 else:
                     found[item.key][kind] = hit
         computed = {item.key for pairs in todo.values() for item, _ in pairs}
+        if self.budget is not None and computed:
+            batch, todo, computed = self._within_budget(batch, todo, computed)
         for kind, pairs in todo.items():
             if pairs:
                 self._compute(kind, pairs, found)
@@ -149,8 +163,24 @@ class Runner:
             outcomes[item.key] = found[item.key]
             if item.key in computed or item.key in self._batched:
                 self.stats.computed += 1
+                if self.budget is not None:
+                    self.budget.add(item_ledger(found[item.key]))
             else:
                 self.stats.cached += 1
+        return len(batch)
+
+    def _within_budget(self, batch: list, todo: dict, computed: set) -> tuple[list, dict, set]:
+        """The batch up to the first item to compute that the budget no longer allows."""
+        assert self.budget is not None
+        allowed = self.budget.fits(len(computed))
+        if allowed == len(computed):
+            return batch, todo, computed
+        to_compute = [item for item in batch if item.key in computed]
+        cut = batch.index(to_compute[allowed])
+        kept = {item.key for item in batch[:cut]}
+        self.stats.stopped = self.budget.stopped  # None: the rest waits for the next batch
+        return (batch[:cut], {kind: [p for p in pairs if p[0].key in kept]
+                              for kind, pairs in todo.items()}, computed & kept)
 
     def _compute(self, kind: str, pairs: list, found: dict) -> None:
         try:
@@ -182,18 +212,27 @@ class Runner:
         start = time.perf_counter()
         if kind == "generate":
             generated = self.backend.generate(requests, self.params)
-            self._called(start, len(generated), len(items))
-            return [o if isinstance(o, BaseException) else _generation_value(o) for o in generated]
-        scored = self.backend.score(requests, items[0].labels)
-        self._called(start, len(scored), len(items))
-        return [o if isinstance(o, BaseException) else _score_value(o) for o in scored]
+            share = self._called(start, len(generated), len(items))
+            values = [o if isinstance(o, BaseException) else _generation_value(o)
+                      for o in generated]
+        else:
+            scored = self.backend.score(requests, items[0].labels)
+            share = self._called(start, len(scored), len(items))
+            values = [o if isinstance(o, BaseException) else _score_value(o) for o in scored]
+        for value in values:  # a batched call's items share its seconds
+            if isinstance(value, dict):
+                value.setdefault("wall_s", round(share, 6))
+        return values
 
-    def _called(self, start: float, n_outcomes: int, n_requests: int) -> None:
-        """Count the model's time; refuse a batch whose outcomes do not match its requests."""
-        self.stats.model_seconds += time.perf_counter() - start
+    def _called(self, start: float, n_outcomes: int, n_requests: int) -> float:
+        """Count the model's time and return each request's share of it; refuse a batch
+        whose outcomes do not match its requests."""
+        seconds = time.perf_counter() - start
+        self.stats.model_seconds += seconds
         if n_outcomes != n_requests:
             raise RuntimeError(f"{self.backend.name} returned {n_outcomes} outcomes for "
                                f"{n_requests} requests")
+        return seconds / n_requests
 
 
 def error_cause(error: BaseException) -> tuple[str, bool]:
@@ -220,7 +259,8 @@ def outcome_value(outcome: Generation | LabelScores) -> dict:
 
 def _generation_value(generation: Generation) -> dict:
     return {"text": generation.text, "n_prompt_tokens": generation.n_prompt_tokens,
-            "n_new_tokens": generation.n_new_tokens, **generation.info}
+            "n_new_tokens": generation.n_new_tokens, **generation.info,
+            "reasoning": generation.reasoning}
 
 
 def _score_value(scores: LabelScores) -> dict:
@@ -232,66 +272,3 @@ def _score_value(scores: LabelScores) -> dict:
         value["normalised"] = None
         value.setdefault("score_missing", "no label among the top logprobs returned")
     return value
-
-
-def _add_scores(extra: dict, scores: dict) -> str | None:
-    """Put a score's fields in ``extra``; return the more probable label (None if missing)."""
-    extra["surface_forms"] = scores["forms"]
-    normalised = scores["normalised"]
-    if normalised is None:  # no p_forward: no label among the top logprobs returned
-        extra.update({"score_missing": scores["score_missing"], "label_mass": 0.0})
-        return None
-    # A label outside a server's top k has log-probability -inf here: stored as None (JSON
-    # has no infinity, and PostgreSQL refuses it) and named, since its p_label of 0 is only
-    # an upper-bound guess.
-    logprobs = {label: value if math.isfinite(value) else None
-                for label, value in scores["logprobs"].items()}
-    extra.update({"label_logprobs": logprobs, "p_label": normalised,
-                  "label_mass": scores["label_mass"]})
-    below = sorted(label for label, value in logprobs.items() if value is None)
-    if below:
-        extra["labels_below_top_logprobs"] = below
-    if "F" in normalised:
-        extra[C.EXTRA_P_FORWARD] = normalised["F"]
-    return max(normalised, key=normalised.get)
-
-
-def trial_row(item, index: int, outcome: dict) -> dict:
-    """One canonical trial row (subject and session ids are filled in by the writer)."""
-    extra = dict(item.extra)
-    response = None
-    generation, scores = outcome.get("generate"), outcome.get("score")
-    if generation is not None:
-        parsed = item.parse(generation["text"])
-        response = parsed.response
-        extra.update({C.EXTRA_RAW_TEXT: generation["text"], C.EXTRA_PARSE_STATUS: parsed.status,
-                      "parse_detail": parsed.detail, "n_new_tokens": generation["n_new_tokens"],
-                      "n_prompt_tokens": generation["n_prompt_tokens"]})
-    if scores is not None:
-        more_probable = _add_scores(extra, scores)
-        if generation is None:  # logits only: the answer is the more probable label
-            response = more_probable
-            extra["response_source"] = "logits"
-    info = generation or scores or {}
-    extra["temporal_position_ids"] = info.get("temporal_position_ids")
-    for key in VIDEO_INPUT_INFO:  # how the clips reached the model, where the backend says
-        if key in info:
-            extra[key] = info[key]
-    videos = [v for v in item.request.visuals if v.kind == "video"]
-    if videos:  # the test clip is the last video (demonstrations come first)
-        extra["metadata_fps"] = round(videos[-1].metadata_fps, 6)
-        extra["frame_indices"] = videos[-1].frame_indices
-    stimulus = item.stimulus
-    if stimulus.item_id:  # a published benchmark item: the row traces back to it
-        extra["item_id"] = stimulus.item_id
-    return {"trial_index": index, "trial_type": item.trial_type, "block": None,
-            "stimulus_id": stimulus.id, "source_clip_id": stimulus.source_clip_id,
-            "categories": list(stimulus.categories),
-            # As for people: a frame order has no direction, whatever its frames came from.
-            "direction": None if item.trial_type == C.FRAME_ORDER else stimulus.direction,
-            "correct_response": item.correct_response, "response": response,
-            # As for people's timeouts: no answer is not a correct one (the non-response
-            # policy, analysis.nonresponse, finds it by its empty response).
-            "correct": response is not None and response == item.correct_response,
-            "rt_ms": None, "onset_method": None, "dropped_frames": None, "excluded": False,
-            "exclusion_reasons": [], "extra": extra}

@@ -111,3 +111,37 @@ def test_every_grouping_uses_the_one_key():
 def test_examples(name):
     module = importlib.import_module(f"analysis.{name}")
     assert doctest.testmod(module, optionflags=doctest.NORMALIZE_WHITESPACE).failed == 0
+
+
+def test_a_model_thinking_and_not_thinking_are_two_observers_side_by_side():
+    from analysis import aot, pairs
+
+    def run(thinking, session, answer_backward):
+        rows = model_rows(n=8, setting="zero-shot", session_id=session, thinking=thinking,
+                          tokens_in=100, tokens_out=40 if thinking == "on" else 1,
+                          tokens_reasoning=39 if thinking == "on" else 0, model_s=0.5)
+        backward = [False, True] * 4
+        return rows.assign(
+            direction=["backward" if b else "forward" for b in backward],
+            correct_response=["B" if b else "F" for b in backward],
+            response=["B" if b and answer_backward else "F" for b in backward],
+            source_clip_id=[f"c{i // 2}" for i in range(8)],
+            stimulus_id=[f"s{i}" for i in range(8)])
+
+    data = pd.concat([run("on", "run-1", False), run("off", "run-2", True)],
+                     ignore_index=True)
+    data["correct"] = data["response"] == data["correct_response"]
+    named = build.with_observer(data)
+    assert set(named.observer) == {"m / thinking on", "m / thinking off"}
+    metrics = aot.aot_metrics(named, by="observer").set_index("observer")
+    assert metrics.loc["m / thinking on", "forward_share"] == 1.0  # deliberation: all F
+    assert metrics.loc["m / thinking off", "f1_backward"] == 1.0
+    paired = pairs.pair_metrics(named, n_boot=10).set_index("observer")
+    assert paired.loc["m / thinking off", "pair_accuracy"] == 1.0
+    assert paired.loc["m / thinking on", "pair_accuracy"] == 0.0
+    table = observers.observer_table(data).set_index("thinking")
+    assert table.loc["on", "label"] == "m, zero-shot, thinking on"
+    ledger = diagnostics.ledger_table(named).set_index("observer")
+    assert ledger.loc["m / thinking on", "tokens_per_item"] == 140
+    assert ledger.loc["m / thinking on", "tokens_per_correct"] == 140 * 8 / 4
+    assert ledger.loc["m / thinking off", "tokens_reasoning_per_item"] == 0

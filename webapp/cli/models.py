@@ -87,6 +87,23 @@ from webapp.cli import run_file
                    "values its reasoning models (o1, o3, o4, GPT-5) accept.")
 @click.option("--max-new-tokens", type=click.IntRange(min=1), default=512, show_default=True,
               help="Longest generated answer, in tokens (reasoning settings need room).")
+@click.option("--thinking", type=click.Choice(("on", "off")), default=None,
+              help="A thinking model's switch (the chat template's enable_thinking; served: "
+                   "chat_template_kwargs). Part of the run's identity: on and off are two "
+                   "observers. On: items are generated only (the answer follows the "
+                   "reasoning) [default: the model's own].")
+@click.option("--thinking-budget", type=click.IntRange(min=1), default=None,
+              help="hf: most reasoning tokens before the answer (with --thinking on); an item "
+                   "still thinking then is stored as cut off, never parsed.")
+@click.option("--budget", default=None,
+              help="Stop between items before the next would exceed this: tokens (50000tok) "
+                   "or money (2.50USD, with --prices). Each next item is estimated at the "
+                   "mean of those computed so far; a rerun with a larger budget completes "
+                   "the session.")
+@click.option("--prices", type=click.Path(exists=True, dir_okay=False), default=None,
+              help="Price file (TOML: per model, price per million input, output and "
+                   "reasoning tokens) that turns the run's tokens into cost; without one no "
+                   "cost is shown.")
 @click.option("--seed", type=int, default=0, show_default=True,
               help="Seed of sampling and of every random presentation (frame shuffles, pairs).")
 @click.option("--batch-size", type=click.IntRange(min=1), default=8, show_default=True,
@@ -140,7 +157,8 @@ def run_models(**options):
     counts = outcome.result.manifest["counts"]
     click.echo(f"{len(outcome.result.rows)} trials ({counts['cached']} cached, "
                f"{counts['computed']} computed, {counts['failed_items']} errors, "
-               f"{counts['unparseable']} unparseable); run folder {outcome.result.folder}")
+               f"{counts['unparseable']} unparseable, {counts['cut_off']} cut off while "
+               f"thinking); run folder {outcome.result.folder}")
     batch = counts.get("batch")
     if batch and batch["calls"]:
         sent = len(batch["batches"]) + len(batch["resumed"])
@@ -148,12 +166,28 @@ def run_models(**options):
                    f"{batch['calls']} calls answered" + (
                        f"; {batch['unanswered']} made one by one ({batch['causes'][0]})"
                        if batch["unanswered"] else ""))
+    click.echo(ledger_line(outcome.result.manifest["ledger"]))
+    if counts["stopped"]:
+        click.echo(counts["stopped"])
     if outcome.session is not None:
         click.echo(f"Stored {outcome.added} new trials in session {outcome.session.id} of "
                    f"model subject {options['model']!r} ({outcome.session.status}: "
                    f"{len(outcome.model_run.item_keys)} items).")
     if counts["errors"]:
         raise click.ClickException(failure_summary(counts["errors"], counts["total"]))
+
+
+def ledger_line(ledger: dict) -> str:
+    """The run's tokens (and cost, with a price file) in one line."""
+    line = (f"Ledger: {ledger['tokens_in']} tokens in, {ledger['tokens_out']} out "
+            f"({ledger['tokens_reasoning']} reasoning) over {ledger['items']} items")
+    if ledger["tokens_per_correct"] is not None:
+        line += f"; {ledger['tokens_per_correct']:.0f} tokens per correct answer"
+    if "cost" in ledger:
+        line += f"; cost {ledger['cost']:.4f} {ledger['currency']}"
+    if "unpriced" in ledger:
+        line += f"; {ledger['unpriced']}: no cost shown"
+    return line + "."
 
 
 def device(value: str | None) -> str | None:

@@ -35,6 +35,8 @@ class ModelRun(Model):
     counts: Mapped[dict] = mapped_column(JSONType, default=dict)  # cached, computed, errors ...
     failures: Mapped[list] = mapped_column(JSONType, default=list)  # errors of items not stored
     item_keys: Mapped[list] = mapped_column(JSONType, default=list)
+    # analysis.vlm.ledger.summarise of the last run's items: tokens, seconds, cost if priced
+    ledger: Mapped[dict | None] = mapped_column(JSONType, default=dict)
     run_id: Mapped[str | None] = mapped_column(String(40))  # the last run's folder in model_runs/
     git_commit: Mapped[str | None] = mapped_column(String(40))
     # The run's whole manifest as it wrote it (with run_key and failures): what the typed
@@ -51,5 +53,5 @@ class ModelRun(Model):
                 "backend": self.backend, "weights_sha256": self.weights_sha256,
                 "params": self.params, "sampling": self.sampling, "task": self.task,
                 "scoring": self.scoring, "timing": self.timing, "counts": self.counts,
-                "failures": self.failures, "run_id": self.run_id,
+                "failures": self.failures, "ledger": self.ledger, "run_id": self.run_id,
                 "git_commit": self.git_commit}

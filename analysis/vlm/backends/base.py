@@ -21,10 +21,18 @@ class GenerationParams:
     top_p: float = 1.0
     repetition_penalty: float = 1.0
     seed: int = 0
+    # A thinking model's switch (the chat template's ``enable_thinking``; None: the model's
+    # default) and the most reasoning tokens before an answer (None: no budget).
+    thinking: bool | None = None
+    thinking_budget: int | None = None
 
     def __post_init__(self):
         if self.max_new_tokens < 1:
             raise ValueError("max_new_tokens must be >= 1")
+        if self.thinking_budget is not None and self.thinking_budget < 1:
+            raise ValueError("thinking_budget must be >= 1")
+        if self.thinking is False and self.thinking_budget is not None:
+            raise ValueError("a thinking budget needs thinking on")
         if self.temperature < 0 or not 0 < self.top_p <= 1:
             raise ValueError("temperature must be >= 0 and top_p in (0, 1]")
 
@@ -33,11 +41,18 @@ class GenerationParams:
         return self.temperature == 0
 
     @classmethod
-    def paper(cls, seed: int = 0, max_new_tokens: int = 512) -> "GenerationParams":
-        return cls(max_new_tokens=max_new_tokens, temperature=0.6, top_p=0.95, seed=seed)
+    def paper(cls, seed: int = 0, max_new_tokens: int = 512, **thinking) -> "GenerationParams":
+        return cls(max_new_tokens=max_new_tokens, temperature=0.6, top_p=0.95, seed=seed,
+                   **thinking)
 
     def to_dict(self) -> dict:
-        return asdict(self)
+        """The parameters, leaving out the thinking fields when unset, so that the cache
+        keys of runs made before they existed still hold."""
+        out = asdict(self)
+        for name in ("thinking", "thinking_budget"):
+            if out[name] is None:
+                del out[name]
+        return out
 
 
 @dataclass
@@ -50,10 +65,14 @@ class Request:
 
 @dataclass
 class Generation:
+    """``text`` is the raw output; with reasoning, ``answer`` is the scored text without it
+    (see :mod:`analysis.vlm.reasoning`)."""
+
     text: str
     n_prompt_tokens: int = 0
     n_new_tokens: int = 0
     info: dict = field(default_factory=dict)
+    reasoning: dict | None = None  # Reasoning.as_dict(): status, text, answer, tokens
 
 
 @dataclass

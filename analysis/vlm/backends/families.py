@@ -1,7 +1,8 @@
 """Families of served models: what each accepts in a chat-completions request.
 
 Plain data, without httpx: the backend registry reads it to decide, before any request,
-whether a served model can be scored from log-probabilities.
+whether a served model can be scored from log-probabilities, and every backend reads the
+tags a family's models put around their reasoning (local folders are matched by their name).
 """
 from __future__ import annotations
 
@@ -18,7 +19,9 @@ class Family:
     token_limit: str = "max_tokens"
     fixed: dict = field(default_factory=dict)  # accepted only at this value: never sent
     unsent: tuple[str, ...] = ()  # set by every run, but not sent to this family
-    refused: tuple[str, ...] = ()  # "logprobs", "repetition_penalty"
+    refused: tuple[str, ...] = ()  # "logprobs", "repetition_penalty", "thinking"
+    # What opens and closes a thinking model's reasoning in its output.
+    reasoning_tags: tuple[str, str] = ("<think>", "</think>")
 
 
 # OpenAI's reasoning-models guide (platform.openai.com/docs/guides/reasoning) and the API's
@@ -26,13 +29,17 @@ class Family:
 # "'temperature' does not support 0 with this model. Only the default (1) value is
 # supported"): reasoning models take max_completion_tokens, which also bounds their hidden
 # reasoning tokens, and refuse temperature and top_p other than 1, seed, logprobs and the
-# penalties.  OpenAI's API refuses fields it does not know, such as vLLM's repetition_penalty.
+# penalties.  OpenAI's API refuses fields it does not know, such as vLLM's repetition_penalty
+# and chat_template_kwargs (the thinking switch): its reasoning models always reason.
 FAMILIES = (
     Family("OpenAI reasoning models (o1, o3, o4, GPT-5)", r"^(o1|o3|o4|gpt-5)\b",
            token_limit="max_completion_tokens", fixed={"temperature": 1.0, "top_p": 1.0},
-           unsent=("seed",), refused=("logprobs", "repetition_penalty")),
+           unsent=("seed",), refused=("logprobs", "repetition_penalty", "thinking")),
     Family("OpenAI chat models (GPT-4o, GPT-4.1, GPT-4, GPT-3.5)", r"^(gpt-4|gpt-3\.5|chatgpt)",
-           refused=("repetition_penalty",)),
+           refused=("repetition_penalty", "thinking")),
+    # Kimi-VL-A3B-Thinking's chat template and outputs (moonshotai, 2025) think in these.
+    Family("Kimi-VL thinking models", r"^kimi-vl.*thinking",
+           reasoning_tags=("\u25c1think\u25b7", "\u25c1/think\u25b7")),
 )
 OTHER = Family("OpenAI-compatible server", "")
 

@@ -31,6 +31,7 @@ from analysis.vlm.backends.processor_inputs import (
     visuals_in_order,
 )
 from analysis.vlm.provenance import library_versions, weights_fingerprint
+from analysis.vlm.reasoning import prompt_opens, split_inline, tags
 
 VIDEO_TOKEN_TYPE = 2  # mm_token_type_ids: text 0, image 1, video 2
 STACKED, PER_CLIP = "stacked", "per_clip"  # how a call's clips reached the vision encoder
@@ -64,6 +65,7 @@ class TransformersBackend(Backend):
         if self.processor.chat_template is None:
             raise ValueError(f"{model}: the processor has no chat template")
         self._description = None
+        self.thinking: bool | None = None  # the run's switch, set by ``check``
 
     @classmethod
     def from_loaded(cls, model, processor, model_id: str, device: str, weights_sha256: str):
@@ -76,6 +78,7 @@ class TransformersBackend(Backend):
         backend.processor, backend.model = processor, model.to(device).eval()
         backend._description = None
         backend._weights = weights_sha256
+        backend.thinking = None
         return backend
 
     # -- provenance --------------------------------------------------------------------------
@@ -91,10 +94,19 @@ class TransformersBackend(Backend):
             }
         return self._description
 
+    def check(self, params: GenerationParams, kinds: set[str]) -> None:
+        """Refuse a thinking switch the chat template does not have; the switch then
+        applies to every prompt this backend renders."""
+        if params.thinking is not None and "enable_thinking" not in self.processor.chat_template:
+            raise ValueError(f"--thinking: the chat template of {self.model_id} has no "
+                             "enable_thinking switch; leave --thinking out")
+        self.thinking = params.thinking
+
     # -- encoding -----------------------------------------------------------------------------
     def render(self, request: Request) -> str:
+        switch = {} if self.thinking is None else {"enable_thinking": self.thinking}
         return self.processor.apply_chat_template(
-            hf_messages(request.messages), add_generation_prompt=True, tokenize=False)
+            hf_messages(request.messages), add_generation_prompt=True, tokenize=False, **switch)
 
     def encode(self, requests: list[Request]):
         """Processor outputs for a left-padded batch (public for tests and benchmarks).
@@ -229,16 +241,27 @@ class TransformersBackend(Backend):
             options.update(temperature=params.temperature, top_p=params.top_p)
         else:
             options.update(temperature=None, top_p=None, top_k=None)
+        prompt_len = inputs["input_ids"].shape[1]
+        opened = [prompt_opens(self.render(r), self.model_id) for r in requests]
+        if params.thinking_budget is not None:
+            from transformers import StoppingCriteriaList
+
+            options["stopping_criteria"] = StoppingCriteriaList([_ReasoningBudget(
+                prompt_len, params.thinking_budget, opened, tags(self.model_id),
+                self.processor.batch_decode)])
         torch.manual_seed(seed)
         with torch.no_grad():
             output = self.model.generate(**self.model_inputs(inputs), **options)
-        prompt_len = inputs["input_ids"].shape[1]
         new = output[:, prompt_len:]
         texts = self.processor.batch_decode(new, skip_special_tokens=True)
         n_prompt = inputs["attention_mask"].sum(dim=1).tolist()
         stop = {tokenizer.pad_token_id, tokenizer.eos_token_id}
+
+        def count(text: str) -> int:
+            return len(tokenizer.encode(text, add_special_tokens=False))
         return [Generation(text, int(n_prompt[i]),
-                           int(sum(1 for t in new[i].tolist() if t not in stop)), info[i])
+                           int(sum(1 for t in new[i].tolist() if t not in stop)), info[i],
+                           split_inline(text, self.model_id, opened[i], count).as_dict())
                 for i, text in enumerate(texts)]
 
     def label_token_ids(self, labels: tuple[str, ...]) -> dict[str, dict[str, int]]:
@@ -266,7 +289,9 @@ class TransformersBackend(Backend):
             logits = self.model(**self.model_inputs(inputs)).logits[:, -1, :].float()
         logp = torch.log_softmax(logits, dim=-1)
         out: list[LabelScores | Exception] = []
+        n_prompt = inputs["attention_mask"].sum(dim=1).tolist()
         for row in range(logp.shape[0]):
+            info[row]["n_prompt_tokens"] = int(n_prompt[row])
             scores = {label: float(torch.logsumexp(logp[row, list(ids.values())], dim=0))
                       for label, ids in forms.items()}
             out.append(LabelScores(scores, {k: list(v) for k, v in forms.items()}, info[row]))
@@ -276,6 +301,29 @@ class TransformersBackend(Backend):
         self.model = None
         if self.device.startswith("cuda"):
             self.torch.cuda.empty_cache()
+
+
+class _ReasoningBudget:
+    """Stops each row that has generated ``budget`` tokens inside a reasoning not yet closed
+    (counted from its first generated token); the row is then stored as cut off."""
+
+    def __init__(self, prompt_len: int, budget: int, opened: list[bool],
+                 reasoning_tags: tuple[str, str], decode):
+        self.start, self.budget, self.opened = prompt_len, budget, opened
+        self.opening, self.closing = reasoning_tags
+        self.decode = decode
+
+    def __call__(self, input_ids, scores, **kwargs):
+        import torch
+
+        done = torch.zeros(input_ids.shape[0], dtype=torch.bool, device=input_ids.device)
+        if input_ids.shape[1] - self.start < self.budget:
+            return done
+        for row, text in enumerate(self.decode(input_ids[:, self.start:],
+                                               skip_special_tokens=True)):
+            thinking = self.opened[row] or self.opening in text
+            done[row] = thinking and self.closing not in text
+        return done
 
 
 def _temporal_info(per_video: list[int]) -> dict:

@@ -24,6 +24,7 @@ import json
 import math
 import os
 import random
+import time
 from concurrent.futures import ThreadPoolExecutor
 from importlib import metadata
 
@@ -42,6 +43,7 @@ from analysis.vlm.backends.base import (
 )
 from analysis.vlm.backends.families import model_family
 from analysis.vlm.backends.http_errors import MalformedReply, failure, retry_after_s, transient
+from analysis.vlm.reasoning import split_served
 
 VIDEO_MODES = ("frames", "video_url")
 # The fields of a /models entry that say what the model computes.  The rest is volatile:
@@ -115,6 +117,12 @@ class OpenAIBackend(Backend):
             refused.append(f"repetition_penalty {params.repetition_penalty:g}")
         if "logprobs" in family.refused and "score" in kinds:
             refused.append("logprobs, which logit scoring needs (--scoring generate)")
+        if "thinking" in family.refused and params.thinking is not None:
+            refused.append("a thinking switch (leave --thinking out)")
+        if params.thinking_budget is not None:
+            raise ValueError("--thinking-budget: an OpenAI-compatible server has no standard "
+                             "reasoning budget; bound the whole reply with --max-new-tokens "
+                             "(a reply cut off while thinking is stored as cut off)")
         if refused:
             raise ValueError(f"{self.model_id} is one of the {family.name}, which refuse "
                              + "; ".join(refused))
@@ -155,6 +163,8 @@ class OpenAIBackend(Backend):
         # repetition_penalty 1.05), so there the run's own value goes out even at 1.
         if params.repetition_penalty != 1.0 or self._vllm:
             out["repetition_penalty"] = params.repetition_penalty  # a vLLM extension
+        if params.thinking is not None:  # vLLM and SGLang pass it to the chat template
+            out["chat_template_kwargs"] = {"enable_thinking": params.thinking}
         return out
 
     def render(self, request: Request) -> str:
@@ -209,16 +219,16 @@ class OpenAIBackend(Backend):
     def generate(self, requests: list[Request], params: GenerationParams
                  ) -> list[Generation | Exception]:
         self.check(params, {"generate"})
-        return self._map(lambda request: self.generation(self._request(
-            "POST", "/chat/completions", self.generation_body(request, params))), requests)
+        return self._map(lambda request: self._timed(lambda: self.generation(self._request(
+            "POST", "/chat/completions", self.generation_body(request, params))),), requests)
 
     def score(self, requests: list[Request], labels: tuple[str, ...]
               ) -> list[LabelScores | Exception]:
         if "logprobs" in self.family.refused:
             raise ValueError(f"{self.model_id} is one of the {self.family.name}, which "
                              "return no logprobs")
-        return self._map(lambda request: self.label_scores(self._request(
-            "POST", "/chat/completions", self.score_body(request)), labels), requests)
+        return self._map(lambda request: self._timed(lambda: self.label_scores(self._request(
+            "POST", "/chat/completions", self.score_body(request)), labels)), requests)
 
     # -- one call's body and reply, the same for a synchronous call and a batch's line --------
     def generation_body(self, request: Request, params: GenerationParams) -> dict:
@@ -229,29 +239,52 @@ class OpenAIBackend(Backend):
         return {**self.body(request), self.family.token_limit: 1, "temperature": 0,
                 "logprobs": True, "top_logprobs": self.top_logprobs}
 
-    @staticmethod
-    def generation(reply: dict) -> Generation:
-        usage = reply.get("usage") or {}
-        text = reply["choices"][0]["message"].get("content") or ""
-        return Generation(text, usage.get("prompt_tokens", 0), usage.get("completion_tokens", 0),
-                          {"system_fingerprint": reply.get("system_fingerprint")})
+    def generation(self, reply: dict) -> Generation:
+        usage = reply.get("usage")
+        choice = reply["choices"][0]
+        message = choice["message"]
+        text = message.get("content") or ""
+        # vLLM's reasoning parsers (and DeepSeek's API) send reasoning_content; newer
+        # vLLM and OpenRouter send reasoning; OpenAI counts its hidden reasoning tokens.
+        thought = message.get("reasoning_content") or message.get("reasoning")
+        details = usage.get("completion_tokens_details") if isinstance(usage, dict) else None
+        reasoning = split_served(text, thought if isinstance(thought, str) else None,
+                                 choice.get("finish_reason"), self.model_id,
+                                 _tokens(details, "reasoning_tokens"))
+        return Generation(text, _tokens(usage, "prompt_tokens"),
+                          _tokens(usage, "completion_tokens"),
+                          {"system_fingerprint": reply.get("system_fingerprint"),
+                           "finish_reason": choice.get("finish_reason")},
+                          reasoning.as_dict())
 
     @staticmethod
     def label_scores(reply: dict, labels: tuple[str, ...]) -> LabelScores:
         forms = {label: SURFACE_FORMS.get(label, (label, " " + label)) for label in labels}
+        usage = reply.get("usage")
+        spent = {"n_prompt_tokens": _tokens(usage, "prompt_tokens"),
+                 "n_new_tokens": _tokens(usage, "completion_tokens")}
         top = _top_logprobs(reply)
         if top is None:  # the call worked; the server just gives no logprobs
             return LabelScores({label: -math.inf for label in labels},
                                {label: [] for label in labels},
-                               {"top_logprobs": 0, "score_missing": "the server returned no logprobs"})
+                               {"top_logprobs": 0, **spent,
+                                "score_missing": "the server returned no logprobs"})
         found = {entry["token"]: entry["logprob"] for entry in top}
         scores = {label: _logsumexp([found[f] for f in fs if f in found])
                   for label, fs in forms.items()}
         seen = {label: [f for f in fs if f in found] for label, fs in forms.items()}
-        info: dict[str, object] = {"top_logprobs": len(top)}
+        info: dict[str, object] = {"top_logprobs": len(top), **spent}
         if not any(seen.values()):
             info["score_missing"] = f"no label among the server's top {len(top)} logprobs"
         return LabelScores(scores, seen, info)
+
+    @staticmethod
+    def _timed(call):
+        """A synchronous call's result with its wall time (a batch's lines have none)."""
+        start = time.perf_counter()
+        result = call()
+        result.info["wall_s"] = round(time.perf_counter() - start, 6)
+        return result
 
     def submit_batch(self, calls: list[BatchCall], params: GenerationParams) -> str:
         return openai_batch.submit(self, calls, params)
@@ -262,6 +295,13 @@ class OpenAIBackend(Backend):
 
     def close(self) -> None:
         self.client.close()
+
+
+def _tokens(usage, key: str) -> int:
+    """A token count of a reply's ``usage``: 0 where the server sent none or no count (a
+    string, a negative number), so a strange reply never fails its item or the ledger."""
+    value = usage.get(key) if isinstance(usage, dict) else None
+    return value if isinstance(value, int) and not isinstance(value, bool) and value >= 0 else 0
 
 
 def _top_logprobs(reply: dict) -> list | None:

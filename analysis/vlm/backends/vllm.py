@@ -25,6 +25,7 @@ from analysis.vlm.backends.processor_inputs import (
     visuals_in_order,
 )
 from analysis.vlm.provenance import library_versions, weights_fingerprint
+from analysis.vlm.reasoning import prompt_opens, split_inline
 
 
 class VLLMBackend(Backend):
@@ -59,6 +60,11 @@ class VLLMBackend(Backend):
                 "top_logprobs": self.top_logprobs, "libraries": library_versions()}
         return self._description
 
+    def check(self, params: GenerationParams, kinds: set[str]) -> None:
+        if params.thinking is not None or params.thinking_budget is not None:
+            raise ValueError("--thinking and --thinking-budget: not with --backend vllm; use "
+                             "--backend hf, or 'vllm serve' with --backend openai")
+
     def render(self, request: Request) -> str:
         return self.processor.apply_chat_template(
             hf_messages(request.messages), add_generation_prompt=True, tokenize=False)
@@ -89,8 +95,15 @@ class VLLMBackend(Backend):
                                    seed=item_seed(params.seed, b["prompt"]))
                     for b in batch]
         outputs = self.llm.generate(batch, sampling, use_tqdm=False)
+        tokenizer = self.processor.tokenizer
+
+        def count(text: str) -> int:
+            return len(tokenizer.encode(text, add_special_tokens=False))
         return [Generation(o.outputs[0].text, len(o.prompt_token_ids),
-                           len(o.outputs[0].token_ids)) for o in outputs]
+                           len(o.outputs[0].token_ids), {},
+                           split_inline(o.outputs[0].text, self.model_id,
+                                        prompt_opens(b["prompt"], self.model_id), count).as_dict())
+                for o, b in zip(outputs, batch)]
 
     def score(self, requests: list[Request], labels: tuple[str, ...]
               ) -> list[LabelScores | Exception]:

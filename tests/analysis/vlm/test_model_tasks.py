@@ -167,7 +167,7 @@ def test_a_model_non_answer_is_stored_as_a_person_s_timeout_is():
     from analysis.nonresponse import is_nonresponse
     from analysis.vlm.backends.base import Request
     from analysis.vlm.items import Item
-    from analysis.vlm.runner import trial_row
+    from analysis.vlm.rows import trial_row
     from experiments.catalog_records import StimulusRecord
 
     item = Item("aot:1:FB", "aot", StimulusRecord(1, "p1", "clip", direction="forward"),

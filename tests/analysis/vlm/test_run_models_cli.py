@@ -124,6 +124,10 @@ def test_run_models_writes_manifest_and_frame_order_rows(app, runner, study, tin
     (["--study", "tiny-study", "--label-orders", "FX"], "label orders"),
     ([], "give --study or --set"),
     (["--set", "tiny", "--backend", "openai"], "--base-url"),
+    (["--study", "tiny-study", "--thinking-budget", "5"], "--thinking-budget needs --thinking on"),
+    (["--study", "tiny-study", "--budget", "lots"], "expected tokens or money"),
+    (["--study", "tiny-study", "--thinking", "on", "--scoring", "logits"],
+     "before any reasoning"),
 ])
 def test_bad_requests_are_usage_errors(runner, study, tiny_model, args, message):
     result = _run(runner, tiny_model("qwen2_5_vl"), *args)
