@@ -101,6 +101,7 @@ class SessionRunner {
     const resuming = this.queue.pending().length > 0 || (session.stored_indices || []).length > 0;
     this.guardLeaving();
     await flow.fullscreen();
+    await flow.windowCheck(session);
     this.noteFullscreen();
     await flow.instructions(session, resuming ? this.position() : null);
     if (await this.runAll()) await flow.debrief();
