@@ -128,9 +128,11 @@ export async function instructions(session, position) {
 
 export async function blockIntro(block, state) {
   if (block.startsWith("practice")) {
-    const again = state.practiceAttempts > 0;
-    await message("block-intro", again ? "practice_again_title" : "practice_title",
-      [again ? "practice_again" : "practice_intro"], "practice_button");
+    // Again after an attempt the browser could not measure: said as such, never as a failure.
+    const again = state.practiceAttempts > 0 &&
+      (state.practiceRerun === "technical" ? "practice_technical" : "practice_again");
+    await message("block-intro", again ? `${again}_title` : "practice_title",
+      [again || "practice_intro"], "practice_button");
   } else if (state.mainBlocksDone === 0) {
     await message("block-intro", "main_title", [["main_intro", { n: state.mainBlockCount }]],
       "start_button");
