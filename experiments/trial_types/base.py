@@ -145,7 +145,8 @@ def check_fields(payload, declared: tuple[Field, ...], where: str = "body") -> d
     unknown = sorted(k for k in payload if k not in by_name)
     if unknown:
         raise PayloadError("unknown_field", f"{where}: undeclared field(s) {unknown}")
-    result = {}
+    result: dict = {}
+    left_out: list[str] = []
     for spec in declared:
         label = spec.name if where == "body" else f"{where}.{spec.name}"
         if spec.name not in payload:
@@ -159,8 +160,8 @@ def check_fields(payload, declared: tuple[Field, ...], where: str = "body") -> d
             if not (spec.measurement and error.code == "out_of_range"):
                 raise
             result[spec.name] = None
-            result.setdefault(OUT_OF_BOUNDS, []).append(error.message)
-    return result
+            left_out.append(error.message)
+    return result | ({OUT_OF_BOUNDS: left_out} if left_out else {})
 
 
 # The key under which check_fields lists the measurements it left out (see Field.measurement).

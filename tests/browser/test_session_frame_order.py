@@ -2,6 +2,7 @@
 hint frames that stay put, and every trial stored exactly once."""
 import pytest
 
+from experiments.texts import defaults
 from tests.browser.participant import (
     assert_every_trial_once,
     enter,
@@ -11,7 +12,6 @@ from tests.browser.participant import (
     stored,
     wait_done,
 )
-from experiments.texts import defaults
 from tests.waiting import hold
 
 pytestmark = pytest.mark.browser
