@@ -115,7 +115,7 @@ const DEFAULT_REQUIREMENTS = { browsers: ["chromium", "firefox", "webkit"], devi
   min_window: MIN_WINDOW, fullscreen: true };
 
 // What another browser or computer fixes (sessions.py SWITCH_REASONS).
-export const SWITCHABLE = ["device", "browser", "fullscreen"];
+export const SWITCHABLE = ["device", "browser", "fullscreen", "window"];
 
 // What stops this browser from running the study, as {reason, key, values}: `reason` goes to
 // the server with a screen-out, `key` names the text that explains it.  Only a small window
@@ -133,10 +133,12 @@ export function problems(info, { needsVideo = true, requirements = DEFAULT_REQUI
   if (wanted.fullscreen && !fullscreenAvailable()) {
     found.push({ reason: "fullscreen", key: "device_problem_fullscreen" });
   }
-  const size = expectedSize(info, wanted.fullscreen && fullscreenAvailable());
+  const full = wanted.fullscreen && fullscreenAvailable();
+  const size = expectedSize(info, full);
   if (size.w < min.w || size.h < min.h) {
-    found.push({ reason: "window", key: "device_problem_window", fixable: true,
-      values: { width: size.w, height: size.h } });
+    // Even fullscreen is too small: a larger screen is needed, which no retry here gives.
+    found.push({ reason: "window", key: full ? "device_problem_screen" : "device_problem_window",
+      fixable: !full, values: { width: size.w, height: size.h } });
   }
   if (needsVideo && !info.video_check_ok) {
     found.push({ reason: "video", key: "device_problem_video", fixable: true });

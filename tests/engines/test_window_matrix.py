@@ -1,6 +1,7 @@
 """Nobody locked out by their laptop (issue 28): on a study asking for the README's
 1024 x 700 pixels, every participant the policy admits reaches trial 1, in every engine, with
-fullscreen granted or refused; everyone else is told what to do.
+fullscreen granted or refused; everyone else is told what to do (enlarge the window or go
+fullscreen; on a screen too small even in fullscreen, another computer with the same id).
 
 The window before fullscreen is the screen less the browser's bars (657 px of a 1280 x 800
 laptop); the study runs in fullscreen, so the check reads the screen, and after the
@@ -22,6 +23,7 @@ pytestmark = [pytest.mark.engines,
 
 MIN_WINDOW = (1024, 700)  # the README's example study
 SCREENS = [(1280, 720), (1280, 800), (1366, 768), (1440, 900), (1920, 1080)]
+NETBOOK = (1024, 600)  # smaller than the study asks even in fullscreen: another computer
 BARS_PX = 143  # what tabs, address bar and taskbar take of a laptop screen's height
 # A browser (or participant) that refuses fullscreen: the request fails, as when denied.
 REFUSE_FULLSCREEN = """Element.prototype.requestFullscreen = function () {
@@ -72,10 +74,14 @@ def admitted(seen: dict) -> bool:
 def check(seen: dict, refuse_fullscreen: bool, case: str) -> list[str]:
     """What is wrong with one case: an admitted participant not at trial 1, or a refusal
     that does not say what to do."""
-    if not refuse_fullscreen and not seen["fullscreen"]:
+    if not refuse_fullscreen and not seen["fullscreen"] and tuple(seen["screen"]) != NETBOOK:
         return [f"{case}: fullscreen was not granted: {json.dumps(seen)}"]
     if admitted(seen):
         return [] if seen["outcome"] == "trial" else [f"{case}: admitted but stopped: {seen}"]
+    if tuple(seen["screen"]) == NETBOOK:
+        if seen["outcome"] != "device-switch" or "Open the same study link" not in seen["text"]:
+            return [f"{case}: a too small screen not asked to switch: {json.dumps(seen)}"]
+        return []
     if seen["outcome"] != "window-problem" or "fullscreen" not in seen["text"] \
             or f"{MIN_WINDOW[0]} × {MIN_WINDOW[1]}" not in seen["text"]:
         return [f"{case}: refused without saying what to do: {json.dumps(seen)}"]
@@ -99,10 +105,10 @@ def set_size(tab, screen: tuple[int, int], window: tuple[int, int]) -> None:
 
 def cases(engine: str) -> list[tuple[tuple[int, int], tuple[int, int], bool]]:
     """(screen, window before fullscreen, refuse fullscreen) for ``engine``: every laptop in
-    Chromium; in the other engines their real screen, with the 1280 x 800 laptop's window
+    Chromium (and a netbook too small for the study); in the other engines their real screen, with the 1280 x 800 laptop's window
     (too low without fullscreen) and one tall enough."""
     if engine == "chromium":
-        sizes = [(screen, (screen[0], screen[1] - BARS_PX)) for screen in SCREENS]
+        sizes = [(screen, (screen[0], screen[1] - BARS_PX)) for screen in [*SCREENS, NETBOOK]]
     else:
         sizes = [(None, (1280, 800 - BARS_PX)), (None, (1280, 1024 - BARS_PX))]
     return [(screen, window, refuse) for screen, window in sizes for refuse in (False, True)]
@@ -123,4 +129,5 @@ def test_every_admitted_participant_reaches_trial_one(tab, site):
     assert not problems, "\n".join(problems)
     # Both sides of the policy were exercised: admitted participants and told ones.
     assert "trial" in outcomes and "window-problem" in outcomes, outcomes
+    assert tab.name != "chromium" or "device-switch" in outcomes, outcomes
     assert not tab.errors()

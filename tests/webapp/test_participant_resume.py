@@ -405,7 +405,7 @@ def test_no_switch_once_consent_is_given(app, study):
     assert_sent_elsewhere(enter(other, participant="P-consented"), token)
 
 
-@pytest.mark.parametrize("reasons, code", [(["window"], "out_of_range"), ([], "no_reason")])
+@pytest.mark.parametrize("reasons, code", [(["video"], "out_of_range"), ([], "no_reason")])
 def test_a_switch_names_what_a_switch_fixes(app, study, reasons, code):
     browser = app.test_client()
     token = opened(browser, enter(browser, participant="P-bad-switch"))

@@ -127,7 +127,7 @@ def heartbeat(connection: Connection, session: Row) -> None:
 
 # What another browser or computer fixes (static/js/device.js SWITCHABLE): the participant is
 # asked to switch and continues there with the same id (webapp.participant.resume.unopened).
-SWITCH_REASONS = ("device", "browser", "fullscreen")
+SWITCH_REASONS = ("device", "browser", "fullscreen", "window")
 
 
 def request_switch(connection: Connection, session: Row, reasons: list[str]) -> dict:
