@@ -86,7 +86,7 @@ def test_a_participant_who_cannot_switch_is_screened_out_with_the_code(safari_pa
     token = enter(safari_page, site, open_default(site), "safari-cannot-switch")
     assert _device_outcome(safari_page) == "switch"
     safari_page.click("#device-give-up")
-    assert _device_outcome(safari_page) == "screened_out"
+    safari_page.wait_for_function("() => document.body.dataset.status === 'screened_out'")
     shown = safari_page.inner_text("#stage")
     assert stored(site.app, token)["status"] == "screened_out"
     assert _screen_out_reasons(site.app, token) == ["browser"]
