@@ -131,3 +131,20 @@ def test_every_admitted_participant_reaches_trial_one(tab, site):
     assert "trial" in outcomes and "window-problem" in outcomes, outcomes
     assert tab.name != "chromium" or "device-switch" in outcomes, outcomes
     assert not tab.errors()
+
+
+@pytest.mark.parametrize("tab", ["chromium"], indirect=True)
+def test_a_refused_fullscreen_goes_on_once_the_window_is_large_enough(tab, site):
+    """The window-problem screen is no dead end: the participant enlarges the window (a
+    1280 x 1024 screen, the browser refusing fullscreen) and continues to trial 1."""
+    set_size(tab, (1280, 1024), (1280, 657))
+    seen = to_trial_one(tab, site, "matrix-enlarges", refuse_fullscreen=True)
+    assert seen["outcome"] == "window-problem", seen
+    set_size(tab, (1280, 1024), (1280, 900))
+    state = screen_state(tab)
+    tab.click("#window-retry")
+    while state["trial"] is None:
+        if state["screen"] in ("instructions", "block-intro"):
+            tab.click("#continue")
+        state = wait_change(tab, state)
+    assert not tab.evaluate("return Boolean(document.fullscreenElement);")  # in the window
