@@ -45,6 +45,8 @@ const commands = {
   click: ({ x, y }) => page.mouse.click(x, y),
   press: ({ key }) => page.keyboard.press(key),
   offline: ({ on }) => page.setOfflineMode(on),
+  // The page's viewport, as a window of that size would have it (tests/engines window matrix).
+  viewport: ({ width, height }) => page.setViewport({ width, height }),
   errors: () => errors.splice(0),
   async close() {
     await context.close();

@@ -16,7 +16,7 @@ in all of them once it is in ``TRIAL_TYPES``, even one a test registers at run t
 from collections.abc import Mapping
 
 from experiments.trial_types import aot, catch, frame_order
-from experiments.trial_types.base import Field, PayloadError, is_technical
+from experiments.trial_types.base import Field, PayloadError, is_technical, technical_reasons
 from experiments.trial_types.contract import TaskType, TrialType
 
 # Typed with the contract: mypy refuses a module here that lacks a member or declares one
@@ -76,4 +76,4 @@ def validate(payload, trial=None, key_mapping: Mapping | None = None) -> dict:
 
 __all__ = ["ATTENTION_CHECK", "BROWSER_TYPES", "DIRECTIONLESS", "TASKS", "TRIAL_TYPES", "Field",
            "PayloadError", "TaskType", "TrialType", "browser_types", "directionless",
-           "is_technical", "presented_type", "validate"]
+           "is_technical", "technical_reasons", "presented_type", "validate"]

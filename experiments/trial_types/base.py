@@ -42,6 +42,11 @@ class Field:
     items: "Field | None" = None  # list items
     keys: "tuple[Field, ...] | None" = None  # object fields
     default: object = None
+    # A measurement of the browser (a frame interval, a frame count): out of its bounds it
+    # says the browser could not measure (a background tab paints at ~1 Hz), not that the
+    # payload is forged, so the trial is kept as technical with the reason (out_of_bounds)
+    # and the value left out, instead of being refused and lost.
+    measurement: bool = False
 
     def check(self, value, where: str):
         if value is None:
@@ -140,7 +145,8 @@ def check_fields(payload, declared: tuple[Field, ...], where: str = "body") -> d
     unknown = sorted(k for k in payload if k not in by_name)
     if unknown:
         raise PayloadError("unknown_field", f"{where}: undeclared field(s) {unknown}")
-    result = {}
+    result: dict = {}
+    left_out: list[str] = []
     for spec in declared:
         label = spec.name if where == "body" else f"{where}.{spec.name}"
         if spec.name not in payload:
@@ -148,8 +154,18 @@ def check_fields(payload, declared: tuple[Field, ...], where: str = "body") -> d
                 raise PayloadError("missing_field", f"{label} is required")
             result[spec.name] = spec.default
             continue
-        result[spec.name] = spec.check(payload[spec.name], label)
-    return result
+        try:
+            result[spec.name] = spec.check(payload[spec.name], label)
+        except PayloadError as error:
+            if not (spec.measurement and error.code == "out_of_range"):
+                raise
+            result[spec.name] = None
+            left_out.append(error.message)
+    return result | ({OUT_OF_BOUNDS: left_out} if left_out else {})
+
+
+# The key under which check_fields lists the measurements it left out (see Field.measurement).
+OUT_OF_BOUNDS = "out_of_bounds"
 
 
 class _Range(TypedDict):
@@ -271,5 +287,12 @@ def check_technical_events(fields: dict) -> None:
 def is_technical(fields: dict) -> bool:
     """Whether a validated trial is stored for a technical reason (the page left fullscreen
     every time it was offered, the stored presentation included, whether it timed out or was
-    answered): excluded from analysis, it never counts against the participant."""
-    return len(fields["technical_events"]) == MAX_TECHNICAL_EVENTS
+    answered; or a measurement of the browser was out of its bounds): excluded from
+    analysis, it never counts against the participant."""
+    return len(fields["technical_events"]) == MAX_TECHNICAL_EVENTS or bool(technical_reasons(fields))
+
+
+def technical_reasons(fields: dict) -> list[str]:
+    """Why the browser's measurements of a validated trial were left out (its out-of-bounds
+    fields, each with its value and bounds)."""
+    return list(fields.get(OUT_OF_BOUNDS) or [])

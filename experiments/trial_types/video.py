@@ -37,12 +37,13 @@ VIDEO_FIELDS = COMMON_FIELDS + (
     ignored_inputs_field(("key",), latest_ms=0.0),
 ) + (
     # Frame pacing of the canvas presenter (static/js/present.js); null from a <video> element.
-    Field("frames_total", "int", nullable=True, minimum=0, maximum=10**6),
-    Field("frames_shown", "int", nullable=True, minimum=0, maximum=10**6),
-    Field("frames_late", "int", nullable=True, minimum=0, maximum=10**6),
-    Field("frames_dropped", "int", nullable=True, minimum=0, maximum=10**6),
-    Field("frame0_hold_refreshes", "int", nullable=True, minimum=0, maximum=10**6),
-    Field("refresh_ms", "number", nullable=True, minimum=0.0, maximum=1000.0),
+    Field("frames_total", "int", nullable=True, minimum=0, maximum=10**6, measurement=True),
+    Field("frames_shown", "int", nullable=True, minimum=0, maximum=10**6, measurement=True),
+    Field("frames_late", "int", nullable=True, minimum=0, maximum=10**6, measurement=True),
+    Field("frames_dropped", "int", nullable=True, minimum=0, maximum=10**6, measurement=True),
+    Field("frame0_hold_refreshes", "int", nullable=True, minimum=0, maximum=10**6,
+          measurement=True),
+    Field("refresh_ms", "number", nullable=True, minimum=0.0, maximum=1000.0, measurement=True),
 )
 
 

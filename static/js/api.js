@@ -95,6 +95,7 @@ export class Api {
   claim() { return this.requestPatiently("POST", "/claim", { client: this.client }); }
   consent(consent) { return this.requestPatiently("POST", "/consent", { consent }); }
   device(info) { return this.requestPatiently("POST", "/device", info); }
+  switchDevice(reasons) { return this.requestPatiently("POST", "/switch", { reasons }); }
   screenOut(reasons) { return this.requestPatiently("POST", "/screen-out", { reasons }); }
   complete() { return this.request("POST", "/complete", {}); }
   heartbeat() { return this.request("POST", "/heartbeat", {}); }

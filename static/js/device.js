@@ -93,12 +93,33 @@ export async function deviceInfo(videoSrc) {
   };
 }
 
+// The size the study will run in: the screen where it will go fullscreen (the window before
+// fullscreen is smaller by the browser's bars: 657 px of an 800 px laptop screen), else
+// the window.  Once in fullscreen the viewport is the screen.
+export function expectedSize(info, willBeFullscreen) {
+  const full = willBeFullscreen || Boolean(document.fullscreenElement);
+  return full ? { w: Math.max(info.window_w, info.screen_w), h: Math.max(info.window_h, info.screen_h) }
+    : { w: info.window_w, h: info.window_h };
+}
+
+// What the participant has now, after the fullscreen step (granted or refused).
+export function windowProblem(min) {
+  const size = expectedSize({ window_w: innerWidth, window_h: innerHeight, screen_w: screen.width,
+    screen_h: screen.height }, false);
+  if (size.w >= min.w && size.h >= min.h) return null;
+  return { reason: "window", key: "device_problem_window_fullscreen", fixable: true,
+    values: { width: size.w, height: size.h } };
+}
+
 const DEFAULT_REQUIREMENTS = { browsers: ["chromium", "firefox", "webkit"], devices: ["desktop"],
   min_window: MIN_WINDOW, fullscreen: true };
 
+// What another browser or computer fixes (sessions.py SWITCH_REASONS).
+export const SWITCHABLE = ["device", "browser", "fullscreen", "window"];
+
 // What stops this browser from running the study, as {reason, key, values}: `reason` goes to
 // the server with a screen-out, `key` names the text that explains it.  Only a small window
-// (or a video hiccup) can be fixed on the spot (`fixable`).
+// (or a video hiccup) can be fixed on the spot (`fixable`); the others by a switch.
 export function problems(info, { needsVideo = true, requirements = DEFAULT_REQUIREMENTS } = {}) {
   const found = [];
   const wanted = { ...DEFAULT_REQUIREMENTS, ...requirements };
@@ -112,9 +133,12 @@ export function problems(info, { needsVideo = true, requirements = DEFAULT_REQUI
   if (wanted.fullscreen && !fullscreenAvailable()) {
     found.push({ reason: "fullscreen", key: "device_problem_fullscreen" });
   }
-  if (info.window_w < min.w || info.window_h < min.h) {
-    found.push({ reason: "window", key: "device_problem_window", fixable: true,
-      values: { width: info.window_w, height: info.window_h } });
+  const full = wanted.fullscreen && fullscreenAvailable();
+  const size = expectedSize(info, full);
+  if (size.w < min.w || size.h < min.h) {
+    // Even fullscreen is too small: a larger screen is needed, which no retry here gives.
+    found.push({ reason: "window", key: full ? "device_problem_screen" : "device_problem_window",
+      fixable: !full, values: { width: size.w, height: size.h } });
   }
   if (needsVideo && !info.video_check_ok) {
     found.push({ reason: "video", key: "device_problem_video", fixable: true });

@@ -1,7 +1,7 @@
 // The screens of the session outside the trials: device check (before consent), consent,
 // fullscreen, instructions, block breaks, debrief, the endings and the redirect countdown.
 // Every word comes from the session's texts by key (screens.js text()).
-import { deviceInfo, problems } from "./device.js";
+import { SWITCHABLE, deviceInfo, problems, windowProblem } from "./device.js";
 import { blobUrl } from "./preload.js";
 import { button, el, localTimeNode, message, paragraphs, plain, show, showFinal, text,
   waitForButton, waitForKey } from "./screens.js";
@@ -38,7 +38,9 @@ function firstClipUrl(session) {
 
 // Runs until the device passes (resolves with the info sent to the server) or the participant
 // is screened out (resolves with {screenedOut: reasons}).  A phone, a browser the study does
-// not allow or one without fullscreen cannot be fixed here; a small window can.
+// not allow or one without fullscreen cannot be fixed here, but in another browser or on
+// another computer: the participant is asked to switch, and continues there with the same
+// id (switchDevice); only one who cannot is screened out.  A small window is fixed here.
 export async function deviceCheck(api, session) {
   for (;;) {
     show("device", el("h1", {}, text("device_check_title")), el("p", {}, text("device_check_wait")));
@@ -54,7 +56,7 @@ export async function deviceCheck(api, session) {
       return info;
     }
     const reasons = found.map((problem) => problem.reason);
-    if (!found.every((problem) => problem.fixable)) return { screenedOut: reasons, found };
+    if (!found.every((problem) => problem.fixable)) return switchDevice(api, found);
     show("device-problem", el("h1", {}, text("device_problem_title")),
       ...paragraphs(found.map((problem) => [problem.key, problem.values || {}])),
       el("div", { class: "buttons" }, button("device-retry", text("device_retry")),
@@ -62,6 +64,32 @@ export async function deviceCheck(api, session) {
     if ((await waitForButton(["device-retry", "device-give-up"])) === "device-give-up") {
       return { screenedOut: reasons, found };
     }
+  }
+}
+
+// Asks the participant to open the same link in another browser or on another computer,
+// where the same id continues (the server hands the session to the next browser that enters
+// with it); only "I cannot switch" ends the session here, with the screen-out code.
+async function switchDevice(api, found) {
+  const reasons = found.map((problem) => problem.reason);
+  await api.switchDevice(reasons.filter((reason) => SWITCHABLE.includes(reason)));
+  show("device-switch", el("h1", {}, text("device_switch_title")),
+    ...paragraphs([...found.map((problem) => [problem.key, problem.values || {}]), "device_switch"]),
+    el("div", { class: "buttons" }, button("device-give-up", text("device_switch_give_up"))));
+  await waitForButton(["device-give-up"]);
+  return { screenedOut: reasons, found };
+}
+
+// After the fullscreen step: a browser that refused fullscreen (or left it) runs the study in
+// its window, which must then be large enough; going fullscreen fixes it, as does a larger
+// window.  Until then no trial starts.
+export async function windowCheck(session) {
+  for (let problem; (problem = windowProblem(session.requirements.min_window)); ) {
+    show("window-problem", el("h1", {}, text("device_problem_title")),
+      ...paragraphs([[problem.key, problem.values]]),
+      el("div", { class: "buttons" }, button("window-retry", text("window_retry"))));
+    await waitForButton(["window-retry"]);
+    await enterFullscreen();  // right after the click: it needs the user's gesture
   }
 }
 
@@ -111,9 +139,11 @@ export async function instructions(session, position) {
 
 export async function blockIntro(block, state) {
   if (block.startsWith("practice")) {
-    const again = state.practiceAttempts > 0;
-    await message("block-intro", again ? "practice_again_title" : "practice_title",
-      [again ? "practice_again" : "practice_intro"], "practice_button");
+    // Again after an attempt the browser could not measure: said as such, never as a failure.
+    const again = state.practiceAttempts > 0 &&
+      (state.practiceRerun === "technical" ? "practice_technical" : "practice_again");
+    await message("block-intro", again ? `${again}_title` : "practice_title",
+      [again || "practice_intro"], "practice_button");
   } else if (state.mainBlocksDone === 0) {
     await message("block-intro", "main_title", [["main_intro", { n: state.mainBlockCount }]],
       "start_button");

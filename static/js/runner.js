@@ -101,6 +101,8 @@ class SessionRunner {
     const resuming = this.queue.pending().length > 0 || (session.stored_indices || []).length > 0;
     this.guardLeaving();
     await flow.fullscreen();
+    // The robot's clicks are no user gesture, so fullscreen never comes for it: no wait.
+    if (!this.simulate) await flow.windowCheck(session);
     this.noteFullscreen();
     await flow.instructions(session, resuming ? this.position() : null);
     if (await this.runAll()) await flow.debrief();
@@ -169,7 +171,8 @@ class SessionRunner {
       const begun = !isPractice(block[0]) && this.session.trials.some((t) =>
         t.block === block[0].block && !block.some((b) => b.trial_index === t.trial_index));
       if (!begun) {
-        await flow.blockIntro(block[0].block, { ...progress, practiceAttempts: this.practiceAttempts });
+        await flow.blockIntro(block[0].block, { ...progress, practiceAttempts: this.practiceAttempts,
+          practiceRerun: this.session.practice_rerun });
       }
       await flow.enterFullscreen();  // right after the click: it needs the user's gesture
       this.noteFullscreen();
@@ -345,7 +348,8 @@ class SessionRunner {
     show("saving", el("h1", {}, text("saving")));
     await this.queue.settled();
     const session = await this.refresh();
-    if (session.status === "failed_practice") return false;
+    // Failed, or every practice trial technical (the browser could not measure: screened out).
+    if (FINISHED.has(session.status) || session.status === "screened_out") return false;
     // A failed attempt with attempts left: the server appended a new practice block.
     if (trialsToRun(session, this.done()).some(isPractice)) this.practiceAttempts++;
     return true;

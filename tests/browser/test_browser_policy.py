@@ -1,9 +1,10 @@
 """The study's browser policy in the runner: WebKit (Safari) is refused by default, with the
-reason, and runs where a study opts it in (docs/measurements.md "Onset timing per engine")."""
+reason and what to do (the same link in an accepted browser, where the same id continues),
+and runs where a study opts it in (docs/measurements.md "Onset timing per engine")."""
 import pytest
 
 from experiments.texts import defaults
-from tests.browser.participant import enter, stored
+from tests.browser.participant import enter, session_row, stored
 from tests.factories import STIMULUS_SET, tiny_designs
 from tests.live_site import writing
 
@@ -50,20 +51,43 @@ def _screen_out_reasons(app, token: str) -> list:
 
 
 def _device_outcome(page) -> str:
-    """What the device check decided: screened_out, or passed (the keyboard check or consent
-    comes next)."""
+    """What the device check decided: switch (asked to use another browser), screened_out, or
+    passed (the keyboard check or consent comes next)."""
     page.wait_for_function("() => document.body.dataset.status === 'screened_out' || "
-                           "['keyboard-check', 'consent'].includes(document.body.dataset.screen)")
-    return page.evaluate("() => document.body.dataset.status === 'screened_out'"
-                         " ? 'screened_out' : 'passed'")
+                           "['keyboard-check', 'consent', 'device-switch']"
+                           ".includes(document.body.dataset.screen)")
+    return page.evaluate("() => document.body.dataset.status === 'screened_out' ? 'screened_out'"
+                         " : document.body.dataset.screen === 'device-switch' ? 'switch'"
+                         " : 'passed'")
 
 
-def test_webkit_is_screened_out_of_a_default_study_with_the_reason(safari_page, site):
+def test_webkit_is_asked_to_switch_and_the_same_id_continues_in_chromium(safari_page, page,
+                                                                          site):
     token = enter(safari_page, site, open_default(site), "safari-default")
-    assert _device_outcome(safari_page) == "screened_out"
+    assert _device_outcome(safari_page) == "switch"
     shown = safari_page.inner_text("#stage")
+    # Why, and what to do: the same link in an accepted browser, with the same id.
     assert defaults("en")["device_problem_browser"].split("{")[0] in shown
-    assert "Chrome, Edge, Firefox" in shown and "Safari" not in shown
+    assert "Open the same study link in Chrome, Edge, Firefox" in shown and "Safari" not in shown
+    assert stored(site.app, token)["status"] == "started"
+    # The same id in Chromium: a fresh start of the same participant, not "started elsewhere".
+    moved = enter(page, site, open_default(site), "safari-default")
+    assert moved != token
+    assert _device_outcome(page) == "passed"
+    row = session_row(site.app, moved)
+    assert row["status"] == "started"
+    assert row["device_info"]["switched_from"][0]["switch"]["reasons"] == ["browser"]
+    # Safari's token opens nothing more: its "I cannot switch" changes nothing.
+    assert safari_page.evaluate(
+        f"fetch('/api/session/{token}').then((r) => r.status)") == 404
+
+
+def test_a_participant_who_cannot_switch_is_screened_out_with_the_code(safari_page, site):
+    token = enter(safari_page, site, open_default(site), "safari-cannot-switch")
+    assert _device_outcome(safari_page) == "switch"
+    safari_page.click("#device-give-up")
+    safari_page.wait_for_function("() => document.body.dataset.status === 'screened_out'")
+    shown = safari_page.inner_text("#stage")
     assert stored(site.app, token)["status"] == "screened_out"
     assert _screen_out_reasons(site.app, token) == ["browser"]
     # The code it shows is a screen-out code, not a completion code.

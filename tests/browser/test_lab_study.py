@@ -129,6 +129,9 @@ def test_a_phone_is_screened_out_in_german_with_the_study_code(browser, site, la
     page = context.new_page()
     try:
         token = enter_in(page, site, lab, "lab-phone-1", "de")
+        page.wait_for_function("() => document.body.dataset.screen === 'device-switch'")
+        assert de("device_switch_give_up") in page.inner_text("#stage")  # in German too
+        page.click("#device-give-up")  # asked to switch to a computer: this one cannot
         page.wait_for_function("() => document.body.dataset.status === 'screened_out'")
         shown = page.inner_text("#stage")
         code = codes(site)["screened_out"]

@@ -82,7 +82,7 @@ def test_a_german_session_is_german_and_accessible_on_every_screen(csp_free_page
     assert stored(site.app, token)["status"] == "completed"
 
 
-def test_a_phone_is_screened_out_before_consent(browser, site):
+def test_a_phone_is_asked_to_switch_and_screened_out_before_consent_if_it_cannot(browser, site):
     context = browser.new_context(
         viewport={"width": 390, "height": 844}, is_mobile=True, has_touch=True,
         user_agent="Mozilla/5.0 (iPhone; CPU iPhone OS 17_0 like Mac OS X) AppleWebKit/605.1.15 "
@@ -90,6 +90,13 @@ def test_a_phone_is_screened_out_before_consent(browser, site):
     page = context.new_page()
     try:
         token = enter(page, site, "aot", "phone-1", prolific=True)
+        # First what to do: the same link on a desktop or laptop, where the same id continues.
+        page.wait_for_function("() => document.body.dataset.screen === 'device-switch'")
+        asked = page.inner_text("#stage")
+        assert defaults("en")["device_problem_desktop"] in asked
+        assert "Open the same study link in" in asked and "desktop or laptop" in asked
+        assert stored(site.app, token)["status"] == "started"
+        page.click("#device-give-up")  # this participant cannot switch
         page.wait_for_function("() => document.body.dataset.status === 'screened_out'")
         shown = page.inner_text("#stage")
         with site.app.app_context():

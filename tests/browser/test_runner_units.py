@@ -54,3 +54,20 @@ def test_key_name_is_the_physical_key_on_any_layout(blank):
         return [m.keyName({key: 'F', code: 'KeyF'}), m.keyName({key: 'а', code: 'KeyF'}),
                 m.keyName({key: 'Dead', code: 'KeyJ'})];""")
     assert got == ["f", "f", "j"]
+
+
+def test_a_practice_the_browser_could_not_measure_is_not_called_a_low_accuracy(blank):
+    """Issue 28: practice re-run after an all-technical attempt says so, not "practise again"."""
+    got = run_module(blank, "/static/js/flow.js", """
+        const screens = await import('/static/js/screens.js');
+        screens.setTexts({practice_again_title: 'AGAIN', practice_again: 'low accuracy',
+            practice_technical_title: 'TECHNICAL', practice_technical: 'could not measure',
+            practice_title: 'FIRST', practice_intro: 'intro', practice_button: 'go'}, 'en');
+        document.body.append(Object.assign(document.createElement('div'), {id: 'stage'}));
+        const shown = [];
+        for (const rerun of ['technical', 'failed', null]) {
+          m.blockIntro('practice', {practiceAttempts: rerun ? 1 : 0, practiceRerun: rerun});
+          shown.push(document.getElementById('stage').innerText.replace(/\\s+/g, ' ').trim());
+        }
+        return shown;""")
+    assert got == ["TECHNICAL could not measure go", "AGAIN low accuracy go", "FIRST intro go"]

@@ -2,6 +2,7 @@
 hint frames that stay put, and every trial stored exactly once."""
 import pytest
 
+from experiments.texts import defaults
 from tests.browser.participant import (
     assert_every_trial_once,
     enter,
@@ -123,6 +124,10 @@ def test_a_double_click_on_done_never_answers_the_next_trial(page, site):
         box = page.locator("#order-done").bounding_box()  # a raw click: no waiting for enabled
         page.mouse.click(box["x"] + box["width"] / 2, box["y"] + box["height"] / 2)
         seen["next"] = int(page.evaluate("document.body.dataset.trialIndex"))
+        # Not silently: the participant is told the click came too early (issue 28).
+        page.wait_for_function("() => document.getElementById('order-done-early')"
+                               ".textContent.length > 0", polling=5)
+        seen["told"] = page.inner_text("#order-done-early")
         # The participant orders this trial's frames 600 ms later: the stray click must not
         # have answered it by then (an absence, which no state shows), and its RT exceeds it.
         hold(600, page)
@@ -137,3 +142,16 @@ def test_a_double_click_on_done_never_answers_the_next_trial(page, site):
     assert answered["rt_ms"] > 600 and answered["extra"]["moves"]
     assert [i["kind"] for i in answered["extra"]["ignored_inputs"]] == ["click"]
     assert answered["extra"]["ignored_inputs"][0]["t_ms"] < 300
+    assert seen["told"] == defaults("en")["order_done_too_early"]
+
+
+def test_dones_guard_is_visible_until_it_ends(page, site):
+    """Done is greyed out while it takes no click, and looks pressable once it does."""
+    enter(page, site, "frame_order", "guard-watcher")
+    run_by_hand(page, until="frame_order")
+    look = """() => { const done = document.getElementById('order-done');
+        return [done.getAttribute('aria-disabled'), Number(getComputedStyle(done).opacity)]; }"""
+    page.wait_for_function(f"() => ({look})()[0] === null")
+    assert page.evaluate(look) == [None, 1]
+    page.evaluate("document.getElementById('order-done').setAttribute('aria-disabled', 'true')")
+    assert page.evaluate(look)[1] < 0.5

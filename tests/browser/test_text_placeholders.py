@@ -31,6 +31,7 @@ def test_a_hostile_reason_stays_text_on_the_screen_out_page(browser, site):
     page = context.new_page()
     try:
         page.goto(f"{site.base_url}/p/{slug}?participant=phone-hostile")
+        page.click("#device-give-up")  # asked to switch to a computer: this one cannot
         page.wait_for_function("() => document.body.dataset.status === 'screened_out'")
         why = page.locator(".why")
         assert page.evaluate(INJECTED, why.element_handle()) == []

@@ -367,3 +367,48 @@ def test_a_link_used_by_two_browsers_at_once_lets_one_in(any_db_app, factory):
     assert session_id(any_db_app, token_of(enter(winner, participant="p-1"))) == row
     assert all(enter(b, participant="p-1").status_code == 403 for b in [first, *browsers]
                if b is not winner)
+
+
+def switch(browser, token, tab="tab-1", reasons=("browser",)):
+    return browser.post(f"/api/session/{token}/switch?client={tab}", json={"reasons": list(reasons)})
+
+
+def test_a_browser_asked_to_switch_hands_the_same_id_to_the_next_browser(app, study):
+    """Issue 28: Safari refused by the study's policy; the participant opens the same link in
+    Chrome, which starts the same id afresh (new token and key): Safari's open nothing more."""
+    safari, chrome, later = app.test_client(), app.test_client(), app.test_client()
+    token = opened(safari, enter(safari, participant="P-switch"))
+    assert safari.post(f"/api/session/{token}/device?client=tab-1", json=DEVICE).status_code == 204
+    assert switch(safari, token).json == {"switch": True}
+    moved = opened(chrome, enter(chrome, participant="P-switch"), "chrome-tab")
+    assert moved != token
+    assert safari.get(f"/api/session/{token}").status_code == 404
+    row = session_row(app, moved)
+    assert row["status"] == "started" and row["active_client"] == "chrome-tab"
+    assert row["device_info"]["switched_from"] == [
+        {"device": DEVICE, "switch": {"reasons": ["browser"], "at": row["device_info"][
+            "switched_from"][0]["switch"]["at"]}}]
+    # Chrome now holds the session's key: a third browser is sent back to it, and so is
+    # Safari, whose key no longer opens it.
+    assert_sent_elsewhere(enter(later, participant="P-switch"), moved)
+    assert_sent_elsewhere(enter(safari, participant="P-switch"), moved)
+
+
+def test_no_switch_once_consent_is_given(app, study):
+    """After consent the session is the participant's (trials may follow): a switch asked for
+    then changes nothing, and another browser is sent back to the first."""
+    browser, other = app.test_client(), app.test_client()
+    token = opened(browser, enter(browser, participant="P-consented"))
+    assert browser.post(f"/api/session/{token}/consent?client=tab-1",
+                        json={"consent": True}).status_code == 200
+    assert switch(browser, token).json == {"switch": False}
+    assert_sent_elsewhere(enter(other, participant="P-consented"), token)
+
+
+@pytest.mark.parametrize("reasons, code", [(["video"], "out_of_range"), ([], "no_reason")])
+def test_a_switch_names_what_a_switch_fixes(app, study, reasons, code):
+    browser = app.test_client()
+    token = opened(browser, enter(browser, participant="P-bad-switch"))
+    response = switch(browser, token, reasons=reasons)
+    assert response.status_code == 400 and response.json["error"] == code
+    assert not session_row(app, token)["device_info"].get("switch")

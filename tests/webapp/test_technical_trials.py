@@ -218,3 +218,55 @@ def test_a_technical_answer_is_left_out_of_the_rt_analysis(app, client, study):
     assert spoiled["trial_index"] in set(data["trial_index"])
     assert spoiled["trial_index"] not in set(analysed["trial_index"])
     assert len(analysed) == int((data["block"] != "practice").sum()) - 1
+
+
+def background_tab(trial):
+    """A trial measured in a background tab: animation frames at ~1 Hz, so the frame
+    interval the browser measured is out of its bounds (issue 28: 1016.6 ms)."""
+    return answer(trial, refresh_ms=1016.6, frames_total=90, frames_shown=3)
+
+
+def test_a_measurement_out_of_its_bounds_is_stored_technical_with_the_reason(app, client, study):
+    api = start(client, "p-background")
+    trial = next(t for t in schedule_of(app, api) if t["block"] == "practice")
+    response = client.post(f"{api}/trials", json=background_tab(trial))
+    assert response.status_code == 201, response.json
+    _, trials = session_and_trials(app, api)
+    row = trials[trial["trial_index"]]
+    assert row.extra["technical"] is True and row.extra["refresh_ms"] is None
+    assert row.extra["technical_reasons"] == ["refresh_ms = 1016.6 is outside [0.0, 1000.0]"]
+    assert row.exclusion_reasons == ["technical"]
+    # A field that is no measurement is still refused out of its bounds.
+    bad = {**answer(trial), "rt_ms": -1.0}
+    assert client.post(f"{api}/trials", json=bad).json["error"] == "out_of_range"
+
+
+def test_a_practice_the_browser_could_not_measure_is_run_again_as_such_never_failed(
+        app, client, study):
+    """Practice attempts of technical trials only do not count toward max_attempts (the
+    design's 2): they are run again, said as such, and after MAX_TECHNICAL_ATTEMPTS of them
+    the session ends screened out, never failed_practice."""
+    from webapp.participant.progress import MAX_TECHNICAL_ATTEMPTS
+
+    api = start(client, "p-background-practice")
+    for attempt in range(1, MAX_TECHNICAL_ATTEMPTS + 2):
+        practice = [t for t in schedule_of(app, api) if t["block"] == "practice"
+                    and t.get("practice_attempt", 1) == attempt]
+        for trial in practice:
+            assert client.post(f"{api}/trials", json=background_tab(trial)).status_code == 201
+        state = client.get(api).json
+        if attempt <= MAX_TECHNICAL_ATTEMPTS:
+            assert (state["status"], state["practice_rerun"]) == ("in_progress", "technical")
+    assert state["status"] == "screened_out"
+    session, _ = session_and_trials(app, api)
+    assert session.exclusion_reasons == ["all_technical"]
+
+
+def test_a_failed_practice_after_a_technical_one_still_has_its_attempts(app, client, study):
+    api = start(client, "p-technical-then-wrong")
+    for attempt, body in ((1, background_tab), (2, lambda t: answer(t, correct=False))):
+        for trial in [t for t in schedule_of(app, api) if t["block"] == "practice"
+                      and t.get("practice_attempt", 1) == attempt]:
+            assert client.post(f"{api}/trials", json=body(trial)).status_code == 201
+    state = client.get(api).json
+    assert (state["status"], state["practice_rerun"]) == ("in_progress", "failed")

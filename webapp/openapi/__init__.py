@@ -96,7 +96,13 @@ def _write(summary: str, body: dict | None, ok: dict, **extra_errors) -> dict:
 
 def participant_schema() -> dict:
     """The OpenAPI 3.0 description of the participant API (dict, JSON-serialisable)."""
-    from webapp.participant.api import CLAIM_FIELDS, CONSENT_FIELDS, DEVICE_FIELDS, SCREEN_OUT_FIELDS
+    from webapp.participant.api import (
+        CLAIM_FIELDS,
+        CONSENT_FIELDS,
+        DEVICE_FIELDS,
+        SCREEN_OUT_FIELDS,
+        SWITCH_FIELDS,
+    )
 
     trial = {"oneOf": [object_schema(TRIAL_TYPES[name].FIELDS, trial_type=name)
                        for name in browser_types()]}  # read now: never a copy from import
@@ -131,6 +137,10 @@ def participant_schema() -> dict:
         f"{session_path}/screen-out": {"parameters": [token, client], **_write(
             "End a session whose device check failed (status screened_out, its code)",
             _body(object_schema(SCREEN_OUT_FIELDS)), {"200": json_ok})},
+        f"{session_path}/switch": {"parameters": [token, client], **_write(
+            "Ask the participant to switch browser or device (before consent): the next "
+            "browser entering with the same id continues the session", _body(
+                object_schema(SWITCH_FIELDS)), {"200": json_ok})},
         f"{session_path}/trials": {"parameters": [token, client], **_write(
             "Store one trial at most once (replays of a client_uuid answer 200 duplicate)",
             _body(trial), {"200": trial_reply, "201": trial_reply}, **{"409": _error("conflict")})},

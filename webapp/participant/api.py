@@ -32,6 +32,8 @@ DEVICE_FIELDS = (
 CONSENT_FIELDS = (Field("consent", "bool", required=True),)
 SCREEN_OUT_FIELDS = (Field("reasons", "list", required=True, max_length=8, items=Field(
     "reason", "str", required=True, choices=sessions.SCREEN_OUT_REASONS)),)
+SWITCH_FIELDS = (Field("reasons", "list", required=True, max_length=8, items=Field(
+    "reason", "str", required=True, choices=sessions.SWITCH_REASONS)),)
 # The session's reading (GET) may name the participant's language.
 STATE_FIELDS = (Field("lang", "str", max_length=16),)
 
@@ -185,6 +187,20 @@ def screen_out(token):
             return jsonify(sessions.screen_out(connection, _refuse_ended(session), reasons))
         except sessions.ScreenOutRefused as refused:
             raise ApiError(409, "screen_out_refused", str(refused)) from None
+
+
+@bp.post("/switch")
+def switch(token):
+    """The device check asks the participant to open their link in another browser or on
+    another computer (a reason a switch fixes): the same id then continues there.  Answers
+    ``{"switch": false}`` where it cannot (after consent, or a later session)."""
+    with db.engine.connect() as connection:
+        session = _session(connection, token)
+        reasons = list(check_fields(read_body(), SWITCH_FIELDS)["reasons"])
+        if not reasons:
+            raise ApiError(400, "no_reason", "a switch needs at least one reason "
+                                             f"({', '.join(sessions.SWITCH_REASONS)})")
+        return jsonify(sessions.request_switch(connection, _refuse_ended(session), reasons))
 
 
 @bp.post("/trials")

@@ -22,7 +22,13 @@ from sqlalchemy.exc import IntegrityError
 from experiments import exclusions, verdict
 from experiments import schedule as scheduling
 from experiments.designs import Design
-from experiments.trial_types import TRIAL_TYPES, PayloadError, is_technical, validate
+from experiments.trial_types import (
+    TRIAL_TYPES,
+    PayloadError,
+    is_technical,
+    technical_reasons,
+    validate,
+)
 from webapp.database import write_transaction
 from webapp.extensions import db
 from webapp.participant import sessions, store
@@ -79,6 +85,8 @@ def _row(session_id: int, scheduled: dict, fields: dict, rules, received_at) -> 
     extra = {flag: fields[flag] for flag in FLAGS}
     # The server decides the flag from the validated events; the browser cannot send it.
     extra.update(technical_events=fields["technical_events"], technical=is_technical(fields))
+    if reasons := technical_reasons(fields):
+        extra["technical_reasons"] = reasons
     # direction, response, onset_method, dropped_frames and more extra: the type's to say.
     parts = TRIAL_TYPES[scheduled["trial_type"]].row_parts(fields, scheduled)
     extra.update(parts.pop("extra"))
@@ -167,7 +175,11 @@ def _practice_gate(connection: Connection, target: Row, design) -> dict:
     if passed is not False:
         return answer
     attempts = max(t.get("practice_attempt", 1) for t in current.schedule)
-    if attempts < design.practice.max_attempts:
+    technical = technical_attempts(current.schedule, practice_records(connection, target.id))
+    if len(technical) > MAX_TECHNICAL_ATTEMPTS:
+        _end_technical(connection, target)
+        return answer
+    if attempts - len(technical) < design.practice.max_attempts:
         catalog = load_catalog(connection, target.stimulus_set, design.catch_set)
         extra = scheduling.practice_trials(design, catalog, target.seed, target.session_number,
                                            attempt=attempts + 1)
@@ -177,6 +189,36 @@ def _practice_gate(connection: Connection, target: Row, design) -> dict:
     else:
         _fail_practice(connection, target, design)  # its last attempt: no schedule change
     return answer
+
+
+# A practice attempt the browser could not measure (every trial technical: a background tab,
+# fullscreen left each time) shows nothing of the participant: it is run again, said as such
+# (state.py practice_rerun), without counting toward the design's max_attempts; after this
+# many the session ends screened out (all_technical), never failed_practice.
+MAX_TECHNICAL_ATTEMPTS = 2
+
+
+def technical_attempts(schedule: list[dict], records: list[dict]) -> list[int]:
+    """The practice attempts (numbers) whose stored trials are all technical."""
+    attempt_of = {t["trial_index"]: t.get("practice_attempt", 1) for t in schedule
+                  if t["block"] == scheduling.PRACTICE}
+    by_attempt: dict[int, list[dict]] = {}
+    for record in records:
+        if record["trial_index"] in attempt_of:
+            by_attempt.setdefault(attempt_of[record["trial_index"]], []).append(record)
+    return sorted(attempt for attempt, done in by_attempt.items()
+                  if all(exclusions.is_technical(r) for r in done))
+
+
+def _end_technical(connection: Connection, session: Row) -> None:
+    """End a session whose practice could not be measured (:data:`MAX_TECHNICAL_ATTEMPTS`
+    exceeded) as a session whose main trials were all technical ends: screened out, with the
+    screen-out code, its place given back."""
+    store.update_session(connection, session.id, status=verdict.SCREENED_OUT,
+                         completed_at=store.now(), excluded=True,
+                         exclusion_reasons=[exclusions.ALL_TECHNICAL])
+    if session.session_number == 1 and not session.simulated:
+        store.count_cell(connection, session.study_id, session.condition["cell"], -1)
 
 
 def _fail_practice(connection: Connection, session: Row, design) -> None:

@@ -118,11 +118,19 @@ def usable_link(connection: Connection, slug: str, code: str):
 
 
 def unopened(session) -> bool:
-    """Whether a participant's first session was never opened by a runner page (no tab ever
-    claimed it): a mail scanner or link preview fetched the link, not the participant, so
-    the next browser to enter takes it over with a key of its own."""
+    """Whether a participant's first session is nobody's yet: never opened by a runner page
+    (no tab ever claimed it: a mail scanner or link preview fetched the link, not the
+    participant), or opened only in a browser the device check refused and asked to switch
+    (:func:`~webapp.participant.sessions.request_switch`).  Either way it is before consent,
+    so no trial is stored, and the next browser to enter takes it over with a key of its own."""
     return session.token is not None and session.session_number == 1 \
-        and session.status == "started" and session.active_client is None
+        and session.status == "started" \
+        and (session.active_client is None or switch_requested(session.device_info))
+
+
+def switch_requested(device_info) -> bool:
+    """Whether the device check asked this session's participant to switch browser or device."""
+    return bool((device_info or {}).get("switch"))
 
 
 def hand_over(connection: Connection, session, language: str | None) -> tuple[str, str] | None:
@@ -134,16 +142,30 @@ def hand_over(connection: Connection, session, language: str | None) -> tuple[st
     last to write holds it)."""
     token = secrets.token_urlsafe(32)
     key, hashed = new_key()
+    # Only the tab state read (none, or the refused browser's): a tab that claimed the
+    # session since keeps it.
+    tab = _SESSION.active_client.is_(None) if session.active_client is None \
+        else _SESSION.active_client == session.active_client
     with write_transaction(connection):
         moved = connection.execute(update(Session.__table__).where(
-            _SESSION.id == session.session_id, _SESSION.status == "started",
-            _SESSION.active_client.is_(None),
-        ).values(token=token, device_info={"language": language} if language else {})).rowcount
+            _SESSION.id == session.session_id, _SESSION.status == "started", tab,
+        ).values(active_client=None, token=token, device_info=_fresh_info(session, language))).rowcount
         if moved != 1:
             return None
         connection.execute(update(Subject.__table__).where(_SUBJECT.id == session.subject_id)
                            .values(resume_key_hash=hashed))
     return token, key
+
+
+def _fresh_info(session, language: str | None) -> dict:
+    """A handed-over session's device_info: this browser's language, and the device checks of
+    the browsers that were asked to switch (the researchers' record of who was refused)."""
+    info: dict = {"language": language} if language else {}
+    earlier = session.device_info or {}
+    if switch_requested(earlier):
+        info["switched_from"] = [*earlier.get("switched_from", []), {
+            "device": earlier.get("device"), "switch": earlier["switch"]}]
+    return info
 
 
 def redeem(connection: Connection, slug: str, code: str) -> tuple[dict, str] | None:

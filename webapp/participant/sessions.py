@@ -125,6 +125,27 @@ def heartbeat(connection: Connection, session: Row) -> None:
         touch_session(connection, session.id)
 
 
+# What another browser or computer fixes (static/js/device.js SWITCHABLE): the participant is
+# asked to switch and continues there with the same id (webapp.participant.resume.unopened).
+SWITCH_REASONS = ("device", "browser", "fullscreen", "window")
+
+
+def request_switch(connection: Connection, session: Row, reasons: list[str]) -> dict:
+    """Note that the device check asked the participant to open their link in another browser
+    or on another computer: before consent (nothing stored), the session is then handed to
+    the next browser that enters with the id, with a new token and resume key, so this
+    browser's key and token open nothing more once it has.  Later it changes nothing.
+    Returns ``{"switch": bool}``: whether the session can be taken up elsewhere."""
+    with write_transaction(connection):
+        current = locked_session(connection, session.id)
+        if current.status != "started" or session.session_number != 1:
+            return {"switch": False}
+        update_session(connection, session.id, device_info={
+            **(current.device_info or {}),
+            "switch": {"reasons": reasons, "at": now().isoformat()}})
+    return {"switch": True}
+
+
 class ScreenOutRefused(ValueError):
     """A screen-out asked for when there is none to give: after consent, or with trials
     stored (the participant has begun the study; the screen-out code would pay for it)."""

@@ -9,7 +9,7 @@ from experiments import verdict
 from experiments.designs import Design
 from experiments.trial_types import ATTENTION_CHECK, TASKS
 from webapp.participant import sessions, store
-from webapp.participant.progress import practice_passed, stored_record
+from webapp.participant.progress import practice_passed, stored_record, technical_attempts
 from webapp.stimuli.files import media_url_maker
 
 
@@ -37,6 +37,7 @@ def session_state(connection: Connection, session: Row) -> dict:
         "practice": {"min_accuracy": design.practice.min_accuracy,
                      "max_attempts": design.practice.max_attempts},
         "practice_passed": practice_passed(session.status, session.schedule, records, design),
+        "practice_rerun": _practice_rerun(session.schedule, records),
         "blocks": scheduling.blocks_summary(session.schedule),
         # Whether some trials check attention (the instructions say so), never which ones.
         "attention_checks": any(t["trial_type"] == ATTENTION_CHECK for t in session.schedule),
@@ -46,6 +47,16 @@ def session_state(connection: Connection, session: Row) -> dict:
     if session.status in verdict.ENDED:
         state.update(sessions.ending(session, session.status))
     return state
+
+
+def _practice_rerun(schedule: list[dict], records: list[dict]) -> str | None:
+    """Why the current practice attempt runs: ``technical`` (the last one could not be
+    measured, and does not count), ``failed`` (its accuracy was too low), None for the first."""
+    attempt = max((t.get("practice_attempt", 1) for t in schedule
+                   if t["block"] == scheduling.PRACTICE), default=1)
+    if attempt == 1:
+        return None
+    return "technical" if attempt - 1 in technical_attempts(schedule, records) else "failed"
 
 
 def _public_trial(session: Row, trial: dict, media_url) -> dict:

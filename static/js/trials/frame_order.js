@@ -12,6 +12,10 @@ const MAX_MOVES = 500;
 // Clicks on Done in the first MIN_INPUT_MS after the frames appear are ignored and recorded:
 // they were meant for what was on screen before (the second click of a double-click on the
 // previous trial's Done lands here).  300 ms is below any considered ordering response.
+// The guard is visible (Done is greyed out until it ends), and an early click is never lost
+// silently: it is recorded, and the participant is told it came too early (#order-done-early)
+// instead of waiting out the trial's time limit.  It is not taken as the answer once the
+// guard ends: a double-click's stray second click would then answer a trial unseen.
 // The server refuses an answer sooner or an ignored click later (DONE_GUARD_MS in
 // experiments/trial_types/frame_order.py: keep the two equal).
 export const MIN_INPUT_MS = 300;
@@ -152,6 +156,7 @@ async function run(trial, ctx) {
     hints.length ? [" ", text("order_help_fixed")] : "");
   const done = button("order-done", text("order_done_button"));
   done.setAttribute("aria-disabled", "true");  // until MIN_INPUT_MS after the frames appear
+  const early = el("p", { id: "order-done-early", role: "status" });
   // The handler is attached before the button can be seen, so no click is ever dropped.
   const ignored = [];
   let submit = null;
@@ -159,13 +164,14 @@ async function run(trial, ctx) {
     const since = board.shownAt === null ? null : event.timeStamp - board.shownAt;
     if (submit === null || since === null || since < MIN_INPUT_MS) {
       noteIgnored(ignored, Math.max(0, since ?? 0), "click");  // the server takes 0 <= t_ms
+      early.replaceChildren(text("order_done_too_early"));
       return;
     }
     const resolve = submit;
     submit = null;
     resolve(event.timeStamp);
   });
-  show("frame_order", annotation, help, list, done);
+  show("frame_order", annotation, help, list, done, early);
   await nextFrame();
   // The frame after the one that painted the frames: they are on screen from (about) here.
   board.shownAt = await nextFrame();
