@@ -36,6 +36,7 @@ class StudyConfig:
     contact: str | dict = default("study.contact")
     ethics: str | dict = default("study.ethics")
     data_retention: str | dict = default("study.data_retention")
+    time_zone: str = default("study.time_zone")
 
     def settings(self) -> dict:
         """The study-level settings as JSON (stored beside the design in its snapshot).
@@ -46,7 +47,7 @@ class StudyConfig:
         return {"stimulus_set": self.stimulus_set, "title": self.title,
                 "languages": list(self.languages), "places": self.places,
                 "browsers": list(self.browsers), "devices": list(self.devices),
-                "min_window": list(self.min_window),
+                "min_window": list(self.min_window), "time_zone": self.time_zone,
                 **{fact: getattr(self, fact) for fact in text_defaults.STUDY_FACTS},
                 "own_texts": {lang: dict(keys) for lang, keys in self.texts.items()}}
 
