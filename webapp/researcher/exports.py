@@ -27,9 +27,8 @@ from webapp.models import SourceClip, Stimulus
 from webapp.models.manual_exclusion import rules_version
 from webapp.models.study import Study, StudyVersion
 from webapp.participant.calendar import iso_utc, opens_after
-from webapp.researcher.codebook import codebook_csv, codebook_markdown
-from webapp.researcher.prolific import prolific_csv
 from webapp.researcher import psychds
+from webapp.researcher.codebook import codebook_csv, codebook_markdown
 from webapp.researcher.export_tables import (
     BOM,
     participants_csv,
@@ -37,6 +36,7 @@ from webapp.researcher.export_tables import (
     trials_json,
     trials_table,
 )
+from webapp.researcher.prolific import prolific_csv
 from webapp.researcher.roster import roster_frame, study_trials
 from webapp.researcher.studies import require_study, study_config
 
