@@ -76,10 +76,9 @@ def _csv_ready(table: pd.DataFrame) -> pd.DataFrame:
 def render_html(report, title: str, methods: str | None = None) -> str:
     """The self-contained HTML page as a string."""
     import jinja2
+    from plotly.offline import get_plotlyjs
 
     from analysis.report.methods import methods_html
-
-    from plotly.offline import get_plotlyjs
 
     env = jinja2.Environment(loader=jinja2.FileSystemLoader(str(TEMPLATE_DIR)),
                              autoescape=jinja2.select_autoescape(["html"]))
