@@ -17,7 +17,7 @@ from experiments.verdict import REINSTATE
 from webapp.researcher.participant_table import METRIC_COLUMNS, participant_rows
 from webapp.researcher.prolific import prolific_review
 from webapp.researcher.roster import participant_flow, roster_frame, study_trials, subject_summary
-from webapp.researcher.studies import require_study, study_config
+from webapp.researcher.studies import require_study, time_zone
 
 # The page's own look: transparent on the page, plotly.js's defaults rather than the
 # report's template (which would add ~7 kB to each figure on every refresh).
@@ -33,7 +33,7 @@ LABEL_PX_PER_CHAR = 7.5
 
 def study_panel(slug: str) -> dict:
     """Everything the live part of the study page needs, from one read of each table."""
-    zone = study_config(require_study(slug)).time_zone
+    zone = time_zone(require_study(slug))
     participants = roster_frame(slug)
     humans = participants[participants["subject_kind"] == "human"]
     trials = human_trials(slug)

@@ -38,7 +38,7 @@ from webapp.researcher.export_tables import (
 )
 from webapp.researcher.prolific import prolific_csv
 from webapp.researcher.roster import roster_frame, study_trials
-from webapp.researcher.studies import require_study, study_config
+from webapp.researcher.studies import require_study, time_zone
 
 PROJECT_ROOT = Path(__file__).resolve().parents[2]
 # Every file an export may hold (the Psych-DS data file is named after the study, under data/).
@@ -88,7 +88,7 @@ def build_export(slug: str, now: datetime | None = None, excel: bool = False) ->
     now = now or datetime.now(timezone.utc)
     with snapshot():
         study = require_study(slug)
-        zone = study_config(study).time_zone
+        zone = time_zone(study)
         participants = roster_frame(slug, now=now)
         trials = trials_table(study_trials(slug), participants, zone)
         catch_set = (study.design_snapshot or {}).get("catch_set")

@@ -25,7 +25,7 @@ def participant_trials(slug):
         abort(400, description="Name a participant: ?participant=ID.")
     with snapshot():
         study = studies.require_study(slug)
-        zone = studies.study_config(study).time_zone
+        zone = studies.time_zone(study)
         sessions = roster_frame(slug)
         sessions = sessions[(sessions["subject_id"] == subject)
                             & (sessions["subject_kind"] == "human")]

@@ -132,7 +132,7 @@ def _render_study(slug: str, exclusion_form: ExclusionForm | None = None, status
     allowed = access.permissions_of(current_user, study)
     return render_template(
         "researcher/study.html", study=study, slug=slug, panel=dashboard.study_panel(slug),
-        stamp=stamp, zone=studies.study_config(study).time_zone,
+        stamp=stamp, zone=studies.time_zone(study),
         state=lifecycle.state_name(study), action_labels=lifecycle.ACTION_LABELS,
         actions=[action for action in lifecycle.allowed_actions(study)
                  if access.action_permission(action) in allowed],
