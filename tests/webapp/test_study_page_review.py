@@ -79,7 +79,13 @@ def test_the_participant_view_lists_every_stored_trial(logged_in, study):
     assert keys == ["f", "j", "&lt;b&gt;j&lt;/b&gt;"]  # the participant's text, escaped
 
 
-@pytest.mark.parametrize("query, status", [("", 400), ("?participant=P-nobody", 404),
+def test_without_a_participant_the_view_lists_them(logged_in, study):
+    html = logged_in.get("/researcher/studies/review/trials").get_data(as_text=True)
+    listed = html[html.index('id="participant-list"'):]
+    assert listed.count("trials?participant=") == 3 and "P-declined" in listed
+
+
+@pytest.mark.parametrize("query, status", [("?participant=P-nobody", 404),
                                            ("?participant=" + "x" * 201, 400)])
 def test_the_participant_view_refuses_what_it_cannot_show(logged_in, study, query, status):
     assert logged_in.get(f"/researcher/studies/review/trials{query}").status_code == status

@@ -19,14 +19,19 @@ SHOWN = ("session_id", "trial_index", "block", "trial_type", "stimulus_id", "dir
 @bp.get("/studies/<slug>/trials")
 @low_priority
 def participant_trials(slug):
-    """``?participant=ID``: that participant's sessions and every trial stored of them."""
+    """``?participant=ID``: that participant's sessions and every trial stored of them;
+    without one, the study's participants to choose from."""
     subject = request.args.get("participant", "")
-    if not subject or len(subject) > 200:
-        abort(400, description="Name a participant: ?participant=ID.")
+    if len(subject) > 200:
+        abort(400, description="A participant id has at most 200 characters.")
     with snapshot():
         study = studies.require_study(slug)
         zone = studies.time_zone(study)
         sessions = roster_frame(slug)
+        if not subject:
+            people = sorted(set(sessions.loc[sessions["subject_kind"] == "human", "subject_id"]))
+            return render_template("researcher/participant.html", study=study, subject=None,
+                                   people=people)
         sessions = sessions[(sessions["subject_id"] == subject)
                             & (sessions["subject_kind"] == "human")]
         if sessions.empty:
