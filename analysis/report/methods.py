@@ -12,7 +12,6 @@ import re
 from collections import Counter
 from importlib import metadata
 
-import numpy as np
 import pandas as pd
 from markdown_it import MarkdownIt
 
@@ -99,16 +98,16 @@ def _sample(people: pd.DataFrame) -> str:
 
 
 def _devices(people: pd.DataFrame) -> str:
-    devices = [info.get("device") for info in people["device_info"]
-               if isinstance(info, dict) and isinstance(info.get("device"), dict)]
+    devices: list[dict] = [info["device"] for info in people["device_info"]
+                           if isinstance(info, dict) and isinstance(info.get("device"), dict)]
     if not devices:
         return "No session reported its device."
     agents = [d.get("user_agent", "") for d in devices]
     browsers = _mix(Counter(family(a) for a in agents))
     systems = _mix(Counter(family(a, _SYSTEMS) for a in agents))
-    rates = np.array([d["refresh_hz"] for d in devices
-                      if isinstance(d.get("refresh_hz"), (int, float))], dtype=float)
-    refresh = (f"Measured display refresh rates had a median of {np.median(rates):.1f} Hz "
+    rates = pd.Series([float(d["refresh_hz"]) for d in devices
+                       if isinstance(d.get("refresh_hz"), (int, float))], dtype=float)
+    refresh = (f"Measured display refresh rates had a median of {rates.median():.1f} Hz "
                f"(range {rates.min():.1f}-{rates.max():.1f} Hz, {len(rates)} session(s))"
                if len(rates) else "No refresh rate was measured")
     return (f"Of {len(devices)} session(s) that reported their device, the browsers were "
