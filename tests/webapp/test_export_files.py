@@ -53,6 +53,10 @@ def test_times_are_given_in_the_studys_time_zone_beside_utc(app, tokyo):
     assert person["started_at_local"] == person["completed_at_local"] == "2030-01-16T08:30:05+09:00"
     assert person["manual_at_local"] == ""
     assert json.loads(files["metadata.json"])["study"]["time_zone"] == "Asia/Tokyo"
+    due = _rows(files["next_session_start_times.csv"])[0]
+    assert datetime.fromisoformat(due["earliest_start_local"]) == \
+        datetime.fromisoformat(due["earliest_start_utc"])
+    assert due["earliest_start_local"].endswith("+09:00")
 
 
 def test_a_study_without_a_time_zone_gives_utc_twice(app, factory):

@@ -194,7 +194,7 @@ def trial_codebook() -> list[tuple[str, str, str]]:
 
 
 def _local(column: str) -> tuple[str, str, str]:
-    return (f"{column}_local", "ISO 8601 with offset",
+    return (f"{column.removesuffix('_utc')}_local", "ISO 8601 with offset",
             f"{column} in the study's time zone (study.time_zone, in metadata.json's study); "
             "empty when it is.")
 
@@ -286,6 +286,7 @@ NEXT_SESSION_CODEBOOK = [
     ("next_session_start_times.csv", "earliest_start_utc", "ISO 8601 UTC",
      "When their entry link opens it: session_gap_hours after they completed the session "
      "before; the calendar file they were offered starts then too."),
+    ("next_session_start_times.csv", *_local("earliest_start_utc")),
 ]
 
 

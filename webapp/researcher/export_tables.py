@@ -94,8 +94,12 @@ def iso_cell(value) -> str:
 def _local_cell(value, zone: str) -> str:
     if value is None or pd.isna(value):
         return ""
-    moment = utc(pd.Timestamp(value).to_pydatetime())
-    return moment.astimezone(ZoneInfo(zone)).isoformat()
+    return local_iso(pd.Timestamp(value).to_pydatetime(), zone)
+
+
+def local_iso(moment: datetime, zone: str) -> str:
+    """ISO 8601 in ``zone`` with its offset (a naive ``moment`` is UTC)."""
+    return utc(moment).astimezone(ZoneInfo(zone)).isoformat()
 
 
 def local_time(moment: datetime, zone: str) -> str:

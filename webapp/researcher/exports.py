@@ -31,6 +31,7 @@ from webapp.researcher import psychds
 from webapp.researcher.codebook import codebook_csv, codebook_markdown
 from webapp.researcher.export_tables import (
     BOM,
+    local_iso,
     participants_csv,
     trials_csv,
     trials_json,
@@ -95,7 +96,8 @@ def build_export(slug: str, now: datetime | None = None, excel: bool = False) ->
         stimuli = _stimulus_hashes([study.stimulus_set, *([catch_set] if catch_set else [])])
         record = {**_study_record(study), "time_zone": zone}
         design = study.design_snapshot
-        later_sessions = next_session_csvs(participants, Design.from_snapshot(study), version_designs(study))
+        later_sessions = next_session_csvs(participants, Design.from_snapshot(study),
+                                           version_designs(study), zone)
     bom = BOM if excel else b""
     files = {
         "trials.csv": trials_csv(trials, excel),
@@ -188,16 +190,27 @@ def next_session_allowlist(participants: pd.DataFrame, design: Design,
 
 
 def next_session_csvs(participants: pd.DataFrame, design: Design,
-                      ran: Mapping[int, Design] | None = None) -> dict[str, bytes]:
+                      ran: Mapping[int, Design] | None = None,
+                      zone: str = "UTC") -> dict[str, bytes]:
     """``next_session_allowlist.csv``, Prolific's custom allowlist (one participant id per
-    line, no header), and ``next_session_start_times.csv`` (:func:`next_session_allowlist`)."""
+    line, no header), and ``next_session_start_times.csv`` (:func:`next_session_allowlist`,
+    with each start again in the study's time ``zone``)."""
     table = next_session_allowlist(participants, design, ran)
     ids = io.StringIO()
     # Written as stored, never quoted against spreadsheets: Prolific must get the exact ids.
     csv.writer(ids, lineterminator="\n").writerows([i] for i in table["participant_id"])
+    table["earliest_start_local"] = table["earliest_start_utc"].map(
+        lambda stamp: _local_stamp(stamp, zone))
     return {"next_session_allowlist.csv": ids.getvalue().encode(),
             "next_session_start_times.csv": escape_cells(table).to_csv(
                 index=False, lineterminator="\n").encode()}
+
+
+def _local_stamp(stamp: str, zone: str) -> str:
+    try:
+        return local_iso(datetime.fromisoformat(stamp), zone)
+    except ValueError:  # a completed session stored without its completion time ("NaT")
+        return ""
 
 
 def next_session_export(slug: str, name: str) -> bytes:
@@ -213,7 +226,8 @@ def next_session_export(slug: str, name: str) -> bytes:
         participants = roster_frame(slug)
         design = Design.from_snapshot(study)
         ran = version_designs(study)
-    return next_session_csvs(participants, design, ran)[name]
+        zone = time_zone(study)
+    return next_session_csvs(participants, design, ran, zone)[name]
 
 
 def version_designs(study) -> dict[int, Design]:
