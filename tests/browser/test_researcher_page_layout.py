@@ -94,6 +94,11 @@ def test_an_excluded_row_is_not_green_and_a_declined_one_not_included(study_page
             assert colours[pid] != colours[PEOPLE[0][0]], pid
     declined = page.locator(f"tr[data-participant='{PEOPLE[2][0]}'] td.verdict").inner_text()
     assert declined.startswith("declined consent")
+    page.select_option("#participant-show", "included")  # a declined session is not included
+    shown = page.evaluate("""() => Array.from(document.querySelectorAll('#participants tbody tr'))
+        .filter((row) => !row.hidden).map((row) => row.dataset.participant)""")
+    assert shown == [PEOPLE[0][0]]
+    page.select_option("#participant-show", "all")
 
 
 def test_the_study_page_and_a_participants_trials_pass_axe(study_page, site):
