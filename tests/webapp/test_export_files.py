@@ -160,3 +160,11 @@ def test_the_psych_ds_rules_catch_what_they_vendor():
     codes = [p.split(":")[0] for p in psychds_rules.problems(
         {**good, "dataset_description.json": json.dumps(untyped).encode()})]
     assert sorted(codes) == ["MissingDatasetType", "ObjectTypeMissing"]
+
+
+def test_the_downloaded_zip_is_a_psych_ds_dataset_in_its_folder(logged_in, tokyo):
+    response = logged_in.get("/researcher/studies/tokyo-1/export.zip")
+    with zipfile.ZipFile(io.BytesIO(response.data)) as archive:
+        files = {name.split("/", 1)[1]: archive.read(name) for name in archive.namelist()}
+    assert "data/study-tokyo1_data.csv" in files
+    assert psychds_rules.problems(files) == []
