@@ -38,6 +38,7 @@ class StudyConfig:
     data_retention: str | dict = default("study.data_retention")
     # The study's own clip annotations by language (experiments.study_annotations).
     annotations: dict = field(default_factory=dict)
+    time_zone: str = default("study.time_zone")
 
     def settings(self) -> dict:
         """The study-level settings as JSON (stored beside the design in its snapshot).
@@ -48,7 +49,7 @@ class StudyConfig:
         return {"stimulus_set": self.stimulus_set, "title": self.title,
                 "languages": list(self.languages), "places": self.places,
                 "browsers": list(self.browsers), "devices": list(self.devices),
-                "min_window": list(self.min_window),
+                "min_window": list(self.min_window), "time_zone": self.time_zone,
                 **{fact: getattr(self, fact) for fact in text_defaults.STUDY_FACTS},
                 "own_texts": {lang: dict(keys) for lang, keys in self.texts.items()},
                 **({"annotations": self.annotations} if self.annotations else {})}

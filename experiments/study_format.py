@@ -13,6 +13,7 @@ import math
 import re
 import unicodedata
 from typing import TYPE_CHECKING
+from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 
 from experiments import languages
 from experiments import texts as text_defaults
@@ -20,6 +21,7 @@ from experiments.study_settings import (
     MAX_LANGUAGES,
     MAX_TEXT_CHARS,
     MAX_TITLE_CHARS,
+    MAX_ZONE_CHARS,
     SETTINGS,
     Setting,
     design_value,
@@ -93,6 +95,16 @@ def _is_text(value) -> bool:
     return isinstance(value, str) and value.strip() != ""
 
 
+def _is_zone(value) -> bool:
+    if not _is_text(value) or len(value) > MAX_ZONE_CHARS:
+        return False
+    try:
+        ZoneInfo(value)
+    except (ValueError, ZoneInfoNotFoundError):  # ValueError: a path such as "../x"
+        return False
+    return True
+
+
 def _is_int(value) -> bool:
     return isinstance(value, int) and not isinstance(value, bool)
 
@@ -103,6 +115,7 @@ _FITS = {
     "bool": lambda s, v: isinstance(v, bool),
     "str": lambda s, v: _is_text(v),
     "title": lambda s, v: _is_text(v),
+    "time_zone": lambda s, v: _is_zone(v),
     "choice": lambda s, v: v in s.choices,
     "language_list": lambda s, v: isinstance(v, list) and 0 < len(v) <= MAX_LANGUAGES
     and len(set(v)) == len(v) and all(isinstance(x, str) and languages.TAG.match(x) for x in v),

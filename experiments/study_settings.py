@@ -31,6 +31,7 @@ MAX_TIMING_MS, MAX_GAP_HOURS = 600_000, 24 * 365  # 10 minutes; a year
 # the sanitiser) and of what the stored form holds: a consent of ~3,000 words fits a text.
 MAX_LANGUAGES, MAX_TEXT_CHARS = 20, 20_000
 MAX_TITLE_CHARS = 200  # the study table's title column
+MAX_ZONE_CHARS = 64  # the longest IANA zone name is 32
 
 # The dashboard form's groups, in the order the form shows them.
 STUDY, SESSIONS, PRACTICE, RESPONSES = "Study", "Sessions and blocks", "Practice", \
@@ -52,7 +53,8 @@ class FormField:
 class Setting:
     """One key of the file: its kind, what it must be, and the Design field it sets (if any)."""
 
-    kind: str  # int | number | bool | str | title | choice | localised | *_list | key_pair
+    # int | number | bool | str | title | choice | localised | *_list | key_pair | time_zone
+    kind: str
     expected: str
     design_field: str | None = None
     minimum: float | None = None
@@ -140,6 +142,10 @@ SETTINGS: dict[str, dict[str, Setting]] = {
         "contact": _fact("whom participants contact"),
         "ethics": _fact("the ethics approval"),
         "data_retention": _fact("how long the data are kept and who may see them"),
+        "time_zone": Setting("time_zone", 'an IANA time zone name such as "Asia/Tokyo"',
+                             default="UTC", help="The lab's time zone: the study page and the "
+                             "export show times in it beside UTC.",
+                             form=FormField(STUDY, "Time zone (IANA, e.g. Asia/Tokyo)")),
     },
     "sessions": {
         "count": _int(1, "sessions", MAX_SESSIONS, help="Sessions a participant takes, on "

@@ -6,10 +6,12 @@ Offline: the wheel is built without build isolation (setuptools from the project
 installed with --no-deps; its dependencies are read from the project's venv through a .pth
 file, which adds that folder to sys.path without running its editable-install hook.
 """
+import json
 import shutil
 import subprocess
 import sys
 import sysconfig
+import tomllib
 import zipfile
 from pathlib import Path
 
@@ -109,3 +111,19 @@ def test_installed_wheel_serves_templates_and_static_files(wheel, tmp_path):
                                    "CHRONOSCOPE_SECRET_KEY": "k" * 64})
     assert commands.returncode == 0, commands.stderr
     assert "run-models" in commands.stdout and "study" in commands.stdout
+
+
+def test_the_citation_file_is_valid_cff_1_2_0_for_this_version():
+    # Schema: github.com/citation-file-format/citation-file-format, tag 1.2.0
+    # (commit 396f738fb025b1d8acdb02a56ffc923f95dc8999), schema.json, CC BY 4.0.
+    import jsonschema_rs
+    import yaml
+
+    root = Path(__file__).resolve().parents[1]
+    schema = json.loads((root / "tests" / "citation_cff_1.2.0.schema.json").read_text())
+    citation = yaml.safe_load((root / "CITATION.cff").read_text())
+    validator = jsonschema_rs.validator_for(schema)
+    assert [error.message for error in validator.iter_errors(citation)] == []
+    assert not validator.is_valid({**citation, "cff-version": "1.1.0", "authors": []})
+    project = tomllib.loads((root / "pyproject.toml").read_text())["project"]
+    assert str(citation["version"]) == project["version"]

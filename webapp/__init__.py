@@ -82,7 +82,7 @@ def _register_blueprints(app: Flask) -> None:
     from webapp.participant import api
     from webapp.participant import views as participant
     from webapp.researcher import blueprint as researcher
-    from webapp.researcher import downloads, views  # noqa: F401 (routes of researcher's bp)
+    from webapp.researcher import downloads, participant_view, views  # noqa: F401 (routes of researcher's bp)
     from webapp.stimuli import media
     from webapp.views import home, openapi
 

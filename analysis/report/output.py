@@ -18,7 +18,8 @@ TEMPLATE_DIR = (_PACKAGED_TEMPLATES if _PACKAGED_TEMPLATES.is_dir()
                 else Path(__file__).resolve().parents[2] / "templates" / "report")
 MAX_HTML_ROWS = 40
 
-def write_report(report, out_dir: str | Path, title: str = "Chronoscope report") -> dict:
+def write_report(report, out_dir: str | Path, title: str = "Chronoscope report",
+                 methods: str | None = None) -> dict:
     """Write the report files and return their paths.
 
     Parameters
@@ -31,6 +32,9 @@ def write_report(report, out_dir: str | Path, title: str = "Chronoscope report")
         and ``codebook.csv`` / ``codebook.md`` (:mod:`analysis.report.codebook`).
     title : str
         Heading of the HTML page.
+    methods : str, optional
+        A methods section (Markdown, :mod:`analysis.report.methods`): written as
+        ``methods.md`` and shown at the end of report.html.
 
     Returns
     -------
@@ -53,8 +57,10 @@ def write_report(report, out_dir: str | Path, title: str = "Chronoscope report")
     metrics_path = out / "metrics.json"
     metrics = {**report.metrics, "timings_s": report.timings_s}
     metrics_path.write_text(json.dumps(metrics, indent=2, allow_nan=False, default=str))
+    if methods is not None:
+        (out / "methods.md").write_text(methods, encoding="utf-8")
     html_path = out / "report.html"
-    html_path.write_text(render_html(report, title), encoding="utf-8")
+    html_path.write_text(render_html(report, title, methods), encoding="utf-8")
     return {"html": html_path, "metrics": metrics_path, "tables": tables}
 
 
@@ -67,10 +73,12 @@ def _csv_ready(table: pd.DataFrame) -> pd.DataFrame:
     return out
 
 
-def render_html(report, title: str) -> str:
+def render_html(report, title: str, methods: str | None = None) -> str:
     """The self-contained HTML page as a string."""
     import jinja2
     from plotly.offline import get_plotlyjs
+
+    from analysis.report.methods import methods_html
 
     env = jinja2.Environment(loader=jinja2.FileSystemLoader(str(TEMPLATE_DIR)),
                              autoescape=jinja2.select_autoescape(["html"]))
@@ -101,7 +109,7 @@ def render_html(report, title: str) -> str:
                f"{', '.join(m.get('models', [])) or 'none'}.")
     return env.get_template("report.html").render(
         title=title, summary=summary, notes=report.notes, sections=sections,
-        plotly_js=get_plotlyjs())
+        methods_html=methods_html(methods) if methods else None, plotly_js=get_plotlyjs())
 
 
 def _table_html(name: str, table: pd.DataFrame) -> dict:
@@ -123,14 +131,16 @@ def report_to_folder(data: pd.DataFrame, out_dir: str | Path, models=None, n_boo
                      seed: int = 0, tra_data: pd.DataFrame | None = None,
                      title: str = "Chronoscope report", sessions: str = "completed",
                      rows=None, sweep_levels: pd.DataFrame | None = None,
-                     participants: pd.DataFrame | None = None) -> dict:
+                     participants: pd.DataFrame | None = None,
+                     methods: str | None = None) -> dict:
     """Check and normalise a canonical trial table, build the full report and write it.
 
     The one function behind ``manage.py analyze`` and ``manage.py report``. A table with
     a value outside the codebook raises ``ValueError`` (see
     :func:`analysis.validation.validate_trials`; ``rows`` says how its message names
     rows, e.g. :class:`analysis.loading.CsvLines`); ``sessions`` is the session rule of
-    :func:`analysis.report.build.build_report`, and so are ``sweep_levels`` and ``participants``.
+    :func:`analysis.report.build.build_report`, and so are ``sweep_levels`` and ``participants``;
+    ``methods`` is :func:`write_report`'s.
 
     Returns
     -------
@@ -149,6 +159,6 @@ def report_to_folder(data: pd.DataFrame, out_dir: str | Path, models=None, n_boo
                                   rng=np.random.default_rng(seed), tra_data=tra_data,
                                   sessions=sessions, sweep_levels=sweep_levels,
                                   participants=participants)
-    paths = write_report(report, out_dir, title=title)
+    paths = write_report(report, out_dir, title=title, methods=methods)
     paths["summary"] = report.metrics
     return paths

@@ -69,7 +69,7 @@
     rows.forEach(function (row) {
       const excluded = row.dataset.excluded === "yes";
       const shown = (!text || row.textContent.toLowerCase().includes(text)) &&
-        (show === "all" || (show === "excluded" && excluded) || (show === "included" && !excluded) ||
+        (show === "all" || (show === "excluded" && excluded) || (show === "included" && row.dataset.verdict === "included") ||
          (show === "manual" && row.dataset.manual !== ""));
       row.hidden = !shown;
     });

@@ -17,7 +17,9 @@ def test_the_robot_preview_passes_the_attention_checks(page, site):
         entry = enter(connection, site.slugs["aot"], {"participant": "preview-robot"},
                       Admission(preview=True))
     page.goto(f"{site.base_url}/run/{entry.token}")
-    wait_done(page)
+    assert page.locator("#preview-banner").is_visible()
+    assert wait_done(page) == "PREVIEW"  # never the study's code, which would pay anyone
+    assert page.locator("#preview-banner").is_visible()
     data = stored(site.app, entry.token)
     assert any(t["trial_type"] == "catch" for t in data["schedule"])
     assert data["status"] == "completed"

@@ -406,3 +406,20 @@ def test_a_studys_texts_are_rendered_once_per_worker():
     assert texts.render_all(own, "en", {**VALUES, "duration_minutes": 9}) == first
     assert texts._sanitised.cache_info().misses == rendered.misses
     assert first["consent"].startswith("<p>![![")
+
+
+@pytest.mark.parametrize("zone", ['"Asia/Tokio"', '"../../etc/passwd"', '""', f'"{"UTC" * 30}"', "9"])
+def test_a_time_zone_must_be_an_iana_name(zone):
+    source = f'[study]\ndesign = "arrow-of-time"\nstimulus_set = "s"\ntime_zone = {zone}\n'
+    found = [p for p in problems(source) if "time_zone" in p]
+    assert len(found) == 1 and found[0].startswith(
+        'study.toml:4: study.time_zone: expected an IANA time zone name such as "Asia/Tokyo", '
+        "got "), found
+
+
+def test_a_time_zone_is_kept_and_written_back():
+    source = '[study]\ndesign = "arrow-of-time"\nstimulus_set = "s"\ntime_zone = "Asia/Tokyo"\n'
+    config = study_file.loads(source)
+    assert config.time_zone == "Asia/Tokyo" and config.settings()["time_zone"] == "Asia/Tokyo"
+    assert study_file.loads(study_file.to_toml(config)) == config
+    assert study_file.loads(source.replace('time_zone = "Asia/Tokyo"\n', "")).time_zone == "UTC"

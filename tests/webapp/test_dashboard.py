@@ -298,7 +298,7 @@ def test_the_table_has_every_review_column_sortable(logged_in, reviewed):
     page = logged_in.get("/researcher/studies/review").get_data(as_text=True)
     table = page[page.index('<table id="participants"'):]
     headings = re.findall(r'<th data-sort="(\w+)"[^>]*>([^<]+)</th>', table[:table.index("</thead>")])
-    assert [h for _, h in headings][4:11] == ["Accuracy", "Catch accuracy", "Median RT", "Timeouts",
+    assert [h for _, h in headings][6:13] == ["Accuracy", "Catch accuracy", "Median RT", "Timeouts",
                                               "Focus losses", "Fullscreen exits", "Dropped frames"]
     assert 'data-value="0.5"' in table and 'id="participant-filter"' in page
     assert "<script>" not in table  # the CSP allows no inline script: researcher.js sorts

@@ -18,7 +18,8 @@ from webapp.extensions import db
 from webapp.models import Trial
 from webapp.researcher import dashboard, exports
 from webapp.researcher.codebook import CODEBOOK
-from webapp.trials import CANONICAL_COLUMNS, EXPORT_COLUMNS
+from webapp.researcher.export_tables import TRIAL_FILE_COLUMNS
+from webapp.trials import CANONICAL_COLUMNS
 
 
 @pytest.fixture
@@ -96,7 +97,7 @@ def test_the_json_export_matches_the_csv(app, study, tmp_path):
     (tmp_path / "trials.csv").write_bytes(files["trials.csv"])
     back = read_trials(tmp_path / "trials.csv")
     assert len(records) == len(back) == 5
-    assert all(list(r) == EXPORT_COLUMNS for r in records)
+    assert all(list(r) == TRIAL_FILE_COLUMNS for r in records)
     assert [r["extra"] for r in records] == list(back["extra"])
     kept = [r["rt_ms"] for r in records if r["subject_id"] == "P-kept"]
     assert kept == [512.3456789012345, None, 0.30000000000000004, 10234.5]
@@ -155,7 +156,7 @@ def test_an_empty_study_exports_headers_only(app, factory):
     factory.study(slug="empty")
     with app.app_context():
         files = exports.build_export("empty")
-    assert files["trials.csv"].decode().strip() == ",".join(EXPORT_COLUMNS)
+    assert files["trials.csv"].decode().strip() == ",".join(TRIAL_FILE_COLUMNS)
     assert json.loads(files["trials.json"]) == []
 
 
@@ -299,7 +300,8 @@ def test_cli_export_writes_the_files(runner, study, tmp_path):
     out = tmp_path / "out"
     result = runner.invoke(args=["export", "pilot", "--out", str(out)])
     assert result.exit_code == 0, result.output
-    assert sorted(p.name for p in out.iterdir()) == sorted(exports.FILE_NAMES)
+    written = sorted(str(p.relative_to(out)) for p in out.rglob("*") if p.is_file())
+    assert written == sorted([*exports.FILE_NAMES, "data/study-pilot_data.csv"])
     assert len(read_trials(out / "trials.csv")) == 5
     again = runner.invoke(args=["export", "pilot", "--out", str(out)])
     assert again.exit_code == 2 and "--overwrite" in again.output
@@ -321,7 +323,8 @@ def test_dashboard_download_is_a_zip_of_the_export(logged_in, study):
         names = archive.namelist()
         folder = names[0].split("/")[0]
         assert folder.startswith("pilot-export-")
-        assert sorted(n.split("/")[1] for n in names) == sorted(exports.FILE_NAMES)
+        assert sorted(n.split("/", 1)[1] for n in names) == \
+            sorted([*exports.FILE_NAMES, "data/study-pilot_data.csv"])
         trials = archive.read(f"{folder}/trials.csv").decode()
     assert len(list(csv.DictReader(io.StringIO(trials)))) == 5
 
@@ -337,7 +340,7 @@ def test_researcher_reads_run_at_lower_priority_than_participants(logged_in, stu
 
     base, seen = niceness(), []
     real_export = exports.export_zip
-    monkeypatch.setattr(exports, "export_zip", lambda slug: (seen.append(niceness()), real_export(slug))[1])
+    monkeypatch.setattr(exports, "export_zip", lambda slug, **options: (seen.append(niceness()), real_export(slug, **options))[1])
     assert logged_in.get("/researcher/studies/pilot/export.zip").status_code == 200
     real_panel = dashboard.study_panel
     monkeypatch.setattr(dashboard, "study_panel", lambda slug: (seen.append(niceness()), real_panel(slug))[1])

@@ -68,3 +68,27 @@ def test_only_a_preview_is_told_the_catch_trials_keys(app, logged_in, study):
         told = {t["trial_index"] for t in other["trials"] if "preview_answer" in t}
         assert told == ({t["trial_index"] for t in other["trials"] if t["block"] == "practice"}
                         if told_practice else set())
+
+
+def test_a_preview_carries_a_banner_and_never_the_real_completion_code(app, logged_in, study):
+    from webapp.participant.sessions import PREVIEW_CODE, completion_codes
+
+    location = _preview(logged_in, mode="manual")
+    token = _token(location)
+    page = logged_in.get(location).get_data(as_text=True)
+    assert 'id="preview-banner"' in page and "not a participant" in page
+    ended = logged_in.post(f"/api/session/{token}/consent", json={"consent": False})
+    assert ended.status_code == 200, ended.data
+    with app.app_context():
+        real = completion_codes("study")
+    state = logged_in.get(f"/api/session/{token}").json
+    for shown in (ended.json, state):
+        assert shown["completion_code"] == PREVIEW_CODE and not shown.get("redirect_url")
+    assert not set(real.values()) & {ended.json["completion_code"], state["completion_code"]}
+    assert real["no_consent"] not in logged_in.get(f"/api/session/{token}").get_data(as_text=True)
+
+
+def test_a_participants_run_page_has_no_preview_banner(app, client, study):
+    entered = client.get("/p/study", query_string={"participant": "p-1"})
+    run = client.get(entered.headers["Location"]).get_data(as_text=True)
+    assert "preview-banner" not in run

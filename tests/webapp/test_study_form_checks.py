@@ -49,3 +49,15 @@ def test_the_keys_field_does_not_say_the_first_key_means_forward(logged_in, fact
     page = logged_in.get("/researcher/").get_data(as_text=True)
     assert "Response keys (two letters or digits" in page and "counterbalanced" in page
     assert "(forward, backward" not in page
+
+
+def test_the_form_takes_a_time_zone_and_refuses_an_unknown_one(app, logged_in, factory):
+    factory.stimulus_set()
+    response = logged_in.post("/researcher/studies", data={**FORM, "time_zone": "Asia/Tokio"})
+    assert response.status_code == 400
+    assert 'study.time_zone: expected an IANA time zone name such as "Asia/Tokyo"' in \
+        html.unescape(response.get_data(as_text=True))
+    response = logged_in.post("/researcher/studies", data={**FORM, "time_zone": "Asia/Tokyo"})
+    assert response.status_code == 303, response.get_data(as_text=True)
+    with app.app_context():
+        assert studies.time_zone(studies.get_study("pilot")) == "Asia/Tokyo"

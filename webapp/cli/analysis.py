@@ -45,19 +45,22 @@ def _read_tra(path):
 
 
 def _run(frame_loader, out_dir, models, n_boot, seed, tra_file, title, sessions,
-         sweep_levels=None, participants=None):
+         sweep_levels=None, participants=None, methods=None):
     """``frame_loader()`` gives the trial table as read and how messages name its rows;
     ``sweep_levels()``, if given, the TRA sweep clips' levels (else the TRA file names them);
-    ``participants()``, if given, the sessions, so the flow counts who entered without a trial."""
+    ``participants()``, if given, the sessions, so the flow counts who entered without a trial;
+    ``methods(trials, sessions)``, if given, the methods section."""
     from analysis.report.output import report_to_folder
 
     try:
         data, rows = frame_loader()
+        roster = participants() if participants else None
         paths = report_to_folder(data, out_dir, models=_models(models), n_boot=n_boot,
                                  seed=seed, tra_data=_read_tra(tra_file), title=title,
                                  sessions=sessions, rows=rows,
                                  sweep_levels=sweep_levels() if sweep_levels else None,
-                                 participants=participants() if participants else None)
+                                 participants=roster,
+                                 methods=methods(data, roster) if methods else None)
     except ValueError as error:
         raise click.UsageError(str(error)) from error
     summary = paths["summary"]
@@ -67,7 +70,8 @@ def _run(frame_loader, out_dir, models, n_boot, seed, tra_file, title, sessions,
                f"({summary['sessions']['rule']} of participants).")
     for note in summary.get("notes", []):
         click.echo(f"  note: {note}")
-    click.echo(f"Wrote {paths['html']}, {paths['metrics']} and {len(paths['tables'])} tables "
+    written = f"{paths['html']}, {Path(out_dir) / 'methods.md'}" if methods else paths["html"]
+    click.echo(f"Wrote {written}, {paths['metrics']} and {len(paths['tables'])} tables "
                f"in {Path(out_dir) / 'tables'}.")
 
 
@@ -102,8 +106,11 @@ def analyze(trials_file, out_dir, models, n_boot, seed, sessions, tra_file):
 @_TRA
 @with_appcontext
 def report(study, out_dir, models, n_boot, seed, sessions, tra_file):
-    """Full report of STUDY (people and models) from the database."""
+    """Full report of STUDY (people and models) from the database, with a methods section
+    (methods.md) whose every number is computed from the study's export."""
+    from analysis.report.methods import methods_markdown
     from webapp.researcher import studies
+    from webapp.researcher.exports import software_version
     from webapp.researcher.roster import roster_frame, study_trials
 
     def load():
@@ -115,7 +122,8 @@ def report(study, out_dir, models, n_boot, seed, sessions, tra_file):
 
     _run(load, out_dir, models, n_boot, seed, tra_file, title=f"Chronoscope report: {study}",
          sessions=sessions, sweep_levels=lambda: _sweep_levels(study),
-         participants=lambda: roster_frame(study))
+         participants=lambda: roster_frame(study),
+         methods=lambda trials, roster: methods_markdown(trials, roster, software_version()))
 
 
 def _sweep_levels(study: str) -> pd.DataFrame | None:

@@ -14,15 +14,19 @@ from webapp.researcher import exports
                    "prolific_decisions.csv (Prolific approve/reject list), "
                    "next_session_allowlist.csv and next_session_start_times.csv (who may take "
                    "the next session of a multi-session design, and from when), codebook and "
-                   "metadata.json into (created if missing).")
+                   "metadata.json, and Psych-DS's dataset_description.json and data/ into "
+                   "(created if missing).")
 @click.option("--overwrite", is_flag=True, help="Replace export files already in --out.")
+@click.option("--excel", is_flag=True, help="Start trials.csv, participants.csv and "
+              "codebook.csv with a UTF-8 byte order mark, so that Excel reads their text "
+              "(Japanese, say) correctly.")
 @with_appcontext
-def export(study, out_dir, overwrite):
+def export(study, out_dir, overwrite, excel):
     """Export STUDY's trials, participants, codebook and metadata (one consistent snapshot)."""
     try:
-        paths = exports.write_export(study, out_dir, overwrite=overwrite)
+        paths = exports.write_export(study, out_dir, overwrite=overwrite, excel=excel)
     except ValueError as error:  # includes studies.StudyError (no such study)
         raise click.UsageError(str(error)) from error
     click.echo(f"Wrote {len(paths)} files to {out_dir}:")
     for path in paths:
-        click.echo(f"  {path.name} ({path.stat().st_size} bytes)")
+        click.echo(f"  {path.relative_to(out_dir)} ({path.stat().st_size} bytes)")

@@ -41,6 +41,9 @@ def session_by_token(connection: Connection, token: str) -> Row | None:
     return store.session_by_token(connection, token)
 
 
+PREVIEW_CODE = "PREVIEW"
+
+
 def completion_codes(slug: str) -> dict[str, str]:
     """A study's completion codes by outcome, derived from the app secret and its slug
     (stable, so they can be entered in Prolific once; shown on the study's dashboard page)."""
@@ -54,7 +57,11 @@ def completion_codes(slug: str) -> dict[str, str]:
 
 
 def ending(session: Row, status: str) -> dict:
-    """Status, completion code and redirect of a session that ended with ``status``."""
+    """Status, completion code and redirect of a session that ended with ``status``.  A
+    researcher's preview gets :data:`PREVIEW_CODE` and no redirect: the study's real code,
+    seen in a preview (or a screenshot of one), would let anyone claim a payment."""
+    if getattr(session, "preview", False):
+        return {"status": status, "completion_code": PREVIEW_CODE, "redirect_url": None}
     code = completion_codes(session.slug).get(status)
     prolific = "PROLIFIC_PID" in (session.recruitment or {})
     return {"status": status, "completion_code": code,

@@ -129,7 +129,7 @@ def run(token):
                         texts.remembered_language(session.device_info))
     response = make_response(render_template(
         "participant/run.html", token=session.token, lang=lang, texts=text,
-        api_base=url_for("api.state", token=session.token)))
+        api_base=url_for("api.state", token=session.token), preview=bool(session.preview)))
     # Cross-origin isolation: Chromium then reports Element Timing unrounded, which the onset
     # clock (static/js/onset.js) uses; every resource of the page is same-origin.
     response.headers["Cross-Origin-Opener-Policy"] = "same-origin"

@@ -185,7 +185,22 @@ def trial_codebook() -> list[tuple[str, str, str]]:
                                         "(what the plausibility rules hold the browser to); "
                                         "empty for model runs and for trials stored before it "
                                         "was kept."),
+        _local("received_at"),
+        ("response_key", "string", "The key the participant pressed to answer a video trial "
+                                   "(extra's key); empty for a timeout, a model and a trial "
+                                   "answered otherwise (frame orders)."),
+        ("forward_key", "string", 'The response key that answered "F" in this session '
+                                  "(forward on arrow-of-time trials; its key mapping, "
+                                  "counterbalanced between participants); empty for models."),
+        ("backward_key", "string", 'The response key that answered "B" in this session '
+                                   "(backward on arrow-of-time trials); empty for models."),
     ]
+
+
+def _local(column: str) -> tuple[str, str, str]:
+    return (f"{column.removesuffix('_utc')}_local", "ISO 8601 with offset",
+            f"{column} in the study's time zone (study.time_zone, in metadata.json's study); "
+            "empty when it is.")
 
 
 PARTICIPANT_CODEBOOK = [
@@ -214,8 +229,11 @@ PARTICIPANT_CODEBOOK = [
     ("n_trials_stored", "integer", "Trials stored for this session at export time."),
     ("n_trials_scheduled", "integer", "Trials in the session's schedule (practice included)."),
     ("started_at", "ISO 8601 UTC", "When the session was created."),
+    _local("started_at"),
     ("last_seen_at", "ISO 8601 UTC", "Last heartbeat or request of the session."),
+    _local("last_seen_at"),
     ("completed_at", "ISO 8601 UTC", "When the session completed; empty if it did not."),
+    _local("completed_at"),
     ("condition", "JSON object", "Between-subject assignment: key mapping and factors."),
     ("device_info", "JSON object", "Browser, screen, window, refresh rate, video check; "
      "language: the language the participant saw; consent: {given, at, language, "
@@ -232,6 +250,7 @@ PARTICIPANT_CODEBOOK = [
     ("manual_by", "string", "Who added it: a researcher's username, or cli:<login> from "
                             "`manage.py exclusions`."),
     ("manual_at", "ISO 8601 UTC", "When it was added; empty without a rule."),
+    _local("manual_at"),
 ]
 
 PROLIFIC_CODEBOOK = [
@@ -271,6 +290,7 @@ NEXT_SESSION_CODEBOOK = [
     ("next_session_start_times.csv", "earliest_start_utc", "ISO 8601 UTC",
      "When their entry link opens it: session_gap_hours after they completed the session "
      "before; the calendar file they were offered starts then too."),
+    ("next_session_start_times.csv", *_local("earliest_start_utc")),
 ]
 
 
@@ -308,7 +328,11 @@ def codebook_markdown() -> bytes:
     lines = ["# Codebook", "",
              "metadata.json holds the design snapshot, the exclusion-rule version, the sha256 "
              "of every stimulus and of every other file, the software version and the export "
-             "time.", "", QUOTED_TEXT, ""]
+             "time. The export is a Psych-DS dataset: dataset_description.json (schema.org "
+             "JSON-LD) describes its data file, data/study-<study>_data.csv, which is "
+             "trials.csv again. An export downloaded for Excel starts trials.csv, "
+             "participants.csv and codebook.csv with a UTF-8 byte order mark.", "",
+             QUOTED_TEXT, ""]
     entries = codebook()
     for file in dict.fromkeys(entry[0] for entry in entries):
         lines += [f"## {file}", "", "| column | type | description |", "|---|---|---|"]

@@ -5,7 +5,6 @@ from tables of the analysis package on the same canonical trial table the export
 and sent as a plotly figure dict (``{"data": [...], "layout": {...}}``) for plotly.js.
 """
 import json
-from datetime import datetime
 
 import pandas as pd
 
@@ -15,8 +14,10 @@ from analysis.exclusions import apply_manual_rules
 from experiments.exclusions import is_technical
 from experiments.trial_types import TRIAL_TYPES
 from experiments.verdict import REINSTATE
+from webapp.researcher.participant_table import METRIC_COLUMNS, participant_rows
 from webapp.researcher.prolific import prolific_review
 from webapp.researcher.roster import participant_flow, roster_frame, study_trials, subject_summary
+from webapp.researcher.studies import require_study, time_zone
 
 # The page's own look: transparent on the page, plotly.js's defaults rather than the
 # report's template (which would add ~7 kB to each figure on every refresh).
@@ -32,6 +33,7 @@ LABEL_PX_PER_CHAR = 7.5
 
 def study_panel(slug: str) -> dict:
     """Everything the live part of the study page needs, from one read of each table."""
+    zone = time_zone(require_study(slug))
     participants = roster_frame(slug)
     humans = participants[participants["subject_kind"] == "human"]
     trials = human_trials(slug)
@@ -39,7 +41,7 @@ def study_panel(slug: str) -> dict:
     flow = participant_flow(subject_summary(humans))
     return {
         "participants": participant_rows(humans, participant_metrics(trials),
-                                         prolific_review(humans)),
+                                         prolific_review(humans), zone),
         "status_counts": humans["status"].value_counts().to_dict(),
         "n_trials": len(trials), "n_included": len(kept),
         "flow": flow.to_dict("records"),
@@ -65,8 +67,6 @@ def counted_trials(trials: pd.DataFrame) -> pd.DataFrame:
     return kept[kept["trial_type"] != CATCH]  # attention checks say nothing about the clips
 
 
-METRIC_COLUMNS = ("accuracy", "catch_accuracy", "median_rt_ms", "n_timeouts", "n_focus_lost",
-                  "n_fullscreen_exits", "n_dropped_frames")
 
 
 def participant_metrics(trials: pd.DataFrame, session: str = "session_id") -> pd.DataFrame:
@@ -116,7 +116,11 @@ def participant_metrics(trials: pd.DataFrame, session: str = "session_id") -> pd
     by = main[session]
     out["n_timeouts"] = main["exclusion_reasons"].map(lambda r: "timeout" in r).groupby(by).sum()
     out["n_focus_lost"] = flags.str[0].groupby(by).sum()
-    out["n_fullscreen_exits"] = flags.str[1].groupby(by).sum()
+    # Each presentation that left fullscreen: the stored one's flag, and every earlier one
+    # lost and offered again (technical_events), which the flag alone never counted.
+    exits = flags.str[1].astype(int) + main["extra"].map(
+        lambda e: len(e.get("technical_events") or []))
+    out["n_fullscreen_exits"] = exits.groupby(by).sum()
     out["n_dropped_frames"] = main["dropped_frames"].fillna(0).groupby(by).sum()
     return out
 
@@ -144,44 +148,6 @@ def _median_rt(arrow: pd.DataFrame, session: str) -> pd.Series:
     (never pooled) shows the median of the method that timed most of its trials."""
     table = rt.median_rt(arrow, by=session)
     return table.sort_values("n", kind="stable").groupby(session)["median_rt_ms"].last()
-
-
-def participant_rows(participants: pd.DataFrame, metrics: pd.DataFrame | None = None,
-                     decisions: dict | None = None) -> list[dict]:
-    """Rows for the participants table, most recently seen first; ``decisions``: the
-    Prolific decision and reason of each participant with one
-    (:func:`webapp.researcher.prolific.prolific_review`)."""
-    if metrics is None:
-        metrics = pd.DataFrame(columns=list(METRIC_COLUMNS), dtype=float)
-    # The trial table may carry session ids as text (analysis.loading); the roster as ints.
-    metrics = metrics.set_axis(metrics.index.map(str))
-    rows = []
-    for p in participants.sort_values("last_seen_at", ascending=False).to_dict("records"):
-        key = str(p["session_id"])
-        m = metrics.loc[key] if key in metrics.index else {}
-        rows.append({
-            "subject_id": p["subject_id"], "session_id": p["session_id"],
-            "session_number": p["session_number"],
-            "status": p["status"], "excluded": p["excluded"],
-            "exclusion_reasons": p["exclusion_reasons"],
-            "manual_action": p.get("manual_action", ""),
-            "manual_reason": p.get("manual_reason", ""),
-            "prolific": (decisions or {}).get(p["subject_id"]),
-            "progress": f"{p['n_trials_stored']}/{p['n_trials_scheduled']}",
-            "progress_fraction": (p["n_trials_stored"] / p["n_trials_scheduled"]
-                                  if p["n_trials_scheduled"] else 0.0),
-            "started_at": _stamp(p["started_at"]), "last_seen_at": _stamp(p["last_seen_at"]),
-            **{name: _number(m.get(name)) for name in METRIC_COLUMNS},
-        })
-    return rows
-
-
-def _number(value) -> float | None:
-    return None if value is None or pd.isna(value) else float(value)
-
-
-def _stamp(value) -> str:
-    return value.strftime("%Y-%m-%d %H:%M:%S UTC") if isinstance(value, datetime) else ""
 
 
 def accuracy_table(trials: pd.DataFrame, by: str) -> pd.DataFrame:

@@ -4,7 +4,7 @@ import io
 from pathlib import Path
 
 import plotly
-from flask import abort, send_file
+from flask import abort, request, send_file
 
 from webapp.priority import low_priority
 from webapp.researcher import exports
@@ -47,7 +47,7 @@ def next_session_start_times(slug):
 @bp.get("/studies/<slug>/export.zip")
 @low_priority
 def export(slug):
-    name, data = exports.export_zip(slug)
+    name, data = exports.export_zip(slug, excel=request.args.get("excel") == "1")
     return _attachment(data, name, "application/zip")
 
 

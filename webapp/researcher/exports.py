@@ -8,7 +8,6 @@ import csv
 import hashlib
 import io
 import json
-import math
 import subprocess
 import zipfile
 from collections.abc import Mapping
@@ -29,18 +28,25 @@ from webapp.models import SourceClip, Stimulus
 from webapp.models.manual_exclusion import rules_version
 from webapp.models.study import Study, StudyVersion
 from webapp.participant.calendar import iso_utc, opens_after
+from webapp.researcher import psychds
 from webapp.researcher.codebook import codebook_csv, codebook_markdown
+from webapp.researcher.export_tables import (
+    BOM,
+    local_iso,
+    participants_csv,
+    trials_csv,
+    trials_json,
+    trials_table,
+)
 from webapp.researcher.prolific import prolific_csv
-from webapp.researcher.roster import JSON_ROSTER_COLUMNS, roster_frame, study_trials
-from webapp.researcher.studies import require_study
-from webapp.trials import EXPORT_COLUMNS
+from webapp.researcher.roster import roster_frame, study_trials
+from webapp.researcher.studies import require_study, time_zone
 
 PROJECT_ROOT = Path(__file__).resolve().parents[2]
-TRIAL_JSON_COLUMNS = ("categories", "exclusion_reasons", "extra")
-INTEGER_COLUMNS = ("session_id", "trial_index", "dropped_frames")
+# Every file an export may hold (the Psych-DS data file is named after the study, under data/).
 FILE_NAMES = ("trials.csv", "trials.json", "participants.csv", "prolific_decisions.csv",
               "next_session_allowlist.csv", "next_session_start_times.csv",
-              "codebook.csv", "codebook.md", "metadata.json")
+              "codebook.csv", "codebook.md", "metadata.json", "dataset_description.json")
 # Who may take a later session of a multi-session design, and from when (UTC).
 START_TIME_COLUMNS = ["participant_id", "session_number", "earliest_start_utc"]
 
@@ -68,8 +74,13 @@ def snapshot():
         db.session.rollback()
 
 
-def build_export(slug: str, now: datetime | None = None) -> dict[str, bytes]:
+def build_export(slug: str, now: datetime | None = None, excel: bool = False) -> dict[str, bytes]:
     """Every export file of study ``slug`` as ``{file name: bytes}``, from one snapshot.
+
+    ``excel``: the tables a lab opens in a spreadsheet (trials, participants, codebook) start
+    with a UTF-8 byte order mark; the Prolific files and the Psych-DS data file never do.
+    A file with nothing to say is left out rather than written empty (the next-session
+    allowlist, which has no header row, of a study nobody is due back for).
 
     Raises
     ------
@@ -79,24 +90,30 @@ def build_export(slug: str, now: datetime | None = None) -> dict[str, bytes]:
     now = now or datetime.now(timezone.utc)
     with snapshot():
         study = require_study(slug)
-        trials = study_trials(slug)
+        zone = time_zone(study)
         participants = roster_frame(slug, now=now)
+        trials = trials_table(study_trials(slug), participants, zone)
         catch_set = (study.design_snapshot or {}).get("catch_set")
         stimuli = _stimulus_hashes([study.stimulus_set, *([catch_set] if catch_set else [])])
-        record = _study_record(study)
+        record = {**_study_record(study), "time_zone": zone}
         design = study.design_snapshot
-        later_sessions = next_session_csvs(participants, Design.from_snapshot(study), version_designs(study))
+        later_sessions = next_session_csvs(participants, Design.from_snapshot(study),
+                                           version_designs(study), zone)
         run_files = model_run_files(study.id)
+    bom = BOM if excel else b""
     files = {
-        "trials.csv": trials_csv(trials),
+        "trials.csv": trials_csv(trials, excel),
         "trials.json": trials_json(trials),
-        "participants.csv": participants_csv(participants),
+        "participants.csv": participants_csv(participants, zone, excel),
         "prolific_decisions.csv": prolific_csv(participants),
-        "codebook.csv": codebook_csv(),
+        "codebook.csv": bom + codebook_csv(),
         "codebook.md": codebook_markdown(),
-        **later_sessions,
+        **{name: data for name, data in later_sessions.items() if data},
         **run_files,
+        psychds.data_file_name(slug): trials_csv(trials),
     }
+    files["dataset_description.json"] = json.dumps(psychds.dataset_description(
+        record, list(trials.columns), now.isoformat()), indent=2, ensure_ascii=False).encode()
     meta = {
         "study": record, "design": design,
         "exclusion_rules_version": record["exclusion_rules_version"],
@@ -132,45 +149,6 @@ def _stimulus_hashes(stimulus_sets: list[str]) -> list[dict]:
              "source_clip_id": r["clip_key"], "kind": r["kind"],
              "direction": r["direction"], "frame_indices": r["frame_indices"],
              "item_id": r["item_id"], "path": r["path"], "sha256": r["sha256"]} for r in rows]
-
-
-def trials_csv(trials: pd.DataFrame) -> bytes:
-    """The canonical columns; lists and dicts as JSON strings, missing values as empty cells,
-    text that a spreadsheet would run as a formula quoted (:mod:`analysis.csv_cells`)."""
-    out = trials[EXPORT_COLUMNS].copy()
-    for col in TRIAL_JSON_COLUMNS:
-        out[col] = out[col].map(_json_cell)
-    out["received_at"] = out["received_at"].map(_iso_cell)
-    for col in INTEGER_COLUMNS:
-        out[col] = pd.array(out[col], dtype="Int64")
-    # repr-exact floats so rt_ms reads back unrounded.
-    return escape_cells(out).to_csv(index=False, float_format=None, lineterminator="\n").encode()
-
-
-def trials_json(trials: pd.DataFrame) -> bytes:
-    out = trials[EXPORT_COLUMNS].copy()
-    out["received_at"] = out["received_at"].map(lambda value: _iso_cell(value) or None)
-    records = [{col: _plain(row[col]) for col in EXPORT_COLUMNS}
-               for row in out.to_dict("records")]
-    return json.dumps(records, indent=1, allow_nan=False).encode()
-
-
-def participants_csv(participants: pd.DataFrame) -> bytes:
-    out = participants.copy()
-    for col in JSON_ROSTER_COLUMNS:
-        out[col] = out[col].map(_json_cell)
-    for col in ("started_at", "last_seen_at", "completed_at", "manual_at"):
-        out[col] = out[col].map(_iso_cell)
-    # A column of versions with an empty one would be floats ("1.0").
-    out["study_version"] = out["study_version"].map(
-        lambda v: "" if v is None or pd.isna(v) else str(int(v)))
-    return escape_cells(out).to_csv(index=False, lineterminator="\n").encode()
-
-
-def _iso_cell(value) -> str:
-    # pandas turns a column of datetimes with a None into NaT, which is a datetime too and
-    # would be written "NaT".
-    return "" if value is None or pd.isna(value) else value.isoformat()
 
 
 def prolific_export(slug: str) -> tuple[str, bytes]:
@@ -215,16 +193,27 @@ def next_session_allowlist(participants: pd.DataFrame, design: Design,
 
 
 def next_session_csvs(participants: pd.DataFrame, design: Design,
-                      ran: Mapping[int, Design] | None = None) -> dict[str, bytes]:
+                      ran: Mapping[int, Design] | None = None,
+                      zone: str = "UTC") -> dict[str, bytes]:
     """``next_session_allowlist.csv``, Prolific's custom allowlist (one participant id per
-    line, no header), and ``next_session_start_times.csv`` (:func:`next_session_allowlist`)."""
+    line, no header), and ``next_session_start_times.csv`` (:func:`next_session_allowlist`,
+    with each start again in the study's time ``zone``)."""
     table = next_session_allowlist(participants, design, ran)
     ids = io.StringIO()
     # Written as stored, never quoted against spreadsheets: Prolific must get the exact ids.
     csv.writer(ids, lineterminator="\n").writerows([i] for i in table["participant_id"])
+    table["earliest_start_local"] = table["earliest_start_utc"].map(
+        lambda stamp: _local_stamp(stamp, zone))
     return {"next_session_allowlist.csv": ids.getvalue().encode(),
             "next_session_start_times.csv": escape_cells(table).to_csv(
                 index=False, lineterminator="\n").encode()}
+
+
+def _local_stamp(stamp: str, zone: str) -> str:
+    try:
+        return local_iso(datetime.fromisoformat(stamp), zone)
+    except ValueError:  # a completed session stored without its completion time ("NaT")
+        return ""
 
 
 def next_session_export(slug: str, name: str) -> bytes:
@@ -240,7 +229,8 @@ def next_session_export(slug: str, name: str) -> bytes:
         participants = roster_frame(slug)
         design = Design.from_snapshot(study)
         ran = version_designs(study)
-    return next_session_csvs(participants, design, ran)[name]
+        zone = time_zone(study)
+    return next_session_csvs(participants, design, ran, zone)[name]
 
 
 def version_designs(study) -> dict[int, Design]:
@@ -250,25 +240,6 @@ def version_designs(study) -> dict[int, Design]:
                               .join(Study, Study.id == StudyVersion.study_id)
                               .where(StudyVersion.study_id == study.id)).all()
     return {row.version: Design.from_snapshot(row) for row in rows}
-
-
-def _json_cell(value) -> str:
-    return json.dumps(_plain(value), sort_keys=True, allow_nan=False)
-
-
-def _plain(value):
-    """Numpy scalars, NaN and pandas NA as JSON-ready Python values."""
-    if isinstance(value, dict):
-        return {str(k): _plain(v) for k, v in value.items()}
-    if isinstance(value, (list, tuple)):
-        return [_plain(v) for v in value]
-    if value is None or value is pd.NA or value is pd.NaT:
-        return None
-    if hasattr(value, "item") and not isinstance(value, (str, bytes)):
-        value = value.item()
-    if isinstance(value, float) and not math.isfinite(value):
-        return None
-    return value
 
 
 def software_version() -> dict:
@@ -292,8 +263,10 @@ def _git_state() -> dict:
     return {"git_commit": commit, "git_dirty": dirty}
 
 
-def write_export(slug: str, out_dir: Path, overwrite: bool = False) -> list[Path]:
-    """Write the export files into ``out_dir`` (created if needed).
+def write_export(slug: str, out_dir: Path, overwrite: bool = False,
+                 excel: bool = False) -> list[Path]:
+    """Write the export files into ``out_dir`` (created if needed); with ``overwrite``, an
+    earlier export's file that this one leaves out is removed, so no stale file remains.
 
     Raises
     ------
@@ -303,21 +276,25 @@ def write_export(slug: str, out_dir: Path, overwrite: bool = False) -> list[Path
     out_dir = Path(out_dir)
     if out_dir.exists() and not out_dir.is_dir():
         raise ValueError(f"{out_dir} is not a directory")
-    clashes = [name for name in FILE_NAMES if (out_dir / name).exists()]
+    data_file = psychds.data_file_name(slug)
+    clashes = [name for name in (*FILE_NAMES, data_file) if (out_dir / name).exists()]
     if clashes and not overwrite:
         raise ValueError(f"{out_dir} already holds {', '.join(clashes)}; use --overwrite")
-    files = build_export(slug)
-    out_dir.mkdir(parents=True, exist_ok=True)
+    files = build_export(slug, excel=excel)
+    for name in clashes:
+        if name not in files:
+            (out_dir / name).unlink()
     paths = []
     for name, data in files.items():
+        (out_dir / name).parent.mkdir(parents=True, exist_ok=True)
         (out_dir / name).write_bytes(data)
         paths.append(out_dir / name)
     return paths
 
 
-def export_zip(slug: str) -> tuple[str, bytes]:
+def export_zip(slug: str, excel: bool = False) -> tuple[str, bytes]:
     """``(download name, zip bytes)``; the files sit in a folder named after the study."""
-    files = build_export(slug)
+    files = build_export(slug, excel=excel)
     stamp = json.loads(files["metadata.json"])["exported_at"][:19].replace(":", "").replace("-", "")
     folder = f"{slug}-export-{stamp}"
     buffer = io.BytesIO()

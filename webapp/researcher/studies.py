@@ -131,6 +131,12 @@ def study_config(study: Study) -> study_file.StudyConfig:
     return study_file.StudyConfig.from_settings(design, settings)
 
 
+def time_zone(study: Study) -> str:
+    """The study's time zone (``study.time_zone``; UTC for a study stored without one)."""
+    settings = (study.design_snapshot or {}).get(STUDY_CONFIG_KEY) or {}
+    return settings.get("time_zone") or study_file.StudyConfig.time_zone
+
+
 def export_config(slug: str) -> str:
     """Study SLUG's configuration as a study file (``create --from`` it for the same study)."""
     return study_file.to_toml(study_config(require_study(slug)))

@@ -19,6 +19,7 @@ from webapp.participant import entry, resume, sessions
 from webapp.priority import low_priority
 from webapp.researcher import dashboard, lifecycle, studies, study_form
 from webapp.researcher.blueprint import bp
+from webapp.researcher.participant_table import stamp
 
 
 class ActionForm(FlaskForm):
@@ -130,7 +131,8 @@ def _render_study(slug: str, exclusion_form: ExclusionForm | None = None, status
     study = studies.require_study(slug)  # a missing study was refused before the view
     allowed = access.permissions_of(current_user, study)
     return render_template(
-        "researcher/study.html", study=study, panel=dashboard.study_panel(slug),
+        "researcher/study.html", study=study, slug=slug, panel=dashboard.study_panel(slug),
+        stamp=stamp, zone=studies.time_zone(study),
         state=lifecycle.state_name(study), action_labels=lifecycle.ACTION_LABELS,
         actions=[action for action in lifecycle.allowed_actions(study)
                  if access.action_permission(action) in allowed],
@@ -154,7 +156,7 @@ def _render_study(slug: str, exclusion_form: ExclusionForm | None = None, status
 @low_priority
 def panel(slug):
     """The live part of the study page, re-fetched by researcher.js every few seconds."""
-    return render_template("researcher/_panel.html", panel=dashboard.study_panel(slug))
+    return render_template("researcher/_panel.html", slug=slug, panel=dashboard.study_panel(slug))
 
 
 @bp.post("/studies/<slug>/<action>")
