@@ -20,6 +20,8 @@ if TYPE_CHECKING:
     from experiments.study_file import Reader
 
 # What participants miss in a consent without each fact (a consent form should say them all).
+# Below this many hours, "the next session on another day" can be the same evening.
+MIN_DAY_GAP_HOURS = 12
 _FACT_NEEDS = {"contact": "whom to ask about the study",
                "ethics": "which ethics committee approved the study",
                "data_retention": "how long their data are kept and who may see them"}
@@ -253,6 +255,12 @@ def check_design(reader: Reader, design: Design) -> bool:
                      f"expected at most {MAX_TRIALS_PER_BLOCK} trials per block, got "
                      f"{design.max_clips} over {design.main_blocks} block(s)")
         ok = False
+    if design.sessions > 1 and design.session_gap_hours < MIN_DAY_GAP_HOURS:
+        reader.error(("sessions", "gap_hours"),
+                     f"the {design.sessions} sessions are meant for different days, but each "
+                     f"opens {design.session_gap_hours:g} hour(s) after the last, so a "
+                     f"participant can take them back to back; expected at least "
+                     f"{MIN_DAY_GAP_HOURS} (the shipped two-day design waits 20)", warn=True)
     gate, rule = design.practice.min_accuracy, design.exclusions.min_practice_accuracy
     if rule > gate:
         reader.error(("exclusions", "min_practice_accuracy"),

@@ -406,3 +406,16 @@ def test_a_studys_texts_are_rendered_once_per_worker():
     assert texts.render_all(own, "en", {**VALUES, "duration_minutes": 9}) == first
     assert texts._sanitised.cache_info().misses == rendered.misses
     assert first["consent"].startswith("<p>![![")
+
+
+def test_sessions_on_different_days_with_a_near_zero_gap_are_a_warning():
+    # Issue 28: two "different-day" sessions 0.1 h apart validated without a word.
+    two = MINIMAL.format(design="arrow-of-time") + "[sessions]\ncount = 2\n"
+    config, errors, warnings = check(two + "gap_hours = 0.1\n")
+    assert errors == [] and [str(w) for w in warnings] == [
+        "study.toml:6: sessions.gap_hours: the 2 sessions are meant for different days, but "
+        "each opens 0.1 hour(s) after the last, so a participant can take them back to back; "
+        "expected at least 12 (the shipped two-day design waits 20)"]
+    assert check(two + "gap_hours = 20\n")[2] == []
+    one = MINIMAL.format(design="arrow-of-time") + "[sessions]\ncount = 1\ngap_hours = 0\n"
+    assert check(one)[2] == []
