@@ -73,6 +73,8 @@ def trial_codebook() -> list[tuple[str, str, str]]:
                                      "lacks items). `manage.py analyze` and `report` analyse "
                                      f"participants' {_quoted([C.SESSION_COMPLETED])} sessions "
                                      "only unless given --sessions all."),
+        ("session_number", "integer", "Which of the design's sessions this is (1, 2, ...; "
+                                      "sessions on different days); 1 for a model run."),
         ("experiment", "string", "Study slug."),
         ("trial_index", "integer", "Position of the trial in the session's schedule (from 0)."),
         ("trial_type", "string", _trial_type_text()),
