@@ -12,6 +12,7 @@ from typing import TYPE_CHECKING
 
 from experiments import texts as text_defaults
 from experiments.designs import Design, get_design
+from experiments.platforms import PLATFORMS, Platform, url_key, url_problem
 from experiments.study_config import StudyConfig
 from experiments.study_format import SCHEMA, _show, check_value
 from experiments.study_settings import MAX_TEXT_CHARS, MAX_TRIALS_PER_BLOCK, Setting, default
@@ -224,8 +225,31 @@ def build(reader: Reader, values: dict, text_overrides: dict) -> StudyConfig | N
     for key in ("languages", "browsers", "devices"):
         if key in study:
             study[key] = tuple(study[key])
+    platform = values.get(("recruitment", "platform"), default("recruitment.platform"))
+    urls = {key.removesuffix("_url"): value for (section, key), value in values.items()
+            if section == "recruitment" and key != "platform"}
+    if not check_recruitment(reader, PLATFORMS[platform], urls):
+        return None
     return StudyConfig(design=design, stimulus_set=values[("study", "stimulus_set")],
-                       min_window=window, texts=text_overrides, **study)
+                       min_window=window, texts=text_overrides, platform=platform,
+                       return_urls=urls, **study)
+
+
+def check_recruitment(reader: Reader, platform: Platform, urls: dict[str, str]) -> bool:
+    """Each return URL's scheme and placeholders, and the URLs the platform needs; False after
+    an error."""
+    ok = True
+    for outcome, url in urls.items():
+        problem = url_problem(url, platform)
+        if problem:
+            reader.error(("recruitment", url_key(outcome)), problem)
+            ok = False
+    for outcome in platform.required:
+        if outcome not in urls:
+            reader.error(("recruitment", "platform"),
+                         f"expected recruitment.{url_key(outcome)} too: {platform.title}")
+            ok = False
+    return ok
 
 
 def _culprit(base: Design, values: dict) -> tuple:
