@@ -103,7 +103,7 @@ class SessionRunner {
     await flow.fullscreen();
     this.noteFullscreen();
     await flow.instructions(session, resuming ? this.position() : null);
-    if (await this.runAll()) await flow.debrief();
+    if (await this.runAll()) await flow.debrief(session);
     return this.finish();
   }
 

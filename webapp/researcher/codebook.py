@@ -230,6 +230,10 @@ PARTICIPANT_CODEBOOK = [
     ("manual_by", "string", "Who added it: a researcher's username, or cli:<login> from "
                             "`manage.py exclusions`."),
     ("manual_at", "ISO 8601 UTC", "When it was added; empty without a rule."),
+    ("completion_code", "string", "The code the participant was shown when the session ended "
+                                  "(empty while it runs, and for model runs): the outcome's "
+                                  "shared code on Prolific, else the participant's own; check "
+                                  "a platform's list with `manage.py study codes SLUG FILE`."),
 ]
 
 PROLIFIC_CODEBOOK = [

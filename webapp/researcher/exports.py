@@ -29,6 +29,7 @@ from webapp.models.manual_exclusion import rules_version
 from webapp.models.study import Study, StudyVersion
 from webapp.participant.calendar import iso_utc, opens_after
 from webapp.researcher.codebook import codebook_csv, codebook_markdown
+from webapp.researcher.codes import with_codes
 from webapp.researcher.prolific import prolific_csv
 from webapp.researcher.roster import JSON_ROSTER_COLUMNS, roster_frame, study_trials
 from webapp.researcher.studies import require_study
@@ -88,7 +89,7 @@ def build_export(slug: str, now: datetime | None = None) -> dict[str, bytes]:
     files = {
         "trials.csv": trials_csv(trials),
         "trials.json": trials_json(trials),
-        "participants.csv": participants_csv(participants),
+        "participants.csv": participants_csv(with_codes(participants, study)),
         "prolific_decisions.csv": prolific_csv(participants),
         "codebook.csv": codebook_csv(),
         "codebook.md": codebook_markdown(),

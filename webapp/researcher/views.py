@@ -15,9 +15,9 @@ from experiments.designs import Design
 from experiments.response_keys import reserved_key_warnings
 from webapp.extensions import db
 from webapp.models import access, manual_exclusion
-from webapp.participant import entry, resume, sessions
+from webapp.participant import entry, resume
 from webapp.priority import low_priority
-from webapp.researcher import dashboard, lifecycle, studies, study_form
+from webapp.researcher import codes, dashboard, lifecycle, studies, study_form
 from webapp.researcher.blueprint import bp
 
 
@@ -145,7 +145,7 @@ def _render_study(slug: str, exclusion_form: ExclusionForm | None = None, status
         resume_valid_hours=int(resume.LINK_VALID.total_seconds() // 3600),
         link=studies.participant_link(slug),
         prolific_link=studies.participant_link(slug, prolific=True),
-        completion_codes=sessions.completion_codes(slug),
+        completion_codes=codes.shared_codes(study),
         key_warnings=reserved_key_warnings(Design.from_snapshot(study).response_keys,
                                            studies.study_config(study).browsers)), status
 
