@@ -89,7 +89,7 @@ def check_codes(study: Study, codes: list[str]) -> pd.DataFrame:
                      "session_number": first.session_number if first else None,
                      "status": first.status if first else "", "note": note})
     return pd.DataFrame(rows, columns=["code", "valid", "participant", "session_number",
-                                       "status", "note"])
+                                       "status", "note"]).astype({"session_number": "Int64"})
 
 
 def shared_codes(study: Study) -> dict[int, dict[str, str]]:
