@@ -81,6 +81,8 @@ def return_url(slug: str, settings: dict, recruitment: dict, session_number: int
     platform's for a participant whose link came from it; placeholders filled."""
     platform = PLATFORMS[settings["platform"]]
     outcome = outcome_of(status)
+    if outcome is None:
+        return None
     url = (settings.get("return_urls") or {}).get(outcome)
     if url is None and platform.id_param in recruitment:
         url = platform.urls.get(outcome)
@@ -89,7 +91,7 @@ def return_url(slug: str, settings: dict, recruitment: dict, session_number: int
     participant = next((recruitment[k] for k in (platform.id_param, *ID_PARAMS)
                         if recruitment.get(k)), "")
     return fill(url, platform, {"participant": participant, "code": code, "study": slug,
-                                "session": session_number})
+                                "session": str(session_number)})
 
 
 def ending(session: Row, status: str) -> dict:

@@ -50,7 +50,8 @@ def issued_codes(study: Study) -> dict[str, list[Issued]]:
     found: dict[str, list[Issued]] = {}
     for session_id, number, status, participant in rows:
         code = sessions.session_code(study.slug, settings, session_id, number, status)
-        found.setdefault(code, []).append(Issued(participant, number, status))
+        if code is not None:  # every ended status has one
+            found.setdefault(code, []).append(Issued(participant, number, status))
     return found
 
 
@@ -85,7 +86,7 @@ def check_codes(study: Study, codes: list[str]) -> pd.DataFrame:
             valid, note = True, f"a shared code, shown to {len(whom)} participants"
         seen.add(code)
         rows.append({"code": pasted[:MAX_CODE_CHARS], "valid": valid,
-                     "participant": first.participant if len(whom) == 1 else "",
+                     "participant": whom[0].participant if len(whom) == 1 else "",
                      "session_number": first.session_number if first else None,
                      "status": first.status if first else "", "note": note})
     return pd.DataFrame(rows, columns=["code", "valid", "participant", "session_number",
