@@ -50,8 +50,12 @@ def tiny(factory):
 
 @pytest.mark.usefixtures("person_pace")
 def test_sona_brings_the_id_as_id_and_grants_credit_with_each_participants_own_code(
-        app, client, tiny):
+        app, client, runner, tiny):
     _open(app, "sona", f'platform = "sona"\ncompleted_url = "{SONA_CREDIT}"\n')
+    links = runner.invoke(args=["study", "links", "sona"]).output
+    assert "/p/sona?id=%SURVEY_CODE%" in links and "Prolific link" not in links
+    assert "each participant gets their own; check the ones submitted with `manage.py " \
+        "study codes sona FILE`" in " ".join(links.split())
     first = _complete(client, app, "sona", id="48213")
     second = _complete(client, app, "sona", id="48214")
     assert first["status"] == second["status"] == "completed"

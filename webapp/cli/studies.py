@@ -14,6 +14,7 @@ from experiments.response_keys import reserved_key_warnings
 from experiments.study_format import visible
 from webapp.cli.database import has_schema
 from webapp.models import access
+from webapp.participant import texts
 from webapp.researcher import codes, lifecycle, studies
 from webapp.stimuli import catalog
 
@@ -192,9 +193,14 @@ def _links_at(base_url: str | None):
 
 
 def _echo_links(slug: str) -> None:
+    study = studies.require_study(slug)
+    platform = texts.study_settings(study.design_snapshot)["platform"]
     click.echo(f"Participant link: {studies.participant_link(slug)}?participant=ID")
-    click.echo(f"Prolific link:    {studies.participant_link(slug, prolific=True)}")
-    shared = codes.shared_codes(studies.require_study(slug))
+    if platform == "prolific":
+        click.echo(f"Prolific link:    {studies.participant_link(slug, prolific=True)}")
+    elif platform == "sona":  # SONA fills in each participant's survey code
+        click.echo(f"SONA study URL:   {studies.participant_link(slug)}?id=%SURVEY_CODE%")
+    shared = codes.shared_codes(study)
     for number, by_outcome in shared.items():
         session = f" (session {number})" if len(shared) > 1 else ""
         click.echo(f"Completion codes{session}: "
