@@ -167,3 +167,25 @@ def test_return_urls_are_checked_with_line_and_field(recruitment, problem):
     source = '[study]\ndesign = "arrow-of-time"\nstimulus_set = "s"\n[recruitment]\n' + recruitment
     problems = [str(p) for p in study_file.check(source)[1]]
     assert len(problems) == 1 and problems[0].startswith(f"study.toml:{problem}"), problems
+
+
+@pytest.mark.usefixtures("person_pace")
+def test_a_session_keeps_the_codes_of_the_version_it_ran(app, client, runner, tiny, tmp_path):
+    _open(app, "moved", 'platform = "prolific"\n')
+    on_prolific = _complete(client, app, "moved", PROLIFIC_PID="P1")["completion_code"]
+    with app.app_context():  # the lab moves the running study to its own pool: version 2
+        lifecycle.update_study("moved", study_file.loads(
+            '[study]\ndesign = "arrow-of-time"\nstimulus_set = "tiny"\n'
+            '[recruitment]\nplatform = "generic"\n'))
+        assert on_prolific == sessions.completion_codes("moved")["completed"]
+    own = _complete(client, app, "moved", participant="cw-1")["completion_code"]
+    assert own != on_prolific and len(own) == 10
+    pasted = tmp_path / "codes.txt"
+    pasted.write_text(f"{on_prolific} {own}")
+    result = runner.invoke(args=["study", "codes", "moved", str(pasted)])
+    assert result.exit_code == 0, result.output
+    with app.app_context():
+        rows = list(csv.DictReader(io.StringIO(
+            exports.build_export("moved")["participants.csv"].decode())))
+    assert {r["subject_id"]: r["completion_code"] for r in rows} == {"P1": on_prolific,
+                                                                   "cw-1": own}

@@ -18,6 +18,7 @@ from experiments.platforms import PLATFORMS
 from experiments.verdict import ENDED
 from webapp.extensions import db
 from webapp.models import Session, Study, Subject
+from webapp.models.study import StudyVersion
 from webapp.participant import sessions, texts
 
 MAX_CODES = 100_000  # a pasted list past this is refused, not read
@@ -40,19 +41,30 @@ def issued_codes(study: Study) -> dict[str, list[Issued]]:
     """Each code the study's participants were shown (an ended session's; previews and the
     simulated participant's left out), with who was shown it: one participant for a platform
     of unique codes, everyone of that outcome and session for shared ones."""
-    settings = texts.study_settings(study.design_snapshot)
+    settings = settings_by_version(study)
     rows = db.session.execute(
-        select(Session.id, Session.session_number, Session.status, Subject.external_id)
+        select(Session.id, Session.session_number, Session.status, Subject.external_id,
+               Session.study_version)
         .join(Session.subject)
         .where(Subject.study_id == study.id, Subject.kind == "human",
                Session.status.in_(ENDED), Session.simulated.is_(False))
         .order_by(Session.id))
     found: dict[str, list[Issued]] = {}
-    for session_id, number, status, participant in rows:
-        code = sessions.session_code(study.slug, settings, session_id, number, status)
+    for session_id, number, status, participant, version in rows:
+        code = sessions.session_code(study.slug, settings.get(version, settings[None]),
+                                     session_id, number, status)
         if code is not None:  # every ended status has one
             found.setdefault(code, []).append(Issued(participant, number, status))
     return found
+
+
+def settings_by_version(study: Study) -> dict[int | None, dict]:
+    """The participant-side settings each frozen version of ``study`` ran with (a session's
+    platform is its version's), and under None the study's own (an unfrozen draft's)."""
+    frozen = db.session.execute(select(StudyVersion.version, StudyVersion.design_snapshot)
+                                .where(StudyVersion.study_id == study.id))
+    return {None: texts.study_settings(study.design_snapshot),
+            **{version: texts.study_settings(snapshot) for version, snapshot in frozen}}
 
 
 def parse_codes(text: str) -> list[str]:
@@ -105,9 +117,11 @@ def shared_codes(study: Study) -> dict[int, dict[str, str]]:
 
 def with_codes(participants: pd.DataFrame, study: Study) -> pd.DataFrame:
     """The roster with each ended human session's ``completion_code`` (empty otherwise)."""
-    settings = texts.study_settings(study.design_snapshot)
+    settings = settings_by_version(study)
     ended = participants["status"].isin(ENDED) & (participants["subject_kind"] == "human")
-    codes = [sessions.session_code(study.slug, settings, int(row.session_id),
-                                   int(row.session_number), row.status) if is_ended else ""
-             for row, is_ended in zip(participants.itertuples(), ended)]
+    codes = [sessions.session_code(
+        study.slug, settings.get(None if pd.isna(row.study_version) else int(row.study_version),
+                                 settings[None]),
+        int(row.session_id), int(row.session_number), row.status) if is_ended else ""
+        for row, is_ended in zip(participants.itertuples(), ended)]
     return participants.assign(completion_code=codes)
