@@ -189,3 +189,21 @@ def test_a_session_keeps_the_codes_of_the_version_it_ran(app, client, runner, ti
             exports.build_export("moved")["participants.csv"].decode())))
     assert {r["subject_id"]: r["completion_code"] for r in rows} == {"P1": on_prolific,
                                                                    "cw-1": own}
+
+
+@pytest.mark.usefixtures("person_pace")
+def test_the_study_page_checks_a_pasted_list_of_codes(app, client, logged_in, tiny):
+    _open(app, "crowd", 'platform = "generic"\n')
+    with app.app_context():
+        from webapp.models import access
+
+        access.share(studies.require_study("crowd"), "ada", "editor")
+    own = _complete(client, app, "crowd", participant="cw-1")["completion_code"]
+    page = client.post("/researcher/studies/crowd/codes",
+                       data={"codes": f"{own}\nGUESSED000"}).get_data(as_text=True)
+    table = page[page.index('<table id="code-check">'):]
+    assert "1 of 2 code(s) valid" in table
+    assert re.search(rf"<code>{own}</code></td><td>yes</td><td>cw-1</td><td>1</td>"
+                     r"<td>completed</td>", table), table
+    assert "<code>GUESSED000</code></td><td>NO</td>" in table
+    assert "not a code of this study" in table
