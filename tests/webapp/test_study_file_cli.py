@@ -14,7 +14,7 @@ def test_validate_prints_a_summary_or_every_error(runner, tmp_path):
     assert result.exit_code == 0, result.output
     assert "arrow-of-time.toml: valid." in result.output
     # No stimuli here: validate says what it could not check (create will).
-    assert "is not stored in this database: the file was checked, not whether the set can " \
+    assert "is not stored in this database; the file was checked, not whether the set can " \
         "run it" in " ".join(result.output.split())
     for shipped in sorted(SHIPPED.glob("*.toml")):  # tra-sweep-pybullet.toml among them
         result = runner.invoke(args=["study", "validate", str(shipped)])

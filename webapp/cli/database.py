@@ -26,10 +26,6 @@ def schema_problem() -> str | None:
         f"the database at {where} has no tables yet: run `python manage.py init-db` first"
 
 
-def has_schema() -> bool:
-    return schema_problem() is None
-
-
 def require_schema() -> None:
     """One line, not a SQLAlchemy traceback, for a command the database cannot serve yet."""
     problem = schema_problem()

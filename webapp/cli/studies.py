@@ -12,7 +12,7 @@ from experiments import study_file
 from experiments.designs import Design
 from experiments.response_keys import reserved_key_warnings
 from experiments.study_format import visible
-from webapp.cli.database import has_schema
+from webapp.cli.database import schema_problem
 from webapp.models import access
 from webapp.participant import texts
 from webapp.researcher import codes, lifecycle, studies
@@ -105,14 +105,17 @@ def validate(file):
     against its stimulus set too when this database stores it (as `create` will)."""
     config = _load(file)
     design = config.design
-    if has_schema() and config.stimulus_set in catalog.stimulus_sets():
+    unchecked = schema_problem()
+    if unchecked is None and config.stimulus_set not in catalog.stimulus_sets():
+        unchecked = f"stimulus set {config.stimulus_set!r} is not stored in this database"
+    if unchecked is None:
         try:
             studies.check_schedulable(design, config.stimulus_set)
         except studies.StudyError as error:
             raise _data_error(error, file) from error
     else:
-        click.echo(f"Note: stimulus set {config.stimulus_set!r} is not stored in this "
-                   "database: the file was checked, not whether the set can run it.", err=True)
+        click.echo(f"Note: {unchecked}; the file was checked, not whether the set can run it.",
+                   err=True)
     clips = design.max_clips or "every clip of the set"
     click.echo(f"{file.name}: valid. {config.title or '(untitled)'}: {design.name} on "
                f"{config.stimulus_set}; {design.sessions} session(s), {design.main_blocks} "
