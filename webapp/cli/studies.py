@@ -11,14 +11,11 @@ from flask.cli import with_appcontext
 from experiments import study_file
 from experiments.designs import Design
 from experiments.response_keys import reserved_key_warnings
-from experiments.study_format import visible
 from webapp.cli.database import schema_problem
 from webapp.models import access
 from webapp.participant import texts
 from webapp.researcher import codes, lifecycle, studies
 from webapp.stimuli import catalog
-
-MAX_PASTE_CHARS = codes.MAX_CODES * (codes.MAX_CODE_CHARS + 1)
 
 
 @click.group()
@@ -235,31 +232,6 @@ _transition_command("pause", "Pause study SLUG: no new participants; those insid
 _transition_command("close", "Close study SLUG for good; participants already in may finish.")
 _transition_command("stop", "Close study SLUG now: sessions in progress end as 'stopped' "
                             "(what they stored is kept).")
-
-
-@study.command("codes")
-@click.argument("slug")
-@click.argument("codes_file", metavar="FILE", type=click.File("r", encoding="utf-8"),
-                default="-")
-@with_appcontext
-def check_codes(slug, codes_file):
-    """Check the codes participants submitted on the platform (FILE, or standard input: one
-    per line, or separated by commas or spaces) against those study SLUG issued. Exits with
-    status 1 when any is not valid."""
-    try:
-        study = studies.require_study(slug)
-        found = codes.check_codes(study, codes.parse_codes(codes_file.read(MAX_PASTE_CHARS)))
-    except (studies.StudyError, codes.CodeListError) as error:
-        raise click.ClickException(str(error)) from error
-    for row in found.itertuples():
-        whom = f"participant {row.participant}, " if row.participant else ""
-        where = f"{whom}session {row.session_number}, {row.status}" if row.status else ""
-        said = "; ".join(part for part in (where, row.note) if part)
-        click.echo(f"{visible(row.code)}\t{'valid' if row.valid else 'NOT VALID'}\t{said}")
-    valid = int(found["valid"].sum())
-    click.echo(f"{valid} of {len(found)} code(s) valid for {slug!r}.", err=True)
-    if valid < len(found):
-        raise SystemExit(1)
 
 
 @study.command("share")
