@@ -41,7 +41,8 @@ from experiments import exclusions, trial_types, verdict
 from experiments.categories import CATEGORIES
 
 TRIAL_COLUMNS = (
-    "subject_id", "subject_kind", "session_id", "session_status", "experiment", "trial_index",
+    "subject_id", "subject_kind", "session_id", "session_status", "session_number",
+    "experiment", "trial_index",
     "trial_type", "block", "stimulus_id", "source_clip_id", "categories", "direction",
     "correct_response", "response", "correct", "rt_ms", "onset_method", "dropped_frames",
     "excluded", "exclusion_reasons", "extra",
@@ -164,6 +165,7 @@ def column_rules() -> dict[str, ColumnRule]:
         "subject_kind": ColumnRule("choice", SUBJECT_KINDS, blank=False),
         "session_id": ColumnRule("text"),
         "session_status": ColumnRule("choice", SESSION_STATUSES),  # empty: not known
+        "session_number": ColumnRule("integer"),  # empty: an export made before it was kept
         "experiment": ColumnRule("text"),
         "trial_index": ColumnRule("integer"),
         "trial_type": ColumnRule("choice", trial_type_names(), blank=False),

@@ -132,6 +132,7 @@ def normalize_trials(data: pd.DataFrame, rows: Rows | None = None) -> pd.DataFra
     if df["excluded"].dtype != bool:
         df["excluded"] = _map_unique(df["excluded"], _to_bool, factorized).astype(bool)
     df["rt_ms"] = pd.to_numeric(df["rt_ms"], errors="coerce").astype(float)
+    df["session_number"] = pd.to_numeric(df["session_number"], errors="coerce").astype("Int64")
     for col in ("response", "correct_response"):
         df[col] = _map_unique(df[col], _to_text, factorized)
     for col in ("subject_id", "session_id", "stimulus_id", "source_clip_id"):

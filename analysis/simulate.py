@@ -151,7 +151,7 @@ def _frame(block: dict, clips, subjects, kind: str, experiment: str) -> pd.DataF
         "subject_id": subjects[subject_idx], "subject_kind": kind,
         "session_id": [f"{s}-s1" for s in subjects[subject_idx]] if kind == C.HUMAN
         else subjects[subject_idx],
-        "session_status": C.SESSION_COMPLETED,
+        "session_status": C.SESSION_COMPLETED, "session_number": 1,
         "experiment": experiment, "trial_index": np.arange(n), "trial_type": block["trial_type"],
         "block": "main", "stimulus_id": pd.Series(clip_ids).str.cat(pd.Series(direction), "/"),
         "source_clip_id": clip_ids,

@@ -12,6 +12,7 @@ from typing import TYPE_CHECKING
 
 from experiments import texts as text_defaults
 from experiments.designs import Design, get_design
+from experiments.platforms import PLATFORMS, Platform, url_key, url_problem
 from experiments.study_config import StudyConfig
 from experiments.study_format import SCHEMA, _show, check_value
 from experiments.study_settings import MAX_TEXT_CHARS, MAX_TRIALS_PER_BLOCK, Setting, default
@@ -20,6 +21,8 @@ if TYPE_CHECKING:
     from experiments.study_file import Reader
 
 # What participants miss in a consent without each fact (a consent form should say them all).
+# Below this many hours, "the next session on another day" can be the same evening.
+MIN_DAY_GAP_HOURS = 12
 _FACT_NEEDS = {"contact": "whom to ask about the study",
                "ethics": "which ethics committee approved the study",
                "data_retention": "how long their data are kept and who may see them"}
@@ -222,8 +225,31 @@ def build(reader: Reader, values: dict, text_overrides: dict) -> StudyConfig | N
     for key in ("languages", "browsers", "devices"):
         if key in study:
             study[key] = tuple(study[key])
+    platform = values.get(("recruitment", "platform"), default("recruitment.platform"))
+    urls = {key.removesuffix("_url"): value for (section, key), value in values.items()
+            if section == "recruitment" and key != "platform"}
+    if not check_recruitment(reader, PLATFORMS[platform], urls):
+        return None
     return StudyConfig(design=design, stimulus_set=values[("study", "stimulus_set")],
-                       min_window=window, texts=text_overrides, **study)
+                       min_window=window, texts=text_overrides, platform=platform,
+                       return_urls=urls, **study)
+
+
+def check_recruitment(reader: Reader, platform: Platform, urls: dict[str, str]) -> bool:
+    """Each return URL's scheme and placeholders, and the URLs the platform needs; False after
+    an error."""
+    ok = True
+    for outcome, url in urls.items():
+        problem = url_problem(url, platform)
+        if problem:
+            reader.error(("recruitment", url_key(outcome)), problem)
+            ok = False
+    for outcome in platform.required:
+        if outcome not in urls:
+            reader.error(("recruitment", "platform"),
+                         f"expected recruitment.{url_key(outcome)} too: {platform.title}")
+            ok = False
+    return ok
 
 
 def _culprit(base: Design, values: dict) -> tuple:
@@ -253,6 +279,12 @@ def check_design(reader: Reader, design: Design) -> bool:
                      f"expected at most {MAX_TRIALS_PER_BLOCK} trials per block, got "
                      f"{design.max_clips} over {design.main_blocks} block(s)")
         ok = False
+    if design.sessions > 1 and design.session_gap_hours < MIN_DAY_GAP_HOURS:
+        reader.error(("sessions", "gap_hours"),
+                     f"the {design.sessions} sessions are meant for different days, but each "
+                     f"opens {design.session_gap_hours:g} hour(s) after the last, so a "
+                     f"participant can take them back to back; expected at least "
+                     f"{MIN_DAY_GAP_HOURS} (the shipped two-day design waits 20)", warn=True)
     gate, rule = design.practice.min_accuracy, design.exclusions.min_practice_accuracy
     if rule > gate:
         reader.error(("exclusions", "min_practice_accuracy"),

@@ -12,6 +12,7 @@ from dataclasses import dataclass, field
 
 from experiments import texts as text_defaults
 from experiments.designs import Design
+from experiments.platforms import DEFAULT_PLATFORM
 from experiments.study_settings import default
 from experiments.trial_types import TRIAL_TYPES
 
@@ -30,6 +31,9 @@ class StudyConfig:
     devices: tuple[str, ...] = default("participants.devices")
     min_window: tuple[int, int] = (default("participants.min_window_width"),
                                    default("participants.min_window_height"))
+    platform: str = default("recruitment.platform")
+    # The study file's return URLs by outcome (experiments.platforms.URL_OUTCOMES).
+    return_urls: dict = field(default_factory=dict)
     # The study's own texts (Markdown) by language and key; the rest are the shipped defaults.
     texts: dict = field(default_factory=dict)
     # The lab's facts the consent states (texts.STUDY_FACTS): Markdown, or Markdown by language.
@@ -50,6 +54,9 @@ class StudyConfig:
                 "languages": list(self.languages), "places": self.places,
                 "browsers": list(self.browsers), "devices": list(self.devices),
                 "min_window": list(self.min_window), "time_zone": self.time_zone,
+                # Stored where given only: most studies keep the defaults.
+                **({"platform": self.platform} if self.platform != DEFAULT_PLATFORM else {}),
+                **({"return_urls": dict(self.return_urls)} if self.return_urls else {}),
                 **{fact: getattr(self, fact) for fact in text_defaults.STUDY_FACTS},
                 "own_texts": {lang: dict(keys) for lang, keys in self.texts.items()},
                 **({"annotations": self.annotations} if self.annotations else {})}

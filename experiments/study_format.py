@@ -123,6 +123,7 @@ _FITS = {
     and all(isinstance(x, str) and _KEY_NAME.match(x) for x in v),
     "choice_list": lambda s, v: isinstance(v, list) and bool(v) and len(set(v)) == len(v)
     and all(x in s.choices for x in v),
+    "url": lambda s, v: _is_text(v),  # its scheme and placeholders: study_checks
     "localised": lambda s, v: _is_text(v) or isinstance(v, dict) and bool(v)
     and all(isinstance(k, str) and languages.TAG.match(k) and _is_text(x) for k, x in v.items()),
 }
@@ -176,6 +177,9 @@ def _setting_value(config, design, section, key, setting):
         return design_value(design, setting.design_field)
     if section == "study" and key == "design":
         return config.design.name
+    if section == "recruitment":
+        return config.platform if key == "platform" else \
+            config.return_urls.get(key.removesuffix("_url"))
     if key in ("min_window_width", "min_window_height"):
         return config.min_window[key.endswith("height")]
     value = getattr(config, key)

@@ -16,6 +16,7 @@ from typing import Any
 
 from experiments.designs import DESIGNS
 from experiments.exclusions import ExclusionRules
+from experiments.platforms import DEFAULT_PLATFORM, MAX_URL_CHARS, PLATFORMS, URL_OUTCOMES, url_key
 
 BROWSERS = ("chromium", "firefox", "webkit")
 # What a study accepts unless its file says otherwise: the engines whose measured onset error
@@ -220,6 +221,20 @@ SETTINGS: dict[str, dict[str, Setting]] = {
         "min_window_height": _int(1, None, MAX_WINDOW_PX, default=600, help="The lowest "
                                   "browser window (CSS pixels) a participant may take part in."),
     },
+    "recruitment": {
+        "platform": Setting("choice", f"one of {', '.join(PLATFORMS)}", choices=PLATFORMS.keys(),
+                            default=DEFAULT_PLATFORM, help="Where participants come from "
+                            "(experiments/platforms.py): the link's id parameter, the codes "
+                            "(prolific: one per outcome; sona, generic: each participant's own) "
+                            "and the default return URLs."),
+        **{url_key(outcome): Setting(
+            "url", f"an https:// URL of at most {MAX_URL_CHARS} characters, with placeholders "
+                   "such as {participant} and {code}",
+            help=f"Where a participant whose session ends {' or '.join(statuses)} is sent "
+                 "back (default: the platform's)." + (" sona: its credit-granting URL, with "
+                                                      "{survey_code}." if outcome ==
+                                                      "completed" else ""))
+           for outcome, statuses in URL_OUTCOMES.items()}},
     "exclusions": _rules(),
 }
 

@@ -21,7 +21,7 @@ def canonical_query(experiment_slug: str | None = None) -> Select:
             Subject.external_id.label("subject_id"),
             Subject.kind.label("subject_kind"),
             Session.id.label("session_id"),
-            Session.status.label("session_status"),
+            Session.status.label("session_status"), Session.session_number,
             Study.slug.label("experiment"),
             Trial.trial_index, Trial.trial_type, Trial.block,
             Stimulus.public_id.label("stimulus_id"),

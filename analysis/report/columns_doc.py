@@ -111,6 +111,10 @@ AOT_BY_CATEGORY = AOT_COLUMNS
 AOT_BY_SUBJECT = AOT_COLUMNS
 AOT_BY_SESSION = {"session_id": "One session (a participant's sitting, a model's run).",
                   **AOT_COLUMNS}
+AOT_BY_SESSION_NUMBER = {
+    "session_number": "The design's session (1, 2, ...: sessions on different days), so a "
+                      "multi-day study shows whether a later sitting differs from the first.",
+    **AOT_COLUMNS}
 SDT_PARTICIPANT_SUMMARY = {
     "metric, null": "accuracy, d_prime, criterion and their uncorrected forms "
     "(sdt_by_participant's columns); the value tested against (0.5 for accuracy, else 0).",

@@ -215,6 +215,10 @@ AOT_BY_SUBJECT = Table("aot_by_subject", SUBJECTS, "analysis.aot.aot_metrics", w
                        columns=D.AOT_BY_SUBJECT)
 AOT_BY_SESSION = Table("aot_by_session", SUBJECTS, "analysis.aot.aot_metrics", when=ARROW,
                        columns=D.AOT_BY_SESSION)
+AOT_BY_SESSION_NUMBER = Table(
+    "aot_by_session_number", SUBJECTS, "analysis.aot.aot_metrics",
+    when=f"{ARROW} with their session_number (an export made before it was kept has none)",
+    columns=D.AOT_BY_SESSION_NUMBER)
 BENCHMARK_REFERENCE = Table("benchmark_reference", BENCHMARK,
                             "analysis.benchmark_reference.benchmark_reference_table",
                             when="model runs on AoT-PsyPhyBENCH items",

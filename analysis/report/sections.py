@@ -73,6 +73,10 @@ def add_aot_tables(report, aot_kept: pd.DataFrame, exploded: pd.DataFrame, n_boo
                                 by=["subject_kind", "subject_id", "observer"])
     t[R.AOT_BY_SESSION] = aot.aot_metrics(aot_kept, by=["subject_kind", "subject_id",
                                                         "session_id"])
+    numbered = aot_kept[aot_kept["session_number"].notna()]  # an older export has none
+    if not numbered.empty:
+        t[R.AOT_BY_SESSION_NUMBER] = aot.aot_metrics(
+            numbered.astype({"session_number": int}), by=["observer", "session_number"])
     return category_gaps[0] if category_gaps else None
 
 

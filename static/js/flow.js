@@ -153,8 +153,16 @@ export async function blockIntro(block, state) {
   }
 }
 
-export async function debrief() {
-  await message("debrief", "debrief_title", ["debrief"], "debrief_button");
+// The full debrief, with what the study is about, only after the last session: told
+// earlier, it would change how a participant answers in the next one.
+export async function debrief(session) {
+  const { session_number: number, sessions } = session;
+  if (number < sessions) {
+    await message("debrief", "session_end_title", [["session_end", { session: number, sessions }]],
+      "session_end_button");
+  } else {
+    await message("debrief", "debrief_title", ["debrief"], "debrief_button");
+  }
 }
 
 const TITLES = {
@@ -192,8 +200,9 @@ export function completionScreen(result, found = []) {
     nodes.push(el("p", { class: "why" }, text(EXPLANATIONS[status])));
   }
   if (result.completion_code) {
+    const code = el("p", { id: "completion-code", class: "code" }, result.completion_code);
     nodes.push(el("p", {}, text(status === "screened_out" ? "screen_out_code_label" : "completion_code_label")),
-      el("p", { id: "completion-code", class: "code" }, result.completion_code));
+      code, copyButton(code));
   }
   if (result.redirect_url) {
     const link = el("a", { id: "redirect", href: result.redirect_url }, text("redirect_link"));
@@ -204,6 +213,25 @@ export function completionScreen(result, found = []) {
   }
   showFinal("done", ...nodes);
   document.body.dataset.status = status;
+}
+
+// Copies the code; where the clipboard is refused (no permission, an older browser, a page
+// not served over https) the code is selected instead and the participant is told to copy it.
+function copyButton(code) {
+  const copy = button("copy-code", text("copy_code_button"));
+  const said = el("span", { id: "copy-code-status", role: "status" });
+  copy.addEventListener("click", async () => {
+    try {
+      await navigator.clipboard.writeText(code.textContent);
+      said.replaceChildren(text("copy_code_done"));
+      copy.dataset.copied = "clipboard";
+    } catch {
+      getSelection().selectAllChildren(code);
+      said.replaceChildren(text("copy_code_selected"));
+      copy.dataset.copied = "selected";
+    }
+  });
+  return el("p", {}, copy, " ", said);
 }
 
 // When the next session opens, in the participant's own time zone and language, how they

@@ -105,7 +105,7 @@ class SessionRunner {
     if (!this.simulate) await flow.windowCheck(session);
     this.noteFullscreen();
     await flow.instructions(session, resuming ? this.position() : null);
-    if (await this.runAll()) await flow.debrief();
+    if (await this.runAll()) await flow.debrief(session);
     return this.finish();
   }
 

@@ -214,3 +214,19 @@ def test_a_section_failing_in_the_second_process_is_raised_not_lost(monkeypatch)
     data = loading.normalize_trials(_small_study())
     with pytest.raises(RuntimeError, match="a column the pair metrics need"):
         build.build_report(data, n_boot=20, parallel=True)
+
+
+def test_a_multi_day_study_has_a_table_by_session_number():
+    # Issue 28: a two-session study's report had no table by session number.
+    data = _small_study()
+    people = data["subject_kind"] == "human"
+    second = people & (data["trial_index"] >= 20)
+    data.loc[second, "session_number"] = 2
+    data.loc[second, "session_id"] = data.loc[second, "subject_id"] + "-s2"
+    report = build.build_report(loading.normalize_trials(data), n_boot=20)
+    table = report.tables["aot_by_session_number"].set_index(["observer", "session_number"])
+    assert list(table.index) == [("human", 1), ("human", 2)]
+    assert table["n_trials"].sum() == report.tables["aot_overall"].set_index(
+        ["subset", "observer"]).loc[("full", "human"), "n_trials"]
+    assert (table.loc[("human", 2), "n_trials"]
+            == (data.loc[second, "block"] == "main").sum())

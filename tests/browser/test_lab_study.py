@@ -116,11 +116,11 @@ def de(key: str, **values) -> str:
     return defaults("de")[key].format(**values)
 
 
-def codes(site) -> dict:
+def codes(site, session_number: int = 1) -> dict:
     from webapp.participant import sessions
 
     with site.app.app_context():
-        return sessions.completion_codes(SLUG)
+        return sessions.completion_codes(SLUG, session_number)
 
 
 def test_a_phone_is_screened_out_in_german_with_the_study_code(browser, site, lab):
@@ -168,7 +168,8 @@ def test_a_participant_runs_both_sessions_in_german(page, site, lab):
     opens_at = first["completed_at"] + GAP
     end = page.inner_text("#stage")
     assert de("next_session_title", session=1, sessions=2) in end, end
-    assert "Rekrutierungsseite" in end and page.text_content("#completion-code")
+    assert "Rekrutierungsseite" in end
+    assert page.text_content("#completion-code") == codes(site)["completed"]
     assert page.get_attribute("#next-session time", "datetime") == \
         opens_at.replace(microsecond=0).isoformat().replace("+00:00", "Z")
     assert page.inner_text("#calendar-link") == de("next_session_calendar")
@@ -186,7 +187,9 @@ def test_a_participant_runs_both_sessions_in_german(page, site, lab):
     run_by_hand(page, site=site, token=token_2)
     final = page.inner_text("#stage")
     assert de("done_completed_title") in final, final
-    assert page.text_content("#completion-code") == codes(site)["completed"]
+    # Issue 28: each session has its own code (both gave session 1's).
+    assert page.text_content("#completion-code") == codes(site, 2)["completed"] \
+        != codes(site)["completed"]
     assert page.locator("#countdown").is_visible()
     screenshot(page, "final_de")
     assert not page.js_errors

@@ -423,3 +423,16 @@ def test_a_time_zone_is_kept_and_written_back():
     assert config.time_zone == "Asia/Tokyo" and config.settings()["time_zone"] == "Asia/Tokyo"
     assert study_file.loads(study_file.to_toml(config)) == config
     assert study_file.loads(source.replace('time_zone = "Asia/Tokyo"\n', "")).time_zone == "UTC"
+
+
+def test_sessions_on_different_days_with_a_near_zero_gap_are_a_warning():
+    # Issue 28: two "different-day" sessions 0.1 h apart validated without a word.
+    two = MINIMAL.format(design="arrow-of-time") + "[sessions]\ncount = 2\n"
+    config, errors, warnings = check(two + "gap_hours = 0.1\n")
+    assert errors == [] and [str(w) for w in warnings] == [
+        "study.toml:6: sessions.gap_hours: the 2 sessions are meant for different days, but "
+        "each opens 0.1 hour(s) after the last, so a participant can take them back to back; "
+        "expected at least 12 (the shipped two-day design waits 20)"]
+    assert check(two + "gap_hours = 20\n")[2] == []
+    one = MINIMAL.format(design="arrow-of-time") + "[sessions]\ncount = 1\ngap_hours = 0\n"
+    assert check(one)[2] == []

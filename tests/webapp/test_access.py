@@ -29,6 +29,7 @@ PERMISSION_TABLE = {
     "Exclude or reinstate a participant by hand, with a reason (an exclusion is a Prolific "
     "REJECT)": {"editor", "owner"},
     "Issue a participant a single-use link to continue in another browser": {"editor", "owner"},
+    "Check the codes participants submitted on the platform": {"editor", "owner"},
     "Change the configuration (a draft in place, an opened study as a new version)": {"owner"},
     "Close or stop": {"owner"},
     "Add, change or remove members": {"owner"},
@@ -225,6 +226,7 @@ def table_row(method, url):
             "/exclusions": next(row for row in PERMISSION_TABLE if row.startswith("Exclude")),
             "/edit": next(row for row in PERMISSION_TABLE if row.startswith("Change")),
             "/resume-links": next(row for row in PERMISSION_TABLE if row.startswith("Issue")),
+            "/codes": next(row for row in PERMISSION_TABLE if row.startswith("Check the codes")),
             "/close": "Close or stop", "/stop": "Close or stop",
             "/no-such-action": "Close or stop"}  # any other action is the owners', as close
     if tail.startswith("/members"):

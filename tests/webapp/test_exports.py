@@ -422,3 +422,19 @@ def test_manage_py_export_writes_the_prolific_list(app, runner, factory, tmp_pat
     assert result.exit_code == 0, result.output
     assert (tmp_path / "out" / "prolific_decisions.csv").read_text() == \
         "participant_id,decision,reason\nP1,APPROVE,\n"
+
+
+def test_every_per_trial_export_says_which_session_of_the_design_a_trial_is_in(app, factory):
+    # Issue 28: trials.csv had no session_number, so a two-day study's days were told apart
+    # only by joining participants.csv.
+    study = factory.study(slug="two-day")
+    first = factory.session(study, subject_id="P1", session_number=1, status="completed")
+    second = factory.session(study, subject=first.subject, session_number=2)
+    factory.trial(first)
+    factory.trial(second)
+    with app.app_context():
+        files = exports.build_export("two-day")
+    rows = list(csv.DictReader(io.StringIO(files["trials.csv"].decode())))
+    assert {(r["session_id"], r["session_number"]) for r in rows} == {
+        (str(first.id), "1"), (str(second.id), "2")}
+    assert sorted(r["session_number"] for r in json.loads(files["trials.json"])) == [1, 2]

@@ -59,3 +59,17 @@ def test_an_old_catch_set_gets_every_key_without_touching_its_stored_videos(app,
         assert {clip.params["generator"] for clip in clips} == {GENERATOR}
     assert "catch-trial videos" not in _generate(app, runner)  # once is enough
 
+
+
+def test_listing_stimuli_before_init_db_says_so_in_one_line(app, runner):
+    # Issue 28: `stimuli list` on a fresh database printed a SQLAlchemy traceback.
+    with app.app_context():
+        db.drop_all()
+    result = runner.invoke(args=["stimuli", "list"])
+    assert result.exit_code == 1 and result.exception is not None
+    assert result.output.strip().splitlines() == [
+        f"Error: the database at sqlite:///{app.config['DATABASE_URL'].split('///')[1]} has "
+        "no tables yet: run `python manage.py init-db` first"]
+    with app.app_context():
+        db.create_all()
+    assert runner.invoke(args=["stimuli", "list"]).output == "No stimuli stored.\n"

@@ -251,18 +251,20 @@ def test_cli_links_say_which_server_they_assume(app, client, runner, factory):
     (["study", "create", "x", "--design", "nope", "--stimulus-set", "synthetic"], "unknown design"),
     (["study", "create", "x", "--design", "arrow-of-time", "--stimulus-set", "nope"], "unknown stimulus set"),
 ])
-def test_cli_errors_are_usage_errors(runner, factory, args, message):
+def test_cli_data_errors_print_the_error_alone(runner, factory, args, message):
+    # Issue 28: a data error came under click's usage header, as if the command were mistyped.
     factory.stimulus_set()
     result = runner.invoke(args=args)
-    assert result.exit_code == 2
-    assert message in result.output and "Traceback" not in result.output
+    assert result.exit_code == 1
+    assert result.output.startswith("Error: ") and message in result.output
+    assert "Usage:" not in result.output and "Traceback" not in result.output
 
 
 def test_cli_refuses_an_invalid_transition(runner, factory):
     factory.stimulus_set()
     factory.study(slug="done", status="closed")
     result = runner.invoke(args=["study", "open", "done"])
-    assert result.exit_code == 2
+    assert result.exit_code == 1
     assert "cannot open study 'done': it is closed" in result.output
 
 
@@ -307,12 +309,13 @@ def test_cli_creates_a_study_without_owner_for_admins_only(app, runner, factory)
     (["study", "unshare", "pilot", "ada"], "at least one owner"),
     (["study", "unshare", "pilot", "grace"], "grace is not a member of 'pilot'"),
 ])
-def test_cli_sharing_errors_are_usage_errors(app, runner, researcher, factory, args, message):
+def test_cli_sharing_errors_are_refused(app, runner, researcher, factory, args, message):
     factory.stimulus_set()
     factory.study(slug="pilot")
     factory.researcher("grace")
     result = runner.invoke(args=args)
-    assert result.exit_code == 2, result.output
+    # A role outside the choices is mistyped (usage); the others are the data's.
+    assert result.exit_code == (2 if "--role" in args and "admin" in args else 1), result.output
     assert message in result.output and "Traceback" not in result.output
     assert _roles(app, "pilot") == [("ada", "owner")]
     with app.app_context():

@@ -37,6 +37,7 @@ def register_commands(app: Flask) -> None:
     from webapp.cli import (
         analysis,
         benchmarks,
+        codes,
         database,
         exclusions,
         exports,
@@ -50,6 +51,7 @@ def register_commands(app: Flask) -> None:
 
     stimuli.stimuli.add_command(benchmarks.import_benchmark)
     studies.study.add_command(resume_links.resume_link)
+    studies.study.add_command(codes.check_codes)
     for command in (database.init_db, stimuli.stimuli, researchers.create_researcher,
                     researchers.set_password, studies.study, exports.export, models.run_models,
                     probe.probe, analysis.analyze, analysis.report, exclusions.exclusions):

@@ -3,8 +3,10 @@ from pathlib import Path
 
 import click
 from flask import current_app
+from flask.cli import with_appcontext
 from sqlalchemy import select
 
+from webapp.cli.database import require_schema
 from webapp.extensions import db
 from webapp.models import SourceClip
 
@@ -14,8 +16,10 @@ TRA_CHUNK = 20  # clips prepared and committed together: what a killed build red
 
 
 @click.group()
+@with_appcontext
 def stimuli():
     """Prepare, import and list stimulus sets."""
+    require_schema()
 
 
 @stimuli.command("generate")

@@ -11,9 +11,11 @@ from flask.cli import with_appcontext
 from experiments import study_file
 from experiments.designs import Design
 from experiments.response_keys import reserved_key_warnings
+from webapp.cli.database import schema_problem
 from webapp.models import access
-from webapp.participant import sessions
-from webapp.researcher import lifecycle, studies
+from webapp.participant import texts
+from webapp.researcher import codes, lifecycle, studies
+from webapp.stimuli import catalog
 
 
 @click.group()
@@ -54,11 +56,7 @@ def create(slug, from_file, design, stimulus_set, title, owner, max_participants
             study = studies.create_study(slug, design, stimulus_set, title, owner=owner,
                                          max_participants=max_participants)
     except studies.StudyError as error:
-        if from_file is not None and error.setting:  # the file's line and field
-            raise click.UsageError(str(study_file.problem_at(
-                study_file.read_source(from_file), from_file.name, error.setting,
-                str(error)))) from error
-        raise click.UsageError(str(error)) from error
+        raise _data_error(error, from_file) from error
     click.echo(f"Created study {study.slug!r} ({study.design} on "
                f"{study.stimulus_set}); it is a draft: `manage.py study open {slug}`.")
     if owner is None:
@@ -70,6 +68,15 @@ def create(slug, from_file, design, stimulus_set, title, owner, max_participants
                        f"`study export-config {slug}`, edit, `study create {slug} --from FILE`)",
                        err=True)
     _echo_key_warnings(study)
+
+
+def _data_error(error: studies.StudyError, path: Path | None) -> click.ClickException:
+    """The error alone (a usage header would say the command was typed wrong), at the file's
+    line and field where it comes from one."""
+    if path is not None and error.setting:
+        return click.ClickException(str(study_file.problem_at(
+            study_file.read_source(path), path.name, error.setting, str(error))))
+    return click.ClickException(str(error))
 
 
 def _load(path: Path) -> study_file.StudyConfig:
@@ -89,10 +96,23 @@ def _load(path: Path) -> study_file.StudyConfig:
 
 @study.command("validate")
 @click.argument("file", type=click.Path(exists=True, dir_okay=False, path_type=Path))
+@with_appcontext
 def validate(file):
-    """Check study FILE: every error with its line and field, or a summary of the study."""
+    """Check study FILE: every error with its line and field, or a summary of the study;
+    against its stimulus set too when this database stores it (as `create` will)."""
     config = _load(file)
     design = config.design
+    unchecked = schema_problem()
+    if unchecked is None and config.stimulus_set not in catalog.stimulus_sets():
+        unchecked = f"stimulus set {config.stimulus_set!r} is not stored in this database"
+    if unchecked is None:
+        try:
+            studies.check_schedulable(design, config.stimulus_set)
+        except studies.StudyError as error:
+            raise _data_error(error, file) from error
+    else:
+        click.echo(f"Note: {unchecked}; the file was checked, not whether the set can run it.",
+                   err=True)
     clips = design.max_clips or "every clip of the set"
     click.echo(f"{file.name}: valid. {config.title or '(untitled)'}: {design.name} on "
                f"{config.stimulus_set}; {design.sessions} session(s), {design.main_blocks} "
@@ -111,7 +131,7 @@ def export_config(slug):
     try:
         click.echo(studies.export_config(slug), nl=False)
     except studies.StudyError as error:
-        raise click.UsageError(str(error)) from error
+        raise click.ClickException(str(error)) from error
 
 
 def _echo_key_warnings(study) -> None:
@@ -130,7 +150,7 @@ def _transition_command(action: str, help_text: str):
         try:
             study = lifecycle.transition(slug, action)
         except studies.StudyError as error:
-            raise click.UsageError(str(error)) from error
+            raise click.ClickException(str(error)) from error
         click.echo(f"Study {slug!r} is now {lifecycle.state_name(study)}.")
         if study.status == "open":
             _echo_links(slug)
@@ -173,10 +193,21 @@ def _links_at(base_url: str | None):
 
 
 def _echo_links(slug: str) -> None:
+    study = studies.require_study(slug)
+    platform = texts.study_settings(study.design_snapshot)["platform"]
     click.echo(f"Participant link: {studies.participant_link(slug)}?participant=ID")
-    click.echo(f"Prolific link:    {studies.participant_link(slug, prolific=True)}")
-    codes = sessions.completion_codes(slug)
-    click.echo("Completion codes: " + ", ".join(f"{k}={v}" for k, v in codes.items()))
+    if platform == "prolific":
+        click.echo(f"Prolific link:    {studies.participant_link(slug, prolific=True)}")
+    elif platform == "sona":  # SONA fills in each participant's survey code
+        click.echo(f"SONA study URL:   {studies.participant_link(slug)}?id=%SURVEY_CODE%")
+    shared = codes.shared_codes(study)
+    for number, by_outcome in shared.items():
+        session = f" (session {number})" if len(shared) > 1 else ""
+        click.echo(f"Completion codes{session}: "
+                   + ", ".join(f"{k}={v}" for k, v in by_outcome.items()))
+    if not shared:
+        click.echo("Completion codes: each participant gets their own; check the ones "
+                   f"submitted with `manage.py study codes {slug} FILE`.")
 
 
 @study.command("links")
@@ -188,7 +219,7 @@ def links(slug, base_url):
     try:
         study = studies.require_study(slug)
     except studies.StudyError as error:
-        raise click.UsageError(str(error)) from error
+        raise click.ClickException(str(error)) from error
     if study.status != "open":
         click.echo(f"Study {slug!r} is {lifecycle.state_name(study)}: participants can start only "
                    f"while it is open (`manage.py study open {slug}`).", err=True)
@@ -215,7 +246,7 @@ def share(slug, username, role):
     try:
         access.share(studies.require_study(slug), username, role)
     except (studies.StudyError, access.MembershipError) as error:
-        raise click.UsageError(str(error)) from error
+        raise click.ClickException(str(error)) from error
     click.echo(f"{username} is now {role} of {slug!r}.")
 
 
@@ -228,7 +259,7 @@ def unshare(slug, username):
     try:
         access.unshare(studies.require_study(slug), username)
     except (studies.StudyError, access.MembershipError) as error:
-        raise click.UsageError(str(error)) from error
+        raise click.ClickException(str(error)) from error
     click.echo(f"{username} no longer has access to {slug!r}.")
 
 
@@ -276,7 +307,7 @@ def _demo(stimulus_set: str, local_admin: bool) -> None:
                 studies.create_study(slug, design, stimulus_set, title=f"Demo: {design}")
                 lifecycle.transition(slug, "open")
         except studies.StudyError as error:
-            raise click.UsageError(str(error)) from error
+            raise click.ClickException(str(error)) from error
         state = lifecycle.state_name(studies.get_study(slug))
         click.echo(f"{design} ({state}):")
         click.echo(f"  try it yourself:   {studies.participant_link(slug, participant='demo-1')}")

@@ -20,16 +20,17 @@ from sqlalchemy import Connection, Row
 
 from experiments import schedule as scheduling
 from experiments.designs import Design
+from experiments.platforms import PLATFORMS
 from experiments.verdict import UNFINISHED
 from webapp import rate_limits
 from webapp.database import write_transaction
 from webapp.participant import resume, store, texts
 from webapp.participant.calendar import opens_after
 from webapp.participant.opening import open_session
-from webapp.participant.sessions import FULL, PROLIFIC_COMPLETE, completion_codes
+from webapp.participant.sessions import FULL, ID_PARAMS, ending_of
 from webapp.participant.store import locked_session, now, places_taken, update_session
 
-RECRUITMENT_KEYS = ("PROLIFIC_PID", "STUDY_ID", "SESSION_ID", "participant")
+RECRUITMENT_KEYS = (*ID_PARAMS, "STUDY_ID", "SESSION_ID")
 _ID = re.compile(r"[A-Za-z0-9._:@-]{1,200}")
 
 @dataclass
@@ -50,14 +51,24 @@ class Entry:
     retry_after_s: int = 0  # busy: when the limit that refused the entry would admit it
 
 
-def recruitment_from(args: Mapping[str, str]) -> tuple[str, dict]:
-    """(external id, recruitment dict) from the entry link's query, or ValueError."""
+def recruitment_keys(study: Row | None) -> tuple[str, ...]:
+    """The entry link's parameters kept for ``study``: the id its platform sends (SONA's
+    ``id``) first, then everyone's."""
+    platform = PLATFORMS[texts.study_settings(study.design_snapshot if study else None)
+                         ["platform"]]
+    return tuple(dict.fromkeys((platform.id_param, *RECRUITMENT_KEYS)))
+
+
+def recruitment_from(args: Mapping[str, str], keys: tuple[str, ...] = RECRUITMENT_KEYS
+                     ) -> tuple[str, dict]:
+    """(external id, recruitment dict) from the entry link's query, or ValueError; ``keys``:
+    :func:`recruitment_keys`, the id parameters first."""
     # NFKC: an id typed with a Japanese or Chinese input method comes full-width (ＴＫ０１２).
-    recruitment = {k: unicodedata.normalize("NFKC", args[k])
-                   for k in RECRUITMENT_KEYS if args.get(k)}
-    external_id = recruitment.get("PROLIFIC_PID") or recruitment.get("participant")
+    recruitment = {k: unicodedata.normalize("NFKC", args[k]) for k in keys if args.get(k)}
+    ids = [k for k in keys if k not in ("STUDY_ID", "SESSION_ID")]
+    external_id = next((recruitment[k] for k in ids if k in recruitment), None)
     if not external_id:
-        raise ValueError("this link needs a participant id (PROLIFIC_PID or participant)")
+        raise ValueError(f"this link needs a participant id ({' or '.join(ids)})")
     bad = [k for k, v in recruitment.items() if not _ID.fullmatch(v)]
     if bad:
         raise ValueError(f"invalid recruitment parameter(s): {', '.join(bad)}")
@@ -103,11 +114,12 @@ def _study_entry(connection: Connection, study: Row, args: Mapping[str, str],
         return Entry("closed", message=NOT_OPEN, key="not_open")
     if study.close_mode == "stop":
         return Entry("closed", message=STOPPED, key="study_stopped")
-    if not any(args.get(key) for key in RECRUITMENT_KEYS):
+    keys = recruitment_keys(study)
+    if not any(args.get(key) for key in keys):
         # The bare link (as the dashboard and `study list` show it): ask for the id.
         return Entry("ask_id", key="ask_id")
     try:
-        external_id, recruitment = recruitment_from(args)
+        external_id, recruitment = recruitment_from(args, keys)
     except ValueError as error:
         if "PROLIFIC_PID" not in args and "participant" in args:  # typed into the form
             return Entry("ask_id", message=str(error), key="ask_id_invalid")
@@ -208,11 +220,10 @@ def _remember_language(connection: Connection, study: Row, session: Row,
 def _screen_out_again(study: Row, session: Row, recruitment: dict) -> dict:
     """What a screened-out participant is shown again when they open their link: the
     screen-out code (to return the study with), its redirect, and why."""
-    code = completion_codes(study.slug)["screened_out"]
+    ended = ending_of(study.slug, session.design_snapshot, recruitment, session.session_id,
+                      session.session_number, "screened_out")
     stored = (session.device_info or {})
-    return {"code": code,
-            "redirect_url": PROLIFIC_COMPLETE.format(code=code)
-            if "PROLIFIC_PID" in recruitment else None,
+    return {"code": ended["completion_code"], "redirect_url": ended["redirect_url"],
             "reasons": list((stored.get("screen_out") or {}).get("reasons") or []),
             "device": dict(stored.get("device") or {})}
 

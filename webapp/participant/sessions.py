@@ -19,6 +19,7 @@ from typing import Any
 from flask import current_app
 from sqlalchemy import Connection, Row
 
+from experiments.platforms import PLATFORMS, fill, outcome_of
 from experiments.verdict import ENDED, UNFINISHED
 from webapp.database import write_transaction
 from webapp.participant import store, texts
@@ -26,7 +27,9 @@ from webapp.participant.store import count_cell, locked_session, now, touch_sess
 
 # Why a device check screens a participant out (static/js/device.js problems()).
 SCREEN_OUT_REASONS = ("device", "browser", "window", "fullscreen", "video", "keyboard")
-PROLIFIC_COMPLETE = "https://app.prolific.com/submissions/complete?cc={code}"
+# The entry link's parameters that bring a participant's id on any platform: Prolific's,
+# and ours (a researcher's test link, a pool that sends its own id).
+ID_PARAMS = ("PROLIFIC_PID", "participant")
 FULL = "This study has all the participants it needs. Thank you for your interest."
 
 
@@ -44,16 +47,54 @@ def session_by_token(connection: Connection, token: str) -> Row | None:
 PREVIEW_CODE = "PREVIEW"
 
 
-def completion_codes(slug: str) -> dict[str, str]:
-    """A study's completion codes by outcome, derived from the app secret and its slug
-    (stable, so they can be entered in Prolific once; shown on the study's dashboard page)."""
+def _code(message: str, length: int) -> str:
     secret = current_app.config["SECRET_KEY"].encode()
+    digest = hmac.new(secret, message.encode(), hashlib.sha256)
+    return base64.b32encode(digest.digest()).decode()[:length]
 
-    def code(outcome: str) -> str:
-        digest = hmac.new(secret, f"code:{slug}:{outcome}".encode(), hashlib.sha256)
-        return base64.b32encode(digest.digest()).decode()[:8]
 
-    return {outcome: code(outcome) for outcome in ENDED}
+def completion_codes(slug: str, session_number: int = 1) -> dict[str, str]:
+    """A study's shared codes by outcome for one of its sessions, derived from the app secret
+    and its slug (stable, so they can be entered on the platform once; shown on the study's
+    page).  Each session has its own: a later session's code is not the first one's again."""
+    session = "" if session_number == 1 else f":session-{session_number}"
+    return {outcome: _code(f"code:{slug}:{outcome}{session}", 8) for outcome in ENDED}
+
+
+def participant_code(slug: str, session_id: int, status: str) -> str:
+    """One session's own code for ``status`` (a platform whose codes are ``unique``): 10
+    base32 characters of an HMAC under the app secret, 50 bits a participant cannot guess
+    from their own or another's; recomputed, never looked up, to check one."""
+    return _code(f"participant-code:{slug}:{session_id}:{status}", 10)
+
+
+def session_code(slug: str, settings: dict, session_id: int, session_number: int,
+                 status: str) -> str | None:
+    """The code a session that ended with ``status`` shows, by its study's platform."""
+    if status not in ENDED:
+        return None
+    if PLATFORMS[settings["platform"]].codes == "shared":
+        return completion_codes(slug, session_number)[status]
+    return participant_code(slug, session_id, status)
+
+
+def return_url(slug: str, settings: dict, recruitment: dict, session_number: int,
+               status: str, code: str) -> str | None:
+    """Where the ending sends the participant: the study file's URL for the outcome, else the
+    platform's for a participant whose link came from it; placeholders filled."""
+    platform = PLATFORMS[settings["platform"]]
+    outcome = outcome_of(status)
+    if outcome is None:
+        return None
+    url = (settings.get("return_urls") or {}).get(outcome)
+    if url is None and platform.id_param in recruitment:
+        url = platform.urls.get(outcome)
+    if url is None:
+        return None
+    participant = next((recruitment[k] for k in (platform.id_param, *ID_PARAMS)
+                        if recruitment.get(k)), "")
+    return fill(url, platform, {"participant": participant, "code": code, "study": slug,
+                                "session": str(session_number)})
 
 
 def ending(session: Row, status: str) -> dict:
@@ -62,10 +103,17 @@ def ending(session: Row, status: str) -> dict:
     seen in a preview (or a screenshot of one), would let anyone claim a payment."""
     if getattr(session, "preview", False):
         return {"status": status, "completion_code": PREVIEW_CODE, "redirect_url": None}
-    code = completion_codes(session.slug).get(status)
-    prolific = "PROLIFIC_PID" in (session.recruitment or {})
-    return {"status": status, "completion_code": code,
-            "redirect_url": PROLIFIC_COMPLETE.format(code=code) if prolific and code else None}
+    return ending_of(session.slug, session.design_snapshot, session.recruitment or {},
+                     session.id, session.session_number, status)
+
+
+def ending_of(slug: str, snapshot, recruitment: dict, session_id: int, session_number: int,
+              status: str) -> dict:
+    settings = texts.study_settings(snapshot)
+    code = session_code(slug, settings, session_id, session_number, status)
+    url = return_url(slug, settings, recruitment, session_number, status, code) \
+        if code else None
+    return {"status": status, "completion_code": code, "redirect_url": url}
 
 
 def record_consent(connection: Connection, session: Row, consent: bool,

@@ -27,7 +27,8 @@ DEFAULT_SETTINGS = {"languages": list(default("study.languages")),
                     "browsers": list(default("participants.browsers")),
                     "devices": list(default("participants.devices")),
                     "min_window": [default("participants.min_window_width"),
-                                   default("participants.min_window_height")]}
+                                   default("participants.min_window_height")],
+                    "platform": default("recruitment.platform"), "return_urls": {}}
 
 
 def study_settings(snapshot: Mapping | None) -> dict:

@@ -37,7 +37,7 @@ def _permission_needed(view_args: dict) -> str:
     if request.endpoint == "researcher.change_status":
         return access.action_permission(view_args["action"])
     if request.endpoint in ("researcher.preview", "researcher.manual_rule",
-                            "researcher.resume_link"):
+                            "researcher.resume_link", "researcher.check_codes"):
         return "run"  # reviewing and helping participants is running a study: editors, owners
     if request.endpoint == "researcher.update_study":
         return "configure"

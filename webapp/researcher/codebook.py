@@ -73,6 +73,8 @@ def trial_codebook() -> list[tuple[str, str, str]]:
                                      "lacks items). `manage.py analyze` and `report` analyse "
                                      f"participants' {_quoted([C.SESSION_COMPLETED])} sessions "
                                      "only unless given --sessions all."),
+        ("session_number", "integer", "Which of the design's sessions this is (1, 2, ...; "
+                                      "sessions on different days); 1 for a model run."),
         ("experiment", "string", "Study slug."),
         ("trial_index", "integer", "Position of the trial in the session's schedule (from 0)."),
         ("trial_type", "string", _trial_type_text()),
@@ -251,6 +253,10 @@ PARTICIPANT_CODEBOOK = [
                             "`manage.py exclusions`."),
     ("manual_at", "ISO 8601 UTC", "When it was added; empty without a rule."),
     _local("manual_at"),
+    ("completion_code", "string", "The code the participant was shown when the session ended "
+                                  "(empty while it runs, and for model runs): the outcome's "
+                                  "shared code on Prolific, else the participant's own; check "
+                                  "a platform's list with `manage.py study codes SLUG FILE`."),
 ]
 
 PROLIFIC_CODEBOOK = [

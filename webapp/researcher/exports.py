@@ -30,6 +30,7 @@ from webapp.models.study import Study, StudyVersion
 from webapp.participant.calendar import iso_utc, opens_after
 from webapp.researcher import psychds
 from webapp.researcher.codebook import codebook_csv, codebook_markdown
+from webapp.researcher.codes import with_codes
 from webapp.researcher.export_tables import (
     BOM,
     local_iso,
@@ -104,7 +105,7 @@ def build_export(slug: str, now: datetime | None = None, excel: bool = False) ->
     files = {
         "trials.csv": trials_csv(trials, excel),
         "trials.json": trials_json(trials),
-        "participants.csv": participants_csv(participants, zone, excel),
+        "participants.csv": participants_csv(with_codes(participants, study), zone, excel),
         "prolific_decisions.csv": prolific_csv(participants),
         "codebook.csv": bom + codebook_csv(),
         "codebook.md": codebook_markdown(),

@@ -15,9 +15,9 @@ from experiments.designs import Design
 from experiments.response_keys import reserved_key_warnings
 from webapp.extensions import db
 from webapp.models import access, manual_exclusion
-from webapp.participant import entry, resume, sessions
+from webapp.participant import entry, resume
 from webapp.priority import low_priority
-from webapp.researcher import dashboard, lifecycle, studies, study_form
+from webapp.researcher import codes, dashboard, lifecycle, studies, study_form
 from webapp.researcher.blueprint import bp
 from webapp.researcher.participant_table import stamp
 
@@ -37,6 +37,12 @@ class ExclusionForm(FlaskForm):
 
 class ResumeLinkForm(FlaskForm):
     participant = StringField("Participant", validators=[DataRequired(), Length(max=200)])
+
+
+class CodesForm(FlaskForm):
+    codes = TextAreaField("Codes submitted on the platform (one a line, or separated by "
+                          "commas or spaces)", validators=[DataRequired(), Length(
+                              max=codes.MAX_CODES * (codes.MAX_CODE_CHARS + 1))])
 
 
 class MemberForm(FlaskForm):
@@ -125,9 +131,10 @@ def study(slug):
 
 
 def _render_study(slug: str, exclusion_form: ExclusionForm | None = None, status: int = 200,
-                  issued_link: str | None = None):
+                  issued_link: str | None = None, code_check=None):
     """The study page; ``exclusion_form``: a refused rule's form, kept with its errors;
-    ``issued_link``: a resume link just issued (shown this once)."""
+    ``issued_link``: a resume link just issued (shown this once); ``code_check``: pasted
+    codes checked (:func:`webapp.researcher.codes.check_codes`)."""
     study = studies.require_study(slug)  # a missing study was refused before the view
     allowed = access.permissions_of(current_user, study)
     return render_template(
@@ -143,11 +150,12 @@ def _render_study(slug: str, exclusion_form: ExclusionForm | None = None, status
         exclusion_form=exclusion_form or (ExclusionForm() if "run" in allowed else None),
         manual_rules=manual_exclusion.history(study),
         resume_form=ResumeLinkForm() if "run" in allowed else None,
+        codes_form=CodesForm() if "run" in allowed else None, code_check=code_check,
         resume_links=resume.issued_links(study), issued_link=issued_link,
         resume_valid_hours=int(resume.LINK_VALID.total_seconds() // 3600),
         link=studies.participant_link(slug),
         prolific_link=studies.participant_link(slug, prolific=True),
-        completion_codes=sessions.completion_codes(slug),
+        completion_codes=codes.shared_codes(study),
         key_warnings=reserved_key_warnings(Design.from_snapshot(study).response_keys,
                                            studies.study_config(study).browsers)), status
 
@@ -237,6 +245,24 @@ def resume_link(slug):
         flash(str(error), "error")
         return redirect(url_for("researcher.study", slug=slug, _anchor="resume"), 303)
     return _render_study(slug, issued_link=studies.participant_link(slug, resume=code))
+
+
+@bp.post("/studies/<slug>/codes")
+def check_codes(slug):
+    """Which of the codes pasted from the platform this study issued, to whom."""
+    form = CodesForm()
+    if not form.validate_on_submit():
+        if "csrf_token" in form.errors:
+            abort(400, description="The form expired; reload the page and try again.")
+        flash("Paste the codes to check (at most "
+              f"{codes.MAX_CODES} codes).", "error")
+        return redirect(url_for("researcher.study", slug=slug, _anchor="codes"), 303)
+    try:
+        pasted = codes.parse_codes(form.codes.data)
+    except codes.CodeListError as error:
+        flash(str(error), "error")
+        return redirect(url_for("researcher.study", slug=slug, _anchor="codes"), 303)
+    return _render_study(slug, code_check=codes.check_codes(studies.get_study(slug), pasted))
 
 
 @bp.post("/studies/<slug>/members")
