@@ -286,7 +286,7 @@ def _record_provenance(run: ModelRun, config: RunConfig, result: RunResult, item
     run.timing = {**manifest["timing"], "started_at": manifest["started_at"],
                   "finished_at": manifest.get("finished_at")}
     run.counts = manifest["counts"]
-    run.ledger = manifest["ledger"]
+    run.ledger = manifest.get("ledger") or {}  # none in a manifest written before the ledger
     run.failures = failures
     run.item_keys = item_keys
     run.run_id = manifest["run_id"]
