@@ -133,6 +133,9 @@ class Design:
     # 0: each clip once per session (the two-session scheme of the task); n >= 1: every main
     # clip n times in each direction within each session (a psychometric design).
     repeats_per_direction: int = 0
+    # 0: levels fixed by the schedule; n >= 1: n trials on each sweep of the included splits,
+    # each one's level chosen by QUEST+ from the answers stored before it (experiments.adaptive).
+    adaptive_trials: int = 0
     benchmark_subset_excludes: tuple[str, ...] = ()
     exclusions: ExclusionRules = field(default_factory=ExclusionRules)
 
@@ -148,6 +151,10 @@ class Design:
             raise ValueError("max_clips must be positive")
         if self.repeats_per_direction < 0:
             raise ValueError(f"design {self.name!r}: repeats_per_direction must not be negative")
+        if self.adaptive_trials < 0 or (self.adaptive_trials and (
+                self.repeats_per_direction or not self.included_splits)):
+            raise ValueError(f"design {self.name!r}: adaptive_trials is a non-negative count "
+                             "of a sweep design (included_splits) without repeats_per_direction")
         if set(self.included_splits) & set(self.excluded_splits):
             raise ValueError(f"design {self.name!r}: a split cannot be both included and excluded")
         if min(self.fixation_ms, self.response_window_ms_after_clip, self.max_ordering_ms,
@@ -248,10 +255,28 @@ TRA_SWEEP = Design(
     exclusions=ExclusionRules(min_mean_trial_ms=300.0),
 )
 
+TRA_ADAPTIVE = Design(
+    name="tra-adaptive",
+    title="Arrow of time over physical sweeps, levels chosen adaptively",
+    task="aot",
+    description=("The TRA paper's sweeps with each trial's level chosen by QUEST+ from the "
+                 "answers before it: 60 trials a sweep in one session, for a threshold per "
+                 "participant in a third of tra-sweep's time."),
+    sessions=1,
+    main_blocks=4,
+    practice=PracticeSpec(n_trials=4, min_accuracy=0.75, max_attempts=2),
+    catch_per_block=1,
+    excluded_splits=("practice", "catch"),
+    included_splits=("tra-sweep",),
+    adaptive_trials=60,
+    exclusions=ExclusionRules(min_mean_trial_ms=300.0),
+)
+
 DESIGNS: dict[str, Design] = {
     ARROW_OF_TIME.name: ARROW_OF_TIME,
     FRAME_ORDERING.name: FRAME_ORDERING,
     TRA_SWEEP.name: TRA_SWEEP,
+    TRA_ADAPTIVE.name: TRA_ADAPTIVE,
 }
 
 
