@@ -289,8 +289,8 @@ def open_site_study(app, slug: str, design, **settings) -> None:
     from experiments.study_file import BROWSERS, StudyConfig
     from webapp.researcher import lifecycle, studies
 
-    config = StudyConfig(design=design, stimulus_set=STIMULUS_SET,
-                         **{"browsers": BROWSERS, **settings})
+    config = StudyConfig(design=design, **{"stimulus_set": STIMULUS_SET, "browsers": BROWSERS,
+                                           **settings})
     with app.app_context():
         studies.create_study_from_config(slug, config)
         lifecycle.transition(slug, "open")
