@@ -434,7 +434,6 @@ def adaptive_sequence_figure(sequence: pd.DataFrame):
     """Each participant's adaptive levels in the order shown (markers: filled right, open
     wrong, x no answer) and the posterior threshold's 95% interval behind each choice
     (a band), one panel per sweep: ``sequence`` is ``tra_adaptive_sequence``."""
-    import plotly.graph_objects as go
     from plotly.subplots import make_subplots
 
     sweeps = sorted(sequence["scenario"].unique())

@@ -108,7 +108,7 @@ def summary(grid: Grid, post: np.ndarray) -> dict:
     thresholds = np.unique(grid.threshold)
     marginal = _threshold_marginal(grid, post)
     cdf = np.cumsum(marginal)
-    lo, hi = (float(thresholds[min(np.searchsorted(cdf, q), thresholds.size - 1)])
+    lo, hi = (float(thresholds[min(int(np.searchsorted(cdf, q)), thresholds.size - 1)])
               for q in (0.025, 0.975))
     mean = float(marginal @ thresholds)
     return {"threshold_mean": round(mean, 6),

@@ -32,4 +32,4 @@ def with_level(connection: Connection, session: Row, trial_index: int) -> Row:
             except adaptive_schedule.NotYet:
                 abort(409)
             store.update_session(connection, session.id, schedule=schedule)
-    return store.session_by_token(connection, session.token)
+    return store.session_by_token(connection, session.token) or abort(404)  # deleted meanwhile
