@@ -1,7 +1,9 @@
 """An adaptive (tra-adaptive) session over HTTP: each slot's level is chosen on the server,
 once, from the answers stored before it, and nothing a participant fetches tells it."""
 import random
+import threading
 import uuid
+from concurrent.futures import ThreadPoolExecutor
 
 import pytest
 from sqlalchemy import select
@@ -159,3 +161,27 @@ def test_every_video_of_an_adaptive_session_is_served_at_one_size(app, study):
         person.post(person.body(index))
     # the first slot was served before any later level was known: still the largest's size
     assert len(sizes) == 1
+
+
+def test_two_levels_chosen_at_once_are_both_kept(any_db_app, factory):
+    """Each choice rewrites the session's schedule under the session's lock: two slots chosen
+    by simultaneous requests (a script, or two tabs) both stay chosen."""
+    factory.stimulus_set("tiny", per_category=1, files=True)
+    factory.sweep_set("tiny", files=True)
+    factory.catch_set(files=True)
+    factory.open_study("tra-adaptive", stimulus_set="tiny", adaptive_trials=6, main_blocks=2)
+    app = any_db_app
+    client = app.test_client()
+    token, _ = _start(client)
+    firsts = [next(t["trial_index"] for t in _schedule(app, token) if t.get(KEY, {}).get("sweep") == s)
+              for s in ("bouncing_ball", "pendulum")]
+    barrier = threading.Barrier(len(firsts))
+
+    def fetch(index):
+        barrier.wait()
+        return app.test_client().get(f"/media/{token}/{index}").status_code
+
+    with ThreadPoolExecutor(len(firsts)) as pool:
+        assert list(pool.map(fetch, firsts)) == [200, 200]
+    schedule = _schedule(app, token)
+    assert not any(pending(schedule[i]) for i in firsts)
