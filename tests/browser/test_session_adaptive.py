@@ -47,10 +47,7 @@ def adaptive_site(site):
     return site
 
 
-def test_an_adaptive_session_runs_one_trial_at_a_time_to_the_end(page, adaptive_site):
-    site = adaptive_site
-    token = enter(page, site, "adaptive", "sim-adaptive-1", simulate=True)
-    assert wait_done(page)
+def _levels_follow_the_stored_answers(site, token):
     data = stored(site.app, token)
     assert data["status"] in ("completed", "failed_attention")
     assert_every_trial_once(data)
@@ -77,4 +74,19 @@ def test_an_adaptive_session_runs_one_trial_at_a_time_to_the_end(page, adaptive_
         own = [t["trial_index"] for t in slots if t[KEY]["sweep"] == sweep]
         for before, after in zip(own, own[1:]):
             assert served[after] >= received[before]
+
+
+def test_an_adaptive_session_runs_one_trial_at_a_time_to_the_end(page, adaptive_site):
+    token = enter(page, adaptive_site, "adaptive", "sim-adaptive-1", simulate=True)
+    assert wait_done(page)
+    _levels_follow_the_stored_answers(adaptive_site, token)
+    assert not page.js_errors
+
+
+def test_a_reload_mid_session_goes_on_with_the_stored_levels(page, adaptive_site):
+    token = enter(page, adaptive_site, "adaptive", "sim-adaptive-reload", simulate=True)
+    page.wait_for_function("() => Number(document.body.dataset.trialIndex) >= 3", polling=20)
+    page.reload()
+    assert wait_done(page)
+    _levels_follow_the_stored_answers(adaptive_site, token)
     assert not page.js_errors
