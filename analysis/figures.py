@@ -428,3 +428,29 @@ def tra_sweep_figure(curves: pd.DataFrame, published: pd.DataFrame, caption: str
     fig.update_layout(title=f"Arrow of time over the {scenario} sweep: people, VLMs and "
                             "self-supervised models", height=680, margin={"b": 210})
     return fig
+
+
+def adaptive_sequence_figure(sequence: pd.DataFrame):
+    """Each participant's adaptive levels in the order shown (markers: filled right, open
+    wrong, x no answer) and the posterior threshold's 95% interval behind each choice
+    (a band), one panel per sweep: ``sequence`` is ``tra_adaptive_sequence``."""
+    from plotly.subplots import make_subplots
+
+    sweeps = sorted(sequence["scenario"].unique())
+    fig = make_subplots(rows=1, cols=len(sweeps), subplot_titles=sweeps)
+    for col, sweep in enumerate(sweeps, start=1):
+        for n, (subject, part) in enumerate(sequence[sequence["scenario"] == sweep]
+                                            .groupby("subject_id", sort=True)):
+            shown = {"legendgroup": str(subject), "showlegend": col == 1}
+            fig.add_scatter(x=list(part["slot"]) + list(part["slot"][::-1]),
+                            y=list(part["threshold_hi"]) + list(part["threshold_lo"][::-1]),
+                            fill="toself", opacity=0.15, line={"width": 0}, hoverinfo="skip",
+                            name=f"{subject}: posterior 95%", row=1, col=col, **shown)
+            symbols = part["correct"].map({True: "circle", False: "circle-open"}).fillna("x")
+            fig.add_scatter(x=part["slot"], y=part["level"], mode="lines+markers",
+                            marker={"symbol": list(symbols)}, line={"width": 0.7},
+                            name=str(subject), row=1, col=col, **shown)
+    fig.update_xaxes(title_text="adaptive trial on the sweep")
+    fig.update_yaxes(title_text="level", col=1)
+    fig.update_layout(title="Adaptive (QUEST+) trial sequences and posteriors", height=420)
+    return fig

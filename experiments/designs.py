@@ -58,6 +58,40 @@ The three shipped designs:
     lapses; with the 2-4% lapses people have, 32 do.  The shipped PyBullet study file gives
     22 (ball) and 20 (pendulum) trials a level in one session; ``repeats_per_direction = 2``
     doubles them.
+``tra-adaptive``
+    The same question on the same sweep clips, each trial's level chosen on the server by
+    QUEST+ (``experiments.adaptive``: the report's psychometric family, guess 0.5, lapse
+    in [0, 0.06], threshold placement by the expected entropy of its posterior) from the
+    answers stored before it: ``adaptive_trials`` (120) trials a sweep, the two sweeps
+    interleaved over 4 blocks, one catch trial each.
+
+    Against the fixed design on ``bench/tra_power.py``'s simulated participants, both in one
+    run (``python bench/adaptive_power.py --observers 30``, seed 0, 30 participants a row, so
+    each share is +-9 points; the report's fit and profile likelihood intervals; load 13.5
+    on 2 CPUs), lapse rates 0 / 0.02 / 0.04:
+
+    ========  ==============  =================  ==================  ===================
+    sweep     design          trials a sweep     <= 1 step           CI coverage
+    ========  ==============  =================  ==================  ===================
+    ball      adaptive        60                 13% / 27% / 17%     0.70 / 0.67 / 0.70
+    ball      adaptive        120                70% / 60% / 43%     0.87 / 0.87 / 0.90
+    ball      fixed (24/lv)   240                90% / 77% / 77%     0.90 / 0.93 / 0.93
+    pendulum  adaptive        60                 37% / 30% / 20%     0.87 / 0.77 / 0.73
+    pendulum  adaptive        120                67% / 70% / 53%     0.90 / 0.73 / 0.90
+    pendulum  fixed (24/lv)   264                97% / 63% / 63%     0.93 / 0.97 / 0.77
+    ========  ==============  =================  ==================  ===================
+
+    Threshold bias (mean estimate - truth) of the adaptive design at 120 trials is within
+    two standard errors of 0 in every row (ball -0.009 to 0.008, pendulum -0.026 to 0.008)
+    and no larger than the fixed design's (ball -0.013 to 0.002; pendulum -0.109 to 0.060,
+    -0.109 +- 0.040 at 2% lapses), and the RMSE of the adaptive
+    threshold at half the trials is no larger (ball 0.039-0.043 against 0.042-0.047;
+    pendulum 0.114-0.209 against 0.193-0.275). The issue's goal is not met: within one level
+    step for 80% of participants in 120 trials. At 120 trials a sweep the profile intervals
+    are wider than the threshold's actual error and cover 0.73-0.90 (fits with no interval
+    counted as misses): QUEST+ spends its trials near the threshold, where they say little
+    about the lapse rate, which the interval profiles over. At 60 trials a sweep 3-10 of 30
+    fits a row lie on a fitting bound (no interval).
 """
 from __future__ import annotations
 
@@ -133,6 +167,9 @@ class Design:
     # 0: each clip once per session (the two-session scheme of the task); n >= 1: every main
     # clip n times in each direction within each session (a psychometric design).
     repeats_per_direction: int = 0
+    # 0: levels fixed by the schedule; n >= 1: n trials on each sweep of the included splits,
+    # each one's level chosen by QUEST+ from the answers stored before it (experiments.adaptive).
+    adaptive_trials: int = 0
     benchmark_subset_excludes: tuple[str, ...] = ()
     exclusions: ExclusionRules = field(default_factory=ExclusionRules)
 
@@ -148,6 +185,10 @@ class Design:
             raise ValueError("max_clips must be positive")
         if self.repeats_per_direction < 0:
             raise ValueError(f"design {self.name!r}: repeats_per_direction must not be negative")
+        if self.adaptive_trials < 0 or (self.adaptive_trials and (
+                self.repeats_per_direction or not self.included_splits)):
+            raise ValueError(f"design {self.name!r}: adaptive_trials is a non-negative count "
+                             "of a sweep design (included_splits) without repeats_per_direction")
         if set(self.included_splits) & set(self.excluded_splits):
             raise ValueError(f"design {self.name!r}: a split cannot be both included and excluded")
         if min(self.fixation_ms, self.response_window_ms_after_clip, self.max_ordering_ms,
@@ -248,10 +289,28 @@ TRA_SWEEP = Design(
     exclusions=ExclusionRules(min_mean_trial_ms=300.0),
 )
 
+TRA_ADAPTIVE = Design(
+    name="tra-adaptive",
+    title="Arrow of time over physical sweeps, levels chosen adaptively",
+    task="aot",
+    description=("The TRA paper's sweeps with each trial's level chosen by QUEST+ from the "
+                 "answers before it: 120 trials a sweep in one session (tra-sweep: 240 "
+                 "and 264)."),
+    sessions=1,
+    main_blocks=4,
+    practice=PracticeSpec(n_trials=4, min_accuracy=0.75, max_attempts=2),
+    catch_per_block=1,
+    excluded_splits=("practice", "catch"),
+    included_splits=("tra-sweep",),
+    adaptive_trials=120,
+    exclusions=ExclusionRules(min_mean_trial_ms=300.0),
+)
+
 DESIGNS: dict[str, Design] = {
     ARROW_OF_TIME.name: ARROW_OF_TIME,
     FRAME_ORDERING.name: FRAME_ORDERING,
     TRA_SWEEP.name: TRA_SWEEP,
+    TRA_ADAPTIVE.name: TRA_ADAPTIVE,
 }
 
 

@@ -26,6 +26,7 @@ from itertools import product
 
 import numpy as np
 
+from experiments import adaptive_schedule
 from experiments.catalog_records import Catalog, CatchRecord, ClipRecord
 from experiments.designs import Design
 from experiments.trial_types import ATTENTION_CHECK, TASKS, TRIAL_TYPES
@@ -216,9 +217,10 @@ def main_trials(design: Design, catalog: Catalog, seed: int, session_number: int
     clips = _participant_clips(design, main, seed)
     rng = _rng(seed, session_number)
     task = TASKS[design.task]
-    trials = task.main_trials(design, SessionPlan(
-        clips=clips, study_clips=main, seed=seed, session_number=session_number,
-        rotation=int(condition.get("rotation", 0)), rng=rng))
+    trials = adaptive_schedule.slots(design, clips, rng) if design.adaptive_trials else \
+        task.main_trials(design, SessionPlan(
+            clips=clips, study_clips=main, seed=seed, session_number=session_number,
+            rotation=int(condition.get("rotation", 0)), rng=rng))
     blocks = _deal_into_blocks(trials, design.main_blocks, task.block_factors, rng)
     _add_catch(blocks, design, catch_pool(design, catalog), condition["key_mapping"], rng)
     numbered: list[dict] = []

@@ -187,10 +187,18 @@ def text_file(reader: Reader, path: tuple, name: str) -> str | None:
 
 def build(reader: Reader, values: dict, text_overrides: dict) -> StudyConfig | None:
     base = get_design(values[("study", "design")])
-    if ("blocks", "repeats_per_direction") in values and not base.included_splits:
+    if ("blocks", "repeats_per_direction") in values and (not base.included_splits
+                                                          or base.adaptive_trials):
         reader.error(("blocks", "repeats_per_direction"),
-                     f"only for a sweep design (one with included_splits, such as tra-sweep); "
-                     f"{base.name} shows each clip once per session")
+                     f"only for a fixed sweep design (one with included_splits, such as "
+                     f"tra-sweep); {base.name} " + ("chooses each level adaptively"
+                                                    if base.adaptive_trials else
+                                                    "shows each clip once per session"))
+        return None
+    if ("blocks", "adaptive_trials") in values and not base.adaptive_trials:
+        reader.error(("blocks", "adaptive_trials"),
+                     f"only for an adaptive design (such as tra-adaptive); {base.name} "
+                     "fixes its levels in the schedule")
         return None
     data = base.to_dict()
     for (section, key), value in values.items():

@@ -169,8 +169,11 @@ def to_toml(config: StudyConfig) -> str:
 def _setting_value(config, design, section, key, setting):
     if key == "trials_per_block":
         return None  # written as clips_per_session
-    if key == "repeats_per_direction" and not config.design.included_splits:
-        return None  # a sweep design's setting only
+    if key == "repeats_per_direction" and (not config.design.included_splits
+                                           or config.design.adaptive_trials):
+        return None  # a fixed sweep design's setting only
+    if key == "adaptive_trials" and not config.design.adaptive_trials:
+        return None  # an adaptive design's setting only
     if key in ("title", *text_defaults.STUDY_FACTS) and not getattr(config, key):
         return None  # not given: an empty string would not load again
     if setting.design_field:

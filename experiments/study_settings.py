@@ -27,6 +27,7 @@ DEVICES = ("desktop", "tablet", "phone")
 # Sanity bounds: a value past them is a typo (or would exhaust memory building a schedule).
 MAX_SESSIONS, MAX_BLOCKS, MAX_TRIALS_PER_BLOCK, MAX_PRACTICE_TRIALS = 20, 100, 2000, 200
 MAX_ATTEMPTS, MAX_REPEATS, MAX_PLACES, MAX_WINDOW_PX = 10, 100, 100_000, 10_000
+MAX_ADAPTIVE_TRIALS = 1000  # per sweep: a 3 s clip a trial, over an hour a sweep
 MAX_TIMING_MS, MAX_GAP_HOURS = 600_000, 24 * 365  # 10 minutes; a year
 # Bounds of what a participant's page renders on every visit (each text through Markdown and
 # the sanitiser) and of what the stored form holds: a consent of ~3,000 words fits a text.
@@ -172,7 +173,12 @@ SETTINGS: dict[str, dict[str, Setting]] = {
         # Sweep designs only (included_splits): each clip this many times per direction.
         "repeats_per_direction": _int(1, "repeats_per_direction", MAX_REPEATS,
                                       help="Sweep designs only: how often a session shows each "
-                                           "clip in each direction.")},
+                                           "clip in each direction."),
+        # Adaptive designs only (adaptive_trials > 0): QUEST+ chooses each trial's level.
+        "adaptive_trials": _int(2, "adaptive_trials", MAX_ADAPTIVE_TRIALS,
+                                help="Adaptive sweep designs only: trials per sweep in a "
+                                     "session, each at the level QUEST+ chooses from the "
+                                     "answers before it.")},
     "practice": {
         "trials": _int(0, "practice.n_trials", MAX_PRACTICE_TRIALS, help="Practice trials, with "
                        "feedback, before the main blocks.",

@@ -67,6 +67,11 @@ class Factory:
                      root=self._root(files))
         return name
 
+    def sweep_set(self, name: str = "tiny", files: bool = False, clips_per_level: int = 1):
+        """Both sweeps of the built-in set (split tra-sweep) in set ``name``."""
+        return self._stored(stored_study.add_sweep_set, name, root=self._root(files),
+                            clips_per_level=clips_per_level)
+
     def catch_set(self, keys=("f", "j"), files: bool = False) -> list[SourceClip]:
         """A catch set with one video per key of ``keys``."""
         return self._stored(stored_study.add_catch_set, root=self._root(files), keys=keys)
@@ -284,8 +289,8 @@ def open_site_study(app, slug: str, design, **settings) -> None:
     from experiments.study_file import BROWSERS, StudyConfig
     from webapp.researcher import lifecycle, studies
 
-    config = StudyConfig(design=design, stimulus_set=STIMULUS_SET,
-                         **{"browsers": BROWSERS, **settings})
+    config = StudyConfig(design=design, **{"stimulus_set": STIMULUS_SET, "browsers": BROWSERS,
+                                           **settings})
     with app.app_context():
         studies.create_study_from_config(slug, config)
         lifecycle.transition(slug, "open")

@@ -160,6 +160,20 @@ TRA_SWEEP_LEVEL_MEANS = {
     "per-clip P(correct)), and how many.",
     "value_normalised": "2 p_correct - 1, the curves' shared axis.",
 }
+TRA_ADAPTIVE_SEQUENCE = {
+    "subject_id, session_id": "The participant and session.",
+    "scenario": "The sweep (bouncing_ball, pendulum).",
+    "slot, trial_index": "The trial's place among the sweep's adaptive trials (0 first) and "
+    "in the session.",
+    "level": "The sweep level QUEST+ chose for it (restitution, damping).",
+    "correct": "Whether it was answered right; empty without an answer (no update).",
+    "threshold_mean, threshold_lo, threshold_hi": "The posterior of the sweep's threshold "
+    "when this level was chosen, from the answers before it: mean and equal-tailed 95% "
+    "credible interval (the report's thresholds are fitted, not these).",
+    "halfwidth_steps": "Half that interval's width, in level steps.",
+    "width_mean, lapse_mean": "Posterior means of the 5%-95% width and the lapse rate.",
+    "n_answers": "Answers on the sweep the choice was made from.",
+}
 BENCHMARK_REFERENCE = {
     "source, label": "'measured' (our runs) or 'published' ('published, not measured': "
     "transcribed from the paper or a later one).",

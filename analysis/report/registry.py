@@ -211,6 +211,11 @@ TRA_SWEEP_PARTICIPANTS = Table("tra_sweep_participants", TRA_SWEEP,
 TRA_SWEEP_CURVES = Table("tra_sweep_curves", TRA_SWEEP, "analysis.report.tra.sweep_tables",
                          figures=("tra_sweep_bouncing_ball", "tra_sweep_pendulum"),
                          html=False, when=SWEEP, columns=DD.TRA_SWEEP_CURVES)
+TRA_ADAPTIVE_SEQUENCE = Table("tra_adaptive_sequence", TRA_SWEEP,
+                              "analysis.report.tra.sweep_tables",
+                              figures=("tra_adaptive_sequences",), html=False,
+                              when="adaptive (QUEST+) sessions, such as tra-adaptive's",
+                              columns=DD.TRA_ADAPTIVE_SEQUENCE)
 AOT_BY_SUBJECT = Table("aot_by_subject", SUBJECTS, "analysis.aot.aot_metrics", when=ARROW,
                        columns=D.AOT_BY_SUBJECT)
 AOT_BY_SESSION = Table("aot_by_session", SUBJECTS, "analysis.aot.aot_metrics", when=ARROW,

@@ -30,7 +30,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from analysis import bootstrap, shared_axis, sweep_fits, tra_peak
+from analysis import adaptive_sequence, bootstrap, shared_axis, sweep_fits, tra_peak
 from analysis import columns as C
 from analysis import psychometric as P
 from analysis.probability_curve import fit_probability_curve, vlm_clip_correct
@@ -261,6 +261,9 @@ def sweep_tables(aot_kept: pd.DataFrame, tra_data: pd.DataFrame | None = None,
             columns=["observer_kind", "observer"]).reset_index(drop=True)
     tables[R.TRA_SWEEP_CURVES] = _curves(people, vlms, tra, humans)
     tables[R.TRA_SWEEP_LEVEL_MEANS] = _level_means(humans, clips)
+    sequences = adaptive_sequence.sequence_table(trials)
+    if not sequences.empty:  # adaptive sessions: each participant's levels and posterior
+        tables[R.TRA_ADAPTIVE_SEQUENCE] = sequences
     return tables
 
 
@@ -275,7 +278,11 @@ def sweep_figures(tables: dict) -> dict:
     published = fits[fits["source"] == "published"]
     caption = CAPTION.format(context=TRA_CONTEXT)
     means = tables[R.TRA_SWEEP_LEVEL_MEANS]
-    return {f"tra_sweep_{scenario}": figures.tra_sweep_figure(
+    out = {f"tra_sweep_{scenario}": figures.tra_sweep_figure(
         part, published[published["scenario"] == scenario], caption,
         means[means["scenario"] == scenario])
         for scenario, part in curves.groupby("scenario") if scenario in SCENARIOS}
+    if R.TRA_ADAPTIVE_SEQUENCE in tables:
+        out["tra_adaptive_sequences"] = figures.adaptive_sequence_figure(
+            tables[R.TRA_ADAPTIVE_SEQUENCE])
+    return out

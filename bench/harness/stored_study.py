@@ -54,6 +54,32 @@ def add_stimulus_set(name="tiny", per_category=2, root: Path | None = None) -> l
     return clips
 
 
+# The sweeps of the built-in set (experiments.synthetic): scenario, parameter, levels, category.
+SWEEPS = (("bouncing_ball", "restitution", tuple(round(0.1 * k, 1) for k in range(1, 11)), "Fall"),
+          ("pendulum", "damping", tuple(round(0.5 * k, 1) for k in range(11)), "Reciprocal"))
+
+
+def add_sweep_set(name="tiny", root: Path | None = None, clips_per_level=1) -> list[SourceClip]:
+    """Sweep clips (split tra-sweep) of both sweeps in set ``name``; with ``root``, stand-in
+    files whose size grows with the level, as real clips' sizes differ by level."""
+    clips = []
+    for scenario, parameter, levels, category in SWEEPS:
+        for j, level in enumerate(levels):
+            for k in range(clips_per_level):
+                clip = SourceClip(stimulus_set=name, clip_key=f"tra-{scenario}-{level:.1f}-{k}",
+                                  categories=[category], params={"scenario": scenario,
+                                                                 parameter: level},
+                                  split="tra-sweep", duration_s=3.0, fps=30.0, frame_count=90,
+                                  width=64, height=48)
+                clip.stimuli = [_stimulus(clip, root, "clip", d) for d in ("forward", "backward")]
+                for stimulus in clip.stimuli:
+                    _write(root, stimulus.path, b"x" * (10_000 + 500 * j))
+                db.session.add(clip)
+                clips.append(clip)
+    db.session.commit()
+    return clips
+
+
 def add_catch_set(root: Path | None = None, keys=("f", "j")) -> list[SourceClip]:
     """A catch set with one video per key of ``keys``."""
     clips = []

@@ -86,7 +86,10 @@ class SessionRunner {
     if (FINISHED.has(session.status)) return this.finish();
     watchConnection();
     const first = trialsToRun(session, this.done())[0];
-    if (first) preloadTrials(this.blockOf(first)).catch(() => {});  // warm up during the checks
+    // Warm up during the checks (not an adaptive session's main trials: they wait for answers).
+    if (first && !(session.adaptive && !isPractice(first))) {
+      preloadTrials(this.blockOf(first)).catch(() => {});
+    }
     // Before consent: someone whose device cannot run the study is sent back at once.
     const checked = await flow.deviceCheck(this.api, session);
     if (checked.screenedOut) return this.screenOut(checked);
@@ -163,8 +166,13 @@ class SessionRunner {
         continue;
       }
       const block = this.blockOf(todo[0]);
-      await this.preloadBlock(block);
-      this.prefetchAfter(block);
+      // An adaptive session's main trials load one at a time, once the answers before them
+      // are stored: the server chooses a trial's level from them (experiments/adaptive.py).
+      const oneByOne = this.session.adaptive && !isPractice(block[0]);
+      if (!oneByOne) {
+        await this.preloadBlock(block);
+        this.prefetchAfter(block);
+      }
       const progress = this.mainProgress();
       setProgress(progress.done, isPractice(block[0]) ? 0 : progress.total);
       // A block begun before a reload goes on without its intro (the welcome back said where).
@@ -178,6 +186,10 @@ class SessionRunner {
       this.noteFullscreen();
       for (const [position, trial] of block.entries()) {
         if (position) await this.betweenTrials();
+        if (oneByOne) {
+          await this.queue.settled();
+          await this.preloadBlock([trial]);
+        }
         await this.runTrial(trial);
       }
       this.releaseAfter(block);

@@ -18,12 +18,13 @@ from experiments.designs import EGO_FLIGHT_CONDITIONS
 from experiments.trial_types import TRIAL_TYPES
 from tests.analysis import test_benchmark_reference as benchmark
 from tests.analysis import test_report_tra as sweep
+from tests.analysis import test_report_tra_adaptive as adaptive_sweep
 
 
 def _every_section_trials(rng) -> pd.DataFrame:
     """People (timed by two onset methods) and two models on clips and frame orders in the
     EGO-FLIGHT conditions, one model also under a TOMATO frame condition and on ordered image
-    pairs, people and a VLM on the TRA sweeps, and two models on AoT-PsyPhyBENCH items."""
+    pairs, people (one adaptive) and a VLM on the TRA sweeps, and two models on AoT-PsyPhyBENCH items."""
     spec = simulate.StudySpec(
         n_participants=6, trials_per_participant=60, n_clips=24, ordering_share=0.25,
         practice_gate_fail_rate=0.0, fast_trial_rate=0.0,
@@ -45,7 +46,8 @@ def _every_section_trials(rng) -> pd.DataFrame:
         correct_response=["A", "B"] * 10, response="A", correct=[1.0, 0.0] * 10,
         extra=[{**e, "pair_order": ("AB", "BA")[i % 2], "pair_id": i // 2}
                for i, e in enumerate(first["extra"])])
-    sweeps = pd.DataFrame(sweep._people(rng, n_people=5, per_level=4) + sweep._vlm())
+    sweeps = pd.DataFrame(sweep._people(rng, n_people=5, per_level=4) + sweep._vlm()
+                          + adaptive_sweep._adaptive_people(rng, n_people=1, trials=20))
     return pd.concat([data, one_frame, image_pairs, sweeps, benchmark._trials()],
                      ignore_index=True)
 

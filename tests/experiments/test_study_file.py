@@ -46,7 +46,7 @@ def test_a_careless_file_gets_every_error_with_line_and_field():
     assert problems(CARELESS) == [
         'study.toml:7: blocks.trials_per_block: expected a positive integer, got "ten"',
         "study.toml:9: blocks.catch_per_blok: unknown key (did you mean 'catch_per_block'?); "
-        "expected one of catch_per_block, clips_per_session, count, repeats_per_direction, "
+        "expected one of adaptive_trials, catch_per_block, clips_per_session, count, repeats_per_direction, "
         "trials_per_block",
         "study.toml:13: timing.response_timeout_ms: expected a non-negative integer, got -200",
         "study.toml:16: responses.keys: expected two different keys, each a lower-case letter "
@@ -236,12 +236,33 @@ def test_repeats_per_direction_sets_a_sweep_design_and_round_trips():
 @pytest.mark.parametrize(("design", "value", "message"), [
     ("tra-sweep", "0", "expected a positive integer, got 0"),
     ("tra-sweep", '"twelve"', 'expected a positive integer, got "twelve"'),
-    ("arrow-of-time", "3", "only for a sweep design (one with included_splits, such as "
+    ("arrow-of-time", "3", "only for a fixed sweep design (one with included_splits, such as "
                            "tra-sweep); arrow-of-time shows each clip once per session"),
+    ("tra-adaptive", "3", "only for a fixed sweep design (one with included_splits, such as "
+                          "tra-sweep); tra-adaptive chooses each level adaptively"),
 ])
 def test_repeats_per_direction_is_a_positive_integer_of_a_sweep_design(design, value, message):
     source = MINIMAL.format(design=design) + f"[blocks]\nrepeats_per_direction = {value}\n"
     assert problems(source) == [f"study.toml:5: blocks.repeats_per_direction: {message}"]
+
+
+@pytest.mark.parametrize(("design", "value", "message"), [
+    ("tra-adaptive", "1", "expected an integer >= 2, got 1"),
+    ("tra-sweep", "40", "only for an adaptive design (such as tra-adaptive); tra-sweep fixes "
+                        "its levels in the schedule"),
+])
+def test_adaptive_trials_is_a_count_of_an_adaptive_design(design, value, message):
+    source = MINIMAL.format(design=design) + f"[blocks]\nadaptive_trials = {value}\n"
+    assert problems(source) == [f"study.toml:5: blocks.adaptive_trials: {message}"]
+
+
+def test_an_adaptive_study_file_writes_its_trials_and_loads_again():
+    config = study_file.loads(MINIMAL.format(design="tra-adaptive") +
+                              "[blocks]\nadaptive_trials = 40\n")
+    assert config.design.adaptive_trials == 40
+    written = study_file.to_toml(config)
+    assert "adaptive_trials = 40" in written and "repeats_per_direction" not in written
+    assert study_file.loads(written) == config
 
 
 def test_any_two_letter_or_digit_keys_may_run_catch_trials():

@@ -118,6 +118,7 @@ def participant_schema() -> dict:
     range_header = {"name": "Range", "in": "header", "required": False, "schema": {"type": "string"}}
     media_ok = {"200": {"description": "the file"}, "206": {"description": "partial content"},
                 "404": _error("no such file"),
+                "409": _error("an adaptive trial whose level waits for an earlier answer"),
                 "416": _error("range not satisfiable")}
     client = {"name": "client", "in": "query", "required": False,
               "description": "the browser tab's id; writes from a tab other than the one that "

@@ -19,7 +19,7 @@ from __future__ import annotations
 from sqlalchemy import Connection, Row
 from sqlalchemy.exc import IntegrityError
 
-from experiments import exclusions, verdict
+from experiments import adaptive_schedule, exclusions, verdict
 from experiments import schedule as scheduling
 from experiments.designs import Design
 from experiments.trial_types import (
@@ -92,6 +92,9 @@ def _row(session_id: int, scheduled: dict, fields: dict, rules, received_at) -> 
     extra.update(parts.pop("extra"))
     if "practice_attempt" in scheduled:
         extra["practice_attempt"] = scheduled["practice_attempt"]
+    if adaptive_schedule.KEY in scheduled:  # the level and the posterior that chose it
+        extra[adaptive_schedule.KEY] = {k: v for k, v in scheduled[adaptive_schedule.KEY].items()
+                                        if k != "pool"}
     response = parts["response"]
     row = dict(session_id=session_id, client_uuid=fields["client_uuid"],
                trial_index=fields["trial_index"], trial_type=scheduled["trial_type"],
@@ -129,6 +132,9 @@ def store_trial(connection: Connection, target: Row, payload) -> tuple[int, dict
     fields = validate(payload, scheduled, key_mapping=target.condition.get("key_mapping"))
     if scheduled is None:
         raise ApiError(400, "unknown_trial", f"trial_index {index} is not in this session's schedule")
+    if adaptive_schedule.pending(scheduled):  # its video was never served: nothing was shown
+        raise ApiError(409, "not_presented", f"trial {index} has no level yet: its video was "
+                                             "never asked for")
     if target.status != verdict.IN_PROGRESS:  # a replay may still arrive after the session ended
         return 200, _existing(connection, target.id, fields, _not_in_progress(target,
                                                                               target.status))

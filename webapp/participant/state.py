@@ -34,6 +34,9 @@ def session_state(connection: Connection, session: Row) -> dict:
         "stored_indices": stored,
         "response_window_ms_after_clip": design.response_window_ms_after_clip,
         "inter_trial_ms": design.inter_trial_ms,
+        # Every main trial (catch trials too, so none stands out) is loaded only once the
+        # answers before it are stored: an adaptive slot's level is chosen from them.
+        "adaptive": design.adaptive_trials > 0,
         "practice": {"min_accuracy": design.practice.min_accuracy,
                      "max_attempts": design.practice.max_attempts},
         "practice_passed": practice_passed(session.status, session.schedule, records, design),

@@ -14,10 +14,11 @@ from sqlalchemy import Row
 from werkzeug.exceptions import RequestedRangeNotSatisfiable
 from werkzeug.wsgi import wrap_file
 
+from experiments import adaptive_schedule
 from experiments.verdict import ENDED
 from webapp.database import write_transaction
 from webapp.extensions import db
-from webapp.participant import sessions, store
+from webapp.participant import adaptive, sessions, store
 from webapp.stimuli import presentations
 from webapp.stimuli.files import UnsafePath, frame_path
 from webapp.stimuli.presentations import PaddedVideo
@@ -37,6 +38,9 @@ def _scheduled(connection, token: str, trial_index: int) -> tuple[Row, dict, obj
     trial = session.schedule[trial_index] if trial_index < len(session.schedule) else None
     if trial is None or trial["trial_index"] != trial_index:
         abort(404)
+    if adaptive_schedule.pending(trial):  # its level is chosen now, from the stored answers
+        session = adaptive.with_level(connection, session, trial_index)
+        trial = session.schedule[trial_index]
     stimulus = store.stimulus_file(connection, trial["stimulus_id"])
     if stimulus is None:
         abort(404)

@@ -1,0 +1,92 @@
+"""A whole tra-adaptive session in Chromium through the real runner: each main trial's video
+is asked for only once the answers before it are stored, and the server's levels follow from
+the stored answers."""
+import tempfile
+from pathlib import Path
+
+import pytest
+
+from experiments.adaptive_schedule import KEY, resolve
+from experiments.designs import DESIGNS, PracticeSpec
+from experiments.stimuli import ClipSpec
+from tests.browser.participant import assert_every_trial_once, enter, stored, wait_done
+from tests.factories import FPS, _frames, open_site_study
+from webapp.extensions import db
+from webapp.participant import store
+
+pytestmark = pytest.mark.browser
+SET = "tiny-sweep"
+LEVELS = {"bouncing_ball": ("restitution", (0.2, 0.4, 0.6, 0.8)),
+          "pendulum": ("damping", (0.0, 1.0, 2.0, 3.0))}
+
+
+@pytest.fixture(scope="module")
+def adaptive_site(site):
+    """The live site with a small sweep set (real clips) and an adaptive study on it."""
+    from experiments import media
+    from webapp.stimuli import catalog
+
+    if "adaptive" not in site.slugs:
+        specs = []
+        with tempfile.TemporaryDirectory() as folder:
+            for s, (scenario, (parameter, levels)) in enumerate(LEVELS.items()):
+                for j, level in enumerate(levels):
+                    key = f"tra-{scenario}-{level:.1f}"
+                    path = Path(folder) / f"{key}.mp4"
+                    media.encode_browser_mp4(_frames(500 + 10 * s + j), path, fps=FPS)
+                    specs.append(ClipSpec(key, path, ["Fall"], split="tra-sweep",
+                                          params={"scenario": scenario, parameter: level}))
+            with site.app.app_context():
+                catalog.import_clips(specs, SET, Path(site.app.config["STIMULUS_ROOT"]),
+                                     frame_set_sizes=())
+        design = DESIGNS["tra-adaptive"].with_changes(
+            adaptive_trials=4, main_blocks=1, fixation_ms=300,
+            practice=PracticeSpec(n_trials=0))
+        open_site_study(site.app, "tiny-adaptive", design, stimulus_set=SET)
+        site.slugs["adaptive"] = "tiny-adaptive"
+    return site
+
+
+def _levels_follow_the_stored_answers(site, token):
+    data = stored(site.app, token)
+    assert data["status"] in ("completed", "failed_attention")
+    assert_every_trial_once(data)
+    schedule = data["schedule"]
+    slots = [t for t in schedule if KEY in t]
+    assert len(slots) == 8 and all(t[KEY].get("level") is not None for t in slots)
+    # the levels follow from the seed's slots and the stored answers
+    answers = {t["trial_index"]: None if t["response"] is None else bool(t["correct"])
+               for t in data["trials"]}
+    fresh = [dict(t) for t in schedule]
+    for t in fresh:
+        if KEY in t:
+            t.update(stimulus_id=None, source_clip_id=None)
+            t[KEY] = {k: t[KEY][k] for k in ("sweep", "slot", "pool")}
+    for t in slots:
+        fresh = resolve(fresh, t["trial_index"], answers)
+    assert fresh == schedule
+    # each slot's video was first asked for after the answer before it had arrived
+    with site.app.app_context(), db.engine.connect() as connection:
+        session = store.session_by_token(connection, token)
+        served = store.media_served(connection, session.id)
+        received = {t.trial_index: t.received_at for t in store.stored_trials(connection, session.id)}
+    for sweep in LEVELS:
+        own = [t["trial_index"] for t in slots if t[KEY]["sweep"] == sweep]
+        for before, after in zip(own, own[1:]):
+            assert served[after] >= received[before]
+
+
+def test_an_adaptive_session_runs_one_trial_at_a_time_to_the_end(page, adaptive_site):
+    token = enter(page, adaptive_site, "adaptive", "sim-adaptive-1", simulate=True)
+    assert wait_done(page)
+    _levels_follow_the_stored_answers(adaptive_site, token)
+    assert not page.js_errors
+
+
+def test_a_reload_mid_session_goes_on_with_the_stored_levels(page, adaptive_site):
+    token = enter(page, adaptive_site, "adaptive", "sim-adaptive-reload", simulate=True)
+    page.wait_for_function("() => Number(document.body.dataset.trialIndex) >= 3", polling=20)
+    page.reload()
+    assert wait_done(page)
+    _levels_follow_the_stored_answers(adaptive_site, token)
+    assert not page.js_errors

@@ -1,0 +1,136 @@
+"""The tra-adaptive design: QUEST+ slots in the schedule, each level chosen from the answers
+stored before it, the same levels from the same seed and answers."""
+from collections import Counter
+
+import numpy as np
+import pytest
+from scipy import special
+
+from experiments import adaptive
+from experiments.adaptive_schedule import KEY, NotYet, pending, pool_ids, resolve
+from experiments.designs import DESIGNS
+from experiments.schedule import build_schedule, choose_condition
+from tests.experiments.test_tra_sweep_design import _sweep_catalog
+
+DESIGN = DESIGNS["tra-adaptive"]
+BALL = np.round(np.arange(1, 11) * 0.1, 1)
+
+
+def _schedule(seed=0, clips_per_level=1, design=DESIGN):
+    catalog = _sweep_catalog(clips_per_level)
+    return build_schedule(design, catalog, seed, 1,
+                          choose_condition(design, {}, np.random.default_rng(seed)))
+
+
+def _observer(trial, rng):
+    """Right with P falling from 1 to chance at restitution 0.6 / rising at damping 1.5."""
+    level = trial[KEY]["level"]
+    p = 0.5 + 0.5 * special.ndtr((0.6 - level) / 0.15 if trial[KEY]["sweep"] == "bouncing_ball"
+                                 else (level - 1.5) / 0.75)
+    return bool(rng.random() < p)
+
+
+def _run(schedule, seed=0):
+    """Every slot resolved in order, as the server does, answered by :func:`_observer`."""
+    rng, answers = np.random.default_rng(seed), {}
+    for trial in schedule:
+        index = trial["trial_index"]
+        if KEY in trial:
+            schedule = resolve(schedule, index, answers)
+            answers[index] = _observer(schedule[index], rng)
+        elif trial["block"] != "practice":
+            answers[index] = None  # a catch trial: no sweep answer
+    return schedule, answers
+
+
+def test_a_session_has_the_design_s_slots_per_sweep_half_each_way_with_no_level_yet():
+    schedule = _schedule()
+    slots = [t for t in schedule if KEY in t]
+    per_sweep = Counter((t[KEY]["sweep"], t["direction"]) for t in slots)
+    assert per_sweep == {(s, d): DESIGN.adaptive_trials // 2 for s in ("bouncing_ball", "pendulum")
+                         for d in ("forward", "backward")}
+    assert all(pending(t) and t["correct_response"] == ("F" if t["direction"] == "forward" else "B")
+               for t in slots)
+    # the videos a slot may show count towards the session's one served size
+    assert len(pool_ids(schedule)) == 2 * 17
+
+
+def test_a_level_waits_for_every_earlier_answer_of_its_sweep():
+    schedule = _schedule()
+    ball = [t["trial_index"] for t in schedule if t.get(KEY, {}).get("sweep") == "bouncing_ball"]
+    first = resolve(schedule, ball[0], {})
+    assert first[ball[0]][KEY]["level"] in BALL
+    with pytest.raises(NotYet, match=f"waits for the answer to trial {ball[0]}"):
+        resolve(first, ball[1], {})
+    with pytest.raises(NotYet):  # stored but never resolved: no level to learn from
+        resolve(schedule, ball[1], {ball[0]: True})
+
+
+def test_levels_are_reproducible_from_the_seed_and_the_stored_answers():
+    run, answers = _run(_schedule(seed=3))
+    again = _schedule(seed=3)
+    for trial in again:  # replay the stored answers in any order the server may see requests
+        if KEY in trial:
+            again = resolve(again, trial["trial_index"], answers)
+    assert again == run
+    other = dict(answers)
+    flipped = next(i for i, t in enumerate(run) if KEY in t)
+    other[flipped] = not other[flipped]
+    changed = _schedule(seed=3)
+    for trial in changed:
+        if KEY in trial:
+            changed = resolve(changed, trial["trial_index"], other)
+    assert [t.get(KEY, {}).get("level") for t in changed] != [t.get(KEY, {}).get("level") for t in run]
+
+
+def test_each_choice_is_stored_with_the_posterior_that_made_it():
+    run, answers = _run(_schedule(seed=1))
+    ball = [t for t in run if t.get(KEY, {}).get("sweep") == "bouncing_ball"]
+    grid = adaptive.parameter_grid(BALL)
+    seen = [(t[KEY]["level"], answers[t["trial_index"]]) for t in ball[:-1]]
+    assert ball[-1][KEY]["posterior"] == adaptive.next_level(grid, seen)[1]
+    assert ball[-1][KEY]["posterior"]["n_answers"] == len(ball) - 1
+    # placed near the threshold (0.6), not spread over the sweep as a fixed design would
+    levels = [t[KEY]["level"] for t in ball[len(ball) // 2:]]
+    assert 0.3 <= np.median(levels) <= 0.8
+    assert abs(ball[-1][KEY]["posterior"]["threshold_mean"] - 0.6) <= 0.1  # one level step
+
+
+def test_several_clips_a_level_are_shown_in_turn():
+    run, _ = _run(_schedule(seed=2, clips_per_level=3))
+    by_level = {}
+    for t in run:
+        if KEY in t:
+            by_level.setdefault((t[KEY]["sweep"], t[KEY]["level"]), set()).add(t["source_clip_id"])
+    assert max(len(clips) for clips in by_level.values()) > 1
+
+
+def _reference_entropies(grid, post):
+    """QUEST+ by its definition, one level and one outcome at a time."""
+    thresholds = np.unique(grid.threshold)
+    out = []
+    for j in range(grid.levels.size):
+        total = 0.0
+        for p in (grid.p_correct[:, j], 1 - grid.p_correct[:, j]):
+            joint = post * p
+            marginal = np.array([joint[grid.threshold == t].sum() for t in thresholds])
+            marginal = marginal / joint.sum()
+            nz = marginal[marginal > 0]
+            total += joint.sum() * -(nz * np.log(nz)).sum()
+        out.append(total)
+    return np.array(out)
+
+
+def test_expected_entropies_equal_quest_plus_by_its_definition():
+    grid = adaptive.parameter_grid(BALL)
+    post = adaptive.posterior(grid, [(0.5, True), (0.7, False), (0.6, None), (0.3, True)])
+    assert np.allclose(adaptive.expected_entropies(grid, post), _reference_entropies(grid, post))
+
+
+def test_bad_levels_and_answers_are_refused():
+    with pytest.raises(ValueError, match="at least 3 distinct"):
+        adaptive.parameter_grid([0.1, 0.2])
+    with pytest.raises(ValueError, match="not one of the sweep"):
+        adaptive.posterior(adaptive.parameter_grid(BALL), [(0.55, True)])
+    with pytest.raises(ValueError, match="adaptive_trials"):
+        DESIGN.with_changes(repeats_per_direction=2)

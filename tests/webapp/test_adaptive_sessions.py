@@ -1,0 +1,187 @@
+"""An adaptive (tra-adaptive) session over HTTP: each slot's level is chosen on the server,
+once, from the answers stored before it, and nothing a participant fetches tells it."""
+import random
+import threading
+import uuid
+from concurrent.futures import ThreadPoolExecutor
+
+import pytest
+from sqlalchemy import select
+
+from experiments.adaptive_schedule import KEY, pending, resolve
+from tests.test_tra_end_to_end import _answer
+from webapp.extensions import db
+from webapp.models import Session, Trial
+
+TAB = "tab-1"
+
+
+@pytest.fixture
+def study(app, factory):
+    factory.stimulus_set("tiny", per_category=1, files=True)  # practice clips
+    factory.sweep_set("tiny", files=True)
+    factory.catch_set(files=True)
+    return factory.open_study("tra-adaptive", stimulus_set="tiny", adaptive_trials=6,
+                              main_blocks=2)
+
+
+def _start(client, participant="p-1"):
+    location = client.get("/p/study", query_string={"participant": participant}).headers["Location"]
+    token = location.rsplit("/", 1)[-1]
+    api = f"/api/session/{token}"
+    client.post(f"{api}/consent", json={"consent": True})
+    client.post(f"{api}/device", json={
+        "user_agent": "Adaptive/1.0", "screen_w": 1920, "screen_h": 1080, "window_w": 1600,
+        "window_h": 1000, "refresh_hz": 60.0, "device_pixel_ratio": 1.0, "touch": False,
+        "video_check_ok": True})
+    assert client.post(f"{api}/claim", json={"client": TAB}).status_code < 300
+    return token, api
+
+
+def _schedule(app, token):
+    with app.app_context():
+        return db.session.scalar(select(Session.schedule).where(Session.token == token))
+
+
+class Participant:
+    """Answers like a person on the sweeps (right far from the middle of each sweep)."""
+
+    def __init__(self, app, client, token, api, seed=0):
+        self.app, self.client, self.token, self.api = app, client, token, api
+        self.rng = random.Random(seed)
+
+    def body(self, index):
+        trial = _schedule(self.app, self.token)[index]
+        state = self.client.get(self.api).get_json()
+        answer = _answer(trial, state["key_mapping"], self.rng, {})
+        answer["trial_type"] = state["trials"][index]["trial_type"]  # catch trials pose as clips
+        if KEY in trial:  # _answer knows no such clip key: answer by the level instead
+            level = trial[KEY]["level"]
+            easy = level < 0.5 if trial[KEY]["sweep"] == "bouncing_ball" else level > 2.0
+            right = easy or self.rng.random() < 0.5
+            label = trial["correct_response"] if right else \
+                {"F": "B", "B": "F"}[trial["correct_response"]]
+            key = next(k for k, v in state["key_mapping"].items() if v == label)
+            answer.update(response=label, key=key)
+        return answer
+
+    def video(self, index):
+        return self.client.get(f"/media/{self.token}/{index}")
+
+    def post(self, body):
+        return self.client.post(f"{self.api}/trials?client={TAB}", json=body)
+
+    def run(self, until=None):
+        """Fetch each next trial's video, then answer it, as the runner does."""
+        while True:
+            state = self.client.get(self.api).get_json()
+            index = state["next_trial_index"]
+            if index >= len(state["trials"]) or index == until:
+                return state
+            response = self.video(index)
+            assert response.status_code == 200, index
+            response.close()
+            assert self.post(self.body(index)).status_code == 201, index
+
+
+def test_a_whole_session_chooses_every_level_from_the_stored_answers(app, study):
+    client = app.test_client()
+    token, api = _start(client)
+    state = Participant(app, client, token, api).run()
+    assert state["adaptive"] is True
+    assert client.post(f"{api}/complete?client={TAB}").status_code == 200
+    schedule = _schedule(app, token)
+    slots = [t for t in schedule if KEY in t]
+    assert len(slots) == 12 and not any(pending(t) for t in slots)
+    with app.app_context():
+        rows = {t.trial_index: t for t in db.session.scalars(
+            select(Trial).join(Session).where(Session.token == token))}
+    # every row says its level and the posterior that chose it
+    for t in slots:
+        extra = rows[t["trial_index"]].extra[KEY]
+        assert extra["level"] == t[KEY]["level"] and extra["posterior"] == t[KEY]["posterior"]
+        assert rows[t["trial_index"]].stimulus_id == t["stimulus_id"]
+    # the same levels again from the seed's slots and the stored answers alone
+    answers = {i: None if r.response is None else bool(r.correct) for i, r in rows.items()}
+    fresh = [{k: v for k, v in t.items()} for t in schedule]
+    for t in fresh:
+        if KEY in t:
+            t.update(stimulus_id=None, source_clip_id=None)
+            t[KEY] = {k: t[KEY][k] for k in ("sweep", "slot", "pool")}
+    for t in slots:
+        fresh = resolve(fresh, t["trial_index"], answers)
+    assert fresh == schedule
+
+
+def test_reload_second_tab_and_replay_cannot_change_a_level(app, study):
+    client = app.test_client()
+    token, api = _start(client)
+    person = Participant(app, client, token, api)
+    schedule = _schedule(app, token)
+    first, second = [t["trial_index"] for t in schedule
+                     if t.get(KEY, {}).get("sweep") == "bouncing_ball"][:2]
+    state = person.run(until=first)
+    assert state["next_trial_index"] == first
+    # the next slot of the sweep cannot be fetched, nor answered, before this one is stored
+    assert person.video(first).status_code == 200
+    assert person.video(second).status_code == 409
+    body = person.body(first)
+    refused = person.post({**body, "trial_index": second, "client_uuid": str(uuid.uuid4())})
+    assert refused.status_code == 409 and refused.get_json()["error"] == "not_presented", refused.get_json()
+    chosen = _schedule(app, token)[first]
+    # a reload and a second tab (another client with the token) read the same level back
+    again = app.test_client().get(f"/media/{token}/{first}")
+    assert again.status_code == 200 and _schedule(app, token)[first] == chosen
+    assert person.post(body).status_code == 201
+    assert person.video(second).status_code == 200
+    level = _schedule(app, token)[second]
+    # the answer posted again (a replay), or another answer for the same trial, changes nothing
+    assert person.post(body).get_json()["duplicate"] is True
+    flipped = {**body, "client_uuid": str(uuid.uuid4()),
+               "response": {"F": "B", "B": "F"}[body["response"]]}
+    flipped["key"] = next(k for k, v in client.get(api).get_json()["key_mapping"].items()
+                          if v == flipped["response"])
+    assert person.post(flipped).status_code == 409
+    assert _schedule(app, token)[second] == level and _schedule(app, token)[first] == chosen
+
+
+def test_every_video_of_an_adaptive_session_is_served_at_one_size(app, study):
+    client = app.test_client()
+    token, api = _start(client)
+    person = Participant(app, client, token, api)
+    sizes = set()
+    while True:
+        state = client.get(api).get_json()
+        index = state["next_trial_index"]
+        if index >= len(state["trials"]):
+            break
+        response = person.video(index)
+        sizes.add(response.headers["Content-Length"])
+        response.close()
+        person.post(person.body(index))
+    # the first slot was served before any later level was known: still the largest's size
+    assert len(sizes) == 1
+
+
+def test_two_levels_chosen_at_once_are_both_kept(any_db_app, factory):
+    """Each choice rewrites the session's schedule under the session's lock: two slots chosen
+    by simultaneous requests (a script, or two tabs) both stay chosen."""
+    factory.stimulus_set("tiny", per_category=1, files=True)
+    factory.sweep_set("tiny", files=True)
+    factory.catch_set(files=True)
+    factory.open_study("tra-adaptive", stimulus_set="tiny", adaptive_trials=6, main_blocks=2)
+    app = any_db_app
+    client = app.test_client()
+    token, _ = _start(client)
+    firsts = [next(t["trial_index"] for t in _schedule(app, token) if t.get(KEY, {}).get("sweep") == s)
+              for s in ("bouncing_ball", "pendulum")]
+    barrier = threading.Barrier(len(firsts))
+
+    def fetch(index):
+        barrier.wait()
+        return app.test_client().get(f"/media/{token}/{index}").status_code
+
+    with ThreadPoolExecutor(len(firsts)) as pool:
+        assert list(pool.map(fetch, firsts)) == [200, 200]
+    schedule = _schedule(app, token)
+    assert not any(pending(schedule[i]) for i in firsts)

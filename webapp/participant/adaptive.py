@@ -1,0 +1,35 @@
+"""Choosing an adaptive slot's level on the server, once, when its video is first asked for
+(:mod:`experiments.adaptive_schedule`): from the answers stored on the session's earlier
+slots, inside a write transaction that locks the session row, so two tabs or two requests
+at once choose it once and read back the same choice.
+"""
+from __future__ import annotations
+
+from flask import abort
+from sqlalchemy import Connection, Row
+
+from experiments import adaptive_schedule
+from webapp.database import write_transaction
+from webapp.participant import store
+
+
+def stored_answers(connection: Connection, session_id: int) -> dict[int, bool | None]:
+    """Trial index -> whether its stored answer was right; None for one without an answer
+    (timed out) or flagged technical (a presentation that failed tells nothing)."""
+    return {t.trial_index: None if t.response is None or (t.extra or {}).get("technical")
+            else bool(t.correct) for t in store.stored_trials(connection, session_id)}
+
+
+def with_level(connection: Connection, session: Row, trial_index: int) -> Row:
+    """``session`` as stored once slot ``trial_index`` has its level: chosen now if it had
+    none; 409 while an earlier slot of its sweep waits for its answer."""
+    with write_transaction(connection):
+        current = store.locked_session(connection, session.id)
+        if adaptive_schedule.pending(current.schedule[trial_index]):
+            try:
+                schedule = adaptive_schedule.resolve(
+                    current.schedule, trial_index, stored_answers(connection, session.id))
+            except adaptive_schedule.NotYet:
+                abort(409)
+            store.update_session(connection, session.id, schedule=schedule)
+    return store.session_by_token(connection, session.token) or abort(404)  # deleted meanwhile
