@@ -13,7 +13,7 @@ import pandas as pd
 
 from analysis import columns as C
 from analysis.csv_cells import escape_cells
-from experiments import plausibility
+from experiments import plausibility, timing_quality
 from experiments.exclusions import MANUAL, PARTICIPANT_REASONS, TRIAL_REASONS, ExclusionRules
 from experiments.trial_types import TRIAL_TYPES
 from experiments.trial_types.base import (
@@ -209,6 +209,14 @@ PARTICIPANT_CODEBOOK = [
                                  "versions were kept."),
     ("n_trials_stored", "integer", "Trials stored for this session at export time."),
     ("n_trials_scheduled", "integer", "Trials in the session's schedule (practice included)."),
+    ("timing_quality", "number", "The session's timing-quality score, from 0 to 1 "
+     f"(definition {timing_quality.VERSION}): the share of its clip frames that the page saw "
+     "shown on their due refresh (a <video> element's: not dropped), every frame of a trial "
+     "whose page lost focus or was hidden, left fullscreen, stalled, fell back to a less "
+     "precise onset method than the session's best or measured a refresh interval more than "
+     f"{timing_quality.REFRESH_TOLERANCE:.0%} off the session's median counting as not on time; practice "
+     "included. Empty for a session without such a trial (frame ordering, a model). Rule "
+     f"'{timing_quality.REASON}': below the study's min_timing_quality (0: off)."),
     ("started_at", "ISO 8601 UTC", "When the session was created."),
     ("last_seen_at", "ISO 8601 UTC", "Last heartbeat or request of the session."),
     ("completed_at", "ISO 8601 UTC", "When the session completed; empty if it did not."),

@@ -171,6 +171,7 @@ def participant_rows(participants: pd.DataFrame, metrics: pd.DataFrame | None = 
             "progress_fraction": (p["n_trials_stored"] / p["n_trials_scheduled"]
                                   if p["n_trials_scheduled"] else 0.0),
             "started_at": _stamp(p["started_at"]), "last_seen_at": _stamp(p["last_seen_at"]),
+            "timing_quality": _number(p.get("timing_quality")),
             **{name: _number(m.get(name)) for name in METRIC_COLUMNS},
         })
     return rows
