@@ -154,8 +154,10 @@ def trial_codebook() -> list[tuple[str, str, str]]:
                                            "its own RT allow); implausible_* when a session has "
                                            "too many of them or finished faster than its trials "
                                            "allow (implausible_duration)."),
-        ("extra", "JSON object", "Everything beyond the canonical columns: key pressed, onset "
-                                 "callbacks, stalls, focus/fullscreen flags, frame-order moves, "
+        ("extra", "JSON object", "Everything beyond the canonical columns: key pressed, "
+                                 "key_duration_ms (how long the answering key was held, press "
+                                 "to release, as jsPsych 8.3's rt_key_duration; null when focus "
+                                 "was lost before the release), onset callbacks, stalls, focus/fullscreen flags, frame-order moves, "
                                  "input that did not answer (ignored_inputs: a list of {t_ms, "
                                  "kind}; on clips, kind 'key', a response key pressed during the "
                                  "fixation or loading, before the clip's onset, t_ms from the "
