@@ -155,6 +155,9 @@ def trial_codebook() -> list[tuple[str, str, str]]:
                                            "too many of them or finished faster than its trials "
                                            "allow (implausible_duration)."),
         ("extra", "JSON object", "Everything beyond the canonical columns: key pressed, "
+                                 "restarted (true for a trial that was on screen when the page "
+                                 "went away and was shown again from its start; see "
+                                 "participants.csv resumes), "
                                  "key_duration_ms (how long the answering key was held, press "
                                  "to release, as jsPsych 8.3's rt_key_duration; null when focus "
                                  "was lost before the release), onset callbacks, stalls, focus/fullscreen flags, frame-order moves, "
@@ -229,6 +232,14 @@ PARTICIPANT_CODEBOOK = [
      "model run, its provenance (model, revision, backend, decoding, counts, failures)."),
     ("recruitment", "JSON object", "Recruitment parameters (e.g. PROLIFIC_PID, STUDY_ID, "
                                    "SESSION_ID)."),
+    ("resumes", "JSON list", "Each time a page took the session up again after another had "
+                             "held it (a reload, a new tab, a researcher's resume link), oldest "
+                             "first, at most 100: {at (ISO 8601 UTC), away_s (seconds from the "
+                             "session's last request or heartbeat to this one, server clock), "
+                             "trial_index (the trial the page went on with, as the browser "
+                             "said; null when none was left), restarted (true when that trial "
+                             "was on screen when the page went away and was shown again from "
+                             "its start: it is stored with extra.restarted true)}."),
     ("manual_action", "string", '"exclude" or "reinstate": the latest manual rule a researcher '
                                 "added for the participant; empty without one. Rules never "
                                 "change stored trials; every rule is kept, numbered per study, "

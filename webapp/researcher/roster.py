@@ -25,11 +25,11 @@ ROSTER_COLUMNS = [
     "subject_id", "subject_kind", "session_id", "session_number", "status", "excluded",
     "exclusion_reasons", "simulated", "study_version", "n_trials_stored", "n_trials_scheduled", "timing_quality",
     "started_at", "last_seen_at",
-    "completed_at", "condition", "device_info", "recruitment",
+    "completed_at", "condition", "device_info", "recruitment", "resumes",
     # A researcher's latest manual rule on the participant (empty without one).
     "manual_action", "manual_reason", "manual_by", "manual_at",
 ]
-JSON_ROSTER_COLUMNS = ("exclusion_reasons", "condition", "device_info", "recruitment")
+JSON_ROSTER_COLUMNS = ("exclusion_reasons", "condition", "device_info", "recruitment", "resumes")
 FLOW_COLUMNS = ("step", "n_removed", "n_remaining")
 
 
@@ -127,6 +127,7 @@ def _record(row, cutoff: datetime) -> dict:
         "completed_at": session.completed_at, "condition": dict(session.condition or {}),
         "device_info": run.provenance() if run else dict(session.device_info or {}),
         "recruitment": dict(row.recruitment or {}),
+        "resumes": list(session.resumes or []),
     }
 
 
