@@ -46,6 +46,10 @@ VIDEO_FIELDS = COMMON_FIELDS + (
     Field("frames_dropped", "int", nullable=True, minimum=0, maximum=10**6),
     Field("frame0_hold_refreshes", "int", nullable=True, minimum=0, maximum=10**6),
     Field("refresh_ms", "number", nullable=True, minimum=0.0, maximum=1000.0),
+    # How the frames were laid on the refreshes (static/js/present.js frameCadence).
+    Field("frame_cadence", "str", nullable=True, choices=("whole", "pulldown")),
+    Field("refreshes_per_frame", "number", nullable=True, minimum=0.0, maximum=10_000.0),
+    Field("clip_speed", "number", nullable=True, minimum=0.0, maximum=100.0),
 )
 
 
@@ -83,7 +87,8 @@ def _check_key(fields: dict, key_mapping: Mapping) -> None:
 # What a video trial's row keeps in ``extra`` of the validated payload.
 VIDEO_EXTRA = ("key", "onset_callbacks", "onset_time_ms", "key_time_ms", "key_duration_ms",
                "total_frames", "stalls", "stall_ms", "ignored_inputs", "frames_total", "frames_shown", "frames_late",
-               "frames_dropped", "frame0_hold_refreshes", "refresh_ms")
+               "frames_dropped", "frame0_hold_refreshes", "refresh_ms", "frame_cadence",
+               "refreshes_per_frame", "clip_speed")
 
 
 def video_params(design) -> dict:
