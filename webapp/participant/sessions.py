@@ -143,12 +143,13 @@ def claim(connection: Connection, session: Row, client: str, trial_index: int | 
         scheduled = {t.get("trial_index") for t in current.schedule or []}
         if trial_index is not None and trial_index not in scheduled:
             raise ResumeRefused(f"trial_index {trial_index} is not in the session's schedule")
-        values = {"active_client": client, "last_seen_at": now()}
+        moment = now()
+        values: dict = {"active_client": client, "last_seen_at": moment}
         resumes = list(current.resumes or [])
         if current.active_client is not None and len(resumes) < MAX_RESUMES:
-            away = (values["last_seen_at"] - current.last_seen_at).total_seconds()
+            away = (moment - current.last_seen_at).total_seconds()
             values["resumes"] = [*resumes, {
-                "at": values["last_seen_at"].isoformat(), "away_s": round(max(0.0, away), 3),
+                "at": moment.isoformat(), "away_s": round(max(0.0, away), 3),
                 "trial_index": trial_index, "restarted": restarted}]
         update_session(connection, session.id, **values)
 
