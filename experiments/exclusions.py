@@ -13,7 +13,9 @@ shown, after input the browser ignored, faster than ``no_moves_after_ignored_inp
 one or two presentations that left it: ``exclude_reoffered``).
 Participant-level codes: ``catch_failed``, ``catch_accuracy``, ``practice_gate``,
 ``too_many_timeouts``, ``incomplete``, ``too_little_time``, ``too_many_technical``,
-``all_technical`` (every main trial technical: no answer of the participant's to keep).
+``all_technical`` (every main trial technical: no answer of the participant's to keep),
+``timing_quality`` (the session's timing-quality score below ``min_timing_quality``:
+:mod:`experiments.timing_quality`, which reads every clip trial, practice included).
 Participant-level rules read main trials only (blocks other than ``practice``), except the
 practice gate, which reads the last practice attempt.
 
@@ -38,9 +40,10 @@ import math
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import asdict, dataclass, fields
 
+from experiments import timing_quality
 from experiments.trial_types import ATTENTION_CHECK
 
-RULES_VERSION = "2026.11-5"
+RULES_VERSION = "2026.11-6"
 PRACTICE_BLOCK = "practice"
 
 TRIAL_REASONS = ("anticipation", "timeout", "technical", "no_moves_after_ignored_input",
@@ -53,7 +56,8 @@ ALL_TECHNICAL = "all_technical"
 ATTENTION_REASONS = ("catch_failed", "catch_accuracy")
 PRACTICE_GATE = "practice_gate"
 PARTICIPANT_REASONS = (*ATTENTION_REASONS, PRACTICE_GATE, "too_many_timeouts", "incomplete",
-                       "too_little_time", "too_many_technical", ALL_TECHNICAL, SIMULATED)
+                       "too_little_time", "too_many_technical", ALL_TECHNICAL,
+                       timing_quality.REASON, SIMULATED)
 # Set by a researcher's manual rule (webapp.models.manual_exclusion), not by a rule over
 # trials, so no function here returns it.
 MANUAL = "manual"
@@ -89,6 +93,10 @@ class ExclusionRules:
     # Two trials lost to fullscreen three times over, or six answered only when offered again:
     # beyond that the session's own setup (or a tampered browser) spoils its data.
     max_technical_events: int = 6
+    # The participant's machine or page kept the clips from being shown as scheduled: the
+    # share of clip frames on time (experiments.timing_quality) below this.  0 switches it
+    # off, so studies made before the rule keep their verdicts.
+    min_timing_quality: float = 0.0
 
     def to_dict(self) -> dict:
         return asdict(self)
@@ -236,6 +244,8 @@ def participant_reasons(records: Iterable[Mapping], rules: ExclusionRules = Excl
         reasons.append("too_many_technical")
     if main and not counted:
         reasons.append(ALL_TECHNICAL)
+    if timing_quality.breaks_rule(records, rules.min_timing_quality):
+        reasons.append(timing_quality.REASON)
     return reasons
 
 

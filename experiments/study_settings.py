@@ -112,13 +112,20 @@ RULE_HELP = {
                          "shorter (ms) is excluded.",
     "max_technical_events": "A session with more presentations lost to leaving fullscreen is "
                             "excluded.",
+    "min_timing_quality": "A session whose timing-quality score (the share of its clip frames "
+                          "shown on time, disturbed trials counting none) is lower is "
+                          "excluded; 0 switches it off.",
 }
+# Rules that are shares: a threshold above 1 would exclude every session.
+_RULE_SHARES = ("min_timing_quality",)
 _RULE_KINDS = {"str": Setting("str", "a string"), "bool": Setting("bool", "true or false"),
                "int": _int(0), "float": Setting("number", "a non-negative number", minimum=0)}
 
 
 def _rules() -> dict[str, Setting]:
-    return {f.name: replace(_RULE_KINDS[type(f.default).__name__],
+    share = Setting("number", "a proportion from 0 to 1", minimum=0, maximum=1)
+    return {f.name: replace(share if f.name in _RULE_SHARES else
+                            _RULE_KINDS[type(f.default).__name__],
                             design_field=f"exclusions.{f.name}", help=RULE_HELP.get(f.name, ""))
             for f in fields(ExclusionRules)}
 

@@ -27,6 +27,9 @@ VIDEO_FIELDS = COMMON_FIELDS + (
     Field("onset_callbacks", "list", max_length=4, items=CALLBACK, default=()),
     Field("onset_time_ms", "number", nullable=True, minimum=0.0, maximum=1e12),
     Field("key_time_ms", "number", nullable=True, minimum=0.0, maximum=1e12),
+    # How long the answering key was held, press to release (jsPsych 8.3's rt_key_duration);
+    # null if focus was lost before the release, or without an answer.
+    Field("key_duration_ms", "number", nullable=True, **MS),
     Field("dropped_frames", "int", nullable=True, minimum=0, maximum=10**6),
     Field("total_frames", "int", nullable=True, minimum=0, maximum=10**6),
     Field("stalls", "int", minimum=0, maximum=10**4, default=0),
@@ -44,6 +47,10 @@ VIDEO_FIELDS = COMMON_FIELDS + (
     Field("frame0_hold_refreshes", "int", nullable=True, minimum=0, maximum=10**6,
           measurement=True),
     Field("refresh_ms", "number", nullable=True, minimum=0.0, maximum=1000.0, measurement=True),
+    # How the frames were laid on the refreshes (static/js/present.js frameCadence).
+    Field("frame_cadence", "str", nullable=True, choices=("whole", "pulldown")),
+    Field("refreshes_per_frame", "number", nullable=True, minimum=0.0, maximum=10_000.0),
+    Field("clip_speed", "number", nullable=True, minimum=0.0, maximum=100.0),
 )
 
 
@@ -56,8 +63,10 @@ def validate_video(payload, trial_type: str, key_mapping: Mapping | None = None)
     fields["onset_callbacks"] = list(fields["onset_callbacks"] or [])
     check_ignored_inputs(fields, before_ms=0.0)
     reject_inconsistent(fields)
-    if fields["timed_out"] and (fields["rt_ms"] is not None or fields["key"] is not None):
-        raise PayloadError("inconsistent", "a timed-out trial has no rt_ms and no key")
+    if fields["timed_out"] and (fields["rt_ms"] is not None or fields["key"] is not None
+                                or fields["key_duration_ms"] is not None):
+        raise PayloadError("inconsistent", "a timed-out trial has no rt_ms, no key and no "
+                                           "key_duration_ms")
     if key_mapping is not None and not fields["timed_out"]:
         _check_key(fields, key_mapping)
     check_technical_events(fields)
@@ -77,9 +86,10 @@ def _check_key(fields: dict, key_mapping: Mapping) -> None:
 
 
 # What a video trial's row keeps in ``extra`` of the validated payload.
-VIDEO_EXTRA = ("key", "onset_callbacks", "onset_time_ms", "key_time_ms", "total_frames",
-               "stalls", "stall_ms", "ignored_inputs", "frames_total", "frames_shown", "frames_late",
-               "frames_dropped", "frame0_hold_refreshes", "refresh_ms")
+VIDEO_EXTRA = ("key", "onset_callbacks", "onset_time_ms", "key_time_ms", "key_duration_ms",
+               "total_frames", "stalls", "stall_ms", "ignored_inputs", "frames_total", "frames_shown", "frames_late",
+               "frames_dropped", "frame0_hold_refreshes", "refresh_ms", "frame_cadence",
+               "refreshes_per_frame", "clip_speed")
 
 
 def video_params(design) -> dict:

@@ -92,7 +92,11 @@ export class Api {
   session() {
     return this.requestPatiently("GET", this.lang ? `?lang=${encodeURIComponent(this.lang)}` : "");
   }
-  claim() { return this.requestPatiently("POST", "/claim", { client: this.client }); }
+  // `where`: {trial_index, restarted}, where this page goes on (the server keeps it when the
+  // claim is a resume).
+  claim(where = {}) {
+    return this.requestPatiently("POST", "/claim", { client: this.client, ...where });
+  }
   consent(consent) { return this.requestPatiently("POST", "/consent", { consent }); }
   device(info) { return this.requestPatiently("POST", "/device", info); }
   switchDevice(reasons) { return this.requestPatiently("POST", "/switch", { reasons }); }

@@ -30,9 +30,10 @@
 // Fields of finish(): frames_total (the clip's frames), frames_shown (drawn before the clip
 // ended or the trial stopped it), frames_late (first drawn on a later refresh than due),
 // frames_dropped (due, never drawn), frame0_hold_refreshes (refreshes frame 0 stayed beyond
-// its due), refresh_ms (the measured refresh interval), dropped_frames and total_frames (the
-// same counts in the columns the exclusion rules read). A <video> stage leaves the frames_*
-// fields null: the element does not say which refresh showed which frame.
+// its due), refresh_ms (the measured refresh interval), frame_cadence, refreshes_per_frame and
+// clip_speed (frameCadence), dropped_frames and total_frames (the same counts in the columns
+// the exclusion rules read). A <video> stage leaves the frames_* fields and the cadence null:
+// the element does not say which refresh showed which frame.
 import { ClipTooLarge, decodeClip } from "./decode.js";
 import { concealVideo, onsetMarker, playClip } from "./onset.js";
 import { blobOf, blobUrl } from "./preload.js";
@@ -57,20 +58,32 @@ export async function measureRefresh(samples = REFRESH_SAMPLES) {
   return span / Math.max(1, Math.round(span / median));
 }
 
-// due[k]: the refresh, counted from frame 0's, on which frame k is due; due[n] ends the clip.
-// A whole number of refreshes a frame where the rates allow it, else a pulldown (24 fps at
-// 60 Hz: 3, 2, 3, 2); a clip faster than the display has frames that are never due alone.
-export function frameSchedule(nFrames, fps, refreshMs) {
+// How a clip's frames are laid on the display's refreshes, stored with each trial:
+// "whole", n refreshes a frame where that is within CADENCE_TOLERANCE of the clip's rate (the
+// clip then plays at clip_speed of it: 30 fps at 144 Hz is 4.8 refreshes a frame, shown 5,
+// at 0.96); else "pulldown", each frame held the whole refreshes either side of its share so
+// the clip keeps its rate (24 fps at 60 Hz: 3, 2, 3, 2; 30 fps at 75 Hz: 3, 2).
+export function frameCadence(fps, refreshMs) {
   const perFrame = 1000 / fps / refreshMs;
   const whole = Math.max(1, Math.round(perFrame));
-  const step = Math.abs(perFrame / whole - 1) < CADENCE_TOLERANCE ? whole : perFrame;
+  if (Math.abs(perFrame / whole - 1) < CADENCE_TOLERANCE) {
+    return { frame_cadence: "whole", refreshes_per_frame: whole, clip_speed: perFrame / whole };
+  }
+  return { frame_cadence: "pulldown", refreshes_per_frame: perFrame, clip_speed: 1 };
+}
+
+// due[k]: the refresh, counted from frame 0's, on which frame k is due; due[n] ends the clip.
+// A clip faster than the display has frames that are never due alone.
+export function frameSchedule(nFrames, fps, refreshMs) {
+  const step = frameCadence(fps, refreshMs).refreshes_per_frame;
   return Array.from({ length: nFrames + 1 }, (_, k) => Math.round(k * step));
 }
 
 // What was drawn on which refresh, against the schedule.
 export class Pacing {
-  constructor(due) {
+  constructor(due, cadence = null) {
     this.due = due;
+    this.cadence = cadence;
     this.last = due.length - 2;  // the clip's last frame
     this.shown = 0;
     this.drawn = 1;
@@ -97,7 +110,10 @@ export class Pacing {
   fields(refreshMs) {
     return { frames_total: this.last + 1, frames_shown: this.drawn, frames_late: this.late,
       frames_dropped: this.dropped, frame0_hold_refreshes: this.frame0Hold,
-      refresh_ms: refreshMs, dropped_frames: this.dropped, total_frames: this.last + 1 };
+      refresh_ms: refreshMs, dropped_frames: this.dropped, total_frames: this.last + 1,
+      frame_cadence: this.cadence?.frame_cadence ?? null,
+      refreshes_per_frame: this.cadence?.refreshes_per_frame ?? null,
+      clip_speed: this.cadence?.clip_speed ?? null };
   }
 }
 
@@ -106,7 +122,8 @@ class CanvasStage {
     this.clip = clip;
     this.source = clip.source;
     this.refreshMs = refreshMs;
-    this.pacing = new Pacing(frameSchedule(clip.frames.length, clip.fps, refreshMs));
+    this.pacing = new Pacing(frameSchedule(clip.frames.length, clip.fps, refreshMs),
+      frameCadence(clip.fps, refreshMs));
     this.durationMs = (clip.frames.length * 1000) / clip.fps;
     this.request = null;
     const canvas = document.createElement("canvas");
@@ -230,7 +247,8 @@ class VideoStage {
     const quality = video.getVideoPlaybackQuality ? video.getVideoPlaybackQuality() : null;
     video.pause();
     return { frames_total: null, frames_shown: null, frames_late: null, frames_dropped: null,
-      frame0_hold_refreshes: null, refresh_ms: null,
+      frame0_hold_refreshes: null, refresh_ms: null, frame_cadence: null,
+      refreshes_per_frame: null, clip_speed: null,
       dropped_frames: quality ? quality.droppedVideoFrames : null,  // null: browser cannot tell
       total_frames: quality ? quality.totalVideoFrames : null };
   }

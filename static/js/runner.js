@@ -115,7 +115,7 @@ class SessionRunner {
   // This tab runs the session from now on: the server refuses other tabs' writes, and tabs of
   // this browser hear it at once.
   async claim() {
-    await this.api.claim();
+    await this.api.claim(this.resumePoint());
     if (typeof BroadcastChannel === "undefined") return;
     const channel = new BroadcastChannel(`chronoscope:${this.token}`);
     channel.onmessage = (event) => {
@@ -294,6 +294,19 @@ class SessionRunner {
   async keepFullscreen() {
     if (!this.fullscreen || document.fullscreenElement) return;
     await flow.fullscreen();
+  }
+
+  // Where this page goes on, for the server's record of a resume: the trial that was on screen
+  // when the page last went away (shown again from its start), else the next one to run.
+  resumePoint() {
+    const next = trialsToRun(this.session, this.done())[0];
+    const stored = new Set(this.session.stored_indices || []);
+    const interrupted = this.session.trials.find((t) =>
+      String(t.trial_index) === this.interruptedIndex)?.trial_index ?? null;
+    if (interrupted !== null && !stored.has(interrupted)) {
+      return { trial_index: interrupted, restarted: true };
+    }
+    return { trial_index: next ? next.trial_index : null, restarted: false };
   }
 
   // A practice trial's feedback is the server's verdict on the stored answer, in the reply to

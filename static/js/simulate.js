@@ -9,9 +9,15 @@
 // answered is its type's own `simulate` (static/js/trials/); this file holds the generic parts.
 import { TRIAL_TYPES } from "./trials/index.js";
 
+// A key as a keyboard types it: down, and up again a short hold later (a trial waits for
+// the answering key's release to store how long it was held).
+const KEY_HOLD_MS = 80;
+
 function pressKey(target, key) {
   const code = key === " " ? "Space" : key.length === 1 ? `Key${key.toUpperCase()}` : key;
-  target.dispatchEvent(new KeyboardEvent("keydown", { key, code, bubbles: true, cancelable: true }));
+  const init = { key, code, bubbles: true, cancelable: true };
+  target.dispatchEvent(new KeyboardEvent("keydown", init));
+  setTimeout(() => target.dispatchEvent(new KeyboardEvent("keyup", init)), KEY_HOLD_MS);
 }
 
 export class Simulation {

@@ -180,4 +180,5 @@ def session_row(app, token: str) -> dict:
                 "status": session.status, "study_version": session.study_version,
                 "available_from": session.available_from, "completed_at": session.completed_at,
                 "exclusion_reasons": list(session.exclusion_reasons),
+                "resumes": list(session.resumes or []),
                 "device_info": json.loads(json.dumps(session.device_info))}

@@ -6,7 +6,15 @@ import pytest
 
 from experiments.designs import STUDY_CONFIG_KEY
 from experiments.texts import defaults
-from tests.browser.participant import WAITING, answer, enter, screen_state, stored, wait_change
+from tests.browser.participant import (
+    WAITING,
+    answer,
+    enter,
+    screen_state,
+    session_row,
+    stored,
+    wait_change,
+)
 from tests.factories import STIMULUS_SET, tiny_designs
 from tests.live_site import writing
 from webapp.participant import sessions
@@ -152,6 +160,10 @@ def test_a_reload_mid_trial_says_where_and_records_the_restart(page, site):
     rows = {t["trial_index"]: t for t in stored(site.app, token)["trials"]}
     assert rows[interrupted]["extra"]["restarted"] is True
     assert not any(t["extra"].get("restarted") for i, t in rows.items() if i != interrupted)
+    # The session keeps the resume: the trial it went on with, restarted, and the time away.
+    (resumed,) = session_row(site.app, token)["resumes"]
+    assert (resumed["trial_index"], resumed["restarted"]) == (interrupted, True)
+    assert 0 <= resumed["away_s"] < 60
 
 
 def test_leaving_mid_session_asks_first(page, site):

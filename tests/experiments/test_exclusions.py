@@ -44,7 +44,7 @@ def test_rules_are_configurable_and_every_code_listed():
     strict = ExclusionRules(exclude_fullscreen_exited=True, exclude_stalls=False)
     assert trial_reasons(record, strict) == ["fullscreen_exited"]
     assert set(TRIAL_REASONS) >= {"anticipation", "timeout", "dropped_frames", "stall", "focus_lost"}
-    assert len(PARTICIPANT_REASONS) == 9 and RULES.version
+    assert len(PARTICIPANT_REASONS) == 10 and RULES.version
 
 
 def session(n_main=10, **changes):

@@ -118,6 +118,9 @@ class Session(Model):
     simulated: Mapped[bool] = mapped_column(Boolean, default=False, server_default=false())
     # The browser tab that holds the session (one at a time; a newer tab takes it over).
     active_client: Mapped[str | None] = mapped_column(String(64))
+    # Each time a page took the session up again after another had held it (a reload, a new
+    # tab, a researcher's resume link): webapp.participant.sessions.claim.
+    resumes: Mapped[list | None] = mapped_column(JSONType, default=list)
     # The study's configuration version this session ran (StudyVersion.version): filled in
     # when the session is stored, from the study it enters.
     study_version: Mapped[int | None] = mapped_column(Integer, default=_current_study_version)

@@ -10,7 +10,7 @@ from flask import Blueprint, Response, jsonify, request, url_for
 from werkzeug.exceptions import HTTPException, RequestEntityTooLarge
 
 from experiments import verdict
-from experiments.trial_types.base import Field, PayloadError, check_fields
+from experiments.trial_types.base import MAX_INDEX, Field, PayloadError, check_fields
 from webapp.extensions import db
 from webapp.participant import calendar, feedback, progress, sessions, store, texts
 from webapp.participant.progress import ApiError
@@ -62,7 +62,12 @@ def read_body() -> dict:
 
 # A random id each runner page makes for itself (api.js).
 CLIENT_FIELD = Field("client", "str", max_length=64)
-CLAIM_FIELDS = (Field("client", "str", required=True, max_length=64),)
+CLAIM_FIELDS = (Field("client", "str", required=True, max_length=64),
+                # Where a page that takes the session up goes on (a resume, if it is not the
+                # first claim): the trial it runs next, and whether that one was on screen
+                # when the page went away (shown again from its start).
+                Field("trial_index", "int", nullable=True, minimum=0, maximum=MAX_INDEX),
+                Field("restarted", "bool", default=False))
 
 
 def _found_session(connection, token: str):
@@ -220,8 +225,14 @@ def claim(token):
     """This tab takes the session over; any other tab is refused from its next request on."""
     with db.engine.connect() as connection:
         session = _found_session(connection, token)  # any tab may claim: no tab check
-        client = check_fields(read_body(), CLAIM_FIELDS)["client"]
-        sessions.claim(connection, _refuse_ended(session), client)
+        fields = check_fields(read_body(), CLAIM_FIELDS)
+        if fields["restarted"] and fields["trial_index"] is None:
+            raise PayloadError("inconsistent", "a restarted trial needs its trial_index")
+        try:
+            sessions.claim(connection, _refuse_ended(session), fields["client"],
+                           fields["trial_index"], fields["restarted"])
+        except sessions.ResumeRefused as error:
+            raise PayloadError("out_of_range", str(error)) from None
     return "", 204
 
 

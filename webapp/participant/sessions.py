@@ -169,10 +169,44 @@ def record_device(connection: Connection, session: Row, fields: dict) -> None:
             **(current.device_info or {}), "device": fields, "device_at": now().isoformat()})
 
 
-def claim(connection: Connection, session: Row, client: str) -> None:
-    """Make browser tab ``client`` the one that runs the session (the newest tab wins)."""
+# Resumes kept per session: a page reloaded in a loop must not grow the row without bound.
+MAX_RESUMES = 100
+
+
+class ResumeRefused(ValueError):
+    """A claim naming a trial the session's schedule does not hold."""
+
+
+def claim(connection: Connection, session: Row, client: str, trial_index: int | None = None,
+          restarted: bool = False) -> None:
+    """Make browser tab ``client`` the one that runs the session (the newest tab wins).
+
+    A claim after an earlier one is a resume, kept in ``resumes`` (at most
+    :data:`MAX_RESUMES`): when, the time away (from the session's last sign of life, on the
+    server's clock, to this claim), the trial the page goes on with (``trial_index``, as the
+    browser says) and whether that trial was on screen when the page went away, so that it
+    is shown again from its start (``restarted``; the trial is then stored with
+    ``restarted`` true).
+
+    Raises
+    ------
+    ResumeRefused
+        If ``trial_index`` is not in the session's schedule.
+    """
     with write_transaction(connection):
-        update_session(connection, session.id, active_client=client, last_seen_at=now())
+        current = locked_session(connection, session.id)
+        scheduled = {t.get("trial_index") for t in current.schedule or []}
+        if trial_index is not None and trial_index not in scheduled:
+            raise ResumeRefused(f"trial_index {trial_index} is not in the session's schedule")
+        moment = now()
+        values: dict = {"active_client": client, "last_seen_at": moment}
+        resumes = list(current.resumes or [])
+        if current.active_client is not None and len(resumes) < MAX_RESUMES:
+            away = (moment - current.last_seen_at).total_seconds()
+            values["resumes"] = [*resumes, {
+                "at": moment.isoformat(), "away_s": round(max(0.0, away), 3),
+                "trial_index": trial_index, "restarted": restarted}]
+        update_session(connection, session.id, **values)
 
 
 def heartbeat(connection: Connection, session: Row) -> None:

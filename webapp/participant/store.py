@@ -150,7 +150,8 @@ _SESSION_ROW = (select(Session.id, Session.token, Session.status, Session.sessio
 # Read inside a write transaction before changing a session (FOR UPDATE on PostgreSQL; SQLite's
 # BEGIN IMMEDIATE already excludes other writers).
 _SESSION_STATUS = select(Session.status).where(Session.id == bindparam("id_"))
-_LOCKED_SESSION = (select(Session.status, Session.schedule, Session.device_info)
+_LOCKED_SESSION = (select(Session.status, Session.schedule, Session.device_info,
+                          Session.active_client, Session.last_seen_at, Session.resumes)
                    .where(Session.id == bindparam("id_")).with_for_update())
 _INSERT_SESSION = insert(Session.__table__)
 # Every stored trial and heartbeat marks the session alive: built once, it is the hot path.

@@ -13,7 +13,7 @@ import pandas as pd
 
 from analysis import columns as C
 from analysis.csv_cells import escape_cells
-from experiments import plausibility
+from experiments import plausibility, timing_quality
 from experiments.exclusions import MANUAL, PARTICIPANT_REASONS, TRIAL_REASONS, ExclusionRules
 from experiments.trial_types import TRIAL_TYPES
 from experiments.trial_types.base import (
@@ -157,8 +157,13 @@ def trial_codebook() -> list[tuple[str, str, str]]:
                                            "its own RT allow); implausible_* when a session has "
                                            "too many of them or finished faster than its trials "
                                            "allow (implausible_duration)."),
-        ("extra", "JSON object", "Everything beyond the canonical columns: key pressed, onset "
-                                 "callbacks, stalls, focus/fullscreen flags, frame-order moves, "
+        ("extra", "JSON object", "Everything beyond the canonical columns: key pressed, "
+                                 "restarted (true for a trial that was on screen when the page "
+                                 "went away and was shown again from its start; see "
+                                 "participants.csv resumes), "
+                                 "key_duration_ms (how long the answering key was held, press "
+                                 "to release, as jsPsych 8.3's rt_key_duration; null when focus "
+                                 "was lost before the release), onset callbacks, stalls, focus/fullscreen flags, frame-order moves, "
                                  "input that did not answer (ignored_inputs: a list of {t_ms, "
                                  "kind}; on clips, kind 'key', a response key pressed during the "
                                  "fixation or loading, before the clip's onset, t_ms from the "
@@ -167,7 +172,13 @@ def trial_codebook() -> list[tuple[str, str, str]]:
                                  "their appearance), "
                                  "the canvas presenter's frame pacing (frames_total, "
                                  "frames_shown, frames_late: drawn a refresh or more after they "
-                                 "were due, frames_dropped, frame0_hold_refreshes, refresh_ms), "
+                                 "were due, frames_dropped, frame0_hold_refreshes, refresh_ms; "
+                                 "frame_cadence: 'whole' when each frame was held "
+                                 "refreshes_per_frame refreshes, the clip then playing at "
+                                 "clip_speed of its own rate, within 10 %, or 'pulldown' when "
+                                 "no whole number fitted and frames were held the whole "
+                                 "refreshes either side of refreshes_per_frame at the clip's "
+                                 "own rate), "
                                  "technical_events (one per presentation during which the page "
                                  "left fullscreen: presentation, and kind "
                                  f"'{FULLSCREEN_EXITED_TIMEOUT}' or '{FULLSCREEN_EXITED_ANSWER}' "
@@ -230,6 +241,14 @@ PARTICIPANT_CODEBOOK = [
                                  "versions were kept."),
     ("n_trials_stored", "integer", "Trials stored for this session at export time."),
     ("n_trials_scheduled", "integer", "Trials in the session's schedule (practice included)."),
+    ("timing_quality", "number", "The session's timing-quality score, from 0 to 1 "
+     f"(definition {timing_quality.VERSION}): the share of its clip frames that the page saw "
+     "shown on their due refresh (a <video> element's: not dropped), every frame of a trial "
+     "whose page lost focus or was hidden, left fullscreen, stalled, fell back to a less "
+     "precise onset method than the session's best or measured a refresh interval more than "
+     f"{timing_quality.REFRESH_TOLERANCE:.0%} off the session's median counting as not on time; practice "
+     "included. Empty for a session without such a trial (frame ordering, a model). Rule "
+     f"'{timing_quality.REASON}': below the study's min_timing_quality (0: off)."),
     ("started_at", "ISO 8601 UTC", "When the session was created."),
     _local("started_at"),
     ("last_seen_at", "ISO 8601 UTC", "Last heartbeat or request of the session."),
@@ -243,6 +262,14 @@ PARTICIPANT_CODEBOOK = [
      "model run, its provenance (model, revision, backend, decoding, counts, failures)."),
     ("recruitment", "JSON object", "Recruitment parameters (e.g. PROLIFIC_PID, STUDY_ID, "
                                    "SESSION_ID)."),
+    ("resumes", "JSON list", "Each time a page took the session up again after another had "
+                             "held it (a reload, a new tab, a researcher's resume link), oldest "
+                             "first, at most 100: {at (ISO 8601 UTC), away_s (seconds from the "
+                             "session's last request or heartbeat to this one, server clock), "
+                             "trial_index (the trial the page went on with, as the browser "
+                             "said; null when none was left), restarted (true when that trial "
+                             "was on screen when the page went away and was shown again from "
+                             "its start: it is stored with extra.restarted true)}."),
     ("manual_action", "string", '"exclude" or "reinstate": the latest manual rule a researcher '
                                 "added for the participant; empty without one. Rules never "
                                 "change stored trials; every rule is kept, numbered per study, "

@@ -45,6 +45,7 @@ def participant_rows(participants: pd.DataFrame, metrics: pd.DataFrame | None = 
                                   if p["n_trials_scheduled"] else 0.0),
             "started_at": stamp(p["started_at"], zone),
             "last_seen_at": stamp(p["last_seen_at"], zone),
+            "timing_quality": _number(p.get("timing_quality")),
             **{name: _number(m.get(name)) for name in METRIC_COLUMNS},
         })
     return rows

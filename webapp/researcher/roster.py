@@ -14,7 +14,7 @@ from sqlalchemy import func, select
 
 from analysis.columns import REASON_PRACTICE_GATE
 from analysis.exclusions import apply_manual_rules
-from experiments import verdict
+from experiments import timing_quality, verdict
 from webapp.extensions import db
 from webapp.models import ModelRun, Session, Study, Subject, Trial
 from webapp.models._types import utcnow
@@ -23,12 +23,13 @@ from webapp.trials import EXPORT_COLUMNS, trials_frame
 
 ROSTER_COLUMNS = [
     "subject_id", "subject_kind", "session_id", "session_number", "status", "excluded",
-    "exclusion_reasons", "simulated", "study_version", "n_trials_stored", "n_trials_scheduled", "started_at", "last_seen_at",
-    "completed_at", "condition", "device_info", "recruitment",
+    "exclusion_reasons", "simulated", "study_version", "n_trials_stored", "n_trials_scheduled", "timing_quality",
+    "started_at", "last_seen_at",
+    "completed_at", "condition", "device_info", "recruitment", "resumes",
     # A researcher's latest manual rule on the participant (empty without one).
     "manual_action", "manual_reason", "manual_by", "manual_at",
 ]
-JSON_ROSTER_COLUMNS = ("exclusion_reasons", "condition", "device_info", "recruitment")
+JSON_ROSTER_COLUMNS = ("exclusion_reasons", "condition", "device_info", "recruitment", "resumes")
 FLOW_COLUMNS = ("step", "n_removed", "n_remaining")
 
 
@@ -50,12 +51,27 @@ def roster_frame(slug: str, now: datetime | None = None) -> pd.DataFrame:
         .order_by(Session.started_at, Session.id))
     rows = db.session.execute(query).all()
     cutoff = (now or utcnow()) - timedelta(minutes=current_app.config["ABANDONED_AFTER_MINUTES"])
-    sessions = pd.DataFrame([_record(row, cutoff) for row in rows],
-                            columns=ROSTER_COLUMNS[:-len(MANUAL_COLUMNS)])
+    scores = timing_scores(slug)
+    sessions = pd.DataFrame([{**_record(row, cutoff), "timing_quality": scores.get(row.Session.id)}
+                             for row in rows], columns=ROSTER_COLUMNS[:-len(MANUAL_COLUMNS)])
     return with_manual_rules(sessions, latest_rules(slug))[ROSTER_COLUMNS]
 
 
 MANUAL_COLUMNS = RULE_COLUMNS[1:-1]
+
+
+def timing_scores(slug: str) -> dict[int, float | None]:
+    """Each session's timing-quality score (:func:`experiments.timing_quality.session_score`),
+    from the fields its stored clip trials carry; sessions without trials are left out."""
+    query = (select(Trial.session_id, Trial.block, Trial.onset_method, Trial.dropped_frames,
+                    Trial.extra)
+             .join(Trial.session).join(Session.subject).join(Subject.study)
+             .where(Study.slug == slug))
+    by_session: dict[int, list[dict]] = {}
+    for row in db.session.execute(query).mappings():
+        by_session.setdefault(row["session_id"], []).append(dict(row))
+    return {session: timing_quality.session_score(records)
+            for session, records in by_session.items()}
 
 
 def study_trials(slug: str) -> pd.DataFrame:
@@ -111,6 +127,7 @@ def _record(row, cutoff: datetime) -> dict:
         "completed_at": session.completed_at, "condition": dict(session.condition or {}),
         "device_info": run.provenance() if run else dict(session.device_info or {}),
         "recruitment": dict(row.recruitment or {}),
+        "resumes": list(session.resumes or []),
     }
 
 

@@ -13,6 +13,8 @@ const NAME = "aot";
 const FIXATION_MS = 500;
 const FEEDBACK_MS = 900;
 const MAX_CALLBACKS = 4;
+// The longest an answering key is waited for to be released before the trial is stored.
+export const KEY_HOLD_MAX_MS = 5000;
 
 // The physical letter key ("KeyF" -> "f"), so the response keys stay where the instructions
 // put them on any keyboard layout (a Cyrillic layout's F key types "а"); event.key otherwise.
@@ -40,7 +42,7 @@ function keyCollector(keys) {
     const key = keyName(event);
     if (event.repeat || !keys.includes(key)) return;  // auto-repeat is not a response
     event.preventDefault();
-    presses.push({ key, time: event.timeStamp });
+    presses.push({ key, code: event.code, time: event.timeStamp });
     if (notify) notify();
   };
   addEventListener("keydown", handler);
@@ -51,13 +53,44 @@ function keyCollector(keys) {
   };
 }
 
+// How long the answering key was held (jsPsych 8.3's rt_key_duration): from its keydown to
+// the keyup of the same physical key (event.code, so a shift change while it is held still
+// matches). Listening starts with the press, before any later event can be dispatched. Null
+// when the window lost focus or the page was hidden first (the keyup then never comes) or
+// the key was still down after KEY_HOLD_MAX_MS.
+export function keyRelease(press, maxMs = KEY_HOLD_MAX_MS) {
+  return new Promise((resolve) => {
+    const listeners = [];
+    const done = (value) => {
+      clearTimeout(timer);
+      for (const [target, type, handler] of listeners) target.removeEventListener(type, handler);
+      resolve(value);
+    };
+    const listen = (target, type, handler) => {
+      target.addEventListener(type, handler);
+      listeners.push([target, type, handler]);
+    };
+    listen(window, "keyup", (event) => {
+      if (event.code === press.code) done(Math.max(0, event.timeStamp - press.time));
+    });
+    listen(window, "blur", () => done(null));
+    listen(document, "visibilitychange", () => {
+      if (document.visibilityState === "hidden") done(null);
+    });
+    const timer = setTimeout(() => done(null), maxMs);
+  });
+}
+
 function awaitResponse(collector, onset, windowMs) {
   return new Promise((resolve) => {
     // Presses before the first frame was on screen are anticipations, not answers.
     const valid = () => collector.presses.find((p) => p.time >= onset.onset_time_ms);
     const check = () => {
       const press = valid();
-      if (press) { clearTimeout(timer); resolve(press); }
+      if (press) {
+        clearTimeout(timer);
+        resolve({ ...press, release: keyRelease(press) });
+      }
     };
     const timer = setTimeout(() => resolve(null),
       Math.max(0, onset.onset_time_ms + windowMs - performance.now()));
@@ -137,6 +170,8 @@ async function presentAndRespond(trial, ctx, stage, fixation, collector) {
   delete document.body.dataset.onset;
   const health = monitor.finish();
   const response = press ? session.key_mapping[press.key] : null;
+  // The clip is stopped; the trial is stored once the key is up (typically 100 ms later).
+  const keyDuration = press ? await press.release : null;
   return {
     trial_type: trial.trial_type,
     rt_ms: press ? press.time - onset.onset_time_ms : null,
@@ -144,6 +179,7 @@ async function presentAndRespond(trial, ctx, stage, fixation, collector) {
     response,
     key: press ? press.key : null,
     key_time_ms: press ? press.time : null,
+    key_duration_ms: keyDuration,
     onset_method: onset.onset_method,
     onset_callbacks: (onset.onset_callbacks || []).slice(0, MAX_CALLBACKS),
     onset_time_ms: onset.onset_time_ms,

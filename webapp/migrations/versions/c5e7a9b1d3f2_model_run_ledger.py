@@ -1,6 +1,6 @@
 """model_run.ledger: a run's tokens (in, out, reasoning), seconds and, with a price file, cost
 
-Revision ID: reasoning_ledger
+Revision ID: c5e7a9b1d3f2
 Revises: d8e2f4a6b1c3
 Create Date: 2026-11-28 16:30:00
 
@@ -11,7 +11,7 @@ import sqlalchemy as sa
 from alembic import op
 
 # revision identifiers, used by Alembic.
-revision = 'reasoning_ledger'
+revision = 'c5e7a9b1d3f2'
 down_revision = 'd8e2f4a6b1c3'
 branch_labels = None
 depends_on = None

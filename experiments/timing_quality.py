@@ -1,0 +1,129 @@
+"""A session's timing quality: one score from what its clip trials store, and its rule.
+
+The score is the share of the session's clip frames that the page saw shown on time, with
+every frame of a disturbed trial counted as not on time.  For each trial that presented a
+clip (a video trial: its ``extra`` holds ``onset_time_ms``):
+
+* **Frames on time**: from the canvas presenter's pacing (static/js/present.js), the frames
+  drawn on their due refresh, ``frames_shown - frames_late``, out of the frames that fell
+  due, ``frames_shown + frames_dropped`` (a trial answered before the clip ended has frames
+  that never fell due).  A frame 0 held beyond its due refresh makes frame 1 late, so the
+  hold is counted there.  From a ``<video>`` element, which cannot say which refresh showed
+  which frame: ``total_frames - dropped_frames`` out of ``total_frames``, as the browser's
+  playback quality reports them; a trial with neither count is left out.
+* **Disturbed** (none of its frames on time): the page lost focus or was hidden
+  (``focus_lost``), left fullscreen (``fullscreen_exited`` or any technical event), the
+  clip stalled, no onset was measured, the onset fell back to a less precise method than
+  the session's best (Element Timing, then its 4 ms-rounded form, then the next animation
+  frame: a fallback means the marker's paint was not reported within a second), or the
+  trial's measured refresh interval is more than :data:`REFRESH_TOLERANCE` off the
+  session's median (the display changed, or the main thread was too busy to measure it).
+
+The score is None for a session without such trials (a frame-ordering session), and the
+rule then never applies.  A quiet headless Chromium session scores 1.0 or close to it; a
+main thread blocked 30 ms every 100 ms far less (docs/measurements.md).  The rule:
+:func:`breaks_rule`, reason ``timing_quality``, with the study's ``min_timing_quality``
+(0 switches it off).  :data:`VERSION` names this definition; it changes with the score.
+"""
+from __future__ import annotations
+
+import math
+import statistics
+from collections.abc import Iterable, Mapping, Sequence
+
+VERSION = "tq1"
+REASON = "timing_quality"
+REFRESH_TOLERANCE = 0.10
+# Onset methods from the most precise (static/js/onset.js ONSET_METHODS, "canvas-" removed).
+ONSET_PRECISION = ("element-timing", "element-timing-coarse", "raf-next")
+
+
+def _extra(record: Mapping) -> Mapping:
+    extra = record.get("extra")
+    return extra if isinstance(extra, Mapping) else {}
+
+
+def _count(value) -> float | None:
+    """A non-negative finite number, else None (stored fields are validated; a CSV's may
+    not be)."""
+    if value is None or isinstance(value, bool):
+        return None
+    try:
+        number = float(value)
+    except (TypeError, ValueError):
+        return None
+    return number if math.isfinite(number) and number >= 0 else None
+
+
+def _precision(method) -> int:
+    """Rank of an onset method (0 is the most precise); an unknown one ranks last."""
+    name = method.removeprefix("canvas-") if isinstance(method, str) else None
+    return ONSET_PRECISION.index(name) if name in ONSET_PRECISION else len(ONSET_PRECISION)
+
+
+def presented(records: Iterable[Mapping]) -> list[Mapping]:
+    """The trials that presented a clip (the only ones with frame pacing to score)."""
+    return [r for r in records if "onset_time_ms" in _extra(r)]
+
+
+def frames_on_time(record: Mapping) -> tuple[float, float] | None:
+    """``(on time, due)`` frame counts of one clip trial, undisturbed; None when the
+    browser could not count them."""
+    extra = _extra(record)
+    shown, late = _count(extra.get("frames_shown")), _count(extra.get("frames_late"))
+    dropped = _count(extra.get("frames_dropped"))
+    if shown is not None and late is not None and dropped is not None:
+        due = shown + dropped
+        return (max(0.0, shown - late), due) if due > 0 else None
+    total = _count(extra.get("total_frames", record.get("total_frames")))
+    lost = _count(record.get("dropped_frames"))
+    if total and lost is not None:
+        return max(0.0, total - lost), total
+    return None
+
+
+def disturbed(record: Mapping, best_precision: int, median_refresh_ms: float | None) -> bool:
+    """Whether one clip trial's presentation was disturbed (see the module's notes)."""
+    extra = _extra(record)
+    events = extra.get("technical_events")
+    if extra.get("focus_lost") or extra.get("fullscreen_exited") or \
+            (isinstance(events, Sequence) and not isinstance(events, str) and events):
+        return True
+    if (_count(extra.get("stalls")) or 0) > 0 or _count(extra.get("onset_time_ms")) is None:
+        return True
+    if _precision(record.get("onset_method")) > best_precision:
+        return True
+    refresh = _count(extra.get("refresh_ms"))
+    return bool(refresh and median_refresh_ms and
+                abs(refresh / median_refresh_ms - 1) > REFRESH_TOLERANCE)
+
+
+def session_score(records: Iterable[Mapping]) -> float | None:
+    """The timing-quality score of one session's stored trials, from 0 to 1 (None without a
+    clip trial whose frames could be counted).
+
+    Examples
+    --------
+    >>> trial = {"onset_method": "canvas-element-timing", "extra": {"onset_time_ms": 900.0,
+    ...     "frames_shown": 10, "frames_late": 1, "frames_dropped": 2, "refresh_ms": 16.7}}
+    >>> round(session_score([trial, {**trial, "extra": {**trial["extra"],
+    ...     "focus_lost": True}}]), 3)
+    0.375
+    """
+    clips = presented(records)
+    counted = [(r, frames) for r in clips if (frames := frames_on_time(r)) is not None]
+    if not counted:
+        return None
+    best = min(_precision(r.get("onset_method")) for r in clips)
+    refreshes = [v for r in clips if (v := _count(_extra(r).get("refresh_ms")))]
+    median = statistics.median(refreshes) if refreshes else None
+    on_time = sum(0.0 if disturbed(r, best, median) else frames[0] for r, frames in counted)
+    return on_time / sum(frames[1] for _, frames in counted)
+
+
+def breaks_rule(records: Iterable[Mapping], min_score: float) -> bool:
+    """Whether a session scores below the study's ``min_timing_quality`` (0: never)."""
+    if min_score <= 0:
+        return False
+    score = session_score(records)
+    return score is not None and score < min_score

@@ -1,0 +1,63 @@
+"""The timing-quality score (experiments/timing_quality.py) on whole sessions in headless
+Chromium: a quiet one keeps clear of the rule, and a page whose main thread is janked and
+whose CPU is throttled scores lower, from nothing but what its trials store.
+
+Jank alone (30 ms every 100 ms) once scored the same as the quiet session of its run: the
+page's own account sees few of the refreshes it misses in headless Chromium
+(docs/measurements.md), so the disturbed session here is janked and throttled 4x at once."""
+from contextlib import contextmanager
+
+import pytest
+
+from experiments.exclusions import ExclusionRules, participant_reasons
+from experiments.timing_quality import REASON, session_score
+from tests.browser.participant import enter, stored, wait_done
+from tests.conftest import VIEWPORT
+
+pytestmark = pytest.mark.browser
+
+# A quiet session on this 2-core machine shared with other work scored 0.99 (load 11); the
+# threshold docs/researcher-guide.md suggests is below that.
+THRESHOLD = 0.9
+# A page script that holds the main thread 30 ms out of every 100 (the issue's jank).
+JANK = """setInterval(() => {
+  const until = performance.now() + 30;
+  while (performance.now() < until) { /* busy: the main thread is held */ }
+}, 100);"""
+# Answers after each clip has played out, so every frame of it falls due.
+WATCH_WHOLE_CLIPS = {"minRtMs": 700, "maxRtMs": 750}
+
+
+@contextmanager
+def fresh_page(browser):
+    context = browser.new_context(viewport=VIEWPORT)
+    page = context.new_page()
+    errors = []
+    page.on("pageerror", lambda error: errors.append(str(error)))
+    try:
+        yield page, errors
+    finally:
+        context.close()
+
+
+def session_trials(browser, site, name, jank=False, throttle=None):
+    """A simulated arrow-of-time session in its own page; its stored trials."""
+    with fresh_page(browser) as (page, errors):
+        if jank:
+            page.add_init_script(JANK)
+        if throttle:
+            page.context.new_cdp_session(page).send("Emulation.setCPUThrottlingRate",
+                                                    {"rate": throttle})
+        token = enter(page, site, "aot", name, simulate=WATCH_WHOLE_CLIPS)
+        assert wait_done(page, timeout_s=180)
+        assert not errors
+    return stored(site.app, token)["trials"]
+
+
+def test_jank_and_throttling_lower_the_score_and_a_quiet_session_keeps_clear(browser, site):
+    quiet = session_trials(browser, site, "tq-quiet")
+    disturbed = session_trials(browser, site, "tq-disturbed", jank=True, throttle=4)
+    scores = {"quiet": session_score(quiet), "disturbed": session_score(disturbed)}
+    assert scores["quiet"] >= THRESHOLD, scores
+    assert REASON not in participant_reasons(quiet, ExclusionRules(min_timing_quality=THRESHOLD))
+    assert scores["disturbed"] < scores["quiet"], scores

@@ -1,0 +1,100 @@
+"""The timing-quality score (experiments/timing_quality.py) and its exclusion rule: what each
+stored field a clip trial carries does to it, and the study's threshold."""
+import pytest
+
+from experiments import study_file, timing_quality
+from experiments.exclusions import ExclusionRules, participant_reasons
+from experiments.timing_quality import session_score
+
+
+def clip(method="canvas-element-timing", block="main-1", **extra):
+    """A clip trial drawn by the canvas presenter: 30 frames, all on time."""
+    fields = {"onset_time_ms": 1200.0, "frames_total": 30, "frames_shown": 30,
+              "frames_late": 0, "frames_dropped": 0, "frame0_hold_refreshes": 0,
+              "refresh_ms": 16.67, "stalls": 0, "focus_lost": False,
+              "fullscreen_exited": False, "technical_events": [], **extra}
+    return {"trial_type": "aot", "block": block, "response": "F", "correct": True,
+            "rt_ms": 900.0, "onset_method": method, "dropped_frames": fields["frames_dropped"],
+            "extra": fields}
+
+
+def test_a_session_of_clean_trials_scores_one():
+    assert session_score([clip() for _ in range(5)]) == 1.0
+
+
+@pytest.mark.parametrize("changed, expected", [
+    # Late frames: shown, but not on their refresh. A frame 0 held makes frame 1 late.
+    ({"frames_late": 6}, (150 - 6) / 150),
+    ({"frames_late": 1, "frame0_hold_refreshes": 2}, (150 - 1) / 150),
+    # Dropped frames fell due and were never shown: on-time share of 30 + 4 due.
+    ({"frames_shown": 30, "frames_dropped": 4}, (150 - 0) / 154),
+    # A trial answered before its clip ended: frames that never fell due do not count.
+    ({"frames_shown": 10}, 130 / 130),
+])
+def test_late_and_dropped_frames_lower_the_score(changed, expected):
+    records = [clip() for _ in range(4)] + [clip(**changed)]
+    assert session_score(records) == pytest.approx(expected)
+
+
+@pytest.mark.parametrize("changed", [
+    {"focus_lost": True},  # hidden page or lost focus (the monitor's visibility events)
+    {"fullscreen_exited": True},
+    {"technical_events": [{"kind": "fullscreen_exited_answer", "presentation": 1}]},
+    {"stalls": 1},
+    {"onset_time_ms": None},
+    {"refresh_ms": 33.3},  # refresh unstable: more than 10 % off the session's median
+])
+def test_a_disturbed_trial_counts_none_of_its_frames(changed):
+    records = [clip() for _ in range(3)] + [clip(**changed)]
+    assert session_score(records) == pytest.approx(0.75)
+
+
+def test_an_onset_that_fell_back_to_a_less_precise_method_is_a_disturbance():
+    records = [clip(), clip(), clip(), clip("canvas-raf-next")]
+    assert session_score(records) == pytest.approx(0.75)
+    # An engine whose best is the next animation frame (Firefox) is not held against it.
+    assert session_score([clip("canvas-raf-next") for _ in range(4)]) == 1.0
+
+
+def test_a_video_element_trial_counts_the_browsers_playback_quality():
+    video = {"trial_type": "aot", "block": "main-1", "onset_method": "element-timing",
+             "dropped_frames": 3, "extra": {"onset_time_ms": 900.0, "total_frames": 30,
+                                            "frames_shown": None, "refresh_ms": None}}
+    assert session_score([clip(), video]) == pytest.approx(57 / 60)
+    unknown = {**video, "dropped_frames": None, "extra": {**video["extra"], "total_frames": None}}
+    assert session_score([clip(), unknown]) == 1.0
+
+
+def test_a_session_without_clip_trials_has_no_score_and_never_breaks_the_rule():
+    frames = {"trial_type": "frame_order", "block": "main-1", "response": "[1, 2]",
+              "correct": True, "rt_ms": 4000.0, "extra": {"moves": []}}
+    assert session_score([frames]) is None
+    assert participant_reasons([frames], ExclusionRules(min_timing_quality=1.0)) == []
+
+
+def test_fields_from_a_tampered_csv_are_read_as_missing():
+    record = clip(frames_shown="many", frames_late=-3, refresh_ms=float("nan"))
+    assert session_score([record]) is None
+    assert session_score([{"extra": "not a dict"}]) is None
+
+
+def test_the_rule_applies_the_studys_threshold_and_is_off_by_default():
+    records = [clip(), clip(frames_late=15)]  # 45 of 60 frames on time: 0.75
+    assert timing_quality.REASON not in participant_reasons(records, ExclusionRules())
+    assert timing_quality.REASON not in participant_reasons(
+        records, ExclusionRules(min_timing_quality=0.75))
+    assert timing_quality.REASON in participant_reasons(
+        records, ExclusionRules(min_timing_quality=0.8))
+    # Practice trials ran on the same machine: they count.
+    practice = [clip(block="practice", focus_lost=True), clip()]
+    assert timing_quality.REASON in participant_reasons(
+        practice, ExclusionRules(min_timing_quality=0.8))
+
+
+def test_a_study_sets_the_threshold_as_a_share():
+    source = ('[study]\ndesign = "arrow-of-time"\nstimulus_set = "s"\n'
+              "[exclusions]\nmin_timing_quality = {}\n")
+    config, problems, _ = study_file.check(source.format(0.9), "study.toml", None)
+    assert not problems and config.design.exclusions.min_timing_quality == 0.9
+    _, problems, _ = study_file.check(source.format(1.5), "study.toml", None)
+    assert any("min_timing_quality" in str(p) and "0 to 1" in str(p) for p in problems)
