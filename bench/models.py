@@ -8,7 +8,9 @@ baseline (per-round ratios: median and range).  ``--size 7b --device cuda`` meas
 Qwen2.5-VL-7B shapes with random bf16 weights and compares the prefill (logit scoring is
 one prefill) with the GPU's roofline: achieved FLOP/s over ``--peak-tflops``, and decoding at
 batch 1 (each new token reads every weight once) with the memory roofline: achieved bytes/s
-over ``--peak-tbps``.  Every run also checks that batched scoring equals one-at-a-time scoring
+over ``--peak-tbps``.  ``per-window score`` is logit scoring with transformers' own vision
+attention (one SDPA call per window: analysis/vlm/backends/vision_windows.py off), today's
+baseline in the same run.  Every run also checks that batched scoring equals one-at-a-time scoring
 (largest difference in log-probability; the goal is 1e-5 in float32).
 
     python bench/models.py                       # tiny Qwen2.5-VL on CPU
@@ -71,6 +73,19 @@ def make_backend(args, folder: Path):
                                  save=False)
     return TransformersBackend.from_loaded(model, processor, "random-qwen2.5-vl-7b",
                                            args.device, "random")
+
+
+def per_window(backend, fn):
+    """``fn`` run with transformers' own per-window vision attention (today's baseline)."""
+    from analysis.vlm.backends.vision_windows import group_windows
+
+    def run():
+        group_windows(backend.model, enabled=False)
+        try:
+            return fn()
+        finally:
+            group_windows(backend.model)
+    return run
 
 
 def timed(fn, sync) -> float:
@@ -143,6 +158,8 @@ def main(argv=None):
     parser.add_argument("--batch-size", type=int, default=8)
     parser.add_argument("--max-new-tokens", type=int, default=16)
     parser.add_argument("--rounds", type=int, default=7, help="interleaved rounds")
+    parser.add_argument("--no-generate", action="store_true",
+                        help="time logit scoring only (generation is the slow part)")
     parser.add_argument("--peak-tflops", type=float, default=989.0,
                         help="dense bf16 peak of the GPU (H100 SXM and H200: 989)")
     parser.add_argument("--peak-tbps", type=float, default=4.8,
@@ -168,6 +185,9 @@ def main(argv=None):
                             lambda: [backend.score(requests[i:i + b], ("F", "B"))
                                      for i in range(0, len(requests), b)]),
         }
+        pairs["per-window score"] = tuple(per_window(backend, fn) for fn in pairs["logit score"])
+        if args.no_generate:
+            del pairs["generate"]
         modes = [(kind, batch) for kind in pairs for batch in (1, b)]
         seconds = {mode: [] for mode in modes}
         loads = []
