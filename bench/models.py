@@ -127,6 +127,30 @@ def agreement(backend, requests, batch: int, dtype: str) -> str:
             f"items (goal {AGREEMENT:.0e} in float32: {verdict})")
 
 
+def batch_sweep(backend, requests, rounds: int, sizes=(1, 2, 4, 8, 16)) -> str:
+    """Scoring time per item by batch size, interleaved: where it levels off is the work each
+    item costs whatever the batch (compute on its own tokens and pixels, its preprocessing),
+    so batch 1's time over that level bounds what batching can gain.  CPU time of this
+    process is given beside wall time: with one thread it hardly moves with the load."""
+    wall: dict[int, list[float]] = {size: [] for size in sizes}
+    cpu: dict[int, list[float]] = {size: [] for size in sizes}
+    for round_ in range(rounds):
+        shift = round_ % len(sizes)
+        for size in sizes[shift:] + sizes[:shift]:
+            start, start_cpu = time.perf_counter(), time.process_time()
+            for i in range(0, len(requests), size):
+                backend.score(requests[i:i + size], ("F", "B"))
+            wall[size].append(1000 * (time.perf_counter() - start) / len(requests))
+            cpu[size].append(1000 * (time.process_time() - start_cpu) / len(requests))
+    lines = [f"scoring per item by batch size, {rounds} interleaved rounds "
+             f"(load1 {os.getloadavg()[0]:.2f}), median [range]:"]
+    for size in sizes:
+        ratios = [one / many for one, many in zip(cpu[sizes[0]], cpu[size])]
+        lines.append(f"  batch {size:>2}: wall {median_range(wall[size])} ms, CPU "
+                     f"{median_range(cpu[size])} ms = {median_range(ratios)}x batch 1's CPU")
+    return "\n".join(lines)
+
+
 def decode_roofline(backend, request, peak_tbps: float, sync, new_tokens: int = 64) -> str:
     """Batch-1 decoding: each token reads every weight once, so bytes/s over bandwidth."""
     import torch
@@ -158,6 +182,8 @@ def main(argv=None):
     parser.add_argument("--batch-size", type=int, default=8)
     parser.add_argument("--max-new-tokens", type=int, default=16)
     parser.add_argument("--rounds", type=int, default=7, help="interleaved rounds")
+    parser.add_argument("--sweep", action="store_true",
+                        help="also time scoring at batch 1, 2, 4, 8 and 16 (where it levels off)")
     parser.add_argument("--no-generate", action="store_true",
                         help="time logit scoring only (generation is the slow part)")
     parser.add_argument("--peak-tflops", type=float, default=989.0,
@@ -220,6 +246,8 @@ def main(argv=None):
             print(f"goal: {kind} batch {b} >= {GOAL:.0f}x its one-at-a-time rate: {verdict} "
                   f"({ratio:.2f}x)")
         print(agreement(backend, requests, b, args.dtype))
+        if args.sweep:
+            print(batch_sweep(backend, requests, args.rounds))
         if args.device.startswith("cuda"):
             print(decode_roofline(backend, requests[0], args.peak_tbps, sync))
             flops = prefill_flops(backend, requests)
