@@ -131,23 +131,31 @@ def batch_sweep(backend, requests, rounds: int, sizes=(1, 2, 4, 8, 16)) -> str:
     """Scoring time per item by batch size, interleaved: where it levels off is the work each
     item costs whatever the batch (compute on its own tokens and pixels, its preprocessing),
     so batch 1's time over that level bounds what batching can gain.  CPU time of this
-    process is given beside wall time: with one thread it hardly moves with the load."""
-    wall: dict[int, list[float]] = {size: [] for size in sizes}
-    cpu: dict[int, list[float]] = {size: [] for size in sizes}
+    process is given beside wall time: with one thread it hardly moves with the load.
+    Batch 1 and 8 are also timed with transformers' per-window vision attention."""
+    modes = [("", size) for size in sizes] + [("per-window ", 1), ("per-window ", 8)]
+    wall: dict[tuple, list[float]] = {mode: [] for mode in modes}
+    cpu: dict[tuple, list[float]] = {mode: [] for mode in modes}
     for round_ in range(rounds):
-        shift = round_ % len(sizes)
-        for size in sizes[shift:] + sizes[:shift]:
+        shift = round_ % len(modes)
+        for mode in modes[shift:] + modes[:shift]:
+            size = mode[1]
+
+            def run():
+                for i in range(0, len(requests), size):
+                    backend.score(requests[i:i + size], ("F", "B"))
             start, start_cpu = time.perf_counter(), time.process_time()
-            for i in range(0, len(requests), size):
-                backend.score(requests[i:i + size], ("F", "B"))
-            wall[size].append(1000 * (time.perf_counter() - start) / len(requests))
-            cpu[size].append(1000 * (time.process_time() - start_cpu) / len(requests))
+            (per_window(backend, run) if mode[0] else run)()
+            wall[mode].append(1000 * (time.perf_counter() - start) / len(requests))
+            cpu[mode].append(1000 * (time.process_time() - start_cpu) / len(requests))
     lines = [f"scoring per item by batch size, {rounds} interleaved rounds "
              f"(load1 {os.getloadavg()[0]:.2f}), median [range]:"]
-    for size in sizes:
-        ratios = [one / many for one, many in zip(cpu[sizes[0]], cpu[size])]
-        lines.append(f"  batch {size:>2}: wall {median_range(wall[size])} ms, CPU "
-                     f"{median_range(cpu[size])} ms = {median_range(ratios)}x batch 1's CPU")
+    for mode in modes:
+        ratios = [one / many for one, many in zip(cpu[(mode[0], 1)], cpu[mode])]
+        lines.append(f"  {mode[0]}batch {mode[1]:>2}: wall {median_range(wall[mode])} ms, CPU "
+                     f"{median_range(cpu[mode])} ms = {median_range(ratios)}x its batch 1's CPU")
+    grouped = [g / w for g, w in zip(cpu[("", 8)], cpu[("per-window ", 8)])]
+    lines.append(f"  batch 8, CPU with grouped windows / per-window: {median_range(grouped)}")
     return "\n".join(lines)
 
 
