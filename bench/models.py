@@ -8,7 +8,9 @@ baseline (per-round ratios: median and range).  ``--size 7b --device cuda`` meas
 Qwen2.5-VL-7B shapes with random bf16 weights and compares the prefill (logit scoring is
 one prefill) with the GPU's roofline: achieved FLOP/s over ``--peak-tflops``, and decoding at
 batch 1 (each new token reads every weight once) with the memory roofline: achieved bytes/s
-over ``--peak-tbps``.  Every run also checks that batched scoring equals one-at-a-time scoring
+over ``--peak-tbps``.  ``per-window score`` is logit scoring with transformers' own vision
+attention (one SDPA call per window: analysis/vlm/backends/vision_windows.py off), today's
+baseline in the same run.  Every run also checks that batched scoring equals one-at-a-time scoring
 (largest difference in log-probability; the goal is 1e-5 in float32).
 
     python bench/models.py                       # tiny Qwen2.5-VL on CPU
@@ -73,6 +75,19 @@ def make_backend(args, folder: Path):
                                            args.device, "random")
 
 
+def per_window(backend, fn):
+    """``fn`` run with transformers' own per-window vision attention (today's baseline)."""
+    from analysis.vlm.backends.vision_windows import group_windows
+
+    def run():
+        group_windows(backend.model, enabled=False)
+        try:
+            return fn()
+        finally:
+            group_windows(backend.model)
+    return run
+
+
 def timed(fn, sync) -> float:
     sync()
     start = time.perf_counter()
@@ -112,6 +127,38 @@ def agreement(backend, requests, batch: int, dtype: str) -> str:
             f"items (goal {AGREEMENT:.0e} in float32: {verdict})")
 
 
+def batch_sweep(backend, requests, rounds: int, sizes=(1, 2, 4, 8, 16)) -> str:
+    """Scoring time per item by batch size, interleaved: where it levels off is the work each
+    item costs whatever the batch (compute on its own tokens and pixels, its preprocessing),
+    so batch 1's time over that level bounds what batching can gain.  CPU time of this
+    process is given beside wall time: with one thread it hardly moves with the load.
+    Batch 1 and 8 are also timed with transformers' per-window vision attention."""
+    modes = [("", size) for size in sizes] + [("per-window ", 1), ("per-window ", 8)]
+    wall: dict[tuple, list[float]] = {mode: [] for mode in modes}
+    cpu: dict[tuple, list[float]] = {mode: [] for mode in modes}
+    for round_ in range(rounds):
+        shift = round_ % len(modes)
+        for mode in modes[shift:] + modes[:shift]:
+            size = mode[1]
+
+            def run():
+                for i in range(0, len(requests), size):
+                    backend.score(requests[i:i + size], ("F", "B"))
+            start, start_cpu = time.perf_counter(), time.process_time()
+            (per_window(backend, run) if mode[0] else run)()
+            wall[mode].append(1000 * (time.perf_counter() - start) / len(requests))
+            cpu[mode].append(1000 * (time.process_time() - start_cpu) / len(requests))
+    lines = [f"scoring per item by batch size, {rounds} interleaved rounds "
+             f"(load1 {os.getloadavg()[0]:.2f}), median [range]:"]
+    for mode in modes:
+        ratios = [one / many for one, many in zip(cpu[(mode[0], 1)], cpu[mode])]
+        lines.append(f"  {mode[0]}batch {mode[1]:>2}: wall {median_range(wall[mode])} ms, CPU "
+                     f"{median_range(cpu[mode])} ms = {median_range(ratios)}x its batch 1's CPU")
+    grouped = [g / w for g, w in zip(cpu[("", 8)], cpu[("per-window ", 8)])]
+    lines.append(f"  batch 8, CPU with grouped windows / per-window: {median_range(grouped)}")
+    return "\n".join(lines)
+
+
 def decode_roofline(backend, request, peak_tbps: float, sync, new_tokens: int = 64) -> str:
     """Batch-1 decoding: each token reads every weight once, so bytes/s over bandwidth."""
     import torch
@@ -143,6 +190,10 @@ def main(argv=None):
     parser.add_argument("--batch-size", type=int, default=8)
     parser.add_argument("--max-new-tokens", type=int, default=16)
     parser.add_argument("--rounds", type=int, default=7, help="interleaved rounds")
+    parser.add_argument("--sweep", action="store_true",
+                        help="also time scoring at batch 1, 2, 4, 8 and 16 (where it levels off)")
+    parser.add_argument("--no-generate", action="store_true",
+                        help="time logit scoring only (generation is the slow part)")
     parser.add_argument("--peak-tflops", type=float, default=989.0,
                         help="dense bf16 peak of the GPU (H100 SXM and H200: 989)")
     parser.add_argument("--peak-tbps", type=float, default=4.8,
@@ -168,6 +219,9 @@ def main(argv=None):
                             lambda: [backend.score(requests[i:i + b], ("F", "B"))
                                      for i in range(0, len(requests), b)]),
         }
+        pairs["per-window score"] = tuple(per_window(backend, fn) for fn in pairs["logit score"])
+        if args.no_generate:
+            del pairs["generate"]
         modes = [(kind, batch) for kind in pairs for batch in (1, b)]
         seconds = {mode: [] for mode in modes}
         loads = []
@@ -200,6 +254,8 @@ def main(argv=None):
             print(f"goal: {kind} batch {b} >= {GOAL:.0f}x its one-at-a-time rate: {verdict} "
                   f"({ratio:.2f}x)")
         print(agreement(backend, requests, b, args.dtype))
+        if args.sweep:
+            print(batch_sweep(backend, requests, args.rounds))
         if args.device.startswith("cuda"):
             print(decode_roofline(backend, requests[0], args.peak_tbps, sync))
             flops = prefill_flops(backend, requests)

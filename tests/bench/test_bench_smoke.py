@@ -15,7 +15,7 @@ import pytest
 # (script, its cheapest arguments, a phrase its report prints)
 CASES = [
     ("models", ["--clips", "1", "--rounds", "1", "--max-new-tokens", "1", "--batch-size", "2",
-                "--frame-size", "32"], "goal: logit score batch 2"),
+                "--frame-size", "32", "--sweep"], "batch 8, CPU with grouped windows"),
     ("probe", ["--rounds", "1", "--batch-sizes", "1,2", "--frames", "16",
                "--frame-size", "32"], "speed-up"),
     ("analysis", ["--participants", "10", "--trials", "8", "--n-boot", "5", "--rounds", "1"],

@@ -30,6 +30,7 @@ from analysis.vlm.backends.processor_inputs import (
     video_metadata,
     visuals_in_order,
 )
+from analysis.vlm.backends.vision_windows import group_windows
 from analysis.vlm.provenance import library_versions, weights_fingerprint
 from analysis.vlm.reasoning import prompt_opens, split_inline, tags
 
@@ -62,6 +63,7 @@ class TransformersBackend(Backend):
             options["attn_implementation"] = attn_implementation
         self.model = AutoModelForImageTextToText.from_pretrained(model, **options)
         self.model.to(self.device).eval()
+        group_windows(self.model)  # batches pay per clip in Python otherwise
         if self.processor.chat_template is None:
             raise ValueError(f"{model}: the processor has no chat template")
         self._description = None
@@ -76,6 +78,7 @@ class TransformersBackend(Backend):
         backend.torch, backend.model_id, backend.device = torch, model_id, device
         backend.dtype_name = str(model.dtype).removeprefix("torch.")
         backend.processor, backend.model = processor, model.to(device).eval()
+        group_windows(backend.model)
         backend._description = None
         backend._weights = weights_sha256
         backend.thinking = None
