@@ -26,11 +26,13 @@ then scored by the policy (:mod:`analysis.nonresponse`).
 
 A trial flagged technical (``extra["technical"]``: the page left fullscreen during each
 presentation the browser offered, the stored one included, whether it timed out or was
-answered, see :mod:`experiments.trial_types.base`) is excluded, so its response and RT are
+answered, or a measurement of the browser was out of its bounds, see
+:mod:`experiments.trial_types.base`) is excluded, so its response and RT are
 never analysed, and it never counts against the participant: the catch, practice, timeout
 and time rules leave it out.  Since only the browser's word says fullscreen was left, the
 excuse is bounded: a session with more than ``max_technical_events`` technical events
-(re-offers included) in its trials, practice included, is excluded as ``too_many_technical``,
+(re-offers included, and a trial whose measurement was out of its bounds counting one) in its
+trials, practice included, is excluded as ``too_many_technical``,
 which is not a failed attention check (the Prolific list leaves such sessions to the
 researcher).
 """
@@ -142,6 +144,13 @@ def technical_events(record: Mapping) -> int:
     return len(events) if isinstance(events, Sequence) and not isinstance(events, str) else 0
 
 
+def excuses(record: Mapping) -> int:
+    """What the trial asks to be excused for, counted against ``max_technical_events``: its
+    fullscreen exits, and one more when a measurement of the browser was out of its bounds
+    (a background tab; or a script that claims one to skip the clip)."""
+    return technical_events(record) + bool(_extra(record).get("technical_reasons"))
+
+
 def trial_reasons(record: Mapping, rules: ExclusionRules = ExclusionRules()) -> list[str]:
     """Reason codes of the trial-level rules that one trial breaks (empty when it is kept)."""
     extra = _extra(record)
@@ -240,7 +249,7 @@ def participant_reasons(records: Iterable[Mapping], rules: ExclusionRules = Excl
     rts = [rt for rt in numbers if rt is not None]
     if rts and sum(rts) < rules.min_mean_trial_ms * len(rts):
         reasons.append("too_little_time")
-    if sum(technical_events(r) for r in records) > rules.max_technical_events:
+    if sum(excuses(r) for r in records) > rules.max_technical_events:
         reasons.append("too_many_technical")
     if main and not counted:
         reasons.append(ALL_TECHNICAL)

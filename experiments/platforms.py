@@ -89,6 +89,10 @@ def url_problem(url: str, platform: Platform) -> str | None:
             hint = f" (did you mean {{{close[0]}}}?)" if close else ""
             return (f"unknown placeholder {{{name}}}{hint}; expected "
                     f"{', '.join('{%s}' % k for k in known)}")
+    raw = urlsplit(url)
+    if "{" in raw.scheme + raw.netloc:  # the participant's id would choose the host
+        return (f"expected placeholders in the path or query only, not in the address's "
+                f"host, got {raw.netloc[:80]!r}")
     parts = urlsplit(fill(url, platform, {k: "x" for k in PLACEHOLDERS}))
     local = parts.scheme == "http" and parts.hostname in ("localhost", "127.0.0.1")
     if not (parts.scheme == "https" and parts.hostname) and not local:

@@ -133,6 +133,7 @@ def test_reload_second_tab_and_replay_cannot_change_a_level(app, study):
     again = app.test_client().get(f"/media/{token}/{first}")
     assert again.status_code == 200 and _schedule(app, token)[first] == chosen
     assert person.post(body).status_code == 201
+    person.run(until=second)  # every main trial between them answered first
     assert person.video(second).status_code == 200
     level = _schedule(app, token)[second]
     # the answer posted again (a replay), or another answer for the same trial, changes nothing
@@ -163,25 +164,45 @@ def test_every_video_of_an_adaptive_session_is_served_at_one_size(app, study):
     assert len(sizes) == 1
 
 
-def test_two_levels_chosen_at_once_are_both_kept(any_db_app, factory):
-    """Each choice rewrites the session's schedule under the session's lock: two slots chosen
-    by simultaneous requests (a script, or two tabs) both stay chosen."""
+def test_a_level_asked_for_twice_at_once_is_chosen_once(any_db_app, factory):
+    """A slot's choice rewrites the session's schedule under the session's lock: two
+    simultaneous requests for it (a script, or two tabs) read back one choice."""
     factory.stimulus_set("tiny", per_category=1, files=True)
     factory.sweep_set("tiny", files=True)
     factory.catch_set(files=True)
     factory.open_study("tra-adaptive", stimulus_set="tiny", adaptive_trials=6, main_blocks=2)
     app = any_db_app
     client = app.test_client()
-    token, _ = _start(client)
-    firsts = [next(t["trial_index"] for t in _schedule(app, token) if t.get(KEY, {}).get("sweep") == s)
-              for s in ("bouncing_ball", "pendulum")]
-    barrier = threading.Barrier(len(firsts))
+    token, api = _start(client)
+    first = next(t["trial_index"] for t in _schedule(app, token) if KEY in t)
+    Participant(app, client, token, api).run(until=first)
+    barrier = threading.Barrier(2)
 
-    def fetch(index):
+    def fetch(_):
         barrier.wait()
-        return app.test_client().get(f"/media/{token}/{index}").status_code
+        response = app.test_client().get(f"/media/{token}/{first}")
+        return response.status_code, response.get_data()
 
-    with ThreadPoolExecutor(len(firsts)) as pool:
-        assert list(pool.map(fetch, firsts)) == [200, 200]
+    with ThreadPoolExecutor(2) as pool:
+        (one, body_one), (two, body_two) = pool.map(fetch, range(2))
+    assert (one, two) == (200, 200) and body_one == body_two
     schedule = _schedule(app, token)
-    assert not any(pending(schedule[i]) for i in firsts)
+    assert not pending(schedule[first]) and schedule[first][KEY]["level"] is not None
+
+
+def test_which_positions_load_before_their_turn_says_nothing_of_catch_trials(app, client,
+                                                                             study):
+    """Slots wait for their sweep's earlier answers; a catch trial or a sweep's first slot
+    once loaded at once, so the 409 pattern told a script which trials were attention
+    checks (outside review). Every main position now waits for the answers before it."""
+    token, api = _start(client)
+    person = Participant(app, client, token, api)
+    schedule = _schedule(app, token)
+    main = [t["trial_index"] for t in schedule if t["block"] != "practice"]
+    person.run(until=main[0])
+    assert person.video(main[0]).status_code == 200
+    assert {i: person.video(i).status_code for i in main[1:]} == {i: 409 for i in main[1:]}
+    assert any(t["trial_type"] == "catch" for t in schedule if t["trial_index"] in main[1:])
+    person.post(person.body(main[0]))
+    assert person.video(main[1]).status_code == 200
+    assert {person.video(i).status_code for i in main[2:]} == {409}

@@ -162,6 +162,11 @@ def test_each_session_of_a_multi_day_study_has_its_own_shared_codes(app, client,
     ('ended_early_url = "https://x.example/{code"\n',
      "5: recruitment.ended_early_url: expected placeholders written {name}"),
     ('returned_url = "https://x.example/"\n', "5: recruitment.returned_url: unknown key"),
+    # The id must not choose the host: ?participant=evil.example sent people there.
+    ('completed_url = "https://{participant}/done"\n',
+     "5: recruitment.completed_url: expected placeholders in the path or query only"),
+    ('completed_url = "https://lab.example@{participant}/x"\n',
+     "5: recruitment.completed_url: expected placeholders in the path or query only"),
 ])
 def test_return_urls_are_checked_with_line_and_field(recruitment, problem):
     source = '[study]\ndesign = "arrow-of-time"\nstimulus_set = "s"\n[recruitment]\n' + recruitment
@@ -207,3 +212,23 @@ def test_the_study_page_checks_a_pasted_list_of_codes(app, client, logged_in, ti
                      r"<td>completed</td>", table), table
     assert "<code>GUESSED000</code></td><td>NO</td>" in table
     assert "not a code of this study" in table
+
+
+@pytest.mark.usefixtures("person_pace")
+def test_a_code_of_a_session_that_did_not_complete_is_said_to_be_one(app, client, runner, tiny,
+                                                                    tmp_path):
+    """Declining consent ends with a code too: "2 of 2 valid" read as "pay both" for a worker
+    who declined at once (outside review). The summary names the outcomes to pay by."""
+    _open(app, "crowd", 'platform = "generic"\n')
+    done = _complete(client, app, "crowd", participant="cw-1")["completion_code"]
+    api = _session_without_consent(client, "crowd", participant="cw-9")
+    declined = client.post(f"{api}/consent", json={"consent": False}).json["completion_code"]
+    pasted = tmp_path / "codes.txt"
+    pasted.write_text(f"{done}\n{declined}\n")
+    result = runner.invoke(args=["study", "codes", "crowd", str(pasted)])
+    assert result.exit_code == 0, result.output
+    assert result.output.splitlines()[1] == f"{declined}\tvalid\tparticipant cw-9, session 1, " \
+        "no_consent"
+    assert result.output.splitlines()[-1] == ("2 of 2 code(s) valid for 'crowd'. Of these, 1 "
+                                              "ended without completing (no_consent: 1): pay by "
+                                              "the outcome.")

@@ -270,3 +270,39 @@ def test_a_failed_practice_after_a_technical_one_still_has_its_attempts(app, cli
             assert client.post(f"{api}/trials", json=body(trial)).status_code == 201
     state = client.get(api).json
     assert (state["status"], state["practice_rerun"]) == ("in_progress", "failed")
+
+
+def test_a_technical_practice_trial_tells_no_verdict(app, client, study):
+    """A practice trial's feedback says whether the stored answer was right; a technical
+    one is not judged, or a script would learn what each file shows by claiming a
+    background tab (outside review, issue 28's technical path)."""
+    api = start(client, "p-probe")
+    practice = [t for t in schedule_of(app, api) if t["block"] == "practice"]
+    assert any(t["params"].get("feedback") for t in practice)
+    for trial in practice:
+        reply = client.post(f"{api}/trials", json=background_tab(trial)).json
+        assert "feedback" not in reply, reply
+    measured = next(t for t in schedule_of(app, api) if t["block"] == "practice"
+                    and t.get("practice_attempt") == 2 and t["params"].get("feedback"))
+    assert client.post(f"{api}/trials", json=answer(measured)).json["feedback"] == {
+        "correct": True}
+
+
+def test_a_script_that_claims_background_tabs_to_skip_the_clips_is_not_approved(
+        app, client, study):
+    """A bot that marks every trial but one technical (an out-of-bounds refresh_ms) kept
+    1 of 1 right and was approved for payment: each such trial is an excuse, and more than
+    max_technical_events of them leave the session to the researcher."""
+    api = start(client, "p-bot")
+    for attempt in (1, 2, 3):  # practice: technical until it is answered
+        for trial in [t for t in schedule_of(app, api) if t["block"] == "practice"
+                      and t.get("practice_attempt", 1) == attempt]:
+            body = background_tab(trial) if attempt < 3 else answer(trial)
+            assert client.post(f"{api}/trials", json=body).status_code == 201
+    main = [t for t in schedule_of(app, api) if t["block"] != "practice"]
+    for i, trial in enumerate(main):
+        body = answer(trial) if i == 0 else {**background_tab(trial), "rt_ms": 0.0}
+        assert client.post(f"{api}/trials", json=body).status_code == 201, trial
+    assert client.post(f"{api}/complete").json["status"] == "completed"
+    session, _ = session_and_trials(app, api)
+    assert session.excluded and "too_many_technical" in session.exclusion_reasons

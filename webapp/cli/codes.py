@@ -32,6 +32,13 @@ def check_codes(slug, codes_file):
         said = "; ".join(part for part in (where, row.note) if part)
         click.echo(f"{visible(row.code)}\t{'valid' if row.valid else 'NOT VALID'}\t{said}")
     valid = int(found["valid"].sum())
-    click.echo(f"{valid} of {len(found)} code(s) valid for {slug!r}.", err=True)
+    # A valid code was issued by the study, whatever the outcome: declining consent or a
+    # screen-out ends with a code too, and what to pay for is the outcome's, not the code's.
+    unfinished = found[found["valid"] & (found["status"] != "completed")
+                       & (found["status"] != "")]["status"].value_counts()
+    outcomes = "; ".join(f"{status}: {n}" for status, n in sorted(unfinished.items()))
+    click.echo(f"{valid} of {len(found)} code(s) valid for {slug!r}."
+               + (f" Of these, {int(unfinished.sum())} ended without completing ({outcomes}):"
+                  " pay by the outcome." if outcomes else ""), err=True)
     if valid < len(found):
         raise SystemExit(1)

@@ -1,7 +1,8 @@
 """Choosing an adaptive slot's level on the server, once, when its video is first asked for
 (:mod:`experiments.adaptive_schedule`): from the answers stored on the session's earlier
 slots, inside a write transaction that locks the session row, so two tabs or two requests
-at once choose it once and read back the same choice.
+at once choose it once and read back the same choice.  In an adaptive session every main
+trial's video waits for the answers before it (:func:`check_turn`).
 """
 from __future__ import annotations
 
@@ -9,6 +10,8 @@ from flask import abort
 from sqlalchemy import Connection, Row
 
 from experiments import adaptive_schedule
+from experiments.adaptive_schedule import KEY
+from experiments.schedule import PRACTICE
 from webapp.database import write_transaction
 from webapp.participant import store
 
@@ -18,6 +21,20 @@ def stored_answers(connection: Connection, session_id: int) -> dict[int, bool | 
     (timed out) or flagged technical (a presentation that failed tells nothing)."""
     return {t.trial_index: None if t.response is None or (t.extra or {}).get("technical")
             else bool(t.correct) for t in store.stored_trials(connection, session_id)}
+
+
+def check_turn(connection: Connection, session: Row, trial_index: int) -> None:
+    """409 for a main trial's video while an earlier main trial of an adaptive session has no
+    stored answer.  Slots wait for their sweep's earlier answers anyway; every other main
+    trial (catch trials, a sweep's first slot) waits alike, so which positions load early
+    says nothing of which trials are attention checks."""
+    schedule = session.schedule
+    if schedule[trial_index]["block"] == PRACTICE or not any(KEY in t for t in schedule):
+        return
+    stored = stored_answers(connection, session.id)
+    if any(t["trial_index"] not in stored for t in schedule[:trial_index]
+           if t["block"] != PRACTICE):
+        abort(409)
 
 
 def with_level(connection: Connection, session: Row, trial_index: int) -> Row:

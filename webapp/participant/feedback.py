@@ -7,18 +7,23 @@ answer is committed before it is judged, so the verdict cannot change it.
 """
 from sqlalchemy import Connection, Row, select
 
+from experiments import exclusions
 from experiments import schedule as scheduling
 from webapp.models import Trial
 
 
 def stored_verdict(connection: Connection, session: Row, answer: dict) -> dict:
     """``{"feedback": {"correct": bool}}`` when ``answer`` (a trial POST's reply) is for a
-    stored practice trial that shows feedback; ``{}`` for any other trial."""
+    stored practice trial that shows feedback and is not technical; ``{}`` for any other."""
     index = answer.get("trial_index")
     scheduled = next((t for t in session.schedule if t["trial_index"] == index), None)
     if scheduled is None or scheduled["block"] != scheduling.PRACTICE or \
             not scheduled["params"].get("feedback"):
         return {}
-    correct = connection.execute(select(Trial.correct).where(
-        Trial.session_id == session.id, Trial.trial_index == index)).scalar_one_or_none()
-    return {} if correct is None else {"feedback": {"correct": bool(correct)}}
+    stored = connection.execute(select(Trial.correct, Trial.extra).where(
+        Trial.session_id == session.id, Trial.trial_index == index)).one_or_none()
+    # A technical trial (fullscreen left, a measurement out of its bounds) is not judged: its
+    # answer is not the participant's, and a verdict would tell a script what a file shows.
+    if stored is None or exclusions.is_technical({"extra": stored.extra}):
+        return {}
+    return {"feedback": {"correct": bool(stored.correct)}}
