@@ -104,6 +104,10 @@ def run_config(options: Mapping) -> RunConfig:
     backend = backend_entry(options["backend"])
     if options.get("budget"):
         parse_budget(options["budget"])  # refused before anything loads
+        if options.get("batch_api"):  # a batch is priced when it is done, not item by item
+            raise ValueError("--budget cannot stop a --batch-api run between items (the "
+                             "batch is sent whole); use --limit to send fewer items, or "
+                             "leave out --batch-api")
     decoding = None
     options = {**options, "task": options.get("task") or "aot",
                "model": _local_model(options["model"], backend)}

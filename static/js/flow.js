@@ -82,15 +82,21 @@ async function switchDevice(api, found) {
 
 // After the fullscreen step: a browser that refused fullscreen (or left it) runs the study in
 // its window, which must then be large enough; going fullscreen fixes it, as does a larger
-// window.  Until then no trial starts.
+// window.  Until then no trial starts.  Before any trial is stored the participant may give
+// up instead (the screen-out code and URL); resolves with that screen-out, or nothing.
 export async function windowCheck(session) {
+  const canGiveUp = session.next_trial_index === 0;
   for (let problem; (problem = windowProblem(session.requirements.min_window)); ) {
     show("window-problem", el("h1", {}, text("device_problem_title")),
       ...paragraphs([[problem.key, problem.values]]),
-      el("div", { class: "buttons" }, button("window-retry", text("window_retry"))));
-    await waitForButton(["window-retry"]);
+      el("div", { class: "buttons" }, button("window-retry", text("window_retry")),
+        ...(canGiveUp ? [button("window-give-up", text("device_give_up"))] : [])));
+    if ((await waitForButton(["window-retry", "window-give-up"])) === "window-give-up") {
+      return { screenedOut: [problem.reason], found: [problem] };
+    }
     await enterFullscreen();  // right after the click: it needs the user's gesture
   }
+  return null;
 }
 
 export async function enterFullscreen() {

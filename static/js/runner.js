@@ -105,7 +105,8 @@ class SessionRunner {
     this.guardLeaving();
     await flow.fullscreen();
     // The robot's clicks are no user gesture, so fullscreen never comes for it: no wait.
-    if (!this.simulate) await flow.windowCheck(session);
+    const gaveUp = this.simulate ? null : await flow.windowCheck(session);
+    if (gaveUp) return this.screenOut(gaveUp);
     this.noteFullscreen();
     await flow.instructions(session, resuming ? this.position() : null);
     if (await this.runAll()) await flow.debrief(session);

@@ -148,3 +148,19 @@ def test_a_refused_fullscreen_goes_on_once_the_window_is_large_enough(tab, site)
             tab.click("#continue")
         state = wait_change(tab, state)
     assert not tab.evaluate("return Boolean(document.fullscreenElement);")  # in the window
+
+
+@pytest.mark.parametrize("tab", ["chromium"], indirect=True)
+def test_a_window_that_cannot_be_enlarged_ends_with_the_screen_out_code(tab, site):
+    """After consent, fullscreen refused and a window that stays too small left the
+    participant on the window screen with no way out and no code (outside review): they
+    may give up there, before any trial, and leave with the screen-out code."""
+    set_size(tab, (1366, 768), (1366, 625))
+    seen = to_trial_one(tab, site, "matrix-gives-up", refuse_fullscreen=True)
+    assert seen["outcome"] == "window-problem", seen
+    state = screen_state(tab)
+    tab.click("#window-give-up")
+    while state["screen"] != "done":
+        state = wait_change(tab, state)
+    assert tab.evaluate('return document.getElementById("completion-code").innerText;')
+    assert not tab.errors()

@@ -35,3 +35,16 @@ def test_a_session_past_consent_with_trials_cannot_be_screened_out(app, client, 
     assert refused.json["error"] == "screen_out_refused"
     assert "cannot be screened out" in refused.json["message"]
     assert _status(app) == "in_progress"
+
+
+def test_a_window_too_small_after_consent_ends_with_the_screen_out_code(app, client, study):
+    """Fullscreen refused after consent and a window that cannot be enlarged left the
+    participant on the window screen with no way out and no code (outside review, issue 28):
+    before any trial, the window is a reason to screen out after consent too; a device or
+    browser is not (it was checked before consent)."""
+    api = start(client)
+    refused = client.post(f"{api}/screen-out", json={"reasons": ["browser"]})
+    assert refused.status_code == 409 and _status(app) == "in_progress"
+    done = client.post(f"{api}/screen-out", json={"reasons": ["window"]})
+    assert done.status_code == 200 and done.json["status"] == "screened_out"
+    assert done.json["completion_code"] and _status(app) == "screened_out"

@@ -179,9 +179,10 @@ def device(token):
 
 @bp.post("/screen-out")
 def screen_out(token):
-    """The device check failed before consent: the session ends ``screened_out`` with the
-    screen-out code.  400 ``no_reason`` without a reason; 409 ``screen_out_refused`` after
-    consent or once trials are stored."""
+    """The device check failed before consent, or the window is too small after it: the
+    session ends ``screened_out`` with the screen-out code.  400 ``no_reason`` without a
+    reason; 409 ``screen_out_refused`` once trials are stored, or after consent for another
+    reason than the window (``sessions.AFTER_CONSENT_REASONS``)."""
     with db.engine.connect() as connection:
         session = _session(connection, token)
         reasons = list(check_fields(read_body(), SCREEN_OUT_FIELDS)["reasons"])

@@ -27,6 +27,9 @@ from webapp.participant.store import count_cell, locked_session, now, touch_sess
 
 # Why a device check screens a participant out (static/js/device.js problems()).
 SCREEN_OUT_REASONS = ("device", "browser", "window", "fullscreen", "video", "keyboard")
+# After consent only the window is checked again (fullscreen refused, a window too small):
+# a participant who cannot fix it leaves with the screen-out code, not stuck on that screen.
+AFTER_CONSENT_REASONS = ("window", "fullscreen")
 # The entry link's parameters that bring a participant's id on any platform: Prolific's,
 # and ours (a researcher's test link, a pool that sends its own id).
 ID_PARAMS = ("PROLIFIC_PID", "participant")
@@ -241,22 +244,25 @@ class ScreenOutRefused(ValueError):
 
 
 def screen_out(connection: Connection, session: Row, reasons: list[str]) -> dict:
-    """End a session whose device check failed before consent: it is marked
-    ``screened_out``, takes no place, and gets the study's screen-out code.
+    """End a session whose device check failed before consent, or whose window is too small
+    after it (fullscreen refused) before any trial: it is marked ``screened_out``, takes no
+    place, and gets the study's screen-out code.
 
     Raises
     ------
     ScreenOutRefused
-        If the session is past consent or has trials stored (the view has checked that
-        ``reasons`` names at least one).
+        If the session has trials stored, or is past consent for another reason than its
+        window (the view has checked that ``reasons`` names at least one).
     """
     with write_transaction(connection):
         current = locked_session(connection, session.id)
-        if current.status == "started" and store.stored_trials(connection, session.id):
+        if current.status in ("started", "in_progress") and \
+                store.stored_trials(connection, session.id):
             raise ScreenOutRefused("this session has stored trials: it cannot be screened out")
-        if current.status == "in_progress":
-            raise ScreenOutRefused("this session is past consent: it cannot be screened out")
-        if current.status == "started":
+        if current.status == "in_progress" and not set(reasons) <= set(AFTER_CONSENT_REASONS):
+            raise ScreenOutRefused("this session is past consent: it can be screened out only "
+                                   "for its window (" + ", ".join(AFTER_CONSENT_REASONS) + ")")
+        if current.status in ("started", "in_progress"):
             update_session(connection, session.id, status="screened_out", completed_at=now(),
                            excluded=True, exclusion_reasons=["screened_out"], device_info={
                                **(current.device_info or {}),

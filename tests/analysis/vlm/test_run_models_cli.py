@@ -128,6 +128,9 @@ def test_run_models_writes_manifest_and_frame_order_rows(app, runner, study, tin
     (["--study", "tiny-study", "--budget", "lots"], "expected tokens or money"),
     (["--study", "tiny-study", "--thinking", "on", "--scoring", "logits"],
      "before any reasoning"),
+    # A batch is sent whole: a budget it ignored spent 3,432 of 1,000 tokens (outside review).
+    (["--study", "tiny-study", "--backend", "openai", "--base-url", "http://127.0.0.1:9/v1",
+      "--batch-api", "--budget", "1000tok"], "--budget cannot stop a --batch-api run"),
 ])
 def test_bad_requests_are_usage_errors(runner, study, tiny_model, args, message):
     result = _run(runner, tiny_model("qwen2_5_vl"), *args)
