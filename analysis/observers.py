@@ -3,11 +3,12 @@
 People are pooled as one observer, ``"human"`` (error consistency and the per-item tables
 still pair individual people, by ``subject_id``). A model observer is a model *run
 configuration*: the key :data:`OBSERVER_KEY` = (model, revision, prompt setting, label
-order, thinking). Two prompt settings of one model are two observers, never one pooled
+order, thinking, prompt language). Two prompt settings of one model are two observers, never one pooled
 row: a zero-shot kappa of -0.08 and a few-shot kappa of +0.10 are two results, not one of
 0.01. So are a model thinking and not thinking (``--thinking on``/``off``; a run that left
 the switch at the model's default has no thinking part), the comparison AoT-PsyPhyBENCH
-makes of deliberation.
+makes of deliberation, and a model asked in Japanese and in English (``--prompt-language``;
+the paper's English has no language part).
 
 The label-order part is the run's design, not a trial's: the sorted label orders one run
 (session) used, ``"FB"``, ``"BF"`` or ``"FB+BF"``. A run balanced over both orders is one
@@ -27,7 +28,7 @@ import pandas as pd
 
 from analysis import columns as C
 
-OBSERVER_KEY = ("model", "revision", "setting", "label_order", "thinking")
+OBSERVER_KEY = ("model", "revision", "setting", "label_order", "thinking", "prompt_language")
 SEPARATOR = " / "
 FULL_VARIANT = "full"
 
@@ -63,6 +64,7 @@ def observer_keys(data: pd.DataFrame) -> pd.DataFrame:
         cols["revision"][is_model] = _extra(extras, C.EXTRA_REVISION)
         cols["setting"][is_model] = _extra(extras, C.EXTRA_SETTING)
         cols["thinking"][is_model] = _extra(extras, C.EXTRA_THINKING)
+        cols["prompt_language"][is_model] = _extra(extras, C.EXTRA_PROMPT_LANGUAGE)
         cols["task_variant"][is_model] = _extra(extras, C.EXTRA_TASK_VARIANT)
         sessions = rows["session_id"].to_numpy(object) if "session_id" in rows \
             else np.full(len(rows), None, dtype=object)
@@ -170,7 +172,8 @@ def _minimal_names(group: pd.DataFrame) -> dict:
     of the name."""
     keys = [tuple(map(_none, k)) for k in group.itertuples(index=False)]
     parts = (("revision", lambda v: f"rev {v}"), ("setting", str),
-             ("label_order", lambda v: f"labels {v}"), ("thinking", lambda v: f"thinking {v}"))
+             ("label_order", lambda v: f"labels {v}"), ("thinking", lambda v: f"thinking {v}"),
+             ("prompt_language", lambda v: f"prompts {v}"))
     names = [str(k[0]) for k in keys]
     for col, show in parts:
         if len(set(names)) == len(names):
@@ -198,9 +201,11 @@ def observer_table(data: pd.DataFrame, frame_condition: bool = True) -> pd.DataF
         keys["task_variant"] = None
     table = keys.drop(columns="task").drop_duplicates("observer").reset_index(drop=True)
     table["label"] = [C.HUMAN if m == C.HUMAN else display_label(m, s, v) + (
-                          "" if _missing(t) else f", thinking {t}")
-                      for m, s, v, t in zip(table["model"], table["setting"],
-                                            table["task_variant"], table["thinking"])]
+                          "" if _missing(t) else f", thinking {t}") + (
+                          "" if _missing(lang) else f", prompts {lang}")
+                      for m, s, v, t, lang in zip(table["model"], table["setting"],
+                                                  table["task_variant"], table["thinking"],
+                                                  table["prompt_language"])]
     return table[["observer", *OBSERVER_KEY, "task_variant", "label"]]
 
 

@@ -6,7 +6,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from analysis import columns as C
-from analysis.vlm import prompts
+from analysis.vlm import prompt_sets, prompts
 from analysis.vlm.backends.base import Request
 from analysis.vlm.items import Item, seeded_rng
 from analysis.vlm.sampling import Visual, load_video, subset
@@ -63,6 +63,8 @@ def aot_items(stimuli: list[StimulusRecord], spec: TaskSpec,
                                                     language=spec.prompt_language), [*demo_visuals, test])
             extra: dict[str, object] = {C.EXTRA_SETTING: spec.setting, C.EXTRA_LABEL_ORDER: order,
                      C.EXTRA_TASK_VARIANT: spec.task_variant, "demo_item_ids": demo_ids}
+            if spec.prompt_language != prompt_sets.PAPER_LANGUAGE:  # an observer of its own
+                extra[C.EXTRA_PROMPT_LANGUAGE] = spec.prompt_language
             if stimulus.source_clip_id in checks:
                 extra["reversal_mad"] = checks[stimulus.source_clip_id]
             items.append(Item(f"aot:{stimulus.id}:{order}", C.AOT, stimulus, request,

@@ -145,3 +145,14 @@ def test_a_model_thinking_and_not_thinking_are_two_observers_side_by_side():
     assert ledger.loc["m / thinking on", "tokens_per_item"] == 140
     assert ledger.loc["m / thinking on", "tokens_per_correct"] == 140 * 8 / 4
     assert ledger.loc["m / thinking off", "tokens_reasoning_per_item"] == 0
+
+
+def test_a_model_asked_in_another_language_is_an_observer_of_its_own():
+    """An English and a Japanese run of one model were one pooled observer, though the docs
+    call them two runs the report can compare (outside review)."""
+    data = pd.concat([model_rows(setting="zero-shot"),
+                      model_rows(setting="zero-shot", session_id="run-2", prompt_language="ja")],
+                     ignore_index=True)
+    assert set(build.with_observer(data).observer) == {"m", "m / prompts ja"}
+    labels = observers.observer_table(data).set_index("observer")["label"]
+    assert labels["m / prompts ja"].endswith(", prompts ja") and "prompts" not in labels["m"]
