@@ -206,3 +206,19 @@ def test_which_positions_load_before_their_turn_says_nothing_of_catch_trials(app
     person.post(person.body(main[0]))
     assert person.video(main[1]).status_code == 200
     assert {person.video(i).status_code for i in main[2:]} == {409}
+
+
+def test_an_answer_the_report_excludes_does_not_move_the_next_level(app, client, study):
+    """Placement read every answer but timeouts and technical trials, so an anticipation
+    (or any answer a trial rule excludes) moved the posterior that the report's fit never
+    sees (outside review by a psychophysicist)."""
+    token, api = _start(client)
+    person = Participant(app, client, token, api)
+    first, second = [t["trial_index"] for t in _schedule(app, token)
+                     if t.get(KEY, {}).get("sweep") == "bouncing_ball"][:2]
+    person.run(until=first)
+    person.video(first)
+    assert person.post({**person.body(first), "rt_ms": 40.0}).status_code == 201  # too fast
+    person.run(until=second)
+    person.video(second)
+    assert _schedule(app, token)[second][KEY]["posterior"]["n_answers"] == 0

@@ -17,10 +17,11 @@ from webapp.participant import store
 
 
 def stored_answers(connection: Connection, session_id: int) -> dict[int, bool | None]:
-    """Trial index -> whether its stored answer was right; None for one without an answer
-    (timed out) or flagged technical (a presentation that failed tells nothing)."""
-    return {t.trial_index: None if t.response is None or (t.extra or {}).get("technical")
-            else bool(t.correct) for t in store.stored_trials(connection, session_id)}
+    """Trial index -> whether its stored answer was right; None for one the report would not
+    fit either: excluded by a trial rule (timed out, technical, an anticipation, ...), so
+    each choice is made from the answers the fitter reads."""
+    return {t.trial_index: None if t.response is None or t.excluded else bool(t.correct)
+            for t in store.stored_trials(connection, session_id)}
 
 
 def check_turn(connection: Connection, session: Row, trial_index: int) -> None:
