@@ -457,3 +457,10 @@ def test_sessions_on_different_days_with_a_near_zero_gap_are_a_warning():
     assert check(two + "gap_hours = 20\n")[2] == []
     one = MINIMAL.format(design="arrow-of-time") + "[sessions]\ncount = 1\ngap_hours = 0\n"
     assert check(one)[2] == []
+
+
+def test_the_shipped_pybullet_tra_adaptive_file_is_tra_adaptive_on_the_tra_set():
+    # The grid bench/adaptive_power.py simulates (outside review: the built-in set's one clip
+    # a level, shown some 30 times each way, was never simulated).
+    config = study_file.load(SHIPPED / "tra-adaptive-pybullet.toml")
+    assert config == replace(study_file.load(SHIPPED / "tra-adaptive.toml"), stimulus_set="tra")
