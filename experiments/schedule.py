@@ -217,8 +217,13 @@ def main_trials(design: Design, catalog: Catalog, seed: int, session_number: int
     clips = _participant_clips(design, main, seed)
     rng = _rng(seed, session_number)
     task = TASKS[design.task]
-    trials = adaptive_schedule.slots(design, clips, rng) if design.adaptive_trials else \
-        task.main_trials(design, SessionPlan(
+    if design.adaptive_trials:
+        try:
+            trials = adaptive_schedule.slots(design, clips, rng)
+        except ValueError as error:  # no sweep, or one of too few levels: this set cannot
+            raise ScheduleError(str(error)) from None
+    else:
+        trials = task.main_trials(design, SessionPlan(
             clips=clips, study_clips=main, seed=seed, session_number=session_number,
             rotation=int(condition.get("rotation", 0)), rng=rng))
     blocks = _deal_into_blocks(trials, design.main_blocks, task.block_factors, rng)

@@ -134,3 +134,16 @@ def test_bad_levels_and_answers_are_refused():
         adaptive.posterior(adaptive.parameter_grid(BALL), [(0.55, True)])
     with pytest.raises(ValueError, match="adaptive_trials"):
         DESIGN.with_changes(repeats_per_direction=2)
+
+
+def test_a_set_whose_sweep_has_too_few_levels_cannot_schedule_it():
+    """A ValueError escaped the schedule's own error, so the researcher's study list, which
+    asks every design of every set whether it can run, answered 500 once a set with a
+    two-level sweep was stored (seen in the merged test run)."""
+    from experiments.schedule import ScheduleError
+    from tests.experiments.test_tra_sweep_design import _sweep_catalog
+
+    two = _sweep_catalog(levels=[("bouncing_ball", "restitution", e, "Fall", 1)
+                                 for e in (0.6, 0.8)])
+    with pytest.raises(ScheduleError, match="at least 3 distinct"):
+        build_schedule(DESIGN, two, 0, 1, choose_condition(DESIGN, {}, np.random.default_rng(0)))
