@@ -178,10 +178,11 @@ def run_models(**options):
 
 
 def ledger_line(ledger: dict) -> str:
-    """The run's tokens (and cost, with a price file) in one line."""
+    """The run's tokens (and cost, with a price file) in one line; no tokens per correct
+    answer for an observer that reads no tokens (the motion statistic)."""
     line = (f"Ledger: {ledger['tokens_in']} tokens in, {ledger['tokens_out']} out "
             f"({ledger['tokens_reasoning']} reasoning) over {ledger['items']} items")
-    if ledger["tokens_per_correct"] is not None:
+    if ledger["tokens_per_correct"] is not None and ledger["tokens_in"] + ledger["tokens_out"]:
         line += f"; {ledger['tokens_per_correct']:.0f} tokens per correct answer"
     if "cost" in ledger:
         line += f"; cost {ledger['cost']:.4f} {ledger['currency']}"

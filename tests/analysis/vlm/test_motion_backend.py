@@ -57,6 +57,7 @@ def test_run_models_stores_a_motion_observer_beside_people(app, runner, stimulus
     result = runner.invoke(args=args)
     assert result.exit_code == 0, result.output
     assert "4 trials (0 cached, 4 computed, 0 errors" in result.output
+    assert "tokens per correct" not in result.output  # it reads no tokens: not "0 per correct"
     with app.app_context():
         trials = db.session.scalars(select(Trial)).all()
         assert {t.extra["revision"] for t in trials} == {"entropy-v1"}
