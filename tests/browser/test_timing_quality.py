@@ -4,7 +4,10 @@ whose CPU is throttled scores lower, from nothing but what its trials store.
 
 Jank alone (30 ms every 100 ms) once scored the same as the quiet session of its run: the
 page's own account sees few of the refreshes it misses in headless Chromium
-(docs/measurements.md), so the disturbed session here is janked and throttled 4x at once."""
+(docs/measurements.md). Even janked and throttled 4x at once it scored above a quiet
+session on a loaded machine (0.979 against 0.944 in a merged test run), so the disturbed
+session here holds the main thread 120 ms of every 150: seven refreshes at a time, which
+no account of the page can miss. The issue's 30-ms jank is measured in bench/."""
 from contextlib import contextmanager
 
 import pytest
@@ -19,11 +22,13 @@ pytestmark = pytest.mark.browser
 # A quiet session on this 2-core machine shared with other work scored 0.99 (load 11); the
 # threshold docs/researcher-guide.md suggests is below that.
 THRESHOLD = 0.9
-# A page script that holds the main thread 30 ms out of every 100 (the issue's jank).
+# A page script that holds the main thread 120 ms out of every 150.
 JANK = """setInterval(() => {
-  const until = performance.now() + 30;
+  const until = performance.now() + 120;
   while (performance.now() < until) { /* busy: the main thread is held */ }
-}, 100);"""
+}, 150);"""
+# How much lower the disturbed session scores, at the least: far above run-to-run noise.
+MARGIN = 0.2
 # Answers after each clip has played out, so every frame of it falls due.
 WATCH_WHOLE_CLIPS = {"minRtMs": 700, "maxRtMs": 750}
 
@@ -60,4 +65,6 @@ def test_jank_and_throttling_lower_the_score_and_a_quiet_session_keeps_clear(bro
     scores = {"quiet": session_score(quiet), "disturbed": session_score(disturbed)}
     assert scores["quiet"] >= THRESHOLD, scores
     assert REASON not in participant_reasons(quiet, ExclusionRules(min_timing_quality=THRESHOLD))
-    assert scores["disturbed"] < scores["quiet"], scores
+    assert scores["disturbed"] < scores["quiet"] - MARGIN, scores
+    assert REASON in participant_reasons(disturbed,
+                                         ExclusionRules(min_timing_quality=THRESHOLD))
