@@ -29,6 +29,7 @@ from analysis.vlm.backends.base import (
 from analysis.vlm.cache import ResultCache, cache_key
 from analysis.vlm.ledger import BudgetGuard, item_ledger
 from analysis.vlm.parsers import PARSE_CUT_OFF, PARSE_OK
+from analysis.vlm.reasoning import prompt_opens
 from analysis.vlm.rows import trial_row
 
 SCORING_MODES = ("generate", "logits", "both")
@@ -94,13 +95,26 @@ class Runner:
                          labels=item.labels if kind == "score" else ())
 
     def _kinds(self, item) -> list[str]:
+        thinks = self._thinks(item)
+        if thinks and self.scoring == "logits" and item.scorable:
+            raise ValueError("--scoring logits: this model's chat template opens its reasoning "
+                             "in the prompt, so the first token is no label; use --scoring "
+                             "generate, or --thinking off where the template has the switch")
         kinds = []
-        if self.scoring in ("generate", "both") or not item.scorable or self.params.thinking:
+        if self.scoring in ("generate", "both") or not item.scorable or thinks:
             kinds.append("generate")
         # A thinking model answers after its reasoning: the first token is no label.
-        if self.scoring in ("logits", "both") and item.scorable and not self.params.thinking:
+        if self.scoring in ("logits", "both") and item.scorable and not thinks:
             kinds.append("score")
         return kinds
+
+    def _thinks(self, item) -> bool:
+        """Thinking on, or left at a default under which the chat template opens the
+        reasoning in the prompt (R1-style templates do)."""
+        if self.params.thinking is not None:
+            return bool(self.params.thinking)
+        model = getattr(self.backend, "model_id", None)
+        return isinstance(model, str) and prompt_opens(self.backend.render(item.request), model)
 
     # -- running ----------------------------------------------------------------------------
     def run(self, items: list) -> list[dict]:

@@ -214,3 +214,19 @@ def test_a_strange_usage_never_fails_the_item_or_the_ledger(hf_backend, items, t
     assert not runner.stats.errors and rows[0]["response"] == "F"
     assert (rows[0]["extra"]["tokens_in"], rows[0]["extra"]["tokens_out"]) == (0, 0)
     assert rows[0]["extra"]["reasoning_status"] == "none"
+
+
+def test_a_template_that_opens_reasoning_by_default_is_never_scored_from_its_first_token(
+        thinking_backend, items):
+    """With --thinking left unset, a template that opens <think> in the prompt (as many
+    thinking VLMs' do) was scored from the logits of the first token, inside its reasoning
+    (outside review): it is generated only, and --scoring logits is refused with why."""
+    params = GenerationParams(max_new_tokens=4)
+    assert thinking_backend.render(items[0].request).endswith("<think>\n")
+    assert Runner(thinking_backend, _NoCache(), params, "both", progress=False)._kinds(
+        items[0]) == ["generate"]
+    with pytest.raises(ValueError, match="opens its reasoning in the prompt"):
+        Runner(thinking_backend, _NoCache(), params, "logits", progress=False).run(items[:1])
+    off = GenerationParams(max_new_tokens=4, thinking=False)  # the switch closes it: scored
+    assert Runner(thinking_backend, _NoCache(), off, "both", progress=False)._kinds(
+        items[0]) == ["generate", "score"]
