@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import multiprocessing
 import os
+import sys
 import traceback
 from dataclasses import dataclass, field
 from typing import Callable, Sequence
@@ -156,14 +157,19 @@ def build_report(data: pd.DataFrame, models: Sequence[str] | None = None, n_boot
                                    tra_data, sweep_levels, n_boot) or {})
 
     if parallel is None:
-        parallel = len(data) >= PARALLEL_FROM_TRIALS and len(os.sched_getaffinity(0)) > 1
+        parallel = len(data) >= PARALLEL_FROM_TRIALS and _can_fork()
     other = _forked(independent) if parallel else None
-    category_gaps = add_aot_tables(report, aot_kept, exploded, n_boot, rng)
-    timed(report, "participant_sdt", stats.add_participant_sdt, report, humans, n_boot, rng)
-    add_comparison_tables(report, aot_kept, raw, n_boot, rng, non_response)
+    try:
+        category_gaps = add_aot_tables(report, aot_kept, exploded, n_boot, rng)
+        timed(report, "participant_sdt", stats.add_participant_sdt, report, humans, n_boot, rng)
+        add_comparison_tables(report, aot_kept, raw, n_boot, rng, non_response)
+    except BaseException:
+        if other is not None:
+            other.stop()  # nobody will read its pipe: it would wait there
+        raise
     if category_gaps is not None:
         stats.attach_category_gap_cis(t, category_gaps)
-    _merge(report, other() if other else _run(independent))
+    _merge(report, other.wait() if other else _run(independent))
     bench = benchmark_reference.benchmark_reference_table(aot_kept)  # published beside ours
     if not bench.empty:
         t[R.BENCHMARK_REFERENCE] = bench
@@ -185,9 +191,38 @@ def _run(sections: Callable[[Report], None]) -> Report:
     return part
 
 
-def _forked(sections: Callable[[Report], None]) -> Callable[[], Report]:
+def _can_fork() -> bool:
+    """More than one core for this process, and a platform that forks (macOS forks unsafely
+    and Windows not at all: there the report is built in one process)."""
+    cores = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else 1
+    return cores > 1 and "fork" in multiprocessing.get_all_start_methods() \
+        and sys.platform.startswith("linux")
+
+
+class _Forked:
+    """A forked process building sections; :meth:`wait` returns their Report."""
+
+    def __init__(self, process, receiver):
+        self.process, self.receiver = process, receiver
+
+    def wait(self) -> Report:
+        try:
+            done, part = self.receiver.recv()
+        except EOFError:
+            done, part = False, f"the process exited with code {self.process.exitcode}"
+        self.process.join()
+        if not done:
+            raise RuntimeError(f"report sections failed in their worker process:\n{part}")
+        return part
+
+    def stop(self) -> None:
+        self.process.terminate()
+        self.process.join()
+
+
+def _forked(sections: Callable[[Report], None]) -> _Forked:
     """Start ``sections`` on a fresh :class:`Report` in a forked process, which sees the
-    parent's data without copying it; returns the function that waits for that Report.
+    parent's data without copying it.
     Forking is safe here: the report is built in a command-line process, never a server's."""
     context = multiprocessing.get_context("fork")
     receiver, sender = context.Pipe(duplex=False)
@@ -201,18 +236,7 @@ def _forked(sections: Callable[[Report], None]) -> Callable[[], Report]:
     process = context.Process(target=child, daemon=True)
     process.start()
     sender.close()
-
-    def wait() -> Report:
-        try:
-            done, part = receiver.recv()
-        except EOFError:
-            done, part = False, f"the process exited with code {process.exitcode}"
-        process.join()
-        if not done:
-            raise RuntimeError(f"report sections failed in their worker process:\n{part}")
-        return part
-
-    return wait
+    return _Forked(process, receiver)
 
 
 def _merge(report: Report, part: Report) -> None:

@@ -230,3 +230,18 @@ def test_a_multi_day_study_has_a_table_by_session_number():
         ["subset", "observer"]).loc[("full", "human"), "n_trials"]
     assert (table.loc[("human", 2), "n_trials"]
             == (data.loc[second, "block"] == "main").sum())
+
+
+def test_a_failure_beside_the_second_process_stops_it(monkeypatch):
+    """A section of the main process that raises left the forked one running, blocked on a
+    pipe nobody would read (outside review): it is stopped, and the error raised."""
+    import multiprocessing
+
+    def broken(*args, **kwargs):
+        raise KeyError("a column the comparisons need")
+
+    monkeypatch.setattr(build, "add_comparison_tables", broken)
+    data = loading.normalize_trials(_small_study())
+    with pytest.raises(KeyError, match="a column the comparisons need"):
+        build.build_report(data, n_boot=20, parallel=True)
+    assert multiprocessing.active_children() == []
