@@ -185,14 +185,20 @@ def screen_out(token):
     reason than the window (``sessions.AFTER_CONSENT_REASONS``)."""
     with db.engine.connect() as connection:
         session = _session(connection, token)
-        reasons = list(check_fields(read_body(), SCREEN_OUT_FIELDS)["reasons"])
-        if not reasons:
-            raise ApiError(400, "no_reason", "a screen-out needs at least one reason "
-                                             f"({', '.join(sessions.SCREEN_OUT_REASONS)})")
+        reasons = _reasons(SCREEN_OUT_FIELDS, "a screen-out", sessions.SCREEN_OUT_REASONS)
         try:
             return jsonify(sessions.screen_out(connection, _refuse_ended(session), reasons))
         except sessions.ScreenOutRefused as refused:
             raise ApiError(409, "screen_out_refused", str(refused)) from None
+
+
+def _reasons(fields, what: str, allowed: tuple[str, ...]) -> list[str]:
+    """The body's ``reasons``, checked against ``fields``; 400 ``no_reason`` when empty."""
+    reasons = list(check_fields(read_body(), fields)["reasons"])
+    if not reasons:
+        raise ApiError(400, "no_reason", f"{what} needs at least one reason "
+                                         f"({', '.join(allowed)})")
+    return reasons
 
 
 @bp.post("/switch")
@@ -202,10 +208,7 @@ def switch(token):
     ``{"switch": false}`` where it cannot (after consent, or a later session)."""
     with db.engine.connect() as connection:
         session = _session(connection, token)
-        reasons = list(check_fields(read_body(), SWITCH_FIELDS)["reasons"])
-        if not reasons:
-            raise ApiError(400, "no_reason", "a switch needs at least one reason "
-                                             f"({', '.join(sessions.SWITCH_REASONS)})")
+        reasons = _reasons(SWITCH_FIELDS, "a switch", sessions.SWITCH_REASONS)
         return jsonify(sessions.request_switch(connection, _refuse_ended(session), reasons))
 
 
