@@ -20,11 +20,15 @@ from webapp.researcher import exports
 @click.option("--excel", is_flag=True, help="Start trials.csv, participants.csv and "
               "codebook.csv with a UTF-8 byte order mark, so that Excel reads their text "
               "(Japanese, say) correctly.")
+@click.option("--xlsx", is_flag=True, help="Write tables.xlsx too: trials, participants, "
+              "the Prolific and next-session tables and the codebook as one Excel workbook, "
+              "a sheet per table (numbers as numbers, times as ISO 8601 text).")
 @with_appcontext
-def export(study, out_dir, overwrite, excel):
+def export(study, out_dir, overwrite, excel, xlsx):
     """Export STUDY's trials, participants, codebook and metadata (one consistent snapshot)."""
     try:
-        paths = exports.write_export(study, out_dir, overwrite=overwrite, excel=excel)
+        paths = exports.write_export(study, out_dir, overwrite=overwrite, excel=excel,
+                                     xlsx=xlsx)
     except ValueError as error:  # includes studies.StudyError (no such study)
         raise click.UsageError(str(error)) from error
     click.echo(f"Wrote {len(paths)} files to {out_dir}:")

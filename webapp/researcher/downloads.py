@@ -10,6 +10,7 @@ from webapp.priority import low_priority
 from webapp.researcher import exports
 from webapp.researcher.blueprint import bp
 
+XLSX = "application/vnd.openxmlformats-officedocument.spreadsheetml.sheet"
 PLOTLY_JS = Path(plotly.__file__).resolve().parent / "package_data" / "plotly.min.js"
 
 
@@ -49,6 +50,16 @@ def next_session_start_times(slug):
 def export(slug):
     name, data = exports.export_zip(slug, excel=request.args.get("excel") == "1")
     return _attachment(data, name, "application/zip")
+
+
+@bp.get("/studies/<slug>/export.xlsx")
+@low_priority
+def export_workbook(slug):
+    try:
+        name, data = exports.workbook_export(slug)
+    except ValueError as error:  # a table longer than an Excel sheet
+        abort(400, description=str(error))
+    return _attachment(data, name, XLSX)
 
 
 @bp.get("/vendor/plotly.min.js")

@@ -1,4 +1,5 @@
-"""Study exports: trials (CSV + JSON), participants CSV, codebook and metadata, as files or a zip.
+"""Study exports: trials (CSV + JSON), participants CSV, codebook and metadata, as files or a zip,
+and the tables as one Excel workbook.
 
 Everything in one export is read inside one read-only snapshot transaction, so a study that is
 running while it is exported yields files that agree with each other, and each trial row is
@@ -42,12 +43,15 @@ from webapp.researcher.export_tables import (
 from webapp.researcher.prolific import prolific_csv
 from webapp.researcher.roster import roster_frame, study_trials
 from webapp.researcher.studies import require_study, time_zone
+from webapp.researcher.workbook import workbook
 
 PROJECT_ROOT = Path(__file__).resolve().parents[2]
+WORKBOOK = "tables.xlsx"  # the CSV tables as one workbook (webapp.researcher.workbook)
 # Every file an export may hold (the Psych-DS data file is named after the study, under data/).
 FILE_NAMES = ("trials.csv", "trials.json", "participants.csv", "prolific_decisions.csv",
               "next_session_allowlist.csv", "next_session_start_times.csv",
-              "codebook.csv", "codebook.md", "metadata.json", "dataset_description.json")
+              "codebook.csv", "codebook.md", "metadata.json", "dataset_description.json",
+              WORKBOOK)
 # Who may take a later session of a multi-session design, and from when (UTC).
 START_TIME_COLUMNS = ["participant_id", "session_number", "earliest_start_utc"]
 
@@ -75,11 +79,13 @@ def snapshot():
         db.session.rollback()
 
 
-def build_export(slug: str, now: datetime | None = None, excel: bool = False) -> dict[str, bytes]:
+def build_export(slug: str, now: datetime | None = None, excel: bool = False,
+                 xlsx: bool = False) -> dict[str, bytes]:
     """Every export file of study ``slug`` as ``{file name: bytes}``, from one snapshot.
 
     ``excel``: the tables a lab opens in a spreadsheet (trials, participants, codebook) start
     with a UTF-8 byte order mark; the Prolific files and the Psych-DS data file never do.
+    ``xlsx``: :data:`WORKBOOK` too, the CSV tables as one workbook.
     A file with nothing to say is left out rather than written empty (the next-session
     allowlist, which has no header row, of a study nobody is due back for).
 
@@ -115,6 +121,8 @@ def build_export(slug: str, now: datetime | None = None, excel: bool = False) ->
     }
     files["dataset_description.json"] = json.dumps(psychds.dataset_description(
         record, list(trials.columns), now.isoformat()), indent=2, ensure_ascii=False).encode()
+    if xlsx:
+        files[WORKBOOK] = workbook(files)
     meta = {
         "study": record, "design": design,
         "exclusion_rules_version": record["exclusion_rules_version"],
@@ -265,7 +273,7 @@ def _git_state() -> dict:
 
 
 def write_export(slug: str, out_dir: Path, overwrite: bool = False,
-                 excel: bool = False) -> list[Path]:
+                 excel: bool = False, xlsx: bool = False) -> list[Path]:
     """Write the export files into ``out_dir`` (created if needed); with ``overwrite``, an
     earlier export's file that this one leaves out is removed, so no stale file remains.
 
@@ -281,7 +289,7 @@ def write_export(slug: str, out_dir: Path, overwrite: bool = False,
     clashes = [name for name in (*FILE_NAMES, data_file) if (out_dir / name).exists()]
     if clashes and not overwrite:
         raise ValueError(f"{out_dir} already holds {', '.join(clashes)}; use --overwrite")
-    files = build_export(slug, excel=excel)
+    files = build_export(slug, excel=excel, xlsx=xlsx)
     for name in clashes:
         if name not in files:
             (out_dir / name).unlink()
@@ -293,11 +301,21 @@ def write_export(slug: str, out_dir: Path, overwrite: bool = False,
     return paths
 
 
+def _folder(slug: str, files: dict[str, bytes]) -> str:
+    stamp = json.loads(files["metadata.json"])["exported_at"][:19].replace(":", "").replace("-", "")
+    return f"{slug}-export-{stamp}"
+
+
+def workbook_export(slug: str) -> tuple[str, bytes]:
+    """``(download name, .xlsx bytes)``: the export's tables as one workbook."""
+    files = build_export(slug, xlsx=True)
+    return f"{_folder(slug, files)}.xlsx", files[WORKBOOK]
+
+
 def export_zip(slug: str, excel: bool = False) -> tuple[str, bytes]:
     """``(download name, zip bytes)``; the files sit in a folder named after the study."""
     files = build_export(slug, excel=excel)
-    stamp = json.loads(files["metadata.json"])["exported_at"][:19].replace(":", "").replace("-", "")
-    folder = f"{slug}-export-{stamp}"
+    folder = _folder(slug, files)
     buffer = io.BytesIO()
     with zipfile.ZipFile(buffer, "w", zipfile.ZIP_DEFLATED) as archive:
         for name, data in files.items():
