@@ -23,12 +23,19 @@ from webapp.researcher import exports
 @click.option("--xlsx", is_flag=True, help="Write tables.xlsx too: trials, participants, "
               "the Prolific and next-session tables and the codebook as one Excel workbook, "
               "a sheet per table (numbers as numbers, times as ISO 8601 text).")
+@click.option("--bids", "bids_layout", is_flag=True, help="Write a BIDS behavioural dataset "
+              "instead: dataset_description.json, participants.tsv/.json and "
+              "sub-<label>/[ses-<n>/]beh/*_beh.tsv with a .json sidecar per session "
+              "(sourcedata/participant_labels.tsv maps labels back to recruitment ids).")
 @with_appcontext
-def export(study, out_dir, overwrite, excel, xlsx):
+def export(study, out_dir, overwrite, excel, xlsx, bids_layout):
     """Export STUDY's trials, participants, codebook and metadata (one consistent snapshot)."""
+    if bids_layout and (excel or xlsx):
+        raise click.UsageError("--bids writes a BIDS dataset (TSV files); --excel and --xlsx "
+                               "are for the usual export: give one or the other")
     try:
         paths = exports.write_export(study, out_dir, overwrite=overwrite, excel=excel,
-                                     xlsx=xlsx)
+                                     xlsx=xlsx, bids_layout=bids_layout)
     except ValueError as error:  # includes studies.StudyError (no such study)
         raise click.UsageError(str(error)) from error
     click.echo(f"Wrote {len(paths)} files to {out_dir}:")

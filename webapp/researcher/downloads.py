@@ -48,7 +48,8 @@ def next_session_start_times(slug):
 @bp.get("/studies/<slug>/export.zip")
 @low_priority
 def export(slug):
-    name, data = exports.export_zip(slug, excel=request.args.get("excel") == "1")
+    name, data = exports.export_zip(slug, excel=request.args.get("excel") == "1",
+                                    bids_layout=request.args.get("layout") == "bids")
     return _attachment(data, name, "application/zip")
 
 

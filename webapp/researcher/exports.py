@@ -29,7 +29,7 @@ from webapp.models import SourceClip, Stimulus
 from webapp.models.manual_exclusion import rules_version
 from webapp.models.study import Study, StudyVersion
 from webapp.participant.calendar import iso_utc, opens_after
-from webapp.researcher import psychds
+from webapp.researcher import bids, psychds
 from webapp.researcher.codebook import codebook_csv, codebook_markdown
 from webapp.researcher.codes import with_codes
 from webapp.researcher.export_tables import (
@@ -135,6 +135,20 @@ def build_export(slug: str, now: datetime | None = None, excel: bool = False,
     }
     files["metadata.json"] = json.dumps(meta, indent=2, default=str).encode()
     return files
+
+
+def build_bids(slug: str, now: datetime | None = None) -> dict[str, bytes]:
+    """Study ``slug``'s trials as a BIDS behavioural dataset (:mod:`webapp.researcher.bids`),
+    from one snapshot, as ``{file name: bytes}``."""
+    now = now or datetime.now(timezone.utc)
+    with snapshot():
+        study = require_study(slug)
+        zone = time_zone(study)
+        participants = roster_frame(slug, now=now)
+        trials = trials_table(study_trials(slug), participants, zone)
+        design = Design.from_snapshot(study)
+        record = _study_record(study)
+    return bids.dataset(record, design.task, design.sessions, trials, software_version())
 
 
 def _study_record(study) -> dict:
@@ -273,9 +287,11 @@ def _git_state() -> dict:
 
 
 def write_export(slug: str, out_dir: Path, overwrite: bool = False,
-                 excel: bool = False, xlsx: bool = False) -> list[Path]:
+                 excel: bool = False, xlsx: bool = False, bids_layout: bool = False) -> list[Path]:
     """Write the export files into ``out_dir`` (created if needed); with ``overwrite``, an
     earlier export's file that this one leaves out is removed, so no stale file remains.
+    ``bids_layout``: the BIDS dataset of :func:`build_bids` instead, into a folder that holds
+    no file yet (with ``overwrite``, over an earlier one's files).
 
     Raises
     ------
@@ -285,11 +301,16 @@ def write_export(slug: str, out_dir: Path, overwrite: bool = False,
     out_dir = Path(out_dir)
     if out_dir.exists() and not out_dir.is_dir():
         raise ValueError(f"{out_dir} is not a directory")
-    data_file = psychds.data_file_name(slug)
-    clashes = [name for name in (*FILE_NAMES, data_file) if (out_dir / name).exists()]
+    if bids_layout:
+        files = build_bids(slug)
+        known = list(files)
+    else:
+        files = build_export(slug, excel=excel, xlsx=xlsx)
+        known = [*FILE_NAMES, psychds.data_file_name(slug)]
+    clashes = [name for name in known if (out_dir / name).exists()]
     if clashes and not overwrite:
-        raise ValueError(f"{out_dir} already holds {', '.join(clashes)}; use --overwrite")
-    files = build_export(slug, excel=excel, xlsx=xlsx)
+        raise ValueError(f"{out_dir} already holds {', '.join(clashes[:5])}"
+                         f"{' and more' if len(clashes) > 5 else ''}; use --overwrite")
     for name in clashes:
         if name not in files:
             (out_dir / name).unlink()
@@ -312,10 +333,15 @@ def workbook_export(slug: str) -> tuple[str, bytes]:
     return f"{_folder(slug, files)}.xlsx", files[WORKBOOK]
 
 
-def export_zip(slug: str, excel: bool = False) -> tuple[str, bytes]:
-    """``(download name, zip bytes)``; the files sit in a folder named after the study."""
-    files = build_export(slug, excel=excel)
-    folder = _folder(slug, files)
+def export_zip(slug: str, excel: bool = False, bids_layout: bool = False) -> tuple[str, bytes]:
+    """``(download name, zip bytes)``; the files sit in a folder named after the study
+    (``<slug>-bids-<time>`` for the BIDS dataset of :func:`build_bids`)."""
+    if bids_layout:
+        files = build_bids(slug)
+        folder = f"{slug}-bids-{datetime.now(timezone.utc):%Y%m%dT%H%M%S}"
+    else:
+        files = build_export(slug, excel=excel)
+        folder = _folder(slug, files)
     buffer = io.BytesIO()
     with zipfile.ZipFile(buffer, "w", zipfile.ZIP_DEFLATED) as archive:
         for name, data in files.items():
