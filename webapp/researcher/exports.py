@@ -46,12 +46,12 @@ from webapp.researcher.studies import require_study, time_zone
 from webapp.researcher.workbook import workbook
 
 PROJECT_ROOT = Path(__file__).resolve().parents[2]
-WORKBOOK = "tables.xlsx"  # the CSV tables as one workbook (webapp.researcher.workbook)
-# Every file an export may hold (the Psych-DS data file is named after the study, under data/).
+# Every file an export may hold (the Psych-DS data file is named after the study, under data/),
+# and the one written on request: the CSV tables as one workbook (webapp.researcher.workbook).
 FILE_NAMES = ("trials.csv", "trials.json", "participants.csv", "prolific_decisions.csv",
               "next_session_allowlist.csv", "next_session_start_times.csv",
-              "codebook.csv", "codebook.md", "metadata.json", "dataset_description.json",
-              WORKBOOK)
+              "codebook.csv", "codebook.md", "metadata.json", "dataset_description.json")
+WORKBOOK = "tables.xlsx"
 # Who may take a later session of a multi-session design, and from when (UTC).
 START_TIME_COLUMNS = ["participant_id", "session_number", "earliest_start_utc"]
 
@@ -306,7 +306,7 @@ def write_export(slug: str, out_dir: Path, overwrite: bool = False,
         known = list(files)
     else:
         files = build_export(slug, excel=excel, xlsx=xlsx)
-        known = [*FILE_NAMES, psychds.data_file_name(slug)]
+        known = [*FILE_NAMES, WORKBOOK, psychds.data_file_name(slug)]
     clashes = [name for name in known if (out_dir / name).exists()]
     if clashes and not overwrite:
         raise ValueError(f"{out_dir} already holds {', '.join(clashes[:5])}"
