@@ -246,6 +246,19 @@ def test_cli_links_say_which_server_they_assume(app, client, runner, factory):
     assert wrong.exit_code == 2 and "not an http(s) address" in wrong.output
 
 
+def test_study_open_prints_its_links_for_base_url(app, runner, factory):
+    """`study open` prints the links as `study links` does, and takes --base-url too."""
+    factory.stimulus_set()
+    factory.study(slug="pilot", status="draft")
+    default = app.config["PUBLIC_URL"]
+    result = runner.invoke(args=["study", "open", "pilot", "--base-url", "https://lab.example.org/"])
+    assert result.exit_code == 0, result.output
+    links = [word for word in result.stdout.split() if "/p/" in word]
+    assert links and all(link.startswith("https://lab.example.org/p/pilot") for link in links)
+    assert "https://lab.example.org/" in result.stderr and default not in result.stdout
+    assert app.config["PUBLIC_URL"] == default
+
+
 @pytest.mark.parametrize("args, message", [
     (["study", "open", "nope"], "no study"),
     (["study", "create", "x", "--design", "nope", "--stimulus-set", "synthetic"], "unknown design"),

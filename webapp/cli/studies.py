@@ -146,17 +146,20 @@ def _echo_key_warnings(study) -> None:
 def _transition_command(action: str, help_text: str):
     @click.argument("slug")
     @with_appcontext
-    def command(slug):
+    def command(slug, base_url=None):
         try:
             study = lifecycle.transition(slug, action)
         except studies.StudyError as error:
             raise click.ClickException(str(error)) from error
         click.echo(f"Study {slug!r} is now {lifecycle.state_name(study)}.")
         if study.status == "open":
-            _echo_links(slug)
+            with _links_at(base_url):
+                _echo_links(slug)
             _echo_key_warnings(study)
 
     command.__doc__ = help_text
+    if action == "open":  # the one transition that prints links
+        command = base_url_option(command)
     return study.command(action)(command)
 
 
