@@ -232,3 +232,43 @@ def test_a_code_of_a_session_that_did_not_complete_is_said_to_be_one(app, client
     assert result.output.splitlines()[-1] == ("2 of 2 code(s) valid for 'crowd'. Of these, 1 "
                                               "ended without completing (no_consent: 1): pay by "
                                               "the outcome.")
+
+
+def test_the_study_page_shows_the_controls_of_the_studys_platform(app, client, logged_in, tiny):
+    """Prolific's URL, approve/reject list, next-session allowlist and panel column on a
+    Prolific study only; a SONA or generic study shows its own link and return URLs."""
+    from html import unescape
+
+    from webapp.models import access
+
+    _open(app, "on-prolific", 'platform = "prolific"\n')
+    _open(app, "sona", f'platform = "sona"\ncompleted_url = "{SONA_CREDIT}"\n')
+    _open(app, "crowd", 'platform = "generic"\n')
+    with app.app_context():
+        for slug in ("on-prolific", "sona", "crowd"):
+            access.share(studies.require_study(slug), "ada", "editor")
+    for slug, query in (("on-prolific", {"PROLIFIC_PID": "P1"}), ("sona", {"id": "48213"}),
+                        ("crowd", {"participant": "cw-1"})):
+        _session(client, slug, **query)  # a row in the participants table
+    prolific_only = ('id="prolific-link"', 'id="prolific-decisions-link"',
+                     'id="next-session-allowlist-link"', ">Prolific</th>")
+
+    def page(slug):
+        html = logged_in.get(f"/researcher/studies/{slug}").get_data(as_text=True)
+        assert 'id="next-session-times-link"' in html  # a two-session design, any platform
+        return unescape(html)
+
+    on_prolific = page("on-prolific")
+    assert all(control in on_prolific for control in prolific_only)
+    assert "{{%PROLIFIC_PID%}}" in on_prolific and 'id="platform-link"' not in on_prolific
+    for slug in ("sona", "crowd"):
+        html = page(slug)
+        assert [c for c in prolific_only if c in html] == [], slug
+        panel = logged_in.get(f"/researcher/studies/{slug}/panel").get_data(as_text=True)
+        assert 'class="prolific"' not in panel and ">Prolific</th>" not in panel
+    sona = page("sona")
+    assert re.search(r'id="platform-link">http://[^<]+/p/sona\?id=%SURVEY_CODE%<', sona)
+    assert f"completed <code>{SONA_CREDIT}</code>" in sona
+    crowd = page("crowd")
+    assert re.search(r'id="platform-link">http://[^<]+/p/crowd\?participant=ID<', crowd)
+    assert "none: participants are shown their code" in crowd

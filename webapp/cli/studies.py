@@ -195,14 +195,17 @@ def _links_at(base_url: str | None):
         config["PUBLIC_URL"] = saved
 
 
+# The platforms whose own link is printed beside the participant link (a generic pool's
+# would only repeat it).
+PLATFORM_LINKS = {"prolific": "Prolific link:", "sona": "SONA study URL:"}
+
+
 def _echo_links(slug: str) -> None:
     study = studies.require_study(slug)
     platform = texts.study_settings(study.design_snapshot)["platform"]
     click.echo(f"Participant link: {studies.participant_link(slug)}?participant=ID")
-    if platform == "prolific":
-        click.echo(f"Prolific link:    {studies.participant_link(slug, prolific=True)}")
-    elif platform == "sona":  # SONA fills in each participant's survey code
-        click.echo(f"SONA study URL:   {studies.participant_link(slug)}?id=%SURVEY_CODE%")
+    if platform in PLATFORM_LINKS:
+        click.echo(f"{PLATFORM_LINKS[platform]:<18}{studies.platform_link(slug, platform)}")
     shared = codes.shared_codes(study)
     for number, by_outcome in shared.items():
         session = f" (session {number})" if len(shared) > 1 else ""

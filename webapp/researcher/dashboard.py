@@ -14,6 +14,7 @@ from analysis.exclusions import apply_manual_rules
 from experiments.exclusions import is_technical
 from experiments.trial_types import TRIAL_TYPES
 from experiments.verdict import REINSTATE
+from webapp.participant.texts import study_settings
 from webapp.researcher.participant_table import METRIC_COLUMNS, participant_rows
 from webapp.researcher.prolific import prolific_review
 from webapp.researcher.roster import participant_flow, roster_frame, study_trials, subject_summary
@@ -33,7 +34,8 @@ LABEL_PX_PER_CHAR = 7.5
 
 def study_panel(slug: str) -> dict:
     """Everything the live part of the study page needs, from one read of each table."""
-    zone = time_zone(require_study(slug))
+    study = require_study(slug)
+    zone = time_zone(study)
     participants = roster_frame(slug)
     humans = participants[participants["subject_kind"] == "human"]
     trials = human_trials(slug)
@@ -43,6 +45,8 @@ def study_panel(slug: str) -> dict:
         "participants": participant_rows(humans, participant_metrics(trials),
                                          prolific_review(humans), zone),
         "status_counts": humans["status"].value_counts().to_dict(),
+        # Prolific's approve/reject column is shown for a Prolific study only.
+        "platform": study_settings(study.design_snapshot)["platform"],
         "n_trials": len(trials), "n_included": len(kept),
         "flow": flow.to_dict("records"),
         "figures": {

@@ -13,6 +13,7 @@ from sqlalchemy.exc import IntegrityError
 
 from experiments import schedule, study_file
 from experiments.designs import DESIGNS, STUDY_CONFIG_KEY, Design
+from experiments.platforms import PLATFORMS
 from webapp.database import write_transaction
 from webapp.extensions import db
 from webapp.models import Researcher, Session, Study, StudyMember, Subject
@@ -254,6 +255,16 @@ def participant_link(slug: str, prolific: bool = False, **query) -> str:
     elif query:
         link += "?" + urlencode(query)
     return link
+
+
+def platform_link(slug: str, platform: str) -> str:
+    """The link to give recruitment ``platform``: Prolific's with its placeholders, SONA's
+    with the survey code SONA fills in, any other pool's with ``ID`` where its own
+    placeholder for the participant's id goes."""
+    if platform == "prolific":
+        return participant_link(slug, prolific=True)
+    placeholder = "%SURVEY_CODE%" if platform == "sona" else "ID"
+    return f"{participant_link(slug)}?{PLATFORMS[platform].id_param}={placeholder}"
 
 
 def status_counts() -> dict[int, dict[str, int]]:

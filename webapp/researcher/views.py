@@ -15,7 +15,7 @@ from experiments.designs import Design
 from experiments.response_keys import reserved_key_warnings
 from webapp.extensions import db
 from webapp.models import access, manual_exclusion
-from webapp.participant import entry, resume
+from webapp.participant import entry, resume, texts
 from webapp.priority import low_priority
 from webapp.researcher import codes, dashboard, lifecycle, studies, study_form
 from webapp.researcher.blueprint import bp
@@ -137,6 +137,7 @@ def _render_study(slug: str, exclusion_form: ExclusionForm | None = None, status
     codes checked (:func:`webapp.researcher.codes.check_codes`)."""
     study = studies.require_study(slug)  # a missing study was refused before the view
     allowed = access.permissions_of(current_user, study)
+    settings = texts.study_settings(study.design_snapshot)
     return render_template(
         "researcher/study.html", study=study, slug=slug, panel=dashboard.study_panel(slug),
         stamp=stamp, zone=studies.time_zone(study),
@@ -153,8 +154,9 @@ def _render_study(slug: str, exclusion_form: ExclusionForm | None = None, status
         codes_form=CodesForm() if "run" in allowed else None, code_check=code_check,
         resume_links=resume.issued_links(study), issued_link=issued_link,
         resume_valid_hours=int(resume.LINK_VALID.total_seconds() // 3600),
-        link=studies.participant_link(slug),
-        prolific_link=studies.participant_link(slug, prolific=True),
+        link=studies.participant_link(slug), platform=settings["platform"],
+        platform_link=studies.platform_link(slug, settings["platform"]),
+        return_urls=settings["return_urls"],
         completion_codes=codes.shared_codes(study),
         key_warnings=reserved_key_warnings(Design.from_snapshot(study).response_keys,
                                            studies.study_config(study).browsers)), status
