@@ -11,6 +11,7 @@ from collections import Counter
 from typing import TYPE_CHECKING
 
 from experiments import texts as text_defaults
+from experiments import trial_types
 from experiments.designs import Design, get_design
 from experiments.platforms import PLATFORMS, Platform, url_key, url_problem
 from experiments.study_config import StudyConfig
@@ -60,6 +61,60 @@ def check_facts(reader: Reader, config: StudyConfig) -> bool:
     for where, message in consent_warnings(config) if ok else ():
         reader.error(tuple(where.split(".")), message, warn=True)
     return ok
+
+
+# Texts of en.toml a design shows only when it has what they are about: (keys, or prefixes
+# ending in "_"), whether the design shows them, and why not.
+_CONDITIONAL_TEXTS = (
+    (("practice_", "instructions_practice"), lambda d: d.practice.n_trials > 0,
+     "the design has no practice trials (practice.n_trials = 0)"),
+    (("instructions_attention",), lambda d: d.catch_per_block > 0,
+     "the design has no catch trials (blocks.catch_per_block = 0)"),
+    (("consent_sessions", "session_end", "session_end_title", "session_end_button",
+      "next_session", "next_session_", "calendar_", "wait", "wait_title"),
+     lambda d: d.sessions > 1,
+     "the design has one session"),
+)
+
+
+def unused_text_reason(key: str, design: Design) -> str | None:
+    """Why ``design`` never shows text ``key`` (a trial type's own text where no trial is
+    presented as that type, a text of practice, catch trials or later sessions it lacks), or
+    None when it may show it."""
+    base = text_defaults.plural_base(key)
+    shown = {trial_types.presented_type(design.task)}
+    if design.catch_per_block > 0:
+        shown.add(trial_types.presented_type(trial_types.ATTENTION_CHECK))
+    for name, module in trial_types.TRIAL_TYPES.items():
+        if name not in shown and base in text_defaults.type_texts(module).get("en", {}):
+            return (f"a text of {name} trials ({module.TITLE}), and design {design.name} "
+                    f"presents only {', '.join(sorted(shown))} trials")
+    for keys, shows, why in _CONDITIONAL_TEXTS:
+        if not shows(design) and any(base == k or (k.endswith("_") and base.startswith(k))
+                                     for k in keys):
+            return why
+    return None
+
+
+def check_text_coverage(reader: Reader, config: StudyConfig) -> None:
+    """Warnings for each language's texts the study shows but neither ships nor gives (shown
+    in English), and, at its line, for each text of the file that it never shows."""
+    for language in config.languages:
+        shipped = set(text_defaults.defaults(language)) | set(config.texts.get(language, {}))
+        missing = [key for key in text_defaults.language_keys(language)
+                   if key not in shipped and unused_text_reason(key, config.design) is None]
+        if missing:
+            more = f" and {len(missing) - 8} more" if len(missing) > 8 else ""
+            reader.error(("texts", language), f"{len(missing)} text(s) missing, shown in "
+                                              f"English: {', '.join(missing[:8])}{more}",
+                         warn=True)
+    for language, keys in config.texts.items():
+        for key in keys:
+            why = unused_text_reason(key, config.design)
+            if why:
+                reader.error(("texts", language, key), f"never shown to participants: {why}; "
+                                                       "leave it out or check the design",
+                             warn=True)
 
 
 def check_sections(reader: Reader, data: dict) -> dict[tuple, object]:
@@ -129,13 +184,6 @@ def check_texts(reader: Reader, texts, languages) -> dict[str, dict[str, str]]:
                     reader.error(where + (key,), f"expected each placeholder at most once, got "
                                                  f"{{{name}}} {count} times")
             found[language][key] = text
-    for language in languages:
-        shipped = set(text_defaults.defaults(language)) | set(found.get(language, {}))
-        missing = [key for key in text_defaults.language_keys(language) if key not in shipped]
-        if missing:
-            more = f" and {len(missing) - 8} more" if len(missing) > 8 else ""
-            reader.error(path + (language,), f"{len(missing)} text(s) missing, shown in English: "
-                                             f"{', '.join(missing[:8])}{more}", warn=True)
     return found
 
 

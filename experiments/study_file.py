@@ -202,6 +202,8 @@ def _validate(reader: Reader, source: str) -> StudyConfig | None:
                      f"({WEBKIT_ONSET_ERROR} in WebKitGTK, bench/rt_engines.py) misses the goal "
                      f"(|mean| < 5 ms, SD < 3 ms); the default is {list(DEFAULT_BROWSERS)}",
                      warn=True)
+    if config is not None:
+        study_checks.check_text_coverage(reader, config)
     if config is not None and not study_checks.check_facts(reader, config):
         config = None
     # A key that a browser the study accepts keeps from the page can never be an answer

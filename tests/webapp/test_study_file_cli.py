@@ -174,3 +174,30 @@ def test_a_study_with_del_in_a_text_exports_a_file_validate_accepts(app, runner,
     validated = runner.invoke(args=["study", "validate", str(tmp_path / "again.toml")])
     assert validated.exit_code == 0, validated.output
     assert logged_in.get("/researcher/studies/del/edit").status_code == 200
+
+
+def test_validate_and_create_warn_about_texts_the_design_never_shows(app, runner, factory,
+                                                                     tmp_path):
+    """Frame-ordering texts in an arrow-of-time study, or a later session's text in a
+    one-session design, are kept but warned about at their line (issue 28)."""
+    factory.stimulus_set()
+    source = tmp_path / "lab.toml"
+    source.write_text('[study]\ndesign = "arrow-of-time"\nstimulus_set = "synthetic"\n'
+                      '[texts.en]\nconsent_title = "Agreement"\n'
+                      'order_done_button = "Finished"\n'
+                      'instructions_frame_order = """\nOrder them.\n"""\n')
+    for args in (["validate", str(source)], ["create", "lab", "--from", str(source)]):
+        result = runner.invoke(args=["study", *args])
+        assert result.exit_code == 0, result.output
+        assert ("Warning: lab.toml:6: texts.en.order_done_button: never shown to participants: "
+                "a text of frame_order trials") in result.output
+        assert "Warning: lab.toml:7: texts.en.instructions_frame_order: never shown" \
+            in result.output
+        assert "consent_title" not in result.output
+    one_session = tmp_path / "one.toml"
+    one_session.write_text('[study]\ndesign = "frame-ordering"\nstimulus_set = "synthetic"\n'
+                           '[texts.en]\nsession_end_title = "Done for today"\n')
+    result = runner.invoke(args=["study", "validate", str(one_session)])
+    assert result.exit_code == 0, result.output
+    assert ("Warning: one.toml:5: texts.en.session_end_title: never shown to participants: "
+            "the design has one session") in result.output
