@@ -394,6 +394,22 @@ def test_a_browser_asked_to_switch_hands_the_same_id_to_the_next_browser(app, st
     assert_sent_elsewhere(enter(safari, participant="P-switch"), moved)
 
 
+def test_the_refused_browser_taking_its_session_up_again_closes_the_switch(app, study):
+    """Issue 28: Safari was asked to switch, but the participant stayed (a reload: Safari's
+    tab claims the session again). The session is Safari's again: Chrome entering with the
+    id is sent back to it, as for any session, instead of taking it over before consent."""
+    safari, chrome = app.test_client(), app.test_client()
+    token = opened(safari, enter(safari, participant="P-stays"))
+    assert switch(safari, token).json == {"switch": True}
+    assert opened(safari, enter(safari, participant="P-stays"), "tab-2") == token
+    assert_sent_elsewhere(enter(chrome, participant="P-stays"), token)
+    row = session_row(app, token)
+    assert row["active_client"] == "tab-2" and row["device_info"]["switch"]["closed_at"]
+    assert switch(safari, token, tab="tab-2").json == {"switch": True}  # asked again: open
+    moved = opened(chrome, enter(chrome, participant="P-stays"), "chrome-tab")
+    assert moved != token and safari.get(f"/api/session/{token}").status_code == 404
+
+
 def test_no_switch_once_consent_is_given(app, study):
     """After consent the session is the participant's (trials may follow): a switch asked for
     then changes nothing, and another browser is sent back to the first."""

@@ -129,8 +129,11 @@ def unopened(session) -> bool:
 
 
 def switch_requested(device_info) -> bool:
-    """Whether the device check asked this session's participant to switch browser or device."""
-    return bool((device_info or {}).get("switch"))
+    """Whether the device check asked this session's participant to switch browser or device
+    and the browser asked has not taken the session up again since (``closed_at``, set by
+    :func:`webapp.participant.sessions.claim`)."""
+    switch = (device_info or {}).get("switch")
+    return bool(switch) and not switch.get("closed_at")
 
 
 def hand_over(connection: Connection, session, language: str | None) -> tuple[str, str] | None:

@@ -23,6 +23,7 @@ from experiments.platforms import PLATFORMS, fill, outcome_of
 from experiments.verdict import ENDED, UNFINISHED
 from webapp.database import write_transaction
 from webapp.participant import store, texts
+from webapp.participant.resume import switch_requested
 from webapp.participant.store import count_cell, locked_session, now, touch_session, update_session
 
 # Why a device check screens a participant out (static/js/device.js problems()).
@@ -183,6 +184,8 @@ class ResumeRefused(ValueError):
 def claim(connection: Connection, session: Row, client: str, trial_index: int | None = None,
           restarted: bool = False) -> None:
     """Make browser tab ``client`` the one that runs the session (the newest tab wins).
+    A claim after the device check asked for a switch (:func:`request_switch`) closes the
+    switch: only the session's token is claimed, so the claim is the refused browser's.
 
     A claim after an earlier one is a resume, kept in ``resumes`` (at most
     :data:`MAX_RESUMES`): when, the time away (from the session's last sign of life, on the
@@ -203,6 +206,12 @@ def claim(connection: Connection, session: Row, client: str, trial_index: int | 
             raise ResumeRefused(f"trial_index {trial_index} is not in the session's schedule")
         moment = now()
         values: dict = {"active_client": client, "last_seen_at": moment}
+        info = current.device_info or {}
+        if switch_requested(info):
+            # The browser asked to switch took the session up again: it stays this browser's,
+            # so no other may take it over with the id alone (the request is kept, closed).
+            values["device_info"] = {**info, "switch": {**info["switch"],
+                                                        "closed_at": moment.isoformat()}}
         resumes = list(current.resumes or [])
         if current.active_client is not None and len(resumes) < MAX_RESUMES:
             away = (moment - current.last_seen_at).total_seconds()
