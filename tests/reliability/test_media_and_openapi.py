@@ -69,3 +69,30 @@ def test_openapi_description_is_served_and_matches_the_declarations(client):
     paths = answer.get_json()["paths"]
     for endpoint in ("consent", "device", "trials", "heartbeat", "complete"):
         assert "post" in paths[f"/api/session/{{token}}/{endpoint}"]
+
+
+def test_openapi_gives_no_hard_bounds_for_measurements_stored_as_technical():
+    """refresh_ms above 1000 is stored as a technical trial, not refused: the description
+    said maximum 1000, so a client following it would have dropped such trials (issue 28)."""
+    from experiments.trial_types import TRIAL_TYPES
+
+    measured = {spec.name for module in TRIAL_TYPES.values() for spec in module.FIELDS
+                if spec.measurement}
+    assert "refresh_ms" in measured
+    found = []
+
+    def walk(node):
+        if isinstance(node, dict):
+            for name, schema in (node.get("properties") or {}).items():
+                if name in measured:
+                    found.append(name)
+                    assert "maximum" not in schema and "minimum" not in schema, name
+                    assert "stored as technical" in schema["description"], name
+            for value in node.values():
+                walk(value)
+        elif isinstance(node, list):
+            for value in node:
+                walk(value)
+
+    walk(json.loads(SCHEMA_FILE.read_text()))
+    assert set(found) == measured

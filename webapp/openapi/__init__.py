@@ -11,7 +11,7 @@ import json
 from pathlib import Path
 
 from experiments.trial_types import TRIAL_TYPES, browser_types
-from experiments.trial_types.base import Field
+from experiments.trial_types.base import OUT_OF_BOUNDS, Field
 
 SCHEMA_FILE = Path(__file__).resolve().parent / "participant.json"
 _TYPES = {"number": "number", "int": "integer", "bool": "boolean", "str": "string",
@@ -22,10 +22,16 @@ def field_schema(spec: Field) -> dict:
     schema: dict = {"type": _TYPES[spec.kind]}
     if spec.kind == "uuid":
         schema["format"] = "uuid"
-    if spec.minimum is not None:
-        schema["minimum"] = spec.minimum
-    if spec.maximum is not None:
-        schema["maximum"] = spec.maximum
+    if spec.measurement:  # out of its bounds it is accepted, not refused: no min/max here
+        schema["description"] = (
+            f"a measurement of the browser, plausible within [{spec.minimum}, "
+            f"{spec.maximum}]; a value outside is accepted, left out and the trial stored "
+            f"as technical (reason {OUT_OF_BOUNDS}), not refused")
+    else:
+        if spec.minimum is not None:
+            schema["minimum"] = spec.minimum
+        if spec.maximum is not None:
+            schema["maximum"] = spec.maximum
     if spec.choices is not None:
         schema["enum"] = list(spec.choices)
     if spec.max_length is not None:
