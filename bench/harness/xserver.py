@@ -20,10 +20,11 @@ SCREEN = "1280x1024x24"
 
 
 @contextmanager
-def xvfb():
-    """A fresh virtual display; yields its name (":N"). Xvfb picks a free number itself."""
+def xvfb(screen: str = SCREEN):
+    """A fresh virtual display of ``screen`` (WxHxDEPTH); yields its name (":N"). Xvfb picks a
+    free number itself."""
     read, write = os.pipe()
-    process = subprocess.Popen(["Xvfb", "-displayfd", str(write), "-screen", "0", SCREEN,
+    process = subprocess.Popen(["Xvfb", "-displayfd", str(write), "-screen", "0", screen,
                                 "-nolisten", "tcp"], pass_fds=(write,), stderr=subprocess.DEVNULL)
     os.close(write)
     with os.fdopen(read) as pipe:
