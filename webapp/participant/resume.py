@@ -132,7 +132,7 @@ def switch_requested(device_info) -> bool:
     """Whether the device check asked this session's participant to switch browser or device
     and the browser asked has not taken the session up again since (``closed_at``, set by
     :func:`webapp.participant.sessions.claim`)."""
-    switch = (device_info or {}).get("switch")
+    switch = (device_info or {}).get("switch") or {}
     return bool(switch) and not switch.get("closed_at")
 
 
