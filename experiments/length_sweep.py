@@ -76,6 +76,7 @@ def length_specs(source: ClipSpec, levels: Sequence[int], folder: Path) -> list[
         raise ValueError(f"clip {source.clip_key!r} has {len(frames)} frames; the longest "
                          f"level is {max(levels)}")
     rate = Fraction(info.fps).limit_denominator(1001)
+    Path(folder).mkdir(parents=True, exist_ok=True)
     specs = []
     for n in levels:
         key = clip_key(source.clip_key, n)
