@@ -78,8 +78,10 @@ def length_tables(aot_kept: pd.DataFrame, levels: pd.DataFrame | None, n_boot: i
     humans = trials[trials["subject_kind"] == C.HUMAN]
     humans = humans.assign(correct=pd.to_numeric(humans["correct"], errors="coerce")).dropna(
         subset=["correct"])
+    # people at ceiling or floor throughout have a status and no threshold: nothing to draw
+    drawn = people if "threshold" in people else pd.DataFrame()
     tables = {R.LENGTH_THRESHOLDS: _thresholds(people, vlms),
-              R.LENGTH_CURVES: tra._curves(people, vlms, pd.DataFrame(), humans),
+              R.LENGTH_CURVES: tra._curves(drawn, vlms, pd.DataFrame(), humans),
               R.LENGTH_LEVEL_MEANS: tra._level_means(humans, clips)}
     sequences = adaptive_sequence.sequence_table(trials)
     if not sequences.empty:

@@ -84,3 +84,16 @@ def test_each_participant_s_sequence_and_the_curves_are_drawn(built):
     curves = built.tables[R.LENGTH_CURVES]
     assert {"people", "vlm"} <= set(curves["observer_kind"])
     assert {"length_curves", "length_sequences"} <= set(built.figures)
+
+
+def test_people_at_ceiling_get_a_status_not_a_lost_section():
+    """Everyone right at every length (the first browser runs did this): the threshold table
+    says why there is no threshold, and the model's curve is still drawn."""
+    people = [dict(r, correct=1.0, response=r["correct_response"])
+              for r in _people(np.random.default_rng(1), n_people=2, trials=20)]
+    trials = loading.normalize_trials(pd.DataFrame(people + _model()))
+    tables = build.build_report(trials, n_boot=20, sweep_levels=_levels()).tables
+    fits = tables[R.LENGTH_THRESHOLDS]
+    assert fits.loc[fits["observer_kind"] == "people", "status"].str.contains(
+        "does not vary").all()
+    assert set(tables[R.LENGTH_CURVES]["observer_kind"]) == {"vlm"}
