@@ -69,12 +69,12 @@ def length_specs(source: ClipSpec, levels: Sequence[int], folder: Path) -> list[
     A source shorter than the longest level is an error naming the clip."""
     from experiments.synthetic import write_lossless  # video tooling only when cutting
 
-    info, frames = media.scan(source.path, "rgb24")
-    if frames is None:  # unreachable: with a format, scan returns the frames
-        raise media.MediaError(f"{source.path}: scan returned no decoded frames")
-    if len(frames) < max(levels):
-        raise ValueError(f"clip {source.clip_key!r} has {len(frames)} frames; the longest "
+    info = media.probe(source.path)
+    if info.frame_count < max(levels):
+        raise ValueError(f"clip {source.clip_key!r} has {info.frame_count} frames; the longest "
                          f"level is {max(levels)}")
+    # only the frames a cut shows are held: a long natural clip need not fit in memory
+    frames = media.decode_frames(source.path, range(max(levels)))
     rate = Fraction(info.fps).limit_denominator(1001)
     Path(folder).mkdir(parents=True, exist_ok=True)
     specs = []
