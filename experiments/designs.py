@@ -99,11 +99,11 @@ The three shipped designs:
     ``length-sweep``, ``manage.py stimuli lengths``: each source clip cut to its first n
     frames at every level, the reversed trial playing the same n frames backwards, see
     :mod:`experiments.length_sweep`), one sweep over all of them; practice on the set's full
-    clips (split ``practice``). ``adaptive_trials`` (80) trials, 4 blocks with one catch
-    trial each. 80 is what fits in about 10 minutes of 3 s clips; on simulated participants
-    (``python bench/length_power.py --observers 20``: threshold 8 frames, width 12, lapse
-    0.02) 5 of 20 fits at 80 trials have no interval and the RMSE is 4.3 frames, against
-    1 of 20 and 1.0 frame at 120 (docs/measurements.md).
+    clips (split ``practice``). ``adaptive_trials`` (120) trials, 4 blocks with one catch
+    trial each, about 15 minutes of 3 s clips: on simulated participants (``python
+    bench/length_power.py --observers 20``: threshold 8 frames, width 12, lapse 0.02) 5 of
+    20 fits at 80 trials had no interval and an RMSE of 4.3 frames, against 1 of 20 and 1.0
+    frame at 120 (docs/measurements.md).
 """
 from __future__ import annotations
 
@@ -323,7 +323,7 @@ AOT_LENGTH_ADAPTIVE = Design(
     title="Arrow of time: how much of a clip is needed, lengths chosen adaptively",
     task="aot",
     description=("Each clip cut to its first n frames, n chosen by QUEST+ from the answers "
-                 "before it (forward and reversed show the same n frames): 80 trials in one "
+                 "before it (forward and reversed show the same n frames): 120 trials in one "
                  "session."),
     sessions=1,
     main_blocks=4,
@@ -331,7 +331,7 @@ AOT_LENGTH_ADAPTIVE = Design(
     catch_per_block=1,
     excluded_splits=("practice", "catch"),
     included_splits=("length-sweep",),
-    adaptive_trials=80,
+    adaptive_trials=120,
     exclusions=ExclusionRules(min_mean_trial_ms=300.0),
 )
 
