@@ -351,7 +351,8 @@ def ordering_factor_figure(table: pd.DataFrame, metric: str = "kendall_tau"):
 
 
 TRA_SWEEP_STYLES = {"vlm": "dash", "self_supervised": "dot"}
-PARAMETER_TITLES = {"restitution": "Restitution (ball)", "damping": "Damping, 1/s (pendulum)"}
+PARAMETER_TITLES = {"restitution": "Restitution (ball)", "damping": "Damping, 1/s (pendulum)",
+                    "n_frames": "Frames shown from the clip's start"}
 
 
 def tra_sweep_figure(curves: pd.DataFrame, published: pd.DataFrame, caption: str,

@@ -19,7 +19,7 @@ from collections.abc import Mapping, Sequence
 
 import numpy as np
 
-from experiments import adaptive
+from experiments import adaptive, length_sweep
 from experiments.catalog_records import ClipRecord
 from experiments.synthetic import sweep_labels
 from experiments.trial_types import aot
@@ -31,12 +31,20 @@ class NotYet(ValueError):
     """A slot whose sweep has an earlier slot not yet stored: its level cannot be chosen."""
 
 
+def _labels(params: dict) -> dict:
+    """A sweep clip's labels: a clip-length cut's (``experiments.length_sweep``) or a TRA
+    sweep clip's."""
+    return length_sweep.labels(params) if length_sweep.is_length_clip(params) \
+        else sweep_labels(params)
+
+
 def sweeps(clips: Sequence[ClipRecord]) -> dict[str, dict[float, list[ClipRecord]]]:
-    """Scenario -> level -> its clips (by clip key), for sweep clips (``sweep_labels``)."""
+    """Scenario -> level -> its clips (by clip key), for sweep clips (``sweep_labels``, or
+    ``length_sweep.labels`` for clip-length cuts)."""
     out: dict[str, dict[float, list[ClipRecord]]] = {}
     for clip in sorted(clips, key=lambda c: c.clip_key):
         try:
-            labels = sweep_labels(dict(clip.params))
+            labels = _labels(dict(clip.params))
         except (ValueError, KeyError, TypeError) as err:
             raise ValueError(f"clip {clip.clip_key!r} is no sweep clip, which an adaptive "
                              f"design needs: {err}") from None

@@ -72,6 +72,10 @@ class Factory:
         return self._stored(stored_study.add_sweep_set, name, root=self._root(files),
                             clips_per_level=clips_per_level)
 
+    def length_set(self, name: str = "tiny", files: bool = False, **kwargs):
+        """Clip-length cuts (split length-sweep) in set ``name`` (stored_study.add_length_set)."""
+        return self._stored(stored_study.add_length_set, name, root=self._root(files), **kwargs)
+
     def catch_set(self, keys=("f", "j"), files: bool = False) -> list[SourceClip]:
         """A catch set with one video per key of ``keys``."""
         return self._stored(stored_study.add_catch_set, root=self._root(files), keys=keys)

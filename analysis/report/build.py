@@ -23,7 +23,7 @@ import pandas as pd
 
 from analysis import benchmark_reference, exclusions, loading, nonresponse, observers
 from analysis import columns as C
-from analysis.report import pairs, stats, tra
+from analysis.report import length, pairs, stats, tra
 from analysis.report import registry as R
 from analysis.report.figures import report_figures
 from analysis.report.labels import label_models
@@ -155,6 +155,9 @@ def build_report(data: pd.DataFrame, models: Sequence[str] | None = None, n_boot
         if tra.has_sweep_trials(aot_kept, tra_data, sweep_levels):
             part.tables.update(fit(part, R.TRA_SWEEP_FITS, tra.sweep_tables, aot_kept,
                                    tra_data, sweep_levels, n_boot) or {})
+        if length.has_length_trials(aot_kept, sweep_levels):  # clip-length cuts
+            part.tables.update(fit(part, R.LENGTH_THRESHOLDS, length.length_tables, aot_kept,
+                                   sweep_levels, n_boot) or {})
 
     if parallel is None:
         parallel = len(data) >= PARALLEL_FROM_TRIALS and _can_fork()
@@ -182,6 +185,7 @@ def build_report(data: pd.DataFrame, models: Sequence[str] | None = None, n_boot
     report.metrics = headline(report, data)
     report.figures = timed(report, "figures", report_figures, t, humans)
     report.figures.update(tra.sweep_figures(t))
+    report.figures.update(length.length_figures(t))
     return report
 
 

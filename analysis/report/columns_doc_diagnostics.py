@@ -174,6 +174,36 @@ TRA_ADAPTIVE_SEQUENCE = {
     "width_mean, lapse_mean": "Posterior means of the 5%-95% width and the lapse rate.",
     "n_answers": "Answers on the sweep the choice was made from.",
 }
+LENGTH_THRESHOLDS = {
+    "observer_kind, observer, subject_id": "Whose fit: people ('pooled' over participants, or "
+    "one participant's) or a model (subject_id empty).",
+    "n, n_levels": "Trials (people) or scored cuts (models) fitted, and the lengths among them.",
+    "threshold_frames, threshold_lo, threshold_hi": "Frames shown from the clip's start at the "
+    "curve's midpoint, with its 95% interval (people: profile likelihood, pooled: jackknife "
+    "over participants; models: bootstrap over source clips).",
+    "width_frames": "Frames between the curve's 5% and 95% points.",
+    "lapse, direction": "The upper asymptote's lapse rate (people), and +1 where accuracy rises "
+    "with more frames (-1 falls).",
+    "n_label_orders": "A model's label orders per cut (1: fitted from one order only).",
+    "status, interval": "The fit's state ('ok', 'at bound', 'at limit: ...', 'flat') and how "
+    "its interval was made (or why there is none).",
+}
+LENGTH_LEVEL_MEANS = {
+    **TRA_SWEEP_LEVEL_MEANS,
+    "scenario, parameter": "The sweep ('length') and its level ('n_frames').",
+    "level": "Frames shown from the clip's start.",
+}
+LENGTH_CURVES = {
+    **TRA_SWEEP_CURVES,
+    "scenario, parameter, context_frames": "The sweep ('length', 'n_frames'); context_frames "
+    "is empty (no self-supervised models here).",
+    "level, value": "A point of the drawn curve: frames shown, and fitted P(correct).",
+}
+LENGTH_SEQUENCE = {
+    **TRA_ADAPTIVE_SEQUENCE,
+    "scenario": "The sweep ('length').",
+    "level": "The number of frames QUEST+ chose for the trial.",
+}
 BENCHMARK_REFERENCE = {
     "source, label": "'measured' (our runs) or 'published' ('published, not measured': "
     "transcribed from the paper or a later one).",

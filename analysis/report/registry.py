@@ -72,12 +72,15 @@ ORDERING = Section("ordering", "Frame ordering")
 DIAGNOSTICS = Section("diagnostics", "Model diagnostics", study_wide=True)
 TRA_SWEEP = Section("tra_sweep", "Arrow of time over the TRA sweeps: people, VLMs and "
                     "self-supervised models (TRA paper's peaks published, not measured)")
+LENGTH = Section("aot_length", "Arrow of time by clip length: how many frames from the start "
+                 "people and models need")
 SUBJECTS = Section("subjects", "Per participant and session")
 BENCHMARK = Section("benchmark", "AoT-PsyPhyBENCH: our runs beside the paper (published, not "
                     "measured)")
 # report.html's order
 SECTIONS = (EXCLUSIONS, AOT, PARTICIPANTS, CATEGORIES, PAIRS, RT, ACCURACY_MODEL,
-            HUMAN_VS_MODEL, TESTS, NON_RESPONSE, ORDERING, DIAGNOSTICS, TRA_SWEEP, SUBJECTS,
+            HUMAN_VS_MODEL, TESTS, NON_RESPONSE, ORDERING, DIAGNOSTICS, TRA_SWEEP, LENGTH,
+            SUBJECTS,
             BENCHMARK)
 
 # Why a table can be missing (``when``); each names what the study must hold.
@@ -90,6 +93,7 @@ BOTH = "people's and models' arrow-of-time trials"
 ORDERS = "frame-ordering trials"
 TRA_FILE = "a --tra file of per-clip TRA values"
 SWEEP = "arrow-of-time trials on TRA sweep clips"
+CUTS = "arrow-of-time trials on clip-length cuts (a length set, aot-length-adaptive)"
 
 EXCLUSION_FLOW = Table("exclusion_flow", EXCLUSIONS, "analysis.exclusions.trial_exclusion_flow",
                        figures=("exclusion_flow",), live="flow", columns=D.EXCLUSION_FLOW)
@@ -216,6 +220,18 @@ TRA_ADAPTIVE_SEQUENCE = Table("tra_adaptive_sequence", TRA_SWEEP,
                               figures=("tra_adaptive_sequences",), html=False,
                               when="adaptive (QUEST+) sessions, such as tra-adaptive's",
                               columns=DD.TRA_ADAPTIVE_SEQUENCE)
+LENGTH_THRESHOLDS = Table("length_thresholds", LENGTH, "analysis.report.length.length_tables",
+                          when=CUTS, columns=DD.LENGTH_THRESHOLDS)
+LENGTH_LEVEL_MEANS = Table("length_level_means", LENGTH, "analysis.report.length.length_tables",
+                           when=CUTS, columns=DD.LENGTH_LEVEL_MEANS)
+# What the length figure draws: in the CSVs, its figure in the HTML.
+LENGTH_CURVES = Table("length_curves", LENGTH, "analysis.report.length.length_tables",
+                      figures=("length_curves",), html=False, when=CUTS,
+                      columns=DD.LENGTH_CURVES)
+LENGTH_SEQUENCE = Table("length_sequence", LENGTH, "analysis.report.length.length_tables",
+                        figures=("length_sequences",), html=False,
+                        when="adaptive sessions on clip-length cuts (aot-length-adaptive)",
+                        columns=DD.LENGTH_SEQUENCE)
 AOT_BY_SUBJECT = Table("aot_by_subject", SUBJECTS, "analysis.aot.aot_metrics", when=ARROW,
                        columns=D.AOT_BY_SUBJECT)
 AOT_BY_SESSION = Table("aot_by_session", SUBJECTS, "analysis.aot.aot_metrics", when=ARROW,

@@ -36,6 +36,7 @@ from analysis import psychometric as P
 from analysis.probability_curve import fit_probability_curve, vlm_clip_correct
 from analysis.psychometric_pooled import pooled_band
 from analysis.report import registry as R
+from experiments import length_sweep
 
 SEED = 0  # the section's own generator: adding it leaves every other table's draws alone
 SCENARIOS = ("bouncing_ball", "pendulum")
@@ -87,7 +88,9 @@ def sweep_levels(levels: pd.DataFrame | None, tra_data: pd.DataFrame | None) -> 
         out = tra_data.rename(columns={"clip_id": "source_clip_id"})
     else:
         return pd.DataFrame(columns=list(LEVEL_COLUMNS))
-    out = out[out["parameter"].notna()][list(LEVEL_COLUMNS)].drop_duplicates("source_clip_id")
+    # clip-length cuts have their own section (analysis.report.length)
+    out = out[out["parameter"].notna() & (out["parameter"] != length_sweep.PARAMETER)]
+    out = out[list(LEVEL_COLUMNS)].drop_duplicates("source_clip_id")
     return out.assign(parameter_value=pd.to_numeric(out["parameter_value"]))
 
 

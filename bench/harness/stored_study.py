@@ -80,6 +80,29 @@ def add_sweep_set(name="tiny", root: Path | None = None, clips_per_level=1) -> l
     return clips
 
 
+def add_length_set(name="tiny", root: Path | None = None, levels=(2, 6, 12, 18),
+                   sources=("fall-0", "proceed-0")) -> list[SourceClip]:
+    """Clip-length cuts (split length-sweep, experiments.length_sweep) of ``sources`` at
+    ``levels`` frames in set ``name``; with ``root``, stand-in files whose size grows with
+    the level, as real cuts' sizes do."""
+    from experiments import length_sweep
+
+    clips = []
+    for source in sources:
+        for n in levels:
+            clip = SourceClip(stimulus_set=name, clip_key=length_sweep.clip_key(source, n),
+                              categories=["Fall"], split=length_sweep.SPLIT,
+                              params={"length_of": source, length_sweep.PARAMETER: n},
+                              duration_s=n / 30.0, fps=30.0, frame_count=n, width=64, height=48)
+            clip.stimuli = [_stimulus(clip, root, "clip", d) for d in ("forward", "backward")]
+            for stimulus in clip.stimuli:
+                _write(root, stimulus.path, b"x" * (10_000 + 100 * n))
+            db.session.add(clip)
+            clips.append(clip)
+    db.session.commit()
+    return clips
+
+
 def add_catch_set(root: Path | None = None, keys=("f", "j")) -> list[SourceClip]:
     """A catch set with one video per key of ``keys``."""
     clips = []

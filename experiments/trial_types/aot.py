@@ -36,7 +36,8 @@ ANSWERS = ("F", "B")  # how response and correct_response are coded
 DIRECTIONS = ("forward", "backward")
 # The report sections that read its rows (analysis.report.registry.SECTIONS)
 METRICS = ("aot", "participants", "categories", "pairs", "rt", "accuracy_model",
-           "human_vs_model", "tests", "non_response", "tra_sweep", "subjects", "benchmark")
+           "human_vs_model", "tests", "non_response", "tra_sweep", "aot_length", "subjects",
+           "benchmark")
 MODEL_TASK = "aot"
 
 

@@ -17,6 +17,7 @@ from analysis.report import registry as R
 from experiments.designs import EGO_FLIGHT_CONDITIONS
 from experiments.trial_types import TRIAL_TYPES
 from tests.analysis import test_benchmark_reference as benchmark
+from tests.analysis import test_report_length as length
 from tests.analysis import test_report_tra as sweep
 from tests.analysis import test_report_tra_adaptive as adaptive_sweep
 
@@ -24,7 +25,8 @@ from tests.analysis import test_report_tra_adaptive as adaptive_sweep
 def _every_section_trials(rng) -> pd.DataFrame:
     """People (timed by two onset methods) and two models on clips and frame orders in the
     EGO-FLIGHT conditions, one model also under a TOMATO frame condition and on ordered image
-    pairs, people (one adaptive) and a VLM on the TRA sweeps, and two models on AoT-PsyPhyBENCH items."""
+    pairs, people (one adaptive) and a VLM on the TRA sweeps, adaptive people and a model on
+    clip-length cuts, and two models on AoT-PsyPhyBENCH items."""
     spec = simulate.StudySpec(
         n_participants=6, trials_per_participant=60, n_clips=24, ordering_share=0.25,
         practice_gate_fail_rate=0.0, fast_trial_rate=0.0,
@@ -47,7 +49,8 @@ def _every_section_trials(rng) -> pd.DataFrame:
         extra=[{**e, "pair_order": ("AB", "BA")[i % 2], "pair_id": i // 2}
                for i, e in enumerate(first["extra"])])
     sweeps = pd.DataFrame(sweep._people(rng, n_people=5, per_level=4) + sweep._vlm()
-                          + adaptive_sweep._adaptive_people(rng, n_people=1, trials=20))
+                          + adaptive_sweep._adaptive_people(rng, n_people=1, trials=20)
+                          + length._people(rng, n_people=2, trials=20) + length._model())
     return pd.concat([data, one_frame, image_pairs, sweeps, benchmark._trials()],
                      ignore_index=True)
 
@@ -57,7 +60,7 @@ def written(tmp_path_factory):
     rng = np.random.default_rng(5)
     trials = loading.normalize_trials(_every_section_trials(rng))
     report = build.build_report(trials, n_boot=20, tra_data=sweep._tra(rng),
-                                sweep_levels=sweep._levels())
+                                sweep_levels=pd.concat([sweep._levels(), length._levels()]))
     out = tmp_path_factory.mktemp("report")
     output.write_report(report, out)
     return report, out

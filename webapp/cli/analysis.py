@@ -127,13 +127,21 @@ def report(study, out_dir, models, n_boot, seed, sessions, tra_file):
 
 
 def _sweep_levels(study: str) -> pd.DataFrame | None:
-    """The sweep clips of the study's stimulus set, as ``analysis.report.tra`` reads them."""
+    """The sweep clips of the study's stimulus set (TRA sweeps and clip-length cuts), as
+    ``analysis.report.tra`` and ``analysis.report.length`` read them."""
+    from experiments import length_sweep
     from webapp import model_runs
+    from webapp.extensions import db
+    from webapp.stimuli import catalog
 
+    stimulus_set = model_runs.resolve_set(None, study)
+    rows = [{"source_clip_id": clip.clip_key, **length_sweep.labels(clip.params)}
+            for clip in catalog.clip_records(db.session.connection(), stimulus_set)
+            if clip.split == length_sweep.SPLIT]
     try:
-        clips = model_runs.sweep_clips(model_runs.resolve_set(None, study))
-    except model_runs.ModelRunError:  # a set without sweep clips: no sweep section
-        return None
-    return pd.DataFrame([{"source_clip_id": c.clip_key, "scenario": c.scenario,
-                          "parameter": c.parameter, "parameter_value": c.parameter_value}
-                         for c in clips])
+        clips = model_runs.sweep_clips(stimulus_set)
+    except model_runs.ModelRunError:  # a set without TRA sweep clips: no sweep section
+        clips = []
+    rows += [{"source_clip_id": c.clip_key, "scenario": c.scenario, "parameter": c.parameter,
+              "parameter_value": c.parameter_value} for c in clips]
+    return pd.DataFrame(rows) if rows else None

@@ -1,0 +1,63 @@
+"""manage.py stimuli lengths: a clip-length set cut from a stored set, as a new set."""
+from pathlib import Path
+
+import pytest
+from sqlalchemy import select
+
+from experiments import length_sweep, media
+from tests.factories import tiny_specs
+from webapp.extensions import db
+from webapp.models import SourceClip
+from webapp.stimuli import catalog
+
+
+@pytest.fixture
+def source_set(app, tmp_path):
+    with app.app_context():
+        catalog.import_clips(tiny_specs(tmp_path, per_category=1)[:4], "tiny",
+                             Path(app.config["STIMULUS_ROOT"]), frame_set_sizes=())
+
+
+def _clips(app, name):
+    with app.app_context():
+        return db.session.scalars(select(SourceClip).where(SourceClip.stimulus_set == name)
+                                  .order_by(SourceClip.clip_key)).all()
+
+
+def test_every_main_clip_is_cut_at_every_level_beside_full_practice_clips(app, runner,
+                                                                          source_set):
+    result = runner.invoke(args=["stimuli", "lengths", "--from", "tiny", "--set", "tiny-len",
+                                 "--levels", "2,6,18", "--practice", "1"])
+    assert result.exit_code == 0, result.output
+    assert "Stored 10 clips into 'tiny-len'" in result.output
+    root = Path(app.config["STIMULUS_ROOT"])
+    with app.app_context():
+        clips = db.session.scalars(select(SourceClip).where(
+            SourceClip.stimulus_set == "tiny-len")).all()
+        practice = [c for c in clips if c.split == "practice"]
+        cuts = [c for c in clips if c.split == length_sweep.SPLIT]
+        keys = sorted(c.clip_key for c in _clips(app, "tiny"))
+        assert [c.clip_key for c in practice] == keys[-1:]  # the last main clip by key
+        assert {c.params["length_of"] for c in cuts} == set(keys[:-1])
+        assert sorted(c.frame_count for c in cuts) == sorted([2, 6, 18] * 3)
+        for clip in cuts:
+            assert clip.frame_count == clip.params["n_frames"]
+            files = {s.direction: root / s.path for s in clip.stimuli}
+            assert set(files) == {"forward", "backward"}
+            assert media.probe(files["forward"]).frame_count == clip.frame_count
+            assert files["forward"].stat().st_size == files["backward"].stat().st_size
+
+
+def test_a_taken_name_or_bad_levels_are_refused_with_why(app, runner, source_set):
+    taken = runner.invoke(args=["stimuli", "lengths", "--from", "tiny", "--set", "tiny",
+                                "--levels", "2,6,18"])
+    assert taken.exit_code != 0 and "'tiny' is already stored" in taken.output
+    bad = runner.invoke(args=["stimuli", "lengths", "--from", "tiny", "--set", "new",
+                              "--levels", "2,6"])
+    assert bad.exit_code != 0 and "at least 3 distinct" in bad.output
+    long = runner.invoke(args=["stimuli", "lengths", "--from", "tiny", "--set", "new",
+                               "--levels", "2,6,40", "--practice", "1"])
+    assert long.exit_code != 0 and "the longest level is 40" in long.output
+    empty = runner.invoke(args=["stimuli", "lengths", "--from", "nothing", "--set", "new"])
+    assert empty.exit_code != 0 and "no main clips" in empty.output
+    assert _clips(app, "new") == []  # nothing stored by a refused command
