@@ -1,11 +1,11 @@
 """Paper-style plotly figures, each a pure function of one analysis table.
 
 Plotly is imported inside each function so that importing :mod:`analysis` stays cheap.
-The researcher dashboard and the HTML report call the same functions.
+The researcher dashboard and the HTML report call the same functions. The frame-ordering
+figures are in :mod:`analysis.figures_ordering`, the TRA sweeps' in :mod:`analysis.figures_tra`;
+both draw with this module's colours.
 """
 from __future__ import annotations
-
-import textwrap
 
 import numpy as np
 import pandas as pd
@@ -20,14 +20,16 @@ PALETTE = ("#1f77b4", "#d62728", "#2ca02c", "#9467bd", "#ff7f0e", "#8c564b", "#1
 PANELS = (("f1_forward", "Forward F1"), ("f1_backward", "Backward F1"), ("accuracy", "Accuracy"))
 
 
-def _colors(observers) -> dict:
+def observer_colors(observers) -> dict:
+    """Each observer's colour: people always :data:`HUMAN_COLOR`, models from :data:`PALETTE`."""
     others = [o for o in observers if o != "human"]
     colors = {o: PALETTE[i % len(PALETTE)] for i, o in enumerate(others)}
     colors["human"] = HUMAN_COLOR
     return colors
 
 
-def _error(table: pd.DataFrame, metric: str, scale: float = 100.0):
+def error_bars(table: pd.DataFrame, metric: str, scale: float = 100.0):
+    """plotly ``error_y`` from ``<metric>_ci_low/_ci_high`` (times ``scale``); None without them."""
     low, high = f"{metric}_ci_low", f"{metric}_ci_high"
     if low not in table or high not in table:
         return None
@@ -46,12 +48,12 @@ def category_figure(table: pd.DataFrame):
 
     fig = make_subplots(rows=1, cols=3, subplot_titles=[t for _, t in PANELS],
                         shared_yaxes=True)
-    colors = _colors(table["observer"].unique())
+    colors = observer_colors(table["observer"].unique())
     for col, (metric, _) in enumerate(PANELS, start=1):
         for observer, part in table.groupby("observer", sort=False):
             fig.add_bar(x=part["category"], y=100 * part[metric], name=str(observer),
                         marker_color=colors[observer], legendgroup=str(observer),
-                        showlegend=col == 1, error_y=_error(part, metric), row=1, col=col)
+                        showlegend=col == 1, error_y=error_bars(part, metric), row=1, col=col)
     fig.update_yaxes(range=[0, 105], title_text="%", row=1, col=1)
     fig.update_layout(barmode="group", title="Per-category performance", height=420)
     return fig
@@ -87,10 +89,10 @@ def bias_figure(table: pd.DataFrame):
     """Share of "Forward" answers per observer, with the unbiased 50% line (label bias)."""
     import plotly.graph_objects as go
 
-    colors = _colors(table["observer"].unique())
+    colors = observer_colors(table["observer"].unique())
     fig = go.Figure(go.Bar(x=table["observer"], y=100 * table["forward_share"],
                            marker_color=[colors[o] for o in table["observer"]],
-                           error_y=_error(table, "forward_share")))
+                           error_y=error_bars(table, "forward_share")))
     fig.add_hline(y=50, line_dash="dash", annotation_text="no bias")
     fig.update_layout(title="Label bias: share of Forward answers", yaxis_title="%",
                       yaxis_range=[0, 100], height=380)
@@ -101,7 +103,7 @@ def sdt_figure(table: pd.DataFrame):
     """Sensitivity d' against criterion c per observer ("backward" as the signal)."""
     import plotly.graph_objects as go
 
-    colors = _colors(table["observer"].unique())
+    colors = observer_colors(table["observer"].unique())
     fig = go.Figure()
     for _, row in table.iterrows():
         fig.add_scatter(x=[row["criterion"]], y=[row["d_prime"]], mode="markers+text",
@@ -206,23 +208,6 @@ def _median_iqr(fig, trials: pd.DataFrame, by: str, name: str, col: int,
                     row=1, col=col)
 
 
-def ordering_figure(table: pd.DataFrame, by: str, title: str):
-    """Kendall tau-b and exact match per ``by`` value, one line per observer."""
-    from plotly.subplots import make_subplots
-
-    fig = make_subplots(rows=1, cols=2, subplot_titles=["Kendall tau-b", "Exact match"])
-    colors = _colors(table["observer"].unique())
-    for observer, part in table.groupby("observer", sort=False):
-        for col, metric in ((1, "kendall_tau"), (2, "exact_match")):
-            fig.add_scatter(x=part[by].astype(str), y=part[metric], mode="lines+markers",
-                            name=str(observer), legendgroup=str(observer),
-                            line_color=colors[observer], showlegend=col == 1, row=1, col=col)
-    fig.update_yaxes(range=[-1.05, 1.05], row=1, col=1)
-    fig.update_yaxes(range=[-0.02, 1.02], row=1, col=2)
-    fig.update_layout(title=title, height=380)
-    return fig
-
-
 FLOW_PANELS = (("participants", "Participants"), ("trials", "Trials"))
 
 
@@ -259,7 +244,7 @@ def item_scatter(agreement: pd.DataFrame):
     """
     import plotly.graph_objects as go
 
-    colors = _colors(agreement["model"].unique())
+    colors = observer_colors(agreement["model"].unique())
     fig = go.Figure()
     for model, part in agreement.groupby("model", sort=True):
         order = np.argsort(np.argsort(part["stimulus"].astype(str).to_numpy()))
@@ -301,7 +286,7 @@ def participant_figure(per_participant: pd.DataFrame, observers: pd.DataFrame):
                     mode="markers", name="participants' mean",
                     marker={"color": HUMAN_COLOR, "size": 14, "symbol": "x"}, row=1, col=2)
     models = observers[observers["observer"] != "human"]
-    colors = _colors(models["observer"].unique())
+    colors = observer_colors(models["observer"].unique())
     for _, row in models.iterrows():
         color, name = colors[row["observer"]], str(row["observer"])
         fig.add_scatter(x=[name], y=[100 * row["accuracy"]], mode="markers", name=name,
@@ -316,142 +301,4 @@ def participant_figure(per_participant: pd.DataFrame, observers: pd.DataFrame):
     fig.update_xaxes(title_text="criterion c (> 0: forward bias)", row=1, col=2)
     fig.update_yaxes(title_text="d'", row=1, col=2)
     fig.update_layout(title="Per participant, with the models beside them", height=440)
-    return fig
-
-
-FACTOR_TITLES = {"frames": "Number of frames", "span": "Temporal span",
-                 "annotation": "Annotation", "hints": "Hints"}
-
-
-def ordering_factor_figure(table: pd.DataFrame, metric: str = "kendall_tau"):
-    """One panel per factor of the ordering conditions (levels on x, the original
-    condition marked in each), one point with its CI per observer and level.
-
-    ``table``: :func:`analysis.ordering_factors.ordering_by_factor`.
-    """
-    from plotly.subplots import make_subplots
-
-    factors = list(dict.fromkeys(table["factor"]))
-    fig = make_subplots(rows=1, cols=len(factors), shared_yaxes=True,
-                        subplot_titles=[FACTOR_TITLES.get(f, f) for f in factors])
-    colors = _colors(table["observer"].unique())
-    level = table["level"].astype(str).where(~table["original"].astype(bool),
-                                             table["level"].astype(str) + " (original)")
-    for col, factor in enumerate(factors, start=1):
-        for observer, part in table[table["factor"] == factor].groupby("observer", sort=False):
-            fig.add_scatter(x=level[part.index], y=part[metric], mode="lines+markers",
-                            name=str(observer), legendgroup=str(observer),
-                            line_color=colors[observer], showlegend=col == 1,
-                            error_y=_error(part, metric, scale=1.0), row=1, col=col)
-    label = metric.replace("_", " ")
-    fig.update_yaxes(title_text=f"{label} (95% CI)", row=1, col=1)
-    fig.update_layout(title=f"Frame ordering by factor: {label}, each condition varies one "
-                            "factor from the original", height=400)
-    return fig
-
-
-TRA_SWEEP_STYLES = {"vlm": "dash", "self_supervised": "dot"}
-PARAMETER_TITLES = {"restitution": "Restitution (ball)", "damping": "Damping, 1/s (pendulum)",
-                    "n_frames": "Frames shown from the clip's start"}
-
-
-def tra_sweep_figure(curves: pd.DataFrame, published: pd.DataFrame, caption: str,
-                     level_means: pd.DataFrame):
-    """People, VLMs and self-supervised models over one physical sweep, each normalised.
-
-    ``curves``: one sweep's rows of :func:`analysis.report.tra.sweep_tables`'
-    ``tra_sweep_curves`` (``observer_kind, observer, subject_id, level, value_normalised,
-    band_lo, band_hi, note``; a non-empty ``note``, e.g. "not distinguishable from 0", is
-    added to the curve's legend label); ``published``: the TRA paper's peaks for this sweep
-    (a dotted vertical line each, labelled published); ``caption``: the normalisation, stated
-    under the plot; ``level_means``: its ``tra_sweep_level_means`` rows, drawn as markers in
-    the colour of the fitted curve they belong to (pooled people, each VLM).
-    """
-    import plotly.graph_objects as go
-
-    fig = go.Figure()
-    people = curves[curves["observer_kind"] == "people"]
-    pooled = people[people["subject_id"] == "pooled"]
-    for n, (subject, part) in enumerate(people[people["subject_id"] != "pooled"]
-                                        .groupby("subject_id", sort=True)):
-        fig.add_scatter(x=part["level"], y=part["value_normalised"], mode="lines",
-                        line={"color": "#999999", "width": 0.7}, name="participants",
-                        legendgroup="participants", showlegend=n == 0, opacity=0.6,
-                        hovertext=str(subject))
-    if not pooled.empty and pooled["band_lo"].notna().any():
-        fig.add_scatter(x=list(pooled["level"]) + list(pooled["level"][::-1]),
-                        y=list(pooled["band_hi"]) + list(pooled["band_lo"][::-1]),
-                        fill="toself", fillcolor="rgba(34,34,34,0.15)", line={"width": 0},
-                        name="people, 95% band", hoverinfo="skip")
-    def markers(kind, observer, color):
-        data = level_means[(level_means["observer_kind"] == kind)
-                           & (level_means["observer"] == observer)]
-        if not data.empty:
-            fig.add_scatter(x=data["level"], y=data["value_normalised"], mode="markers",
-                            marker={"color": color, "size": 7, "symbol": "circle-open"},
-                            name=f"{observer}, level means", legendgroup=str(observer),
-                            hovertext=[f"n = {n}" for n in data["n"]])
-
-    if not pooled.empty:
-        fig.add_scatter(x=pooled["level"], y=pooled["value_normalised"], mode="lines",
-                        line={"color": HUMAN_COLOR, "width": 3}, name="people (pooled)")
-        markers("people", "people", HUMAN_COLOR)
-    others = curves[curves["observer_kind"] != "people"]
-    for i, ((kind, observer, context), part) in enumerate(others.groupby(
-            ["observer_kind", "observer", "context_frames"], dropna=False, sort=True)):
-        label = str(observer) + ("" if pd.isna(context) else f" (TRA, context {int(context)})")
-        note = part["note"].dropna().iloc[0] if "note" in part and part["note"].notna().any() \
-            else ""
-        label += f" — {note}" if note else ""
-        fig.add_scatter(x=part["level"], y=part["value_normalised"], mode="lines", name=label,
-                        line={"color": PALETTE[i % len(PALETTE)], "width": 2,
-                              "dash": TRA_SWEEP_STYLES.get(kind, "solid")},
-                        legendgroup=str(observer))
-        if kind == "vlm":
-            markers(kind, observer, PALETTE[i % len(PALETTE)])
-    for row in published[published["location"].notna()].itertuples():
-        fig.add_vline(x=row.location, line_dash="dot", line_color="#777777",
-                      annotation_text=f"published {row.observer} peak: {row.peak_tra_pct:+.2f}%",
-                      annotation_position="top")
-    parameter = str(curves["parameter"].iloc[0]) if len(curves) else ""
-    scenario = str(curves["scenario"].iloc[0]).replace("_", " ") if len(curves) else ""
-    # plotly does not wrap annotations: broken by hand, under the plot
-    fig.add_annotation(text="<br>".join(textwrap.wrap(caption, 150)), xref="paper",
-                       yref="paper", x=0, y=-0.16, yanchor="top", showarrow=False,
-                       align="left", xanchor="left", font={"size": 10})
-    fig.update_xaxes(title_text=PARAMETER_TITLES.get(parameter, parameter))
-    # below 0 is drawn, not clipped: worse than chance, or a TRA dip
-    low = min(np.nanmin(curves[["value_normalised", "band_lo"]].to_numpy(float), initial=0.0),
-              np.nanmin(level_means["value_normalised"].to_numpy(float), initial=0.0))
-    fig.update_yaxes(title_text="normalised<br>accuracy: 0 = chance, 1 = always right; "
-                                "TRA: 1 = the largest |level mean|",
-                     range=[min(-0.05, low - 0.05), 1.1])
-    fig.update_layout(title=f"Arrow of time over the {scenario} sweep: people, VLMs and "
-                            "self-supervised models", height=680, margin={"b": 210})
-    return fig
-
-
-def adaptive_sequence_figure(sequence: pd.DataFrame):
-    """Each participant's adaptive levels in the order shown (markers: filled right, open
-    wrong, x no answer) and the posterior threshold's 95% interval behind each choice
-    (a band), one panel per sweep: ``sequence`` is ``tra_adaptive_sequence``."""
-    from plotly.subplots import make_subplots
-
-    sweeps = sorted(sequence["scenario"].unique())
-    fig = make_subplots(rows=1, cols=len(sweeps), subplot_titles=sweeps)
-    for col, sweep in enumerate(sweeps, start=1):
-        for n, (subject, part) in enumerate(sequence[sequence["scenario"] == sweep]
-                                            .groupby("subject_id", sort=True)):
-            shown = {"legendgroup": str(subject), "showlegend": col == 1}
-            fig.add_scatter(x=list(part["slot"]) + list(part["slot"][::-1]),
-                            y=list(part["threshold_hi"]) + list(part["threshold_lo"][::-1]),
-                            fill="toself", opacity=0.15, line={"width": 0}, hoverinfo="skip",
-                            name=f"{subject}: posterior 95%", row=1, col=col, **shown)
-            symbols = part["correct"].map({True: "circle", False: "circle-open"}).fillna("x")
-            fig.add_scatter(x=part["slot"], y=part["level"], mode="lines+markers",
-                            marker={"symbol": list(symbols)}, line={"width": 0.7},
-                            name=str(subject), row=1, col=col, **shown)
-    fig.update_xaxes(title_text="adaptive trial on the sweep")
-    fig.update_yaxes(title_text="level", col=1)
-    fig.update_layout(title="Adaptive (QUEST+) trial sequences and posteriors", height=420)
     return fig

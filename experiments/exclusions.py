@@ -38,11 +38,11 @@ researcher).
 """
 from __future__ import annotations
 
-import math
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import asdict, dataclass, fields
 
 from experiments import timing_quality
+from experiments.record_numbers import number
 from experiments.trial_types import ATTENTION_CHECK
 
 RULES_VERSION = "2026.11-6"
@@ -117,16 +117,6 @@ def _extra(record: Mapping) -> Mapping:
     return extra if isinstance(extra, Mapping) else {}
 
 
-def _number(value) -> float | None:
-    if value is None or isinstance(value, bool):
-        return None
-    try:
-        number = float(value)
-    except (TypeError, ValueError):
-        return None
-    return None if math.isnan(number) else number
-
-
 def is_timeout(record: Mapping) -> bool:
     """A trial without an answer: flagged by the browser, or no response at all."""
     return bool(_extra(record).get("timed_out")) or record.get("response") is None
@@ -155,7 +145,7 @@ def trial_reasons(record: Mapping, rules: ExclusionRules = ExclusionRules()) -> 
     """Reason codes of the trial-level rules that one trial breaks (empty when it is kept)."""
     extra = _extra(record)
     reasons = []
-    rt = _number(record.get("rt_ms"))
+    rt = number(record.get("rt_ms"))
     if is_technical(record):
         reasons.append("technical")
     elif is_timeout(record):
@@ -165,10 +155,10 @@ def trial_reasons(record: Mapping, rules: ExclusionRules = ExclusionRules()) -> 
     elif rt is not None and rt < rules.no_moves_after_ignored_input_ms and \
             _unchanged_after_ignored_input(extra, rt):
         reasons.append("no_moves_after_ignored_input")
-    dropped = _number(record.get("dropped_frames"))
+    dropped = number(record.get("dropped_frames"))
     if dropped is not None and dropped > rules.max_dropped_frames:
         reasons.append("dropped_frames")
-    if rules.exclude_stalls and (_number(extra.get("stalls")) or 0) > 0:
+    if rules.exclude_stalls and (number(extra.get("stalls")) or 0) > 0:
         reasons.append("stall")
     if rules.exclude_focus_lost and extra.get("focus_lost"):
         reasons.append("focus_lost")
@@ -192,7 +182,7 @@ def _unchanged_after_ignored_input(extra: Mapping, rt_ms: float) -> bool:
     moves, ignored = extra.get("moves"), extra.get("ignored_inputs")
     if not (isinstance(moves, list) and not moves and isinstance(ignored, list)):
         return False
-    times = [_number(item.get("t_ms")) for item in ignored if isinstance(item, Mapping)]
+    times = [number(item.get("t_ms")) for item in ignored if isinstance(item, Mapping)]
     return any(t is not None and t < rt_ms for t in times)
 
 
@@ -245,7 +235,7 @@ def participant_reasons(records: Iterable[Mapping], rules: ExclusionRules = Excl
         reasons.append("too_many_timeouts")
     if expected_trials is not None and len(records) < expected_trials:
         reasons.append("incomplete")
-    numbers = [_number(r.get("rt_ms")) for r in task if not is_timeout(r)]
+    numbers = [number(r.get("rt_ms")) for r in task if not is_timeout(r)]
     rts = [rt for rt in numbers if rt is not None]
     if rts and sum(rts) < rules.min_mean_trial_ms * len(rts):
         reasons.append("too_little_time")

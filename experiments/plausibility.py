@@ -33,10 +33,11 @@ sessions to the researcher):
 """
 from __future__ import annotations
 
-import math
 from collections.abc import Mapping, Sequence
 from dataclasses import asdict, dataclass
 from datetime import datetime
+
+from experiments.record_numbers import number
 
 PLAUSIBILITY_VERSION = "2026.11-p1"
 TRIAL_REASONS = ("media_not_served", "clock_inconsistent", "posted_early")
@@ -71,13 +72,6 @@ class Timing:
     response_window_ms_after_clip: float
 
 
-def _number(value) -> float | None:
-    if value is None or isinstance(value, bool):
-        return None
-    number = float(value)
-    return None if math.isnan(number) else number
-
-
 def _extra(record: Mapping) -> Mapping:
     extra = record.get("extra")
     return extra if isinstance(extra, Mapping) else {}
@@ -92,12 +86,12 @@ def clock_consistent(record: Mapping, rules: PlausibilityRules = PlausibilityRul
     extra = _extra(record)
     if "onset_time_ms" not in extra:
         return True
-    onset, key = _number(extra.get("onset_time_ms")), _number(extra.get("key_time_ms"))
+    onset, key = number(extra.get("onset_time_ms")), number(extra.get("key_time_ms"))
     if onset is None or onset > rules.max_page_clock_ms:
         return False
     if not _answered(record):
         return key is None
-    rt = _number(record.get("rt_ms"))
+    rt = number(record.get("rt_ms"))
     if key is None or rt is None or key > rules.max_page_clock_ms:
         return False
     return abs(key - onset - rt) <= rules.clock_tolerance_ms
@@ -107,11 +101,11 @@ def shortest_ms(record: Mapping, scheduled: Mapping, after: Mapping | None,
                 timing: Timing) -> float:
     """The least time the runner takes from posting ``after`` (the trial before, or None)
     to posting ``record``: fixation, the gap within a block, and the claimed answer time."""
-    fixation = _number((scheduled.get("params") or {}).get("fixation_ms")) or 0.0
+    fixation = number((scheduled.get("params") or {}).get("fixation_ms")) or 0.0
     gap = timing.inter_trial_ms if after is not None and after.get("block") == \
         record.get("block") else 0.0
     if _answered(record):
-        answer = _number(record.get("rt_ms")) or 0.0
+        answer = number(record.get("rt_ms")) or 0.0
     else:
         video = "onset_time_ms" in _extra(record)
         answer = timing.response_window_ms_after_clip if video else 0.0

@@ -134,15 +134,19 @@ def load(path: str | Path) -> StudyConfig:
     return loads(read_source(path), path.name, path.parent)
 
 
-def read_source(path: Path) -> str:
-    """The text of the study file at ``path``, read no further than :data:`MAX_FILE_BYTES`;
-    raises :class:`StudyFileError` for a larger file or one that is not UTF-8."""
-    with open(path, "rb") as handle:
-        raw = handle.read(MAX_FILE_BYTES + 1)
-    if len(raw) > MAX_FILE_BYTES:
-        raise StudyFileError([Problem(path.name, 1, "(file)", f"expected a study file of at "
-                                                              f"most {MAX_FILE_BYTES // 1024} KiB, "
-                                                              "got more")])
+def read_source(path: Path, limit: int = MAX_FILE_BYTES, kind: str = "study file") -> str:
+    """The text of the ``kind`` of file at ``path`` (a study file, a run file), read no
+    further than ``limit`` bytes; raises :class:`StudyFileError` for a file that cannot be
+    read, is larger or is not UTF-8."""
+    try:
+        with open(path, "rb") as handle:
+            raw = handle.read(limit + 1)
+    except OSError as error:
+        raise StudyFileError([Problem(path.name, 1, "(file)", f"cannot be read: "
+                                                            f"{error.strerror or error}")])
+    if len(raw) > limit:
+        raise StudyFileError([Problem(path.name, 1, "(file)", f"expected a {kind} of at most "
+                                                            f"{limit // 1024} KiB, got more")])
     try:
         return raw.decode("utf-8")
     except UnicodeDecodeError as error:

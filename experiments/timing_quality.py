@@ -27,9 +27,10 @@ main thread blocked 30 ms every 100 ms far less (docs/measurements.md).  The rul
 """
 from __future__ import annotations
 
-import math
 import statistics
 from collections.abc import Iterable, Mapping, Sequence
+
+from experiments.record_numbers import count
 
 VERSION = "tq1"
 REASON = "timing_quality"
@@ -41,18 +42,6 @@ ONSET_PRECISION = ("element-timing", "element-timing-coarse", "raf-next")
 def _extra(record: Mapping) -> Mapping:
     extra = record.get("extra")
     return extra if isinstance(extra, Mapping) else {}
-
-
-def _count(value) -> float | None:
-    """A non-negative finite number, else None (stored fields are validated; a CSV's may
-    not be)."""
-    if value is None or isinstance(value, bool):
-        return None
-    try:
-        number = float(value)
-    except (TypeError, ValueError):
-        return None
-    return number if math.isfinite(number) and number >= 0 else None
 
 
 def _precision(method) -> int:
@@ -70,13 +59,13 @@ def frames_on_time(record: Mapping) -> tuple[float, float] | None:
     """``(on time, due)`` frame counts of one clip trial, undisturbed; None when the
     browser could not count them."""
     extra = _extra(record)
-    shown, late = _count(extra.get("frames_shown")), _count(extra.get("frames_late"))
-    dropped = _count(extra.get("frames_dropped"))
+    shown, late = count(extra.get("frames_shown")), count(extra.get("frames_late"))
+    dropped = count(extra.get("frames_dropped"))
     if shown is not None and late is not None and dropped is not None:
         due = shown + dropped
         return (max(0.0, shown - late), due) if due > 0 else None
-    total = _count(extra.get("total_frames", record.get("total_frames")))
-    lost = _count(record.get("dropped_frames"))
+    total = count(extra.get("total_frames", record.get("total_frames")))
+    lost = count(record.get("dropped_frames"))
     if total and lost is not None:
         return max(0.0, total - lost), total
     return None
@@ -89,11 +78,11 @@ def disturbed(record: Mapping, best_precision: int, median_refresh_ms: float | N
     if extra.get("focus_lost") or extra.get("fullscreen_exited") or \
             (isinstance(events, Sequence) and not isinstance(events, str) and events):
         return True
-    if (_count(extra.get("stalls")) or 0) > 0 or _count(extra.get("onset_time_ms")) is None:
+    if (count(extra.get("stalls")) or 0) > 0 or count(extra.get("onset_time_ms")) is None:
         return True
     if _precision(record.get("onset_method")) > best_precision:
         return True
-    refresh = _count(extra.get("refresh_ms"))
+    refresh = count(extra.get("refresh_ms"))
     return bool(refresh and median_refresh_ms and
                 abs(refresh / median_refresh_ms - 1) > REFRESH_TOLERANCE)
 
@@ -115,7 +104,7 @@ def session_score(records: Iterable[Mapping]) -> float | None:
     if not counted:
         return None
     best = min(_precision(r.get("onset_method")) for r in clips)
-    refreshes = [v for r in clips if (v := _count(_extra(r).get("refresh_ms")))]
+    refreshes = [v for r in clips if (v := count(_extra(r).get("refresh_ms")))]
     median = statistics.median(refreshes) if refreshes else None
     on_time = sum(0.0 if disturbed(r, best, median) else frames[0] for r, frames in counted)
     return on_time / sum(frames[1] for _, frames in counted)

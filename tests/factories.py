@@ -310,3 +310,43 @@ def open_quick_ordering(site) -> str:
         open_site_study(site.app, "tiny-frame-order-quick", design)
         site.slugs[kind] = "tiny-frame-order-quick"
     return kind
+
+
+# Tiny clips drawn with numpy (nothing is downloaded): stimulus preparation's, 32x32 and
+# 12 frames over a gradient, and the model tests', over noise.
+TINY_FRAMES, TINY_SIZE = 12, 32
+
+
+def moving_square_frames(count: int = TINY_FRAMES, size: int = TINY_SIZE, width=None) -> np.ndarray:
+    """A bright square sliding over a gradient: every frame differs clearly from the next."""
+    width = width or size
+    ys, xs = np.mgrid[0:size, 0:width]
+    frames = np.empty((count, size, width, 3), np.uint8)
+    for k in range(count):
+        img = np.stack([xs * 4 + 40, ys * 4 + 40, np.full_like(xs, 90)], axis=-1).astype(float)
+        x0 = 2 + 2 * k
+        img[8:20, x0:x0 + 8] = (240, 230, 40)
+        frames[k] = np.clip(img, 0, 255).astype(np.uint8)
+    return frames
+
+
+def moving_square(n_frames=24, height=32, width=48, seed=0):
+    """A bright square moving right over a noisy background (uint8 RGB), for the models."""
+    rng = np.random.default_rng(seed)
+    frames = rng.integers(0, 60, (n_frames, height, width, 3)).astype(np.uint8)
+    for t in range(n_frames):
+        frames[t, 8:16, 2 + t:10 + t] = 250
+    return frames
+
+
+def write_lossless(frames, path, fps=12):
+    """An FFV1 (lossless) file: decoded frames equal the written ones exactly."""
+    import av
+
+    with av.open(str(path), "w") as container:
+        stream = container.add_stream("ffv1", rate=fps)
+        stream.width, stream.height, stream.pix_fmt = frames.shape[2], frames.shape[1], "bgr0"
+        for frame in frames:
+            container.mux(stream.encode(av.VideoFrame.from_ndarray(frame, format="rgb24")))
+        container.mux(stream.encode(None))
+    return str(path)

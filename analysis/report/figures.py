@@ -1,9 +1,11 @@
-"""The report's figures, each drawn by :mod:`analysis.figures` from one of its tables."""
+"""The report's figures, each drawn by :mod:`analysis.figures` (frame ordering:
+:mod:`analysis.figures_ordering`; the TRA sweeps': :mod:`analysis.figures_tra`) from one of its
+tables."""
 from __future__ import annotations
 
 import pandas as pd
 
-from analysis import figures
+from analysis import figures, figures_ordering
 from analysis.report import registry as R
 
 
@@ -32,15 +34,15 @@ def report_figures(tables: dict, humans: pd.DataFrame) -> dict:
     if R.PER_STIMULUS_AGREEMENT in t and not t[R.PER_STIMULUS_AGREEMENT].empty:
         out["item_scatter"] = figures.item_scatter(t[R.PER_STIMULUS_AGREEMENT])
     if R.ORDERING_BY_FACTOR in t:  # the EGO-FLIGHT conditions, one panel per factor
-        out["ordering_factors"] = figures.ordering_factor_figure(t[R.ORDERING_BY_FACTOR])
+        out["ordering_factors"] = figures_ordering.ordering_factor_figure(t[R.ORDERING_BY_FACTOR])
     elif R.ORDERING_BY_CONDITION in t:  # conditions that vary no one factor
-        out["ordering_condition"] = figures.ordering_figure(
+        out["ordering_condition"] = figures_ordering.ordering_figure(
             t[R.ORDERING_BY_CONDITION], "condition", "Frame ordering by condition")
     if R.ORDERING_BY_CONDITION in t:
-        out["ordering_anchoring"] = figures.ordering_figure(
+        out["ordering_anchoring"] = figures_ordering.ordering_figure(
             t[R.ORDERING_ANCHORING], "true_first_position",
             "First-position anchoring: by presented position of the true first frame")
-        out["ordering_inversions"] = figures.ordering_figure(
+        out["ordering_inversions"] = figures_ordering.ordering_figure(
             t[R.ORDERING_BY_INVERSIONS], "n_inversions",
             "By disorder of the presented order (pairwise inversions)")
     return out

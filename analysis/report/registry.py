@@ -153,7 +153,7 @@ TEXT_VS_LOGIT_ACCURACY = Table("text_vs_logit_accuracy", HUMAN_VS_MODEL,
                                columns=D.TEXT_VS_LOGIT_ACCURACY)
 PER_STIMULUS_AGREEMENT = Table("per_stimulus_agreement", HUMAN_VS_MODEL,
                                "analysis.human_vs_model.per_stimulus_agreement",
-                               figures=("item_scatter",), when=BOTH,
+                               figures=("item_scatter",), live="clip_accuracy", when=BOTH,
                                columns=D.PER_STIMULUS_AGREEMENT)
 BINOMIAL_TESTS = Table("binomial_tests", TESTS, "analysis.comparisons.binomial_tests",
                        metrics_json=True, when=ARROW, columns=D.BINOMIAL_TESTS)

@@ -272,7 +272,7 @@ def sweep_tables(aot_kept: pd.DataFrame, tra_data: pd.DataFrame | None = None,
 
 def sweep_figures(tables: dict) -> dict:
     """One figure per sweep present in ``tra_sweep_curves`` (:data:`FIGURES` names)."""
-    from analysis import figures
+    from analysis import figures_tra
 
     curves = tables.get(R.TRA_SWEEP_CURVES)
     if curves is None or curves.empty:
@@ -281,11 +281,11 @@ def sweep_figures(tables: dict) -> dict:
     published = fits[fits["source"] == "published"]
     caption = CAPTION.format(context=TRA_CONTEXT)
     means = tables[R.TRA_SWEEP_LEVEL_MEANS]
-    out = {f"tra_sweep_{scenario}": figures.tra_sweep_figure(
+    out = {f"tra_sweep_{scenario}": figures_tra.tra_sweep_figure(
         part, published[published["scenario"] == scenario], caption,
         means[means["scenario"] == scenario])
         for scenario, part in curves.groupby("scenario") if scenario in SCENARIOS}
     if R.TRA_ADAPTIVE_SEQUENCE in tables:
-        out["tra_adaptive_sequences"] = figures.adaptive_sequence_figure(
+        out["tra_adaptive_sequences"] = figures_tra.adaptive_sequence_figure(
             tables[R.TRA_ADAPTIVE_SEQUENCE])
     return out

@@ -69,7 +69,7 @@ def load_prices(path: str | Path) -> Prices:
         reasoning = 10.0             # optional: reasoning tokens priced apart from output
     """
     path = Path(path)
-    source = read_source(path)
+    source = read_source(path, kind="price file")
     reader = Reader(path.name, source, None)
     data = parse_tables(reader, source)
     prices = None if data is None else _check(reader, data, path.name)

@@ -5,7 +5,8 @@ headless Chromium through a Playwright page (no display), so that a scenario wri
 runs in all three.
 
 Clicks and key presses are real input events sent by the driver (``isTrusted``), at the
-viewport coordinates of the element; drags go through the X server (xserver.py).
+viewport coordinates of the element; drags go through the X server (xserver.py), and in
+headless Chromium through Playwright's mouse.
 JavaScript is passed as the body of a function (``return …``) and built into the script on
 the Python side: the runner's Content-Security-Policy forbids ``eval`` and ``new Function``
 inside the page.
@@ -22,6 +23,8 @@ from selenium.webdriver.common.action_chains import ActionChains
 from selenium.webdriver.common.actions.action_builder import ActionBuilder
 from selenium.webdriver.webkitgtk.options import Options
 from selenium.webdriver.webkitgtk.service import Service
+
+from bench.harness.xserver import XMouse
 
 FIREFOX = "/usr/bin/firefox-esr"
 FIREFOX_BRIDGE = Path(__file__).with_name("firefox.mjs")
@@ -75,6 +78,15 @@ class Tab:
 
     def focus(self, selector: str) -> None:
         self.evaluate(f"document.querySelector({json.dumps(selector)}).focus();")
+
+    def drag(self, start, end) -> None:
+        """A real mouse drag from ``start`` to ``end`` (viewport coordinates) through the X
+        server: WebDriver's pointer actions start a native drag-and-drop but never drop it."""
+        mouse = XMouse(self)
+        try:
+            mouse.drag(start, end)
+        finally:
+            mouse.close()
 
 
 class FirefoxTab(Tab):
@@ -191,6 +203,17 @@ class ChromiumTab(Tab):
 
     def press(self, key: str) -> None:
         self.page.keyboard.press(key)
+
+    def drag(self, start, end, steps: int = 20) -> None:
+        """Playwright's mouse (headless: no X server), at a hand's pace: Sortable follows the
+        pointer only through intermediate moves."""
+        self.page.mouse.move(*start)
+        self.page.mouse.down()
+        for step in range(1, steps + 1):
+            self.page.mouse.move(start[0] + (end[0] - start[0]) * step / steps,
+                                 start[1] + (end[1] - start[1]) * step / steps)
+            self.page.wait_for_timeout(20)  # the pace of a hand is the stimulus, not a wait
+        self.page.mouse.up()
 
     def set_offline(self, on: bool) -> None:
         self.context.set_offline(on)

@@ -6,7 +6,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from analysis import figures, ordering, ordering_factors
+from analysis import figures_ordering, ordering, ordering_factors
 from experiments.designs import EGO_FLIGHT_CONDITIONS
 
 CONDITIONS = [c.name for c in EGO_FLIGHT_CONDITIONS]
@@ -96,7 +96,7 @@ def test_means_and_cis_match_an_independent_bootstrap(policy):
 
 def test_the_figure_has_one_panel_per_factor_with_the_original_in_each():
     table = ordering_factors.ordering_by_factor(_trials(), n_boot=50, rng=np.random.default_rng(0))
-    fig = figures.ordering_factor_figure(table)
+    fig = figures_ordering.ordering_factor_figure(table)
     titles = [a.text for a in fig.layout.annotations]
     assert titles[:4] == ["Number of frames", "Temporal span", "Annotation", "Hints"]
     for panel in range(1, 5):

@@ -1,23 +1,25 @@
-"""Frame ordering by a participant's own hand in Firefox ESR and WebKitGTK, with real input
-events (trusted clicks and key presses from the driver, mouse drags through the X server),
-not the simulation's synthetic ones.
+"""Frame ordering by a participant's own hand in Chromium, Firefox ESR and WebKitGTK, with real
+input events (trusted clicks and key presses from the driver; mouse drags through the X server,
+in Chromium Playwright's mouse), not the simulation's synthetic ones.
 
 It proves that in each engine the second click of a double-click on Done, landing on the
-next trial's Done as soon as its frames appear, is ignored and recorded instead of
-answering that trial; and that a frame dragged with the mouse (SortableJS's native
+next trial's Done as soon as its frames appear, is ignored, recorded and explained to the
+participant instead of answering that trial; and that a frame dragged with the mouse (SortableJS's native
 drag-and-drop) moves, is recorded as a mouse move, and that the stored final order is the
 one on screen and the one the recorded moves give.
 """
 import pytest
 
-from bench.harness.xserver import XMouse
+from experiments.texts import defaults
 from tests.browser.participant import assert_every_trial_once, stored
+from tests.engines.conftest import EVERY_ENGINE
 from tests.engines.participant import enter, order_with_keyboard, run_by_hand
 from tests.waiting import hold
 
 # Selenium 4.51's own WebKitGTK driver class still passes remote_server_addr.
 pytestmark = [pytest.mark.engines,
-              pytest.mark.filterwarnings("ignore:setting remote_server_addr:DeprecationWarning")]
+              pytest.mark.filterwarnings("ignore:setting remote_server_addr:DeprecationWarning"),
+              pytest.mark.parametrize("tab", EVERY_ENGINE, indirect=True)]
 
 SCREEN_AND_TRIAL = "const d = document.body.dataset; return [d.screen, Number(d.trialIndex)];"
 SLOTS = "[...document.querySelectorAll('.frame')].map((f) => Number(f.dataset.position))"
@@ -51,6 +53,9 @@ def test_a_double_click_on_done_never_answers_the_next_trial(tab, site):
         x, y, seen["next"] = tab.wait_for(NEXT_DONE.format(index=index), every_ms=2)
         hold(SECOND_CLICK_MS)  # the double-click's own interval: the stimulus
         tab.click_at(x, y)
+        # Not silently: the participant is told the click came too early (issue 28).
+        seen["told"] = tab.wait_for(
+            "return document.getElementById('order-done-early').textContent || null;", every_ms=5)
         # The participant orders this trial's frames 600 ms later: the stray click must not
         # have answered it by then (an absence, which no state shows), and its RT exceeds it.
         hold(600)
@@ -67,6 +72,7 @@ def test_a_double_click_on_done_never_answers_the_next_trial(tab, site):
     ignored = answered["extra"]["ignored_inputs"]
     assert [i["kind"] for i in ignored] == ["click"]
     assert ignored[0]["t_ms"] < 300
+    assert seen["told"] == defaults("en")["order_done_too_early"]
     print(f"\n{tab.name}: the second click came {ignored[0]['t_ms']:.0f} ms after the frames "
           f"appeared and was ignored; the trial was answered after {answered['rt_ms']:.0f} ms")
     assert tab.errors() == []
@@ -78,14 +84,10 @@ def centre(tab, which: str) -> tuple[float, float]:
 
 
 def drag_first_onto_last(tab, state, shown):
-    """A real mouse drag through the X server: the first movable frame onto the last movable
-    one (a swap), then one keyboard move; keeps the order on screen before Done."""
+    """A real mouse drag: the first movable frame onto the last movable one (a swap), then
+    one keyboard move; keeps the order on screen before Done."""
     before = tab.evaluate(f"return {SLOTS};")
-    mouse = XMouse(tab)
-    try:
-        mouse.drag(centre(tab, "0"), centre(tab, "-1"))
-    finally:
-        mouse.close()
+    tab.drag(centre(tab, "0"), centre(tab, "-1"))
     tab.wait_for(f"return {SLOTS}.join() !== '{','.join(map(str, before))}';", timeout_s=5)
     order_with_keyboard(tab)
     shown[int(state["trial"])] = tab.evaluate(f"return {SLOTS};")

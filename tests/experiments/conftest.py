@@ -4,7 +4,7 @@ import subprocess
 import pytest
 
 from experiments import media
-from tests.experiments.tiny_clips import TINY_SIZE, moving_square_frames
+from tests.factories import TINY_SIZE, moving_square_frames
 
 
 @pytest.fixture

@@ -9,7 +9,7 @@ from PIL import Image
 from experiments import media
 from experiments.equal_size import equalize
 from experiments.stimuli import ClipSpec, prepare_clip
-from tests.experiments.tiny_clips import moving_square_frames
+from tests.factories import moving_square_frames
 
 
 def test_prepared_clips_and_frame_sets_have_one_size_per_group(tiny_clip, tmp_path):

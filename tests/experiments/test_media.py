@@ -7,7 +7,7 @@ from PIL import Image
 
 from experiments import media
 from experiments.reversal import check_alignment, reverse_clip_checked
-from tests.experiments.tiny_clips import TINY_FRAMES, moving_square_frames
+from tests.factories import TINY_FRAMES, moving_square_frames
 
 
 def _mad(a, b):

@@ -7,7 +7,7 @@ import pytest
 
 from experiments import media
 from experiments.stimuli import ClipSpec, StimulusError, prepare_clip, prepare_clips
-from tests.experiments.tiny_clips import TINY_FRAMES
+from tests.factories import TINY_FRAMES
 
 
 def _spec(path, key="tiny", **params):

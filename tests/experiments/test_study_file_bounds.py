@@ -121,11 +121,19 @@ def test_problems_past_the_first_fifty_are_counted_not_listed():
 def test_a_study_file_on_disk_is_read_no_further_than_the_limit(tmp_path):
     path = tmp_path / "big.toml"
     path.write_bytes(MINIMAL.encode() + b"#" * study_scan.MAX_FILE_BYTES)
-    with pytest.raises(study_file.StudyFileError, match="at most 256 KiB, got more"):
+    with pytest.raises(study_file.StudyFileError, match=r"big.toml:1: \(file\): expected a study "
+                                                         "file of at most 256 KiB, got more"):
         study_file.load(path)
     path.write_bytes(MINIMAL.encode() + b'title = "\xff"\n')
     with pytest.raises(study_file.StudyFileError, match=r"big.toml:4: \(file\): expected UTF-8"):
         study_file.load(path)
+
+
+def test_a_study_file_that_cannot_be_read_is_a_problem_of_the_file(tmp_path):
+    with pytest.raises(study_file.StudyFileError) as raised:
+        study_file.load(tmp_path)  # a folder: the study file's own reader, not a traceback
+    assert [str(p) for p in raised.value.problems] == [
+        f"{tmp_path.name}:1: (file): cannot be read: Is a directory"]
 
 
 # --- {file = ...} -------------------------------------------------------------------------

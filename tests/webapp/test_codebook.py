@@ -1,6 +1,6 @@
 """The codebook's descriptions of the exclusion rules and technical events."""
 from experiments.exclusions import TRIAL_REASONS
-from webapp.researcher.codebook import trial_codebook
+from webapp.researcher.codebook_columns import trial_codebook
 
 
 def _description(column: str) -> str:

@@ -172,7 +172,19 @@ def test_the_tables_the_report_registry_marks_live_are_on_the_study_page(app, st
         panel = dashboard.study_panel("pilot")
     live = {table.live for table in registry.TABLES if table.live}
     assert live and live <= {*panel["figures"], *panel}
+    assert live - {"participants"} == set(panel["figures"]) == set(dashboard.LIVE_FIGURES)
     assert registry.SDT_BY_PARTICIPANT.live == "participants"  # the table's accuracy column
+
+
+def test_the_page_draws_the_figures_the_registry_names_live(logged_in, study, monkeypatch):
+    """What the page shows comes from the registry when it is read, not a list of its own:
+    a table no longer named live takes its figure off the page."""
+    from analysis.report import registry
+
+    kept = [t for t in registry.TABLES if t.live != "category_accuracy"]
+    monkeypatch.setattr(registry, "TABLES", tuple(kept))
+    page = logged_in.get("/researcher/studies/pilot").get_data(as_text=True)
+    assert re.findall(r'id="figure-([a-z_]+)"', page) == ["flow", "clip_accuracy", "rt"]
 
 
 def test_figures_are_valid_plotly_figures(app, study):
@@ -187,6 +199,8 @@ def test_figures_are_valid_plotly_figures(app, study):
 def test_the_page_embeds_the_figures_and_local_plotly(logged_in, study):
     page = logged_in.get("/researcher/studies/pilot").get_data(as_text=True)
     assert page.count('class="plotly-figure"') == 4
+    assert re.findall(r'id="figure-([a-z_]+)"', page) == ["flow", "clip_accuracy",
+                                                         "category_accuracy", "rt"]
     scripts = re.findall(r'<script src="([^"]+)"', page)
     assert "/researcher/vendor/plotly.min.js" in scripts
     assert all(src.startswith("/") for src in scripts)  # no CDN

@@ -20,6 +20,7 @@ import click
 from click.core import ParameterSource
 
 from analysis.vlm.provenance import library_versions
+from experiments import study_file
 from experiments.study_file import Problem, Reader, parse_tables
 
 # The largest run file read (a resolved one is ~1 KB).
@@ -46,20 +47,9 @@ def fields(command: click.Command) -> dict[str, click.Option]:
 def read_source(path: Path) -> str:
     """The file's text, read no further than :data:`MAX_RUN_FILE_BYTES`."""
     try:
-        with open(path, "rb") as handle:
-            raw = handle.read(MAX_RUN_FILE_BYTES + 1)
-    except OSError as error:
-        raise RunFileError([Problem(path.name, 1, "(file)", f"cannot be read: "
-                                                            f"{error.strerror or error}")])
-    if len(raw) > MAX_RUN_FILE_BYTES:
-        raise RunFileError([Problem(path.name, 1, "(file)", "expected a run file of at most "
-                                                            f"{MAX_RUN_FILE_BYTES // 1024} KiB, got more")])
-    try:
-        return raw.decode("utf-8")
-    except UnicodeDecodeError as error:
-        line = raw[:error.start].count(b"\n") + 1
-        raise RunFileError([Problem(path.name, line, "(file)", f"expected UTF-8 text, got byte "
-                                                               f"0x{raw[error.start]:02x}")])
+        return study_file.read_source(path, MAX_RUN_FILE_BYTES, "run file")
+    except study_file.StudyFileError as error:
+        raise RunFileError(error.problems)
 
 
 def load(path: Path, command: click.Command) -> tuple[dict, list[str]]:

@@ -1,16 +1,19 @@
-"""What the study page shows: participants, accuracy and RT figures, and the exclusion flow.
+"""What the study page shows: participants, accuracy and RT figures, and the exclusion flow;
+the figures are those the report registry's tables name as shown live.
 
 Every figure is drawn by :mod:`analysis.figures`, the functions the HTML report draws with,
 from tables of the analysis package on the same canonical trial table the export writes,
 and sent as a plotly figure dict (``{"data": [...], "layout": {...}}``) for plotly.js.
 """
 import json
+from collections.abc import Callable
 
 import pandas as pd
 
 from analysis import aot, figures, loading, nonresponse, ordering, participant_sdt, rt
 from analysis.columns import AOT, CATCH, FRAME_ORDER, PRACTICE_BLOCK
 from analysis.exclusions import apply_manual_rules
+from analysis.report import registry
 from experiments.exclusions import is_technical
 from experiments.trial_types import TRIAL_TYPES
 from experiments.verdict import REINSTATE
@@ -49,14 +52,28 @@ def study_panel(slug: str) -> dict:
         "platform": study_settings(study.design_snapshot)["platform"],
         "n_trials": len(trials), "n_included": len(kept),
         "flow": flow.to_dict("records"),
-        "figures": {
-            "clip_accuracy": accuracy_figure(kept, "source_clip_id", "Accuracy per clip"),
-            "category_accuracy": accuracy_figure(loading.explode_categories(kept), "category",
-                                                 "Accuracy per category"),
-            "rt": rt_figure(kept),
-            "flow": flow_figure(flow),
-        },
+        "figures": live_figures(kept, flow),
     }
+
+
+# The page's figures in the page's order, under the names the report registry's tables give
+# as ``live`` (analysis/report/registry.py): the page draws those some table names, so the
+# registry decides what is shown. Each draws from the counted trials and the participant flow.
+LIVE_FIGURES: dict[str, Callable[[pd.DataFrame, pd.DataFrame], dict | None]] = {
+    "flow": lambda kept, flow: flow_figure(flow),
+    "clip_accuracy": lambda kept, flow: accuracy_figure(kept, "source_clip_id",
+                                                        "Accuracy per clip"),
+    "category_accuracy": lambda kept, flow: accuracy_figure(
+        loading.explode_categories(kept), "category", "Accuracy per category"),
+    "rt": lambda kept, flow: rt_figure(kept),
+}
+
+
+def live_figures(kept: pd.DataFrame, flow: pd.DataFrame) -> dict:
+    """Name -> figure (None when there is nothing to draw yet) of each of
+    :data:`LIVE_FIGURES` that a registered table names as its ``live``."""
+    shown = {table.live for table in registry.TABLES}
+    return {name: draw(kept, flow) for name, draw in LIVE_FIGURES.items() if name in shown}
 
 
 def human_trials(slug: str) -> pd.DataFrame:

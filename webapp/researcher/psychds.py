@@ -8,7 +8,7 @@ dataset's one data file; the other export files sit beside it as documentation.
 """
 import re
 
-from webapp.researcher.codebook import trial_codebook
+from webapp.researcher.codebook_columns import trial_codebook
 
 SCHEMA_VERSION = "Psych-DS 0.4.0"
 

@@ -13,7 +13,7 @@ from analysis import loading, simulate
 from analysis.vlm.cache import ResultCache
 from experiments.media import encode_browser_mp4
 from experiments.stimuli import ClipSpec
-from tests.analysis.vlm.helpers import moving_square
+from tests.factories import moving_square
 from webapp.researcher import studies
 from webapp.stimuli import catalog
 

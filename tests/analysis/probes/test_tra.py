@@ -14,7 +14,7 @@ from analysis.probes.tra import (
     window_starts,
 )
 from bench.probe import per_window_clip_losses
-from tests.analysis.vlm.helpers import moving_square
+from tests.factories import moving_square
 
 
 @pytest.fixture(scope="module")

@@ -10,7 +10,7 @@ import os
 import pytest
 
 from experiments.catalog_records import StimulusRecord
-from tests.analysis.vlm.helpers import moving_square
+from tests.factories import moving_square
 
 
 @pytest.fixture(scope="session", autouse=True)

@@ -16,7 +16,7 @@ from analysis.vlm.sampling import load_video
 from analysis.vlm.tasks import TaskSpec, build_items
 from experiments.media import encode_browser_mp4
 from experiments.stimuli import ClipSpec
-from tests.analysis.vlm.helpers import moving_square
+from tests.factories import moving_square
 
 ARCH = "llava_onevision"
 GREEDY = GenerationParams(max_new_tokens=4)

@@ -8,7 +8,7 @@ from analysis.vlm.backends.base import GenerationParams, Request
 from analysis.vlm.sampling import load_video, sample_indices, subset
 from analysis.vlm.tasks import TaskSpec, build_items
 from experiments.catalog_records import StimulusRecord
-from tests.analysis.vlm.helpers import moving_square, write_lossless
+from tests.factories import moving_square, write_lossless
 
 
 def test_sampling_at_fps_is_centred_and_mirror_symmetric():

@@ -55,6 +55,7 @@ def test_a_price_file_turns_tokens_into_cost(tmp_path):
     (PRICES.replace('"USD"', '"dollars"'), "prices.toml:1: currency: expected a currency code"),
     ('currency = "USD"\n', "prices.toml:1: models: expected at least one"),
     (PRICES + "[models", "prices.toml:5: (file): not valid TOML"),
+    ("#" * 300_000, "prices.toml:1: (file): expected a price file of at most 256 KiB, got more"),
 ])
 def test_a_bad_price_file_names_file_line_and_field(tmp_path, text, problem):
     with pytest.raises(StudyFileError) as error:

@@ -71,11 +71,14 @@ def test_a_run_file_is_checked_as_the_command_checks_its_flags(tmp_path, text, m
 def test_a_file_too_large_or_not_utf8_is_refused_before_parsing(tmp_path):
     path = tmp_path / "run.toml"
     path.write_bytes(b"# " + b"x" * run_file.MAX_RUN_FILE_BYTES)
-    with pytest.raises(run_file.RunFileError, match="at most 64 KiB"):
+    with pytest.raises(run_file.RunFileError, match=r"run.toml:1: \(file\): expected a run "
+                                                    "file of at most 64 KiB, got more"):
         run_file.load(path, run_models)
     path.write_bytes(b'model = "m"\nseed = 1 # \xff\n')
     with pytest.raises(run_file.RunFileError, match=r"run.toml:2: \(file\): expected UTF-8"):
         run_file.load(path, run_models)
+    with pytest.raises(run_file.RunFileError, match=r"cannot be read: Is a directory"):
+        run_file.load(tmp_path, run_models)
 
 
 def test_a_bad_run_file_is_a_usage_error_naming_every_problem(runner, tmp_path):

@@ -14,7 +14,7 @@ import pytest
 from sqlalchemy import select
 
 from analysis.report.labels import LABELLED_COLUMNS
-from tests.analysis.vlm.helpers import moving_square
+from tests.factories import moving_square
 
 pytestmark = pytest.mark.slow  # a model run and two reports: about 20 s of CPU
 
