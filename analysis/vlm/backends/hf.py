@@ -32,7 +32,7 @@ from analysis.vlm.backends.processor_inputs import (
 )
 from analysis.vlm.backends.vision_windows import group_windows
 from analysis.vlm.provenance import library_versions, weights_fingerprint
-from analysis.vlm.reasoning import prompt_opens, split_inline, tags
+from analysis.vlm.reasoning import prompt_opens, split_generated, tags
 
 VIDEO_TOKEN_TYPE = 2  # mm_token_type_ids: text 0, image 1, video 2
 STACKED, PER_CLIP = "stacked", "per_clip"  # how a call's clips reached the vision encoder
@@ -255,17 +255,18 @@ class TransformersBackend(Backend):
         torch.manual_seed(seed)
         with torch.no_grad():
             output = self.model.generate(**self.model_inputs(inputs), **options)
-        new = output[:, prompt_len:]
-        texts = self.processor.batch_decode(new, skip_special_tokens=True)
         n_prompt = inputs["attention_mask"].sum(dim=1).tolist()
         stop = {tokenizer.pad_token_id, tokenizer.eos_token_id}
+        generated = [[t for t in row if t not in stop] for row in output[:, prompt_len:].tolist()]
 
-        def count(text: str) -> int:
-            return len(tokenizer.encode(text, add_special_tokens=False))
-        return [Generation(text, int(n_prompt[i]),
-                           int(sum(1 for t in new[i].tolist() if t not in stop)), info[i],
-                           split_inline(text, self.model_id, opened[i], count).as_dict())
-                for i, text in enumerate(texts)]
+        def decode(ids: list[int]) -> str:
+            return tokenizer.decode(ids, skip_special_tokens=True)
+        out: list[Generation | Exception] = []
+        for i, ids in enumerate(generated):
+            split = split_generated(ids, decode, self.model_id, opened[i])
+            out.append(Generation(decode(ids), int(n_prompt[i]), len(ids), info[i],
+                                  split.as_dict()))
+        return out
 
     def label_token_ids(self, labels: tuple[str, ...]) -> dict[str, dict[str, int]]:
         """``{label: {surface form: token id}}`` for forms that are a single token."""
