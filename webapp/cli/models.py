@@ -161,6 +161,8 @@ def run_models(**options):
                f"{counts['unparseable']} unparseable, {counts['cut_off']} cut off while "
                f"thinking); run folder {outcome.result.folder}")
     batch = counts.get("batch")
+    for gone in (batch or {}).get("gone", []):
+        click.echo(gone)
     if batch and batch["calls"]:
         sent = len(batch["batches"]) + len(batch["resumed"])
         click.echo(f"{sent} batch{'' if sent == 1 else 'es'}: {batch['answered']} of "

@@ -290,8 +290,7 @@ class OpenAIBackend(Backend):
         return openai_batch.submit(self, calls, params)
 
     def batch_outcomes(self, batch_id: str, calls: list[BatchCall]) -> dict[str, object]:
-        return openai_batch.outcomes(self, openai_batch.wait(self, batch_id, self.batch_poll_s),
-                                     calls)
+        return openai_batch.answers(self, batch_id, calls, self.batch_poll_s)
 
     def close(self) -> None:
         self.client.close()
