@@ -17,6 +17,7 @@ from analysis.vlm.ledger import (
 from analysis.vlm.runner import Runner
 from analysis.vlm.tasks import TaskSpec, build_items
 from experiments.study_file import StudyFileError
+from webapp import model_runs
 from webapp.extensions import db
 from webapp.models import ModelRun, Session, Trial
 from webapp.researcher import studies
@@ -172,6 +173,29 @@ def test_the_budget_is_the_runs_total_across_reruns(app, runner, study, tiny_mod
         session = db.session.scalar(select(Session))
         assert session.status == "completed"
         assert len(db.session.scalars(select(Trial)).all()) == 4
+
+
+def test_a_fully_cached_rerun_keeps_the_stored_runs_ledger_and_file(
+        app, runner, study, tiny_model, tmp_path):
+    """A rerun that read every item from the cache replaced the stored run's ledger, timing
+    and run file with its own (here: two items, no cost, another batch size; outside
+    review): the run that computed the answers is the one kept."""
+    model = tiny_model("qwen2_5_vl")
+    prices = _prices(tmp_path, PRICES.replace("gpt-5", Path(model).name))
+    assert _run(runner, model, "--prices", str(prices)).exit_code == 0
+    with app.app_context():
+        stored = db.session.scalar(select(ModelRun))
+        before = (stored.ledger, stored.timing, stored.manifest, stored.counts)
+        files = model_runs.model_run_files(stored.session.subject.study_id)
+    assert before[0]["items"] == 4 and before[0]["cost"] > 0
+    rerun = _run(runner, model, "--limit", "2", "--batch-size", "1")
+    assert rerun.exit_code == 0, rerun.output
+    assert "2 trials (2 cached, 0 computed" in rerun.output
+    with app.app_context():
+        stored = db.session.scalar(select(ModelRun))
+        assert (stored.ledger, stored.timing, stored.manifest, stored.counts) == before
+        assert model_runs.model_run_files(stored.session.subject.study_id) == files
+        assert stored.session.status == "completed"
 
 
 def test_a_budget_in_another_currency_than_the_prices_is_refused(runner, study, tiny_model,
