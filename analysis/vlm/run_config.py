@@ -20,6 +20,7 @@ from analysis.vlm.backends.base import GenerationParams
 from analysis.vlm.items import HINT_CONFIGS
 from analysis.vlm.ledger import parse_budget
 from analysis.vlm.order_items import check_hints
+from analysis.vlm.provenance import stable_hash
 from analysis.vlm.tasks import TASKS, TaskSpec
 from experiments.benchmarks import aot_psyphybench as bench
 from experiments.benchmarks import check_benchmark, protocol
@@ -71,6 +72,15 @@ def run_key(config: RunConfig, description: dict) -> str:
                 "scoring": effective_scoring(config)}
     encoded = json.dumps(identity, sort_keys=True, default=str).encode("utf-8")
     return hashlib.sha256(encoded).hexdigest()
+
+
+def answer_settings(config: RunConfig, description: dict) -> dict:
+    """The run's identity as its trial rows carry it (``extra.run``, read by
+    :mod:`analysis.observers`): the task's settings, the decoding, the scoring and the
+    model's build (a digest of ``description``: weights, dtype, device kind, libraries,
+    processor, a server's URL), each by name."""
+    return {**_spec_identity(config.spec), **config.params.to_dict(),
+            "scoring": effective_scoring(config), "build": stable_hash(description)[:8]}
 
 
 def _spec_identity(spec: TaskSpec) -> dict:
