@@ -23,6 +23,7 @@ from sqlalchemy.exc import IntegrityError, OperationalError
 from analysis.probes.run import SweepClip
 from analysis.vlm.backends import backend_entry
 from analysis.vlm.backends.base import BackendError
+from analysis.vlm.ordering_options import study_options
 from analysis.vlm.run import RunResult, execute_run, run_file_text
 from analysis.vlm.run_config import (
     RunConfig,
@@ -30,7 +31,6 @@ from analysis.vlm.run_config import (
     effective_scoring,
     protocol_records,
     run_config,
-    study_options,
 )
 from analysis.vlm.runner import model_revision
 from analysis.vlm.tasks import design_task
