@@ -88,6 +88,7 @@ EXTRA_PAIR_ORDER = "pair_order"      # "AB" | "BA" (pair_order trials)
 EXTRA_PAIR_ID = "pair_id"            # str: the underlying ordered pair (pair_order trials)
 EXTRA_THINKING = "thinking"          # "on" | "off": the run's thinking switch (absent: default)
 EXTRA_PROMPT_LANGUAGE = "prompt_language"  # the prompt set's language (absent: the paper's, en)
+EXTRA_RUN = "run"                    # dict: the run's settings that can change an answer
 EXTRA_REASONING = "reasoning_status" # "none" | "complete" | "cut_off" (see analysis.vlm.reasoning)
 # The item's ledger: tokens in, out (reasoning included) and of reasoning, over all its model
 # calls, and the seconds the model took for it (its share of a batched call).

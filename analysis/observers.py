@@ -10,6 +10,15 @@ the switch at the model's default has no thinking part), the comparison AoT-PsyP
 makes of deliberation, and a model asked in Japanese and in English (``--prompt-language``;
 the paper's English has no language part).
 
+Beyond these named parts, a model observer's key holds the rest of its run's identity, as
+its rows carry it (``extra.run``, :func:`analysis.vlm.run_config.answer_settings`): every
+setting that can change an answer (frame rate or count, scoring, seed, decoding, the model's
+build) other than the TOMATO frame condition, which tables show or compare within one
+observer. Two runs that differ in any of them are two observers, named by the parts that
+differ (``"m / fps 2"``, ``"m / fps 4"``); runs that differ in nothing that changes an answer
+(batch size, the batch API) are one stored run, one observer. Rows stored before runs carried
+their identity take it from the other rows of their run (session), or go without.
+
 The label-order part is the run's design, not a trial's: the sorted label orders one run
 (session) used, ``"FB"``, ``"BF"`` or ``"FB+BF"``. A run balanced over both orders is one
 observer (the orders are pooled, as the logit debiasing in :mod:`analysis.diagnostics`
@@ -21,6 +30,7 @@ that tell the model's observers of one task apart, e.g. ``"m"`` when it ran once
 """
 from __future__ import annotations
 
+import json
 import re
 
 import numpy as np
@@ -28,7 +38,11 @@ import pandas as pd
 
 from analysis import columns as C
 
-OBSERVER_KEY = ("model", "revision", "setting", "label_order", "thinking", "prompt_language")
+OBSERVER_KEY = ("model", "revision", "setting", "label_order", "thinking", "prompt_language",
+                "settings")
+# Parts of a run's identity (``extra.run``) that are not in "settings": named key parts, the
+# task, and the frame condition.
+_NAMED = ("task", "setting", "label_orders", "thinking", "prompt_language", "task_variant")
 SEPARATOR = " / "
 FULL_VARIANT = "full"
 
@@ -51,7 +65,8 @@ def observer_keys(data: pd.DataFrame) -> pd.DataFrame:
     pandas.DataFrame
         Indexed like ``data``: :data:`OBSERVER_KEY` columns plus ``task`` (``"aot"`` for
         arrow-of-time rows, else ``trial_type``) and ``task_variant``, all of object dtype.
-        People have model ``"human"`` and None elsewhere.
+        ``settings`` is the rest of the run's identity as sorted JSON. People have model
+        ``"human"`` and None elsewhere.
     """
     n = len(data)
     cols = {c: np.full(n, None, dtype=object) for c in (*OBSERVER_KEY, "task_variant")}
@@ -68,12 +83,26 @@ def observer_keys(data: pd.DataFrame) -> pd.DataFrame:
         cols["task_variant"][is_model] = _extra(extras, C.EXTRA_TASK_VARIANT)
         sessions = rows["session_id"].to_numpy(object) if "session_id" in rows \
             else np.full(len(rows), None, dtype=object)
+        cols["settings"][is_model] = _settings(_extra(extras, C.EXTRA_RUN), sessions)
         cols["label_order"][is_model] = _label_design(
             cols["model"][is_model], cols["revision"][is_model], cols["setting"][is_model],
             sessions, _extra(extras, C.EXTRA_LABEL_ORDER))
     # object dtype: pandas 3 would read a column of strings and None as str, None as NaN,
     # and a NaN task variant was taken for a real one ("human / nan").
     return pd.DataFrame({**cols, "task": _task(data)}, index=data.index, dtype=object)
+
+
+def _settings(runs: list, sessions) -> list:
+    """Each row's run identity beyond the named key parts, as sorted JSON; a row without
+    one takes its session's (a run stored before rows carried it, then rerun)."""
+    keys = [json.dumps({k: v for k, v in run.items() if k not in _NAMED}, sort_keys=True)
+            if isinstance(run, dict) else None for run in runs]
+    of_session: dict = {}
+    for session, key in zip(sessions, keys):
+        if key is not None and not _missing(session):
+            of_session.setdefault(session, key)
+    return [key if key is not None or _missing(session) else of_session.get(session)
+            for session, key in zip(sessions, keys)]
 
 
 def _extra(extras, key: str) -> list:
@@ -173,7 +202,9 @@ def _minimal_names(group: pd.DataFrame) -> dict:
     keys = [tuple(map(_none, k)) for k in group.itertuples(index=False)]
     parts = (("revision", lambda v: f"rev {v}"), ("setting", str),
              ("label_order", lambda v: f"labels {v}"), ("thinking", lambda v: f"thinking {v}"),
-             ("prompt_language", lambda v: f"prompts {v}"))
+             ("prompt_language", lambda v: f"prompts {v}"), ("settings", str))
+    pos = list(group.columns).index("settings")
+    differing = _differing([k[pos] for k in keys])
     names = [str(k[0]) for k in keys]
     for col, show in parts:
         if len(set(names)) == len(names):
@@ -181,11 +212,29 @@ def _minimal_names(group: pd.DataFrame) -> dict:
         pos = list(group.columns).index(col)
         if len({k[pos] for k in keys}) == 1:  # the same for all: it tells none apart
             continue
+        if col == "settings":
+            show = differing.__getitem__
         names = [n + (SEPARATOR + show(k[pos]) if not _missing(k[pos]) else "")
                  for n, k in zip(names, keys)]
     if len(set(names)) < len(names):  # a missing part collided with a named one
         names = [SEPARATOR.join(str(p) for p in (k[0], *k[2:])) for k in keys]
     return dict(zip(keys, names))
+
+
+def _differing(settings: list) -> dict:
+    """Each settings key shown by the settings in which the keys differ (``fps 2``)."""
+    found = {key: json.loads(key) for key in set(settings) if not _missing(key)}
+    names = sorted({name for run in found.values() for name in run})
+    differ = [name for name in names
+              if len({json.dumps(run.get(name)) for run in found.values()}) > 1]
+    return {key: ", ".join(f"{name.replace('_', ' ')} {_shown(run.get(name))}"
+                           for name in differ) for key, run in found.items()}
+
+
+def _shown(value) -> str:
+    if isinstance(value, float):
+        return f"{value:g}"
+    return "none" if value is None else str(value)
 
 
 def with_observer(data: pd.DataFrame) -> pd.DataFrame:
@@ -206,6 +255,11 @@ def observer_table(data: pd.DataFrame, frame_condition: bool = True) -> pd.DataF
                       for m, s, v, t, lang in zip(table["model"], table["setting"],
                                                   table["task_variant"], table["thinking"],
                                                   table["prompt_language"])]
+    shown: dict = {}  # the settings in which a model's observers differ, for the label
+    for _, group in table.groupby("model", sort=False):
+        shown.update(_differing(list(group["settings"])))
+    table["label"] = [label + (f", {shown[key]}" if shown.get(key) else "")
+                      for label, key in zip(table["label"], table["settings"])]
     return table[["observer", *OBSERVER_KEY, "task_variant", "label"]]
 
 

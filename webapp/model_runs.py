@@ -23,6 +23,7 @@ from sqlalchemy.exc import IntegrityError, OperationalError
 from analysis.probes.run import SweepClip
 from analysis.vlm.backends import backend_entry
 from analysis.vlm.backends.base import BackendError
+from analysis.vlm.ordering_options import study_options
 from analysis.vlm.run import RunResult, execute_run, run_file_text
 from analysis.vlm.run_config import (
     RunConfig,
@@ -30,7 +31,6 @@ from analysis.vlm.run_config import (
     effective_scoring,
     protocol_records,
     run_config,
-    study_options,
 )
 from analysis.vlm.runner import model_revision
 from analysis.vlm.tasks import design_task
@@ -201,7 +201,8 @@ def store_run(slug: str, config: RunConfig, result: RunResult
 
     ``result.rows[i]["trial_index"]`` indexes ``result.item_keys``.  Items already stored in
     that session are skipped; the run's ``item_keys`` are every item ever asked of it, so
-    the session is ``completed`` once each has a trial and ``incomplete`` until then.
+    the session is ``completed`` once each has a trial and ``incomplete`` until then.  Its
+    provenance, ledger and run file are those of the last run that computed an answer.
     """
     study = require_study(slug)
     try:
@@ -221,9 +222,13 @@ def store_run(slug: str, config: RunConfig, result: RunResult
                 stored.add(index)
                 added.append({**row, "session_id": session.id, "trial_index": index})
         insert_trials(db.session.connection(), added)
-        _record_provenance(run, config, result, keys,
-                           failures=[error for error in result.manifest["counts"]["errors"]
-                                     if position.get(error.get("item")) not in stored])
+        failures = [error for error in result.manifest["counts"]["errors"]
+                    if position.get(error.get("item")) not in stored]
+        # A rerun that computed nothing (every item from the cache) keeps the provenance,
+        # ledger and run file of the run that computed them.
+        if result.manifest["counts"]["computed"] or run.run_id is None:
+            _record_provenance(run, config, result, failures)
+        run.failures, run.item_keys = failures, keys
         now = utcnow()
         session.status = "completed" if len(stored) == len(keys) else "incomplete"
         session.last_seen_at = now
@@ -272,9 +277,9 @@ def model_run_files(study_id: int) -> dict[str, bytes]:
             for session_id, manifest in manifests if (manifest or {}).get("run_file")}
 
 
-def _record_provenance(run: ModelRun, config: RunConfig, result: RunResult, item_keys: list,
+def _record_provenance(run: ModelRun, config: RunConfig, result: RunResult,
                        failures: list[dict]) -> None:
-    """The latest run's provenance on the stored run (every item asked of it kept)."""
+    """The latest run's provenance on the stored run."""
     manifest, description = result.manifest, result.manifest["backend"]
     run.revision = model_revision(description)
     run.backend = description
@@ -287,8 +292,6 @@ def _record_provenance(run: ModelRun, config: RunConfig, result: RunResult, item
                   "finished_at": manifest.get("finished_at")}
     run.counts = manifest["counts"]
     run.ledger = manifest.get("ledger") or {}  # none in a manifest written before the ledger
-    run.failures = failures
-    run.item_keys = item_keys
     run.run_id = manifest["run_id"]
     run.git_commit = manifest.get("git_commit")
     # The whole manifest as the run wrote it (status, host, cache, every config field),

@@ -7,20 +7,28 @@ Each answer is stored under the key a synchronous call has, as the value it stor
 run's rows and its identity do not depend on the way the answers came.  A call the batch
 did not answer (a line of its error file, a line an expired batch never reached, a batch
 that failed as a whole) is left to the run's synchronous loop, which sends it once more as
-an ordinary request.
+an ordinary request.  A stored batch the server no longer has (:class:`BatchGone`) is said
+so, and its calls not stored yet go into the run's new batch.
 """
 from __future__ import annotations
 
 import time
 
-from analysis.vlm.backends.base import BackendError, BatchCall, Generation, LabelScores
+from analysis.vlm.backends.base import (
+    BackendError,
+    BatchCall,
+    BatchGone,
+    Generation,
+    LabelScores,
+)
 from analysis.vlm.provenance import stable_hash
 
 
 def prefetch(runner, items: list) -> dict:
     """Answer the calls of ``items`` that ``runner``'s cache lacks through the batch API;
-    what was sent and answered (``batches``, ``calls``, ``answered``, ``unanswered`` with a
-    few of its causes), and the item keys answered in ``answered_items``."""
+    what was sent and answered (``batches``, ``resumed``, ``gone``: why a stored batch was
+    sent again, ``calls``, ``answered``, ``unanswered`` with a few of its causes), and the
+    item keys answered in ``answered_items``."""
     calls: dict[str, BatchCall] = {}
     owners: dict[str, str] = {}
     for item in items:
@@ -30,17 +38,25 @@ def prefetch(runner, items: list) -> dict:
                 calls[key] = BatchCall(key, kind, item.request,
                                        tuple(item.labels) if kind == "score" else ())
                 owners[key] = item.key
-    report: dict = {"batches": [], "resumed": [], "calls": len(calls), "answered": 0,
-                    "unanswered": 0, "causes": [], "answered_items": set()}
+    report: dict = {"batches": [], "resumed": [], "gone": [], "calls": len(calls),
+                    "answered": 0, "unanswered": 0, "causes": [], "answered_items": set()}
     if not calls:
         return report
     start = time.perf_counter()
     scope = stable_hash(runner.description)
     for batch_id, keys in runner.cache.open_batches(scope):
-        waiting = [calls.pop(key) for key in keys if key in calls]
+        waiting = [calls[key] for key in keys if key in calls]
         if waiting:
+            try:
+                _collect(runner, batch_id, waiting, owners, report)
+            except BatchGone as gone:  # its calls go into the new batch below
+                runner.cache.end_batch(batch_id)
+                report["gone"].append(f"{gone}: its {len(waiting)} calls not stored yet are "
+                                      "sent again in a new batch")
+                continue
             report["resumed"].append(batch_id)
-            _collect(runner, batch_id, waiting, owners, report)
+            for call in waiting:
+                del calls[call.custom_id]
         elif not any(key not in runner.cache for key in keys):
             runner.cache.end_batch(batch_id)  # every answer is stored already
     if calls:

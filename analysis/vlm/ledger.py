@@ -1,10 +1,11 @@
 """What a model run spends: each item's tokens and seconds, a run's sums, their cost under the
-user's price table, and the ``--budget`` that stops a run between items.
+user's price table, and the ``--budget`` that stops a run between items when its total
+would pass it.
 
 An item's ledger (``analysis.columns.LEDGER_FIELDS``) adds up all its model calls (a generated
 answer and a logit score): tokens in and out as the server's ``usage`` or the local processor
 counted them, the reasoning tokens among those out, and the model's seconds.  A cached item
-keeps the ledger of the call that computed it; a budget counts only what is computed now.
+keeps the ledger of the call that computed it, and a budget counts it at that.
 
 Prices are never guessed: a price file (TOML) gives, per model, the price of a million input
 and output tokens (and of reasoning tokens, if they are priced apart from output), and without
@@ -152,11 +153,13 @@ def parse_budget(text: str) -> Budget:
 
 
 class BudgetGuard:
-    """Lets items be computed while the budget holds.
+    """Lets items be computed while the run's total stays within the budget.
 
-    The next item is estimated to cost the mean of the items computed so far in this
-    invocation; before any, one item runs alone to measure it.  Items are let through while
-    what is spent plus their estimates stays within the budget.
+    The total is the run's ledger: every item of the run counts, one read from the cache at
+    what it cost when it was computed, so that a rerun of a run the budget stopped computes
+    nothing new under the same budget and goes on under a larger one.  An item to compute is
+    estimated at the mean of the items counted so far; before any, one runs alone to
+    measure it.
     """
 
     def __init__(self, budget: Budget, price: Price | None, model: str,
@@ -169,7 +172,7 @@ class BudgetGuard:
                 raise ValueError(f"--budget {budget}: the price file {prices.source} is in "
                                  f"{prices.currency}")
         self.budget, self.price = budget, price
-        self.spent, self.computed = 0.0, 0
+        self.spent, self.counted, self.computed = 0.0, 0, 0
         self.stopped: str | None = None
 
     def cost(self, ledger: dict) -> float:
@@ -178,26 +181,31 @@ class BudgetGuard:
         assert self.price is not None
         return self.price.cost(ledger)
 
-    def fits(self, wanted: int) -> int:
-        """How many of ``wanted`` items to compute next (0: stop, and say why)."""
-        if self.computed == 0:
-            allowed = 1 if self.spent < self.budget.amount else 0
+    def allows(self, pending: int) -> bool:
+        """Whether one more item may be computed, ``pending`` being let through already and
+        not yet counted; a refusal with none pending stops the run, and says why."""
+        if self.counted == 0:
             estimate = None
+            allowed = pending == 0 and self.spent < self.budget.amount
         else:
-            estimate = self.spent / self.computed
-            allowed = int((self.budget.amount - self.spent) // estimate) if estimate else wanted
-        if allowed <= 0:
+            estimate = self.spent / self.counted
+            allowed = self.spent + (pending + 1) * estimate <= self.budget.amount
+        if not allowed and pending == 0:
             self.stopped = (f"stopped by --budget {self.budget}: {self._amount(self.spent)} "
-                            f"spent on {self.computed} items computed now"
-                            + (f" (the next estimated at {self._amount(estimate)}, their mean)"
+                            f"spent on the run's {self.counted} items, {self.computed} of "
+                            "them computed now" + (" (nothing new: the items stored already "
+                                                   "cost that)" if not self.computed else "")
+                            + (f"; the next estimated at {self._amount(estimate)}, their mean"
                                if estimate is not None else "")
                             + "; what was stored stays, and a rerun with a larger --budget "
                               "completes the session")
-        return min(max(allowed, 0), wanted)
+        return allowed
 
-    def add(self, ledger: dict) -> None:
+    def add(self, ledger: dict, computed: bool) -> None:
+        """Count an item of the run (``computed`` now, else read from the cache)."""
         self.spent += self.cost(ledger)
-        self.computed += 1
+        self.counted += 1
+        self.computed += computed
 
     def _amount(self, value: float) -> str:
         unit = self.budget.unit

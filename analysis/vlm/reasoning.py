@@ -21,7 +21,7 @@ class Reasoning:
     status: str  # NONE (no reasoning in the output), COMPLETE or CUT_OFF
     text: str | None  # the reasoning (None without)
     answer: str | None  # the scored text (None when cut off)
-    n_tokens: int = 0  # reasoning tokens, counted by the server or the tokenizer
+    n_tokens: int = 0  # reasoning tokens: the server's count, or the generated ids'
 
     def as_dict(self) -> dict:
         return asdict(self)
@@ -38,11 +38,10 @@ def prompt_opens(prompt: str, model: str) -> bool:
     return prompt.rstrip().endswith(tags(model)[0])
 
 
-def split_inline(text: str, model: str, opened: bool = False, count=None) -> Reasoning:
-    """Split reasoning written between ``model``'s tags out of ``text``.
+def split_inline(text: str, model: str, opened: bool = False) -> Reasoning:
+    """Split reasoning written between ``model``'s tags out of ``text`` (no token count).
 
-    ``opened``: the prompt already opened the reasoning.  ``count``: the tokenizer's count
-    of a text (local models), else 0 tokens are said.
+    ``opened``: the prompt already opened the reasoning.
     """
     opening, closing = tags(model)
     head, closed, answer = text.partition(closing)
@@ -50,10 +49,34 @@ def split_inline(text: str, model: str, opened: bool = False, count=None) -> Rea
     if start < 0 and not opened:
         return Reasoning(NONE, None, text)
     reasoning = head[start + len(opening):] if start >= 0 else head
-    n = count(reasoning) if count is not None else 0
     if not closed:
-        return Reasoning(CUT_OFF, reasoning.strip(), None, n)
-    return Reasoning(COMPLETE, reasoning.strip(), answer.strip(), n)
+        return Reasoning(CUT_OFF, reasoning.strip(), None)
+    return Reasoning(COMPLETE, reasoning.strip(), answer.strip())
+
+
+def split_generated(ids: list[int], decode, model: str, opened: bool = False) -> Reasoning:
+    """A local model's generated token ``ids`` (stop and padding tokens left out) split as
+    :func:`split_inline` splits their text, the reasoning's tokens counted in ``ids``.
+
+    The reasoning is every token up to the one that completes the closing tag (all of them
+    when cut off), so reasoning and answer tokens add up to the tokens generated;
+    re-tokenising the reasoning's text could count more than were generated.  ``decode``:
+    token ids to text, as the answer was decoded.
+    """
+    found = split_inline(decode(ids), model, opened)
+    if found.status == NONE:
+        return found
+    if found.status == CUT_OFF:
+        return replace(found, n_tokens=len(ids))
+    closing = tags(model)[1]
+    low, high = 1, len(ids)  # the shortest prefix whose text holds the closing tag
+    while low < high:
+        middle = (low + high) // 2
+        if closing in decode(ids[:middle]):
+            high = middle
+        else:
+            low = middle + 1
+    return replace(found, n_tokens=low)
 
 
 def split_served(content: str | None, reasoning: str | None, finish_reason: str | None,

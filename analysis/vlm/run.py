@@ -28,7 +28,7 @@ from analysis.vlm.backends import load_backend
 from analysis.vlm.cache import ResultCache
 from analysis.vlm.ledger import BudgetGuard, load_prices, parse_budget, summarise
 from analysis.vlm.provenance import library_versions
-from analysis.vlm.run_config import RunConfig, run_key
+from analysis.vlm.run_config import RunConfig, answer_settings, run_key
 from analysis.vlm.runner import Runner
 from analysis.vlm.tasks import build_items, trial_items
 
@@ -124,6 +124,9 @@ def execute_run(config: RunConfig, records, demos, cache_path, runs_dir,
         finally:
             backend.close()
         key = run_key(config, runner.description)
+        settings = answer_settings(config, runner.description)
+        for row in rows:  # so that analysis tells apart runs that answer differently
+            row["extra"][C.EXTRA_RUN] = settings
         ledger = summarise([{k: r["extra"][k] for k in C.LEDGER_FIELDS} for r in rows],
                            sum(bool(r["correct"]) for r in rows), price)
         if prices is not None and price is not None:

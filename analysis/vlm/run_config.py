@@ -17,9 +17,9 @@ from pathlib import Path
 from analysis.vlm import prompt_sets, prompts
 from analysis.vlm.backends import BACKENDS, BackendEntry, backend_entry
 from analysis.vlm.backends.base import GenerationParams
-from analysis.vlm.items import HINT_CONFIGS
 from analysis.vlm.ledger import parse_budget
-from analysis.vlm.order_items import check_hints
+from analysis.vlm.ordering_options import ORDERING_DEFAULTS, check_ordering_options
+from analysis.vlm.provenance import stable_hash
 from analysis.vlm.tasks import TASKS, TaskSpec
 from experiments.benchmarks import aot_psyphybench as bench
 from experiments.benchmarks import check_benchmark, protocol
@@ -73,6 +73,15 @@ def run_key(config: RunConfig, description: dict) -> str:
     return hashlib.sha256(encoded).hexdigest()
 
 
+def answer_settings(config: RunConfig, description: dict) -> dict:
+    """The run's identity as its trial rows carry it (``extra.run``, read by
+    :mod:`analysis.observers`): the task's settings, the decoding, the scoring and the
+    model's build (a digest of ``description``: weights, dtype, device kind, libraries,
+    processor, a server's URL), each by name."""
+    return {**_spec_identity(config.spec), **config.params.to_dict(),
+            "scoring": effective_scoring(config), "build": stable_hash(description)[:8]}
+
+
 def _spec_identity(spec: TaskSpec) -> dict:
     """The spec as the identity holds it: a run in the papers' English prompts keeps the
     identity it had before prompt sets existed (so it still resumes); any other language
@@ -113,7 +122,7 @@ def run_config(options: Mapping) -> RunConfig:
                "model": _local_model(options["model"], backend)}
     if options["benchmark"]:
         options, decoding = _protocol_options(options)
-    _check_ordering_options(options)
+    check_ordering_options(options)
     fps = options["fps"]
     if fps is None and options["n_frames"] is None and TASKS[options["task"]].sampled_at_rate:
         fps = protocol.default_fps(options["model"])  # AoT-PsyPhyBENCH sec. 4.6, by family
@@ -140,36 +149,6 @@ def _local_model(model: str, backend: BackendEntry) -> str:
     ``a/tiny/`` and ``a/../a/tiny`` are one observer; hub ids and served names as given."""
     path = Path(model).expanduser()
     return str(path.resolve()) if not backend.served and path.is_dir() else model
-
-
-# Ordering options left out of a request (None) take these values.
-ORDERING_DEFAULTS = {"annotation": "brief", "span": "medium", "hints": "none"}
-
-
-def _check_ordering_options(options: Mapping) -> None:
-    """Refuse hints a task cannot use, or that leave nothing to order."""
-    hints = options.get("hints")
-    if hints in (None, "none"):
-        return
-    if options["task"] != "frame_order":
-        raise ValueError(f"--hints {hints}: only for --task frame_order, "
-                         f"not --task {options['task']}")
-    if hints not in HINT_CONFIGS:
-        raise ValueError(f"--hints {hints!r} is not one of {tuple(HINT_CONFIGS)}")
-    if options.get("n_frames") is not None:
-        check_hints(hints, options["n_frames"])
-
-
-def study_options(options: Mapping, task: str, design_name: str) -> dict:
-    """The options of a run on a study whose design's trials ask ``task``: options that
-    the trials set themselves (a frame order's frames, annotation and hints) are refused."""
-    given = [name for name in TASKS[task].trial_options if options.get(name) is not None]
-    if given:
-        flags = ", ".join("--" + name.replace("_", "-") for name in given)
-        raise ValueError(f"{flags}: design {design_name!r}'s trials set these (each "
-                         "condition's frames, annotation and hints); drop them, or use --set "
-                         "to ask about the stimuli without the study's design")
-    return {**options, "task": task}
 
 
 def _protocol_options(options: Mapping) -> tuple[dict, dict]:

@@ -8,9 +8,10 @@ failures are failures.  A backend that raises for a whole batch has that batch r
 by item.  An item that still fails is reported with a one-line cause and whether a rerun can
 help, and is never cached or written as a trial.  A score with no label among the top
 logprobs a server returned is not a failure: the row keeps its generated answer and says why
-it has no ``p_forward``.  With a budget (:class:`~analysis.vlm.ledger.BudgetGuard`) a batch
-runs only as far as the budget allows, and the run stops cleanly between items, saying why
-(``RunStats.stopped``); a failed item is not charged to it (its cost is not known).
+it has no ``p_forward``.  With a budget (:class:`~analysis.vlm.ledger.BudgetGuard`: the run's
+total, its cached items counted at what they cost) a batch runs only as far as the budget
+allows, and the run stops cleanly between items, saying why (``RunStats.stopped``); a failed
+item is not charged to it (its cost is not known).
 """
 from __future__ import annotations
 
@@ -165,8 +166,8 @@ class Runner:
                 else:
                     found[item.key][kind] = hit
         computed = {item.key for pairs in todo.values() for item, _ in pairs}
-        if self.budget is not None and computed:
-            batch, todo, computed = self._within_budget(batch, todo, computed)
+        if self.budget is not None:
+            batch, todo, computed = self._within_budget(batch, todo, computed, found)
         for kind, pairs in todo.items():
             if pairs:
                 self._compute(kind, pairs, found)
@@ -178,21 +179,29 @@ class Runner:
             if item.key in computed or item.key in self._batched:
                 self.stats.computed += 1
                 if self.budget is not None:
-                    self.budget.add(item_ledger(found[item.key]))
+                    self.budget.add(item_ledger(found[item.key]), computed=True)
             else:
                 self.stats.cached += 1
         return len(batch)
 
-    def _within_budget(self, batch: list, todo: dict, computed: set) -> tuple[list, dict, set]:
-        """The batch up to the first item to compute that the budget no longer allows."""
+    def _within_budget(self, batch: list, todo: dict, computed: set, found: dict
+                       ) -> tuple[list, dict, set]:
+        """The batch up to the first item to compute that the budget no longer allows; its
+        cached items before that are counted at what they cost."""
         assert self.budget is not None
-        allowed = self.budget.fits(len(computed))
-        if allowed == len(computed):
+        pending, cut = 0, len(batch)
+        for position, item in enumerate(batch):
+            if item.key not in computed:
+                self.budget.add(item_ledger(found[item.key]), computed=False)
+            elif self.budget.allows(pending):
+                pending += 1
+            else:
+                cut = position
+                break
+        if cut == len(batch):
             return batch, todo, computed
-        to_compute = [item for item in batch if item.key in computed]
-        cut = batch.index(to_compute[allowed])
+        self.stats.stopped = self.budget.stopped if not pending else None  # else: next batch
         kept = {item.key for item in batch[:cut]}
-        self.stats.stopped = self.budget.stopped  # None: the rest waits for the next batch
         return (batch[:cut], {kind: [p for p in pairs if p[0].key in kept]
                               for kind, pairs in todo.items()}, computed & kept)
 

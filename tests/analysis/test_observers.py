@@ -156,3 +156,28 @@ def test_a_model_asked_in_another_language_is_an_observer_of_its_own():
     assert set(build.with_observer(data).observer) == {"m", "m / prompts ja"}
     labels = observers.observer_table(data).set_index("observer")["label"]
     assert labels["m / prompts ja"].endswith(", prompts ja") and "prompts" not in labels["m"]
+
+
+def test_runs_differing_in_any_answer_setting_are_observers_named_by_it():
+    """Observers were keyed by a hand list (model, revision, setting, label order, thinking,
+    prompt language), so runs at another fps, seed or scoring were pooled (outside review):
+    the rest of each run's identity (``extra.run``) is part of the key."""
+    run = {"task": "aot", "setting": "zero-shot", "fps": 2.0, "seed": 0, "scoring": "both",
+           "task_variant": "full", "build": "ab12"}
+    data = pd.concat([
+        model_rows(setting="zero-shot", run=run, session_id="a"),
+        model_rows(setting="zero-shot", run={**run, "fps": 4.0}, session_id="b"),
+        model_rows(setting="zero-shot", run={**run, "seed": 7, "scoring": "logits"},
+                   session_id="c"),
+        # The frame condition is compared within one observer, not a key part.
+        model_rows(setting="zero-shot", run={**run, "task_variant": "shuffled"},
+                   session_id="d", task_variant="shuffled"),
+    ], ignore_index=True)
+    names = observers.observer_ids(data).groupby(data["session_id"]).first().to_dict()
+    assert names == {"a": "m / fps 2, scoring both, seed 0", "b": "m / fps 4, scoring both, "
+                     "seed 0", "c": "m / fps 2, scoring logits, seed 7",
+                     "d": "m / fps 2, scoring both, seed 0"}
+    # Rows stored before runs carried their identity take their session's.
+    old = model_rows(setting="zero-shot", session_id="b")
+    mixed = pd.concat([data, old], ignore_index=True)
+    assert observers.observer_ids(mixed).iloc[-1] == names["b"]

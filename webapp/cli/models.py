@@ -96,9 +96,10 @@ from webapp.cli import run_file
               help="hf: most reasoning tokens before the answer (with --thinking on); an item "
                    "still thinking then is stored as cut off, never parsed.")
 @click.option("--budget", default=None,
-              help="Stop between items before the next would exceed this: tokens (50000tok) "
-                   "or money (2.50USD, with --prices). Each next item is estimated at the "
-                   "mean of those computed so far; a rerun with a larger budget completes "
+              help="The run's total: stop between items before the next would take the "
+                   "run past this, in tokens (50000tok) or money (2.50USD, with --prices). "
+                   "Items stored already count at what they cost; each next item is "
+                   "estimated at the mean so far. A rerun with a larger budget completes "
                    "the session.")
 @click.option("--prices", type=click.Path(exists=True, dir_okay=False), default=None,
               help="Price file (TOML: per model, price per million input, output and "
@@ -160,6 +161,8 @@ def run_models(**options):
                f"{counts['unparseable']} unparseable, {counts['cut_off']} cut off while "
                f"thinking); run folder {outcome.result.folder}")
     batch = counts.get("batch")
+    for gone in (batch or {}).get("gone", []):
+        click.echo(gone)
     if batch and batch["calls"]:
         sent = len(batch["batches"]) + len(batch["resumed"])
         click.echo(f"{sent} batch{'' if sent == 1 else 'es'}: {batch['answered']} of "

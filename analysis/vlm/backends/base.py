@@ -130,9 +130,17 @@ class BackendError(Exception):
     the same request fails the same way again (refused request, bad input).
     """
 
-    def __init__(self, message: str, *, transient: bool):
+    def __init__(self, message: str, *, transient: bool, status: int | None = None):
         super().__init__(message)
-        self.transient = transient
+        self.transient, self.status = transient, status  # status: a server's HTTP status
+
+
+class BatchGone(BackendError):
+    """A batch the server no longer has (its id or its files unknown there: forgotten,
+    deleted, expired and purged): its calls not yet answered can only be sent again."""
+
+    def __init__(self, message: str):
+        super().__init__(message, transient=True)
 
 
 class Backend:

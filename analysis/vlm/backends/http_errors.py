@@ -93,7 +93,7 @@ def failure(where: str, error: httpx.HTTPError | MalformedReply, attempts: int, 
         hint = _status_hint(status, api_key_env)
         return BackendError(f"{where}: HTTP {status}{tries}: "
                             f"{_server_message(error.response)}{hint}",
-                            transient=transient(error))
+                            transient=transient(error), status=status)
     if isinstance(error, httpx.TimeoutException):
         return BackendError(f"{where}: no answer within {timeout_s:g} s{tries}; "
                             "raise --timeout or rerun later", transient=True)

@@ -8,16 +8,18 @@ uploaded (``POST /v1/files``, purpose ``batch``), a batch is created on it
 error file (failed lines; an expired batch's unanswered ones) are then read
 (``GET /v1/files/{id}/content``).  Each line's body is the reply a synchronous call gets, and
 is read by the same code (``OpenAIBackend.generation``, ``label_scores``).  A line that has no
-answer is an outcome of its own (a transient :class:`BackendError`), never a guess.
+answer is an outcome of its own (a transient :class:`BackendError`), never a guess.  A batch
+whose id or files the server answers 404 (or 410) for is gone (:class:`BatchGone`).
 """
 from __future__ import annotations
 
 import json
 import time
 
-from analysis.vlm.backends.base import BackendError, BatchCall, GenerationParams
+from analysis.vlm.backends.base import BackendError, BatchCall, BatchGone, GenerationParams
 
 ENDED = ("completed", "failed", "expired", "cancelled")
+GONE = (404, 410)  # what a server answers for a batch (or a file) it no longer has
 # A batch file's size the client refuses to read (OpenAI's input limit is 200 MB).
 MAX_RESULT_BYTES = 512 * 1024 * 1024
 
@@ -42,6 +44,19 @@ def submit(backend, calls: list[BatchCall], params: GenerationParams) -> str:
         "input_file_id": _field(upload, "id", "/files"), "endpoint": "/v1/chat/completions",
         "completion_window": "24h"})
     return _field(batch, "id", "/batches")
+
+
+def answers(backend, batch_id: str, calls: list[BatchCall], poll_s: float
+            ) -> dict[str, object]:
+    """Each call's outcome (see :func:`outcomes`) once batch ``batch_id`` has ended; raises
+    :class:`BatchGone` where the server no longer has the batch or its files."""
+    try:
+        return outcomes(backend, wait(backend, batch_id, poll_s), calls)
+    except BackendError as error:
+        if error.status not in GONE:
+            raise
+        raise BatchGone(f"batch {batch_id} is no longer on {backend.base_url} (HTTP "
+                        f"{error.status} for it or its files)") from error
 
 
 def wait(backend, batch_id: str, poll_s: float) -> dict:

@@ -1,9 +1,7 @@
 """Any OpenAI-compatible chat-completions server: proprietary APIs or a ``vllm serve`` cluster.
 
-Videos go out either as a sequence of images (``video_mode="frames"``, how AoT-PsyPhyBENCH
-sent sampled frames to proprietary APIs) or as one ``video_url`` of base64 frames with the
-declared fps in ``mm_processor_kwargs`` (``video_mode="video_url"``, vLLM's format).  Frames
-are PNG (lossless) by default.
+Videos go out as a sequence of images or as one ``video_url`` (the request's payload:
+:mod:`analysis.vlm.backends.openai_payload`).
 
 Requests run with bounded concurrency.  Each is retried (tenacity) on dropped connections,
 timeouts, 408, 429, 5xx and a 200 whose body is not JSON (cut off by a proxy or an
@@ -18,8 +16,6 @@ from the environment variable named by ``api_key_env`` at construction.
 """
 from __future__ import annotations
 
-import base64
-import io
 import json
 import math
 import os
@@ -31,7 +27,7 @@ from importlib import metadata
 import httpx
 import tenacity
 
-from analysis.vlm.backends import openai_batch
+from analysis.vlm.backends import openai_batch, openai_payload
 from analysis.vlm.backends.base import (
     SURFACE_FORMS,
     Backend,
@@ -45,7 +41,6 @@ from analysis.vlm.backends.families import model_family
 from analysis.vlm.backends.http_errors import MalformedReply, failure, retry_after_s, transient
 from analysis.vlm.reasoning import split_served
 
-VIDEO_MODES = ("frames", "video_url")
 # The fields of a /models entry that say what the model computes.  The rest is volatile:
 # vLLM answers with a fresh "created" time and a random permission id on every call.
 SERVED_IDENTITY = ("id", "root", "parent", "max_model_len")
@@ -59,8 +54,8 @@ class OpenAIBackend(Backend):
                  max_retries: int = 5, timeout_s: float = 120.0, top_logprobs: int = 20,
                  backoff_s: float = 1.0, max_wait_s: float = 120.0, revision: str | None = None,
                  batch_api: bool = False, batch_poll_s: float = 30.0):
-        if video_mode not in VIDEO_MODES:
-            raise ValueError(f"video_mode must be one of {VIDEO_MODES}")
+        if video_mode not in openai_payload.VIDEO_MODES:
+            raise ValueError(f"video_mode must be one of {openai_payload.VIDEO_MODES}")
         if frame_format not in ("png", "jpeg"):
             raise ValueError("frame_format must be png or jpeg")
         if concurrency < 1 or max_retries < 0 or timeout_s <= 0:
@@ -128,28 +123,9 @@ class OpenAIBackend(Backend):
                              + "; ".join(refused))
 
     # -- payloads -----------------------------------------------------------------------------
-    def _parts(self, part: dict, request: Request) -> list[dict]:
-        """One backend-neutral part as OpenAI content parts (a video may become several)."""
-        if part["type"] == "text":
-            return [{"type": "text", "text": part["text"]}]
-        visual = request.visuals[part["visual"]]
-        if part["type"] == "image" or self.video_mode == "frames":
-            return [{"type": "image_url", "image_url": {"url": _data_url(f, self.frame_format)}}
-                    for f in visual.frames]
-        encoded = ",".join(_b64(f, self.frame_format) for f in visual.frames)
-        return [{"type": "video_url",
-                 "video_url": {"url": f"data:video/{self.frame_format};base64,{encoded}"}}]
-
     def body(self, request: Request) -> dict:
         """The chat-completions request body, without decoding parameters."""
-        messages = [{"role": m["role"],
-                     "content": [out for p in m["content"] for out in self._parts(p, request)]}
-                    for m in request.messages]
-        body: dict[str, object] = {"model": self.model_id, "messages": messages}
-        videos = [v for v in request.visuals if v.kind == "video"]
-        if self.video_mode == "video_url" and videos:
-            body["mm_processor_kwargs"] = {"fps": videos[-1].metadata_fps}
-        return body
+        return openai_payload.body(request, self.model_id, self.video_mode, self.frame_format)
 
     def decoding(self, params: GenerationParams) -> dict:
         """The decoding fields of a generation request: what the run sets, named for the
@@ -290,8 +266,7 @@ class OpenAIBackend(Backend):
         return openai_batch.submit(self, calls, params)
 
     def batch_outcomes(self, batch_id: str, calls: list[BatchCall]) -> dict[str, object]:
-        return openai_batch.outcomes(self, openai_batch.wait(self, batch_id, self.batch_poll_s),
-                                     calls)
+        return openai_batch.answers(self, batch_id, calls, self.batch_poll_s)
 
     def close(self) -> None:
         self.client.close()
@@ -320,15 +295,3 @@ def _logsumexp(values: list[float]) -> float:
     top = max(values)
     return top + math.log(sum(math.exp(v - top) for v in values))
 
-
-def _b64(frame, fmt: str) -> str:
-    from PIL import Image
-
-    buffer = io.BytesIO()
-    options = {"quality": 95} if fmt == "jpeg" else {}
-    Image.fromarray(frame).save(buffer, format=fmt.upper(), **options)
-    return base64.b64encode(buffer.getvalue()).decode()
-
-
-def _data_url(frame, fmt: str) -> str:
-    return f"data:image/{fmt};base64,{_b64(frame, fmt)}"

@@ -25,7 +25,7 @@ from analysis.vlm.backends.processor_inputs import (
     visuals_in_order,
 )
 from analysis.vlm.provenance import library_versions, weights_fingerprint
-from analysis.vlm.reasoning import prompt_opens, split_inline
+from analysis.vlm.reasoning import prompt_opens, split_generated
 
 
 class VLLMBackend(Backend):
@@ -97,12 +97,12 @@ class VLLMBackend(Backend):
         outputs = self.llm.generate(batch, sampling, use_tqdm=False)
         tokenizer = self.processor.tokenizer
 
-        def count(text: str) -> int:
-            return len(tokenizer.encode(text, add_special_tokens=False))
+        def decode(ids: list[int]) -> str:
+            return tokenizer.decode(ids, skip_special_tokens=True)
         return [Generation(o.outputs[0].text, len(o.prompt_token_ids),
                            len(o.outputs[0].token_ids), {},
-                           split_inline(o.outputs[0].text, self.model_id,
-                                        prompt_opens(b["prompt"], self.model_id), count).as_dict())
+                           split_generated(list(o.outputs[0].token_ids), decode, self.model_id,
+                                           prompt_opens(b["prompt"], self.model_id)).as_dict())
                 for o, b in zip(outputs, batch)]
 
     def score(self, requests: list[Request], labels: tuple[str, ...]

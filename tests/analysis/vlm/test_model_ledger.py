@@ -17,6 +17,7 @@ from analysis.vlm.ledger import (
 from analysis.vlm.runner import Runner
 from analysis.vlm.tasks import TaskSpec, build_items
 from experiments.study_file import StudyFileError
+from webapp import model_runs
 from webapp.extensions import db
 from webapp.models import ModelRun, Session, Trial
 from webapp.researcher import studies
@@ -96,7 +97,8 @@ def test_the_budget_stops_between_items_on_the_mean_so_far(hf_backend, clips):
                     budget=guard)
     stopped = runner.run(items)
     assert [r["stimulus_id"] for r in stopped] == [r["stimulus_id"] for r in rows[:2]]
-    assert runner.stats.computed == 2 and guard.spent == per_item[0] + per_item[1]
+    assert runner.stats.computed == guard.computed == guard.counted == 2
+    assert guard.spent == per_item[0] + per_item[1]
     assert runner.stats.stopped.startswith(f"stopped by --budget {limit:g}tok")
     assert "their mean" in runner.stats.stopped
 
@@ -142,6 +144,59 @@ def test_a_budgeted_run_stops_and_a_larger_budget_completes_the_session(
     assert f"cost {ledger['cost']:.4f} USD" in second.output
     folder = Path(second.output.split("run folder ")[1].split()[0])
     assert json.loads((folder / "manifest.json").read_text())["ledger"] == ledger
+
+
+def test_the_budget_is_the_runs_total_across_reruns(app, runner, study, tiny_model):
+    """--budget was per command: a rerun under the same budget computed on, as if its stored
+    items were free (outside review).  It is the run's total: a rerun counts the items the
+    session already holds, computes nothing new under the same budget and says so, and
+    completes the session under twice the budget."""
+    model = tiny_model("qwen2_5_vl")
+    assert _run(runner, model, "--budget", "1tok").exit_code == 0  # one item, to measure
+    with app.app_context():
+        first = db.session.scalar(select(Trial))
+        per_item = first.extra["tokens_in"] + first.extra["tokens_out"]
+    budget = f"{2.5 * per_item:g}tok"  # two items of this run, not three
+    stopped = _run(runner, model, "--budget", budget)
+    assert stopped.exit_code == 0, stopped.output
+    assert "2 trials (1 cached, 1 computed" in stopped.output
+    again = _run(runner, model, "--budget", budget)
+    assert again.exit_code == 0, again.output
+    assert "2 trials (2 cached, 0 computed" in again.output
+    assert (f"stopped by --budget {budget}: {2 * per_item} tokens spent on the run's 2 items, "
+            "0 of them computed now (nothing new: the items stored already cost that)"
+            ) in again.output
+    assert "Stored 0 new trials" in again.output
+    done = _run(runner, model, "--budget", f"{5 * per_item:g}tok")
+    assert done.exit_code == 0, done.output
+    assert "4 trials (2 cached, 2 computed" in done.output and "stopped" not in done.output
+    with app.app_context():
+        session = db.session.scalar(select(Session))
+        assert session.status == "completed"
+        assert len(db.session.scalars(select(Trial)).all()) == 4
+
+
+def test_a_fully_cached_rerun_keeps_the_stored_runs_ledger_and_file(
+        app, runner, study, tiny_model, tmp_path):
+    """A rerun that read every item from the cache replaced the stored run's ledger, timing
+    and run file with its own (here: two items, no cost, another batch size; outside
+    review): the run that computed the answers is the one kept."""
+    model = tiny_model("qwen2_5_vl")
+    prices = _prices(tmp_path, PRICES.replace("gpt-5", Path(model).name))
+    assert _run(runner, model, "--prices", str(prices)).exit_code == 0
+    with app.app_context():
+        stored = db.session.scalar(select(ModelRun))
+        before = (stored.ledger, stored.timing, stored.manifest, stored.counts)
+        files = model_runs.model_run_files(stored.session.subject.study_id)
+    assert before[0]["items"] == 4 and before[0]["cost"] > 0
+    rerun = _run(runner, model, "--limit", "2", "--batch-size", "1")
+    assert rerun.exit_code == 0, rerun.output
+    assert "2 trials (2 cached, 0 computed" in rerun.output
+    with app.app_context():
+        stored = db.session.scalar(select(ModelRun))
+        assert (stored.ledger, stored.timing, stored.manifest, stored.counts) == before
+        assert model_runs.model_run_files(stored.session.subject.study_id) == files
+        assert stored.session.status == "completed"
 
 
 def test_a_budget_in_another_currency_than_the_prices_is_refused(runner, study, tiny_model,

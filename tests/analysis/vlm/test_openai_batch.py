@@ -132,6 +132,41 @@ def test_a_client_that_stops_resumes_its_batch_instead_of_resubmitting(
     assert _scopes(tmp_path) == []  # answered: forgotten
 
 
+@pytest.mark.parametrize("forget", ["batch", "files"])
+def test_a_batch_the_server_forgot_is_said_and_sent_again(
+        hf_backend, items, tmp_path, monkeypatch, forget):
+    """A stored batch the server answered 404 for blocked every --batch-api rerun with
+    "HTTP 404 ... check --base-url" (outside review): the rerun says the batch is gone and
+    sends its calls not stored yet in a new batch."""
+    def interrupted(seconds):
+        raise KeyboardInterrupt
+
+    with TinyOpenAIServer(hf_backend, "tiny") as server:
+        monkeypatch.setattr(openai_batch.time, "sleep", interrupted)
+        server.hold_batches = True
+        with pytest.raises(KeyboardInterrupt):
+            _run(server, items, tmp_path / "c.sqlite3", batch_api=True)
+        monkeypatch.undo()
+        [old] = list(server.batches)
+        if forget == "batch":  # the server lost it (a restart, a purge)
+            del server.batches[old]
+        else:  # it ended while the client was away, and its files were deleted since
+            server.hold_batches = False
+            assert server.poll_batch(old)[1]["status"] == "completed"
+            server.files.clear()
+        server.hold_batches = False
+        rerun = _run(server, items, tmp_path / "c.sqlite3", batch_api=True)
+    report = rerun.stats.batch
+    assert report["gone"] == [f"batch {old} is no longer on {server.base_url} (HTTP 404 for "
+                              "it or its files): its 8 calls not stored yet are sent again "
+                              "in a new batch"]
+    assert report["resumed"] == [] and len(report["batches"]) == 1 and report["batches"] != [old]
+    assert (report["answered"], report["unanswered"]) == (8, 0)
+    assert sum(server.calls().values()) == 0  # no call made one by one
+    assert (rerun.stats.computed, rerun.stats.errors, len(rerun.rows)) == (4, [], 4)
+    assert _scopes(tmp_path) == []
+
+
 def _scopes(tmp_path) -> list[str]:
     with sqlite3.connect(tmp_path / "c.sqlite3") as db:
         return [scope for (scope,) in db.execute("SELECT DISTINCT scope FROM batches")]

@@ -39,15 +39,39 @@ def thinking_backend(hf_backend):
 
 
 def test_inline_reasoning_is_split_from_the_answer():
-    split = R.split_inline("<think>it shrinks, so\nreversed</think>\nB", "m", count=len)
+    split = R.split_inline("<think>it shrinks, so\nreversed</think>\nB", "m")
     assert (split.status, split.text, split.answer) == (R.COMPLETE, "it shrinks, so\nreversed", "B")
-    assert split.n_tokens == len("it shrinks, so\nreversed")
     opened = R.split_inline("the ball rises</think> F", "m", opened=True)
     assert (opened.status, opened.answer) == (R.COMPLETE, "F")
     assert R.split_inline("F", "m") == R.Reasoning(R.NONE, None, "F")
     # Never parsed from a half thought, even one that ends in a label.
     cut = R.split_inline("<think>so the answer is F", "m")
     assert (cut.status, cut.answer) == (R.CUT_OFF, None)
+
+
+def test_reasoning_tokens_are_counted_in_the_generated_ids(hf_backend):
+    """Local runs counted reasoning tokens by re-tokenising the reasoning's text, which can
+    exceed what was generated (outside review): they are the generated tokens up to the one
+    that closes the reasoning, so reasoning and answer tokens add up to the tokens out."""
+    tokenizer = hf_backend.processor.tokenizer
+
+    def encode(text):
+        return tokenizer.encode(text, add_special_tokens=False)
+
+    def decode(ids):
+        return tokenizer.decode(ids, skip_special_tokens=True)
+    # A model may generate a word letter by letter, not as its tokenizer would encode it.
+    spelled = [i for letter in "reversed" for i in encode(letter)]
+    answer = encode("\nB")
+    ids = encode("<think>") + spelled + encode("</think>") + answer
+    split = R.split_generated(ids, decode, "m")
+    assert (split.status, split.text, split.answer) == (R.COMPLETE, "reversed", "B")
+    assert split.n_tokens == len(ids) - len(answer)
+    opened = R.split_generated(spelled + encode("</think>F"), decode, "m", opened=True)
+    assert opened.n_tokens == len(spelled) + len(encode("</think>"))
+    cut = R.split_generated(encode("<think>") + spelled, decode, "m")
+    assert (cut.status, cut.n_tokens) == (R.CUT_OFF, len(spelled) + len(encode("<think>")))
+    assert R.split_generated(answer, decode, "m").n_tokens == 0
 
 
 def test_a_family_thinks_in_its_own_tags():
@@ -133,6 +157,8 @@ def test_a_thinking_budget_cuts_the_reasoning_and_the_item_is_stored_as_cut_off(
     rows = runner.run(items[:2])
     assert thinking_backend.render(items[0].request).endswith("<think>\n")
     assert [r["extra"]["n_new_tokens"] for r in rows] == [3, 3]  # stopped at the budget
+    # Every token generated is reasoning: none is left for an answer.
+    assert [r["extra"]["tokens_reasoning"] for r in rows] == [3, 3]
     assert {r["extra"]["parse_status"] for r in rows} == {"reasoning_cut_off"}
     assert all(r["response"] is None and r["extra"]["tokens_reasoning"] > 0 for r in rows)
     off = Runner(thinking_backend, _NoCache(), GenerationParams(max_new_tokens=4, thinking=False),

@@ -186,6 +186,30 @@ def test_a_run_in_another_precision_is_another_run(app, runner, study, tiny_mode
         assert [len(r.item_keys) for r in runs] == [2, 4]
 
 
+def test_runs_that_answer_differently_are_two_observers(app, runner, study, tiny_model):
+    """Runs at 4 and at 2 frames per second were pooled into one observer in every report
+    table (outside review): each run's identity travels with its rows, so they are two
+    observers named by what differs; a rerun in another batch size is the same one."""
+    from analysis.observers import observer_ids, observer_table
+    from webapp.trials import trials_frame
+
+    model = tiny_model("qwen2_5_vl")
+    for args in (("--fps", "4"), ("--fps", "2"), ("--fps", "4", "--batch-size", "1")):
+        result = _run(runner, model, "--study", study, "--limit", "2", "--scoring", "logits",
+                      *args)
+        assert result.exit_code == 0, result.output
+    assert "2 trials (2 cached, 0 computed" in result.output  # the batch size changes nothing
+    with app.app_context():
+        trials = trials_frame(study)
+    assert len(trials) == 4
+    names = observer_ids(trials)
+    assert sorted(set(names)) == [f"{model} / fps 2", f"{model} / fps 4"]
+    assert [names[trials["extra"].map(lambda e: e["metadata_fps"]) == fps].nunique()
+            for fps in (2, 4)] == [1, 1]
+    labels = observer_table(trials)["label"]
+    assert sorted(labels.str.split(", ").str[-1]) == ["fps 2", "fps 4"]
+
+
 def test_a_scoring_that_changes_nothing_is_the_same_run(app, runner, ordering_study,
                                                         tiny_model):
     model = tiny_model("qwen2_5_vl")
