@@ -92,14 +92,14 @@ def length_tables(aot_kept: pd.DataFrame, levels: pd.DataFrame | None, n_boot: i
 def length_figures(tables: dict) -> dict:
     """``length_curves`` (people and models over the number of frames) and, for adaptive
     sessions, ``length_sequences``."""
-    from analysis import figures
+    from analysis import figures_tra
 
     curves = tables.get(R.LENGTH_CURVES)
     if curves is None or curves.empty:
         return {}
     published = pd.DataFrame(columns=["location", "observer", "peak_tra_pct"])
-    out = {"length_curves": figures.tra_sweep_figure(curves, published, CAPTION,
-                                                     tables[R.LENGTH_LEVEL_MEANS])}
+    out = {"length_curves": figures_tra.tra_sweep_figure(curves, published, CAPTION,
+                                                         tables[R.LENGTH_LEVEL_MEANS])}
     if R.LENGTH_SEQUENCE in tables:
-        out["length_sequences"] = figures.adaptive_sequence_figure(tables[R.LENGTH_SEQUENCE])
+        out["length_sequences"] = figures_tra.adaptive_sequence_figure(tables[R.LENGTH_SEQUENCE])
     return out

@@ -16,7 +16,7 @@ import re
 
 import pandas as pd
 
-from webapp.researcher.codebook import trial_codebook
+from webapp.researcher.codebook_columns import trial_codebook
 from webapp.researcher.export_tables import (
     INTEGER_COLUMNS,
     TRIAL_JSON_COLUMNS,
