@@ -226,7 +226,7 @@ def self_report(trials: list[dict]) -> str:
               t["screen"]["on_time"] == t["screen"]["frames"]) for t in trials]
     said = [shown for own, shown in pairs if own]
     flagged = [shown for own, shown in pairs if not own]
-    return (f"chromium canvas trials recording no late/dropped frame: {len(said)}, every frame "
+    return (f"chromium canvas and worker trials recording no late/dropped frame: {len(said)}, every frame "
             f"on time on screen in {sum(said)}; recording some: {len(flagged)}, every frame on "
             f"time on screen in {sum(flagged)}")
 
