@@ -46,7 +46,10 @@ const WARM_FRAMES = 6;
 // Which presenter draws a decoded clip where the engine has both: "worker" or "canvas"
 // (bench/frame_pacing.py, docs/measurements.md "Presentation off the main thread").
 export const PRESENTER = "worker";
-const WORKER_WAIT_MS = 2000;  // a worker that has not started by then is not used
+// A worker that has not answered by then is not used (or the trial fails, once it holds the
+// frames). Generous: it starts beside the decoding, and at load 20 on 2 cores its start (two
+// modules, then 12 animation frames to measure the refresh) took over 2 s once in 8 trials.
+const WORKER_WAIT_MS = 10_000;
 
 function stageCanvas(clip) {
   const canvas = document.createElement("canvas");
