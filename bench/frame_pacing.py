@@ -33,6 +33,7 @@ import asyncio
 import json
 import os
 import random
+import subprocess
 import sys
 import tempfile
 import time
@@ -47,7 +48,13 @@ from bench.rt_accuracy import CHROMIUM, CHROMIUM_ARGS, serve  # noqa: E402
 from bench.rt_trace import clock_offset_ms, load_events, mark_times  # noqa: E402
 
 DESIGNS = {"video": "presentVideo(u, l)", "canvas": "presentCanvas(u, l)",
+           "worker": "presentCanvas(u, l, true, 'worker')",
            "canvas-seek": "presentCanvas(u, l, false)"}
+# The issue's disturbed page: a script holding the main thread 30 ms of every 100, and the
+# CPU throttled 4x (Chromium's DevTools emulation; Chromium only).
+JANK = """(on) => { clearInterval(window.jankTimer); if (on) window.jankTimer = setInterval(() => {
+    const end = performance.now() + 30; while (performance.now() < end); }, 100); }"""
+THROTTLE = 4
 CATEGORIES = ["blink.user_timing", "disabled-by-default-display.framedisplayed",
               "disabled-by-default-devtools.screenshot"]
 PAGE = "/bench/rt_page/pacing.html"
@@ -71,6 +78,7 @@ class Chromium:
         self.browser = await self.playwright.chromium.launch(executable_path=CHROMIUM,
                                                              args=CHROMIUM_ARGS)
         self.page = await self.browser.new_page(viewport={"width": 800, "height": 600})
+        self.cdp = await self.page.context.new_cdp_session(self.page)
         return self
 
     async def __aexit__(self, *exc):
@@ -83,6 +91,10 @@ class Chromium:
         self.stage = await self.page.evaluate("""() => { const r = document
             .getElementById('stage').getBoundingClientRect(); return {left: r.left,
             top: r.top, width: r.width, height: r.height, viewport: innerWidth}; }""")
+
+    async def disturb(self, on: bool) -> None:
+        await self.page.evaluate(JANK, on)
+        await self.cdp.send("Emulation.setCPUThrottlingRate", {"rate": THROTTLE if on else 1})
 
     async def trial(self, url: str, design: str, clip: str, label: str) -> dict:
         await self.browser.start_tracing(page=self.page, categories=CATEGORIES)
@@ -130,6 +142,9 @@ class EngineTab:
         self.tab.goto(url)
         self.tab.wait_for("return window.pageReady === true")
 
+    async def disturb(self, on: bool) -> None:
+        self.tab.evaluate(f"({JANK})({json.dumps(on)});")  # no CPU throttling outside Chromium
+
     async def trial(self, url: str, design: str, clip: str, label: str) -> dict:
         call = DESIGNS[design].replace("(u, l", f"({json.dumps(url)}, {json.dumps(label)}")
         result = self.tab.evaluate(f"return {call};")
@@ -159,33 +174,36 @@ def span(values, fmt="{:.2f}") -> str:
     return f"{mid} [{low}, {high}]"
 
 
-def table_rows(rounds: list[list[dict]], engine: str, reference: str, designs: list[str]):
-    per = {d: [summary([t for t in r if t["engine"] == engine and t["design"] == d], reference)
+def table_rows(rounds: list[list[dict]], engine: str, reference: str, designs: list[str],
+               condition: str):
+    per = {d: [summary([t for t in r if t["engine"] == engine and t["design"] == d
+                        and t["condition"] == condition], reference)
                for r in rounds] for d in designs}
     for d in designs:
         pairs = [(s, b) for s, b in zip(per[d], per["video"]) if s and b]
         if not pairs:
             continue
         ratio = [s["on_time"] / b["on_time"] for s, b in pairs if b["on_time"]]
-        yield (f"{engine}/{reference}", d, span([100 * s["on_time"] for s, _ in pairs], "{:.1f}"),
+        yield (f"{engine}/{reference}", condition, d, span([100 * s["on_time"] for s, _ in pairs], "{:.1f}"),
                span(ratio), span([s["hold"] for s, _ in pairs], "{:.1f}"),
                span([s["err_mean"] for s, _ in pairs]), span([s["err_sd"] for s, _ in pairs]))
 
 
 def print_table(rounds: list[list[dict]], engines: list[str], designs: list[str],
-                loads: list[float]) -> None:
+                conditions: list[str], loads: list[float]) -> None:
     trials = [t for r in rounds for t in r]
     print(f"{len(rounds)} rounds x {len(CLIPS)} clips x {len(designs)} designs; load average "
           f"(1 min) {span(loads, '{:.1f}')} on {os.cpu_count()} cores")
-    header = ("engine/reference", "design", "frames on time %", "x video", "frame-0 hold",
-              "onset error mean ms", "onset error SD ms")
-    widths = (18, 12, 20, 18, 18, 22, 20)
-    print("".join(f"{h:>{w}s}" if i > 1 else f"{h:<{w}s}" for i, (h, w) in
+    header = ("engine/reference", "condition", "design", "frames on time %", "x video",
+              "frame-0 hold", "onset error mean ms", "onset error SD ms")
+    widths = (18, 11, 12, 20, 18, 18, 22, 20)
+    print("".join(f"{h:>{w}s}" if i > 2 else f"{h:<{w}s}" for i, (h, w) in
                   enumerate(zip(header, widths))))
     for engine in engines:
         for reference in (["screen"] if engine == "chromium" else []) + ["page"]:
-            for row in table_rows(rounds, engine, reference, designs):
-                print("".join(f"{c:>{w}s}" if i > 1 else f"{c:<{w}s}" for i, (c, w) in
+            for row in (row for condition in conditions for row in
+                        table_rows(rounds, engine, reference, designs, condition)):
+                print("".join(f"{c:>{w}s}" if i > 2 else f"{c:<{w}s}" for i, (c, w) in
                               enumerate(zip(row, widths))))
     for engine in engines:
         for d in designs:
@@ -208,7 +226,7 @@ def self_report(trials: list[dict]) -> str:
               t["screen"]["on_time"] == t["screen"]["frames"]) for t in trials]
     said = [shown for own, shown in pairs if own]
     flagged = [shown for own, shown in pairs if not own]
-    return (f"chromium canvas trials recording no late/dropped frame: {len(said)}, every frame "
+    return (f"chromium canvas and worker trials recording no late/dropped frame: {len(said)}, every frame "
             f"on time on screen in {sum(said)}; recording some: {len(flagged)}, every frame on "
             f"time on screen in {sum(flagged)}")
 
@@ -218,11 +236,15 @@ async def run_engine(driver, base: str, designs: list[str], args, rounds: list, 
     async with driver:
         await driver.open(f"{base}{PAGE}")
         for r in range(args.rounds):
-            jobs = [(d, c, f"{d}-{c}-{r}-{i}") for d in designs for c in CLIPS
-                    for i in range(args.trials)]
+            jobs = [(d, c, k, f"{d}-{c}-{k}-{r}-{i}") for d in designs for c in CLIPS
+                    for k in args.conditions for i in range(args.trials)]
             rng.shuffle(jobs)
-            results = [await driver.trial(f"{base}/clips/{c}.mp4", d, c, label)
-                       for d, c, label in jobs]
+            results = []
+            for d, c, k, label in jobs:
+                await driver.disturb(k == "disturbed")
+                results.append({**await driver.trial(f"{base}/clips/{c}.mp4", d, c, label),
+                                "condition": k})
+            await driver.disturb(False)
             if len(rounds) <= r:
                 rounds.append([])
             rounds[r] += results
@@ -232,19 +254,29 @@ async def run_engine(driver, base: str, designs: list[str], args, rounds: list, 
 
 
 async def main(args) -> None:
-    designs = ["video", "canvas"] + (["canvas-seek"] if args.seek else [])
+    designs = ["video", "canvas", "worker"] + (["canvas-seek"] if args.seek else [])
     engines = args.engines.split(",")
     rounds: list[list[dict]] = []
     loads: list[float] = []
+    burners = [subprocess.Popen([sys.executable, "-c", "while True: pass"])
+               for _ in range(args.burn)]
+    try:
+        await run_all(args, designs, engines, rounds, loads)
+    finally:
+        for burner in burners:
+            burner.kill()
+    print_table(rounds, engines, designs, args.conditions, loads)
+    if args.json:
+        Path(args.json).write_text(json.dumps(rounds, indent=1))
+
+
+async def run_all(args, designs, engines, rounds, loads) -> None:
     with tempfile.TemporaryDirectory(prefix="frame_pacing_") as folder:
         make_clips(Path(folder))
         base = serve({"/clips/": Path(folder)}, isolated=True)
         for engine in engines:
             driver = Chromium() if engine == "chromium" else EngineTab(engine)
             await run_engine(driver, base, designs, args, rounds, loads)
-    print_table(rounds, engines, designs, loads)
-    if args.json:
-        Path(args.json).write_text(json.dumps(rounds, indent=1))
 
 
 def parse_args(argv=None):
@@ -254,11 +286,18 @@ def parse_args(argv=None):
     parser.add_argument("--engines", default="chromium",
                         help="comma-separated: chromium, firefox, webkit")
     parser.add_argument("--seek", action="store_true", help="also run the seek-decoded canvas")
+    parser.add_argument("--conditions", default="quiet,disturbed", type=lambda v: v.split(","),
+                        help="comma-separated: quiet, disturbed (main thread janked 30 ms every "
+                             "100 ms; in Chromium also the CPU throttled 4x)")
+    parser.add_argument("--burn", type=int, default=0,
+                        help="processes spinning on the CPU during the run (machine load)")
     parser.add_argument("--seed", type=int, default=1)
     parser.add_argument("--json", help="write every trial here")
     args = parser.parse_args(argv)
     if args.rounds < 1 or args.trials < 1:
         parser.error("need --rounds >= 1 and --trials >= 1")
+    if not set(args.conditions) <= {"quiet", "disturbed"}:
+        parser.error("--conditions takes quiet and disturbed")
     if not set(args.engines.split(",")) <= {"chromium", "firefox", "webkit"}:
         parser.error("--engines takes chromium, firefox and webkit")
     return args

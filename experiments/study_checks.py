@@ -143,6 +143,10 @@ def check_sections(reader: Reader, data: dict) -> dict[tuple, object]:
             if setting.required and (section, key) not in values and \
                     key not in data.get(section, {}):
                 reader.error((section, key), f"required: expected {setting.expected}, got nothing")
+    low, high = (values.get(("participants", f"{end}_refresh_hz")) for end in ("min", "max"))
+    if isinstance(low, int) and isinstance(high, int) and low > high:
+        reader.error(("participants", "max_refresh_hz"), f"expected at least "
+                     f"participants.min_refresh_hz ({low}), got {high}")
     if ("blocks", "trials_per_block") in values and ("blocks", "clips_per_session") in values:
         reader.error(("blocks", "trials_per_block"),
                      "collides with blocks.clips_per_session: give one of them")

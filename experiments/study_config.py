@@ -31,6 +31,8 @@ class StudyConfig:
     devices: tuple[str, ...] = default("participants.devices")
     min_window: tuple[int, int] = (default("participants.min_window_width"),
                                    default("participants.min_window_height"))
+    min_refresh_hz: int | None = default("participants.min_refresh_hz")
+    max_refresh_hz: int | None = default("participants.max_refresh_hz")
     platform: str = default("recruitment.platform")
     # The study file's return URLs by outcome (experiments.platforms.URL_OUTCOMES).
     return_urls: dict = field(default_factory=dict)
@@ -55,6 +57,8 @@ class StudyConfig:
                 "browsers": list(self.browsers), "devices": list(self.devices),
                 "min_window": list(self.min_window), "time_zone": self.time_zone,
                 # Stored where given only: most studies keep the defaults.
+                **{key: getattr(self, key) for key in ("min_refresh_hz", "max_refresh_hz")
+                   if getattr(self, key) is not None},
                 **({"platform": self.platform} if self.platform != DEFAULT_PLATFORM else {}),
                 **({"return_urls": dict(self.return_urls)} if self.return_urls else {}),
                 **{fact: getattr(self, fact) for fact in text_defaults.STUDY_FACTS},

@@ -27,6 +27,7 @@ DEVICES = ("desktop", "tablet", "phone")
 # Sanity bounds: a value past them is a typo (or would exhaust memory building a schedule).
 MAX_SESSIONS, MAX_BLOCKS, MAX_TRIALS_PER_BLOCK, MAX_PRACTICE_TRIALS = 20, 100, 2000, 200
 MAX_ATTEMPTS, MAX_REPEATS, MAX_PLACES, MAX_WINDOW_PX = 10, 100, 100_000, 10_000
+MAX_REFRESH_HZ = 1000  # the device check measures no faster display (static/js/device.js)
 MAX_ADAPTIVE_TRIALS = 1000  # per sweep: a 3 s clip a trial, over an hour a sweep
 MAX_TIMING_MS, MAX_GAP_HOURS = 600_000, 24 * 365  # 10 minutes; a year
 # Bounds of what a participant's page renders on every visit (each text through Markdown and
@@ -233,6 +234,12 @@ SETTINGS: dict[str, dict[str, Setting]] = {
                                  "browser window (CSS pixels) a participant may take part in."),
         "min_window_height": _int(1, None, MAX_WINDOW_PX, default=600, help="The lowest "
                                   "browser window (CSS pixels) a participant may take part in."),
+        # The device check's measured refresh rate (static/js/device.js estimateRefreshHz).
+        "min_refresh_hz": _int(1, None, MAX_REFRESH_HZ, help="The slowest display refresh rate "
+                               "(Hz, as the device check measures it) a participant may take "
+                               "part with (none: no limit)."),
+        "max_refresh_hz": _int(1, None, MAX_REFRESH_HZ, help="The fastest display refresh rate "
+                               "(Hz) a participant may take part with (none: no limit)."),
     },
     "recruitment": {
         "platform": Setting("choice", f"one of {', '.join(PLATFORMS)}", choices=PLATFORMS.keys(),

@@ -12,6 +12,10 @@ inside a frame (``frame-ancestors 'none'``, and ``X-Frame-Options`` for browsers
   rules (e.g. ``.main-svg {position: absolute}``, which stacks a figure's layers) into a
   ``<style>`` element it creates, so figures fall apart without it.  Inline ``style``
   attributes stay refused there too.
+
+The static scripts also say ``Cross-Origin-Embedder-Policy: require-corp``: the clip
+presenter's worker (static/js/present_worker.js) starts in the cross-origin isolated runner
+page only so.
 """
 from flask import Flask, Response, request
 
@@ -35,4 +39,9 @@ def _add_security_headers(response: Response) -> Response:
     # App-wide after_request functions run after the blueprints' own: participant pages and
     # the participant API set no-referrer (their URLs hold the session token); keep it.
     response.headers.setdefault("Referrer-Policy", "same-origin")
+    if request.endpoint == "static" and request.path.endswith(".js"):
+        # The runner page is cross-origin isolated (COEP require-corp), and Chromium loads a
+        # dedicated worker's script (static/js/present_worker.js) there only if it says the
+        # same; for a script imported by a page the header changes nothing.
+        response.headers["Cross-Origin-Embedder-Policy"] = "require-corp"
     return response

@@ -1,6 +1,9 @@
 // Firefox ESR for tests/engines, driven over WebDriver BiDi by puppeteer-core.
 //
-//   DISPLAY=:N node firefox.mjs [/usr/bin/firefox-esr]
+//   DISPLAY=:N node firefox.mjs [/usr/bin/firefox-esr [PREFS]]
+//
+// PREFS: a JSON object of Firefox preferences, e.g. {"layout.frame_rate": 120}: the rate of
+// Firefox's software vsync, which drives its animation frames on a virtual display.
 //
 // Firefox runs in a real window on the X display $DISPLAY (an Xvfb in the tests), not
 // headless, so that input sent through the X server (tests/engines/xinput.py) reaches it.
@@ -18,6 +21,7 @@ const browser = await puppeteer.launch({
   protocol: "webDriverBiDi",
   headless: false,
   args: ["--width=1280", "--height=800"],
+  extraPrefsFirefox: JSON.parse(process.argv[3] || "{}"),
   defaultViewport: null,  // the window's own size: no emulation between X and the page
 });
 let context = null;

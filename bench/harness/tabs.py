@@ -129,9 +129,10 @@ class FirefoxBridge:
     """The node process running firefox.mjs, with Firefox's window on the X display given:
     one JSON command per line, one answer per line."""
 
-    def __init__(self, display: str, firefox: str = FIREFOX):
+    def __init__(self, display: str, firefox: str = FIREFOX, prefs: dict | None = None):
         self.display = display
-        self.process = subprocess.Popen(["node", str(FIREFOX_BRIDGE), firefox],
+        self.process = subprocess.Popen(["node", str(FIREFOX_BRIDGE), firefox,
+                                         json.dumps(prefs or {})],
                                         env={**os.environ, "DISPLAY": display},
                                         stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True)
         self.answers = queue.Queue()

@@ -1,6 +1,6 @@
 // Trial page for bench/frame_pacing.py and tests/browser/test_presentation.py: the same clip
-// shown by the <video> element (the runner's presenter before the canvas one: static/js/onset.js)
-// or by the canvas presenter (static/js/present.js), each after a fixation as in a trial, with
+// shown by the <video> element (the runner's presenter before the canvas one: static/js/onset.js),
+// by the canvas presenter or by the worker presenter (static/js/present.js), each after a fixation as in a trial, with
 // user-timing marks that tie the page clock to a Chromium trace, and the page's own record of
 // what it showed when (bench/pacing_reference.py Shown.from_page): the animation-frame time of
 // each canvas draw, or every requestVideoFrameCallback of the video.
@@ -36,16 +36,17 @@ function recordVideoFrames(video) {
   return frames;
 }
 
-// [animation-frame time, frame index] of every draw on the stage's canvas. The time is the
+// [animation-frame time, frame index] of every draw on the stage's canvas (main thread). The time is the
 // presenter's own requestAnimationFrame timestamp: Firefox's document.timeline lags it by up
 // to a refresh.
 function recordDraws(stage) {
   const draws = [];
+  if (!stage.context) return draws;  // the worker presenter keeps its own (stage.draws)
   const { context } = stage;
   const draw = context.drawImage.bind(context);
   context.drawImage = (bitmap, ...rest) => {
     draw(bitmap, ...rest);
-    draws.push([stage.lastTime, stage.clip.frames.indexOf(bitmap)]);
+    draws.push([stage.clock?.lastTime, stage.clip.frames.indexOf(bitmap)]);
   };
   return draws;
 }
@@ -79,9 +80,10 @@ window.presentVideo = async (url, label) => {
                           ...videoFrames.filter(([time]) => time > shownFrom + 1)] };
 };
 
-window.presentCanvas = async (url, label, webcodecs = true) => {
+window.presentCanvas = async (url, label, webcodecs = true, presenter = "canvas") => {
   const started = performance.now();
-  const stage = await openClip(url, { maxSize: { width: 320, height: 240 }, webcodecs });
+  const stage = await openClip(url, { maxSize: { width: 320, height: 240 }, webcodecs,
+    presenter });
   const prepareMs = performance.now() - started;
   const draws = recordDraws(stage);
   stageBox.replaceChildren(stage.element);
@@ -89,7 +91,8 @@ window.presentCanvas = async (url, label, webcodecs = true) => {
   performance.mark(`trial-start-${label}`);
   const onset = await stage.start({ onFirstFrame: () => performance.mark(`reveal-${label}`) });
   await sleep(onset.onset_time_ms + stage.durationMs + AFTER_CLIP_MS - performance.now());
-  const fields = stage.finish();
+  const fields = await stage.finish();
+  if (stage.draws) draws.push(...stage.draws);
   stage.close();
   stageBox.replaceChildren();
   performance.mark(`trial-end-${label}`);

@@ -20,6 +20,8 @@ CALLBACK = Field("onset_callback", "object", keys=(
     Field("expectedDisplayTime", "number", required=True, minimum=0.0, maximum=1e12),
 ))
 
+PRESENTERS = ("worker", "canvas", "video")
+
 VIDEO_FIELDS = COMMON_FIELDS + (
     Field("response", "str", required=True, nullable=True, choices=("F", "B")),
     Field("key", "str", nullable=True, max_length=32),
@@ -51,6 +53,9 @@ VIDEO_FIELDS = COMMON_FIELDS + (
     Field("frame_cadence", "str", nullable=True, choices=("whole", "pulldown")),
     Field("refreshes_per_frame", "number", nullable=True, minimum=0.0, maximum=10_000.0),
     Field("clip_speed", "number", nullable=True, minimum=0.0, maximum=100.0),
+    # Which presenter showed the clip (static/js/present.js): frames drawn by a worker, on the
+    # main thread's canvas, or by a <video> element (a clip too large to hold decoded).
+    Field("presenter", "str", nullable=True, choices=PRESENTERS),
 )
 
 
@@ -89,7 +94,7 @@ def _check_key(fields: dict, key_mapping: Mapping) -> None:
 VIDEO_EXTRA = ("key", "onset_callbacks", "onset_time_ms", "key_time_ms", "key_duration_ms",
                "total_frames", "stalls", "stall_ms", "ignored_inputs", "frames_total", "frames_shown", "frames_late",
                "frames_dropped", "frame0_hold_refreshes", "refresh_ms", "frame_cadence",
-               "refreshes_per_frame", "clip_speed")
+               "refreshes_per_frame", "clip_speed", "presenter")
 
 
 def video_params(design) -> dict:

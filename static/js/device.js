@@ -1,5 +1,5 @@
 // Browser and device check: the study's devices and browsers, fullscreen, window size,
-// refresh-rate estimate and a video playback check.  The numbers go to the server with POST /device.
+// refresh rate (within the study's range, if it sets one) and a video playback check.  The numbers go to the server with POST /device.
 
 export const MIN_WINDOW = { w: 800, h: 600 };
 
@@ -112,7 +112,7 @@ export function windowProblem(min) {
 }
 
 const DEFAULT_REQUIREMENTS = { browsers: ["chromium", "firefox", "webkit"], devices: ["desktop"],
-  min_window: MIN_WINDOW, fullscreen: true };
+  min_window: MIN_WINDOW, fullscreen: true, refresh_hz: { min: null, max: null } };
 
 // What another browser or computer fixes (sessions.py SWITCH_REASONS).
 export const SWITCHABLE = ["device", "browser", "fullscreen", "window"];
@@ -139,6 +139,15 @@ export function problems(info, { needsVideo = true, requirements = DEFAULT_REQUI
     // Even fullscreen is too small: a larger screen is needed, which no retry here gives.
     found.push({ reason: "window", key: full ? "device_problem_screen" : "device_problem_window",
       fixable: !full, values: { width: size.w, height: size.h } });
+  }
+  const refresh = wanted.refresh_hz || {};
+  const tooSlow = refresh.min != null && !(info.refresh_hz >= refresh.min);
+  const tooFast = refresh.max != null && !(info.refresh_hz <= refresh.max);
+  if (tooSlow || tooFast) {
+    // Fixable here: the display's rate is a setting, and a retry measures it again. A rate
+    // the check could not measure (null) is outside any range.
+    found.push({ reason: "refresh", key: "device_problem_refresh", fixable: true,
+      values: { hz: info.refresh_hz === null ? "?" : Math.round(info.refresh_hz) } });
   }
   if (needsVideo && !info.video_check_ok) {
     found.push({ reason: "video", key: "device_problem_video", fixable: true });

@@ -36,117 +36,84 @@
 // the element does not say which refresh showed which frame.
 import { ClipTooLarge, decodeClip } from "./decode.js";
 import { concealVideo, onsetMarker, playClip } from "./onset.js";
+import { Pacing, RefreshClock, measureRefresh, nextAnimationFrame } from "./pacing.js";
 import { blobOf, blobUrl } from "./preload.js";
 
+export { Pacing, frameCadence, frameSchedule, measureRefresh } from "./pacing.js";
+
 export const FRAME_BUDGET_BYTES = 512 * 1024 * 1024;
-const REFRESH_SAMPLES = 12;
 const WARM_FRAMES = 6;
-// A clip within 10% of refresh/n frames a second is shown n refreshes a frame (at most that
-// much faster or slower than its rate): a steady cadence beats a pulldown whose pattern would
-// follow the noise of the measured refresh (Firefox on a loaded machine: 17-18 ms at 60 Hz).
-const CADENCE_TOLERANCE = 0.1;
+// Which presenter draws a decoded clip where the engine has both: "worker" or "canvas"
+// (bench/frame_pacing.py, docs/measurements.md "Presentation off the main thread").
+export const PRESENTER = "worker";
+// A worker that has not answered by then is not used (or the trial fails, once it holds the
+// frames). Generous: it starts beside the decoding, and at load 20 on 2 cores its start (two
+// modules, then 12 animation frames to measure the refresh) took over 2 s once in 8 trials.
+const WORKER_WAIT_MS = 10_000;
 
-const nextAnimationFrame = () => new Promise((resolve) => requestAnimationFrame(resolve));
-
-// The refresh interval: the median step between animation frames, refined over the whole span.
-export async function measureRefresh(samples = REFRESH_SAMPLES) {
-  const times = [await nextAnimationFrame()];
-  while (times.length <= samples) times.push(await nextAnimationFrame());
-  const steps = times.slice(1).map((t, i) => t - times[i]).sort((a, b) => a - b);
-  const median = steps[Math.floor(steps.length / 2)];
-  const span = times[times.length - 1] - times[0];
-  return span / Math.max(1, Math.round(span / median));
+function stageCanvas(clip) {
+  const canvas = document.createElement("canvas");
+  canvas.className = "stimulus";
+  canvas.width = clip.width;
+  canvas.height = clip.height;
+  // CSSOM, not a style attribute: the page's CSP refuses inline styles. The grey letterbox
+  // is the <video> element's (static/css).
+  Object.assign(canvas.style, { width: "100%", height: "100%", objectFit: "contain",
+    display: "block" });
+  return canvas;
 }
 
-// How a clip's frames are laid on the display's refreshes, stored with each trial:
-// "whole", n refreshes a frame where that is within CADENCE_TOLERANCE of the clip's rate (the
-// clip then plays at clip_speed of it: 30 fps at 144 Hz is 4.8 refreshes a frame, shown 5,
-// at 0.96); else "pulldown", each frame held the whole refreshes either side of its share so
-// the clip keeps its rate (24 fps at 60 Hz: 3, 2, 3, 2; 30 fps at 75 Hz: 3, 2).
-export function frameCadence(fps, refreshMs) {
-  const perFrame = 1000 / fps / refreshMs;
-  const whole = Math.max(1, Math.round(perFrame));
-  if (Math.abs(perFrame / whole - 1) < CADENCE_TOLERANCE) {
-    return { frame_cadence: "whole", refreshes_per_frame: whole, clip_speed: perFrame / whole };
-  }
-  return { frame_cadence: "pulldown", refreshes_per_frame: perFrame, clip_speed: 1 };
+// The onset's animation frame must be no slower than the next ones, or frame 0 misses its
+// refresh and shows one refresh short (on a loaded 2-core machine: 1 trial in 6 with the
+// onset marker made in that frame, 1 in 15 with it laid out ahead). So frame 0 is drawn
+// ahead, nearly transparent (as onset.js conceals a video), the marker is laid out ahead,
+// and a few frames are drawn so the compositor is not idle at the onset: the onset's frame
+// only changes the canvas's opacity and the marker's visibility. Both presenters reveal
+// frame 0 so, on the main thread, and call begin(time) in that animation frame.
+function conceal(canvas) {
+  Object.assign(canvas.style, { opacity: "0.001", background: "#808080" });
+  return onsetMarker();
 }
 
-// due[k]: the refresh, counted from frame 0's, on which frame k is due; due[n] ends the clip.
-// A clip faster than the display has frames that are never due alone.
-export function frameSchedule(nFrames, fps, refreshMs) {
-  const step = frameCadence(fps, refreshMs).refreshes_per_frame;
-  return Array.from({ length: nFrames + 1 }, (_, k) => Math.round(k * step));
+function reveal(stage, onFirstFrame, begin) {
+  const { onset } = stage;
+  return new Promise((resolve) => {
+    stage.request = requestAnimationFrame((time) => {
+      stage.element.style.opacity = "";
+      onset.place();
+      if (onFirstFrame) onFirstFrame();
+      begin(time);
+      // Without Element Timing: the next animation frame's own time, not this one's plus a
+      // refresh. In Firefox (and Chromium) the two agree, the vsync after the one frame 0 was
+      // drawn for; WebKitGTK's animation frames keep no vsync cadence, and its next one
+      // begins once the compositor has taken frame 0, so it follows the screen (onset error
+      // against the X framebuffer, bench/rt_engines.py: SD 2.8 ms instead of 6-8.5 ms).
+      // It is also never in the future, so no answer is taken for an anticipation.
+      nextAnimationFrame().then(async (next) => {
+        const shown = await onset.settle(next, "raf-next");
+        resolve({ onset_time_ms: shown.time, onset_method: `canvas-${shown.method}`,
+          onset_callbacks: [],
+          onset_detail: { first_frame_raf_ms: time, next_frame_raf_ms: next } });
+      });
+    });
+  });
 }
 
-// What was drawn on which refresh, against the schedule.
-export class Pacing {
-  constructor(due, cadence = null) {
-    this.due = due;
-    this.cadence = cadence;
-    this.last = due.length - 2;  // the clip's last frame
-    this.shown = 0;
-    this.drawn = 1;
-    this.late = 0;
-    this.dropped = 0;
-    this.frame0Hold = 0;
-  }
-
-  get done() { return this.shown === this.last; }
-
-  // The frame to draw on refresh r, or null when the one on screen is still due.
-  advance(r) {
-    let k = this.shown;
-    while (k < this.last && this.due[k + 1] <= r) k++;
-    if (k === this.shown) return null;
-    if (this.shown === 0) this.frame0Hold = r - this.due[1];
-    this.dropped += k - this.shown - 1;
-    if (r > this.due[k]) this.late++;
-    this.shown = k;
-    this.drawn++;
-    return k;
-  }
-
-  fields(refreshMs) {
-    return { frames_total: this.last + 1, frames_shown: this.drawn, frames_late: this.late,
-      frames_dropped: this.dropped, frame0_hold_refreshes: this.frame0Hold,
-      refresh_ms: refreshMs, dropped_frames: this.dropped, total_frames: this.last + 1,
-      frame_cadence: this.cadence?.frame_cadence ?? null,
-      refreshes_per_frame: this.cadence?.refreshes_per_frame ?? null,
-      clip_speed: this.cadence?.clip_speed ?? null };
-  }
-}
-
+// Frames drawn on the main thread, in its animation frames.
 class CanvasStage {
   constructor(clip, refreshMs) {
     this.clip = clip;
     this.source = clip.source;
     this.refreshMs = refreshMs;
-    this.pacing = new Pacing(frameSchedule(clip.frames.length, clip.fps, refreshMs),
-      frameCadence(clip.fps, refreshMs));
+    this.pacing = Pacing.of(clip.frames.length, clip.fps, refreshMs);
     this.durationMs = (clip.frames.length * 1000) / clip.fps;
     this.request = null;
-    const canvas = document.createElement("canvas");
-    canvas.className = "stimulus";
-    canvas.width = clip.width;
-    canvas.height = clip.height;
-    // CSSOM, not a style attribute: the page's CSP refuses inline styles. The grey letterbox
-    // is the <video> element's (static/css).
-    Object.assign(canvas.style, { width: "100%", height: "100%", objectFit: "contain",
-      display: "block" });
-    this.element = canvas;
-    this.context = canvas.getContext("2d");
+    this.element = stageCanvas(clip);
+    this.context = this.element.getContext("2d");
   }
 
-  // The onset's animation frame must be no slower than the next ones, or frame 0 misses its
-  // refresh and shows one refresh short (on a loaded 2-core machine: 1 trial in 6 with the
-  // onset marker made in that frame, 1 in 15 with it laid out ahead). So frame 0 is drawn
-  // ahead, nearly transparent (as onset.js conceals a video), the marker is laid out ahead,
-  // and a few frames are drawn so the compositor is not idle at the onset: the onset's frame
-  // only changes the canvas's opacity and the marker's visibility.
   async ready() {
-    this.onset = onsetMarker();
-    Object.assign(this.element.style, { opacity: "0.001", background: "#808080" });
+    this.onset = conceal(this.element);
     for (let i = 0; i < WARM_FRAMES; i++) {
       this.draw(0);
       await nextAnimationFrame();
@@ -158,28 +125,9 @@ class CanvasStage {
   }
 
   start({ onFirstFrame = null } = {}) {
-    const { onset } = this;
-    return new Promise((resolve) => {
-      this.request = requestAnimationFrame((time) => {
-        this.element.style.opacity = "";
-        onset.place();
-        if (onFirstFrame) onFirstFrame();
-        this.lastTime = time;
-        this.refresh = 0;
-        this.next();
-        // Without Element Timing: the next animation frame's own time, not this one's plus a
-        // refresh. In Firefox (and Chromium) the two agree, the vsync after the one frame 0 was
-        // drawn for; WebKitGTK's animation frames keep no vsync cadence, and its next one
-        // begins once the compositor has taken frame 0, so it follows the screen (onset error
-        // against the X framebuffer, bench/rt_engines.py: SD 2.8 ms instead of 6-8.5 ms).
-        // It is also never in the future, so no answer is taken for an anticipation.
-        nextAnimationFrame().then(async (next) => {
-          const shown = await onset.settle(next, "raf-next");
-          resolve({ onset_time_ms: shown.time, onset_method: `canvas-${shown.method}`,
-            onset_callbacks: [],
-            onset_detail: { first_frame_raf_ms: time, next_frame_raf_ms: next } });
-        });
-      });
+    return reveal(this, onFirstFrame, (time) => {
+      this.clock = new RefreshClock(this.refreshMs, time);
+      this.next();
     });
   }
 
@@ -187,12 +135,8 @@ class CanvasStage {
     this.request = this.pacing.done ? null : requestAnimationFrame((time) => this.tick(time));
   }
 
-  // Two animation frames within one refresh (Firefox's software vsync runs some close
-  // together) count as that one refresh.
   tick(time) {
-    this.refresh += Math.round((time - this.lastTime) / this.refreshMs);
-    this.lastTime = time;
-    const k = this.pacing.advance(this.refresh);
+    const k = this.pacing.advance(this.clock.tick(time));
     if (k !== null) this.draw(k);
     this.next();
   }
@@ -200,7 +144,7 @@ class CanvasStage {
   finish() {
     if (this.request !== null) cancelAnimationFrame(this.request);
     this.request = null;
-    return this.pacing.fields(this.refreshMs);
+    return { ...this.pacing.fields(this.refreshMs), presenter: "canvas" };
   }
 
   close() {
@@ -208,6 +152,94 @@ class CanvasStage {
     if (this.onset) this.onset.dispose();
     this.clip.close();
   }
+}
+
+// Frames drawn by a dedicated worker (static/js/present_worker.js) on the canvas's
+// OffscreenCanvas, in the worker's own animation frames, so a busy main thread delays no frame
+// after the onset. The main thread still reveals frame 0 with the onset marker (the onset is
+// measured as the canvas presenter's is) and tells the worker that animation frame's time,
+// from which the worker counts refreshes. Times cross between the two clocks by their origins.
+class WorkerStage {
+  constructor(worker, hello, clip) {
+    this.worker = worker;
+    this.offsetMs = hello.timeOrigin - performance.timeOrigin;  // page = worker time + offset
+    this.clip = clip;
+    this.source = clip.source;
+    this.durationMs = (clip.frames.length * 1000) / clip.fps;
+    this.request = null;
+    this.element = stageCanvas(clip);
+    this.draws = [];
+    const canvas = this.element.transferControlToOffscreen();
+    worker.postMessage({ type: "load", canvas, frames: clip.frames, fps: clip.fps },
+      [canvas, ...clip.frames]);
+  }
+
+  // {worker, hello} of a worker that runs and has animation frames, or null where the engine
+  // lacks either (WebKit before 16.4 has no OffscreenCanvas; a worker may lack animation
+  // frames).
+  static async launch() {
+    if (!("transferControlToOffscreen" in HTMLCanvasElement.prototype)) return null;
+    let worker;
+    try {
+      worker = new Worker(new URL("./present_worker.js", import.meta.url), { type: "module" });
+    } catch (error) {
+      return null;  // no module workers, or refused by the page's policy
+    }
+    const hello = await reply(worker, "hello", WORKER_WAIT_MS).catch(() => null);
+    if (!hello?.raf) {
+      worker.terminate();
+      return null;
+    }
+    return { worker, hello };
+  }
+
+  async ready() {
+    this.onset = conceal(this.element);
+    const warmed = reply(this.worker, "warm", WORKER_WAIT_MS);
+    this.worker.postMessage({ type: "warm", frames: WARM_FRAMES });
+    await warmed;
+  }
+
+  start({ onFirstFrame = null } = {}) {
+    return reveal(this, onFirstFrame, (time) => {
+      this.worker.postMessage({ type: "start", time: time - this.offsetMs });
+    });
+  }
+
+  async finish() {
+    if (!this.fields) {
+      const finished = reply(this.worker, "finished", WORKER_WAIT_MS);
+      this.worker.postMessage({ type: "finish" });
+      const { fields, draws } = await finished;
+      this.fields = { ...fields, presenter: "worker" };
+      this.draws = draws.map(([time, k]) => [time + this.offsetMs, k]);
+    }
+    return this.fields;
+  }
+
+  close() {
+    if (this.request !== null) cancelAnimationFrame(this.request);
+    this.worker.terminate();
+    if (this.onset) this.onset.dispose();
+    this.clip.close();
+  }
+}
+
+// The worker's next message of `type`; rejects if it fails or sends none within `ms`.
+function reply(worker, type, ms) {
+  return new Promise((resolve, reject) => {
+    const timer = setTimeout(() => done(null, new Error("the clip presenter did not answer")), ms);
+    const onMessage = (event) => { if (event.data?.type === type) done(event.data); };
+    const onError = () => done(null, new Error("the clip presenter failed"));
+    function done(data, error) {
+      clearTimeout(timer);
+      worker.removeEventListener("message", onMessage);
+      worker.removeEventListener("error", onError);
+      if (error) reject(error); else resolve(data);
+    }
+    worker.addEventListener("message", onMessage);
+    worker.addEventListener("error", onError);
+  });
 }
 
 function waitLoaded(video) {
@@ -248,7 +280,7 @@ class VideoStage {
     video.pause();
     return { frames_total: null, frames_shown: null, frames_late: null, frames_dropped: null,
       frame0_hold_refreshes: null, refresh_ms: null, frame_cadence: null,
-      refreshes_per_frame: null, clip_speed: null,
+      refreshes_per_frame: null, clip_speed: null, presenter: "video",
       dropped_frames: quality ? quality.droppedVideoFrames : null,  // null: browser cannot tell
       total_frames: quality ? quality.totalVideoFrames : null };
   }
@@ -260,13 +292,19 @@ class VideoStage {
   }
 }
 
-export async function openClip(url, { maxSize, maxBytes = FRAME_BUDGET_BYTES, webcodecs = true }) {
+export async function openClip(url, { maxSize, maxBytes = FRAME_BUDGET_BYTES, webcodecs = true,
+  presenter = PRESENTER } = {}) {
   const [blob, objectUrl] = await Promise.all([blobOf(url), blobUrl(url)]);
   try {
     const options = { maxSize, maxBytes, webcodecs };
-    const [clip, refreshMs] = await Promise.all([decodeClip(blob, objectUrl, options),
-      measureRefresh()]);
-    return new CanvasStage(clip, refreshMs);
+    const launched = presenter === "worker" ? WorkerStage.launch() : Promise.resolve(null);
+    const decoded = decodeClip(blob, objectUrl, options).catch(async (error) => {
+      (await launched)?.worker.terminate();
+      throw error;
+    });
+    const [clip, refreshMs, worker] = await Promise.all([decoded, measureRefresh(), launched]);
+    return worker ? new WorkerStage(worker.worker, worker.hello, clip)
+      : new CanvasStage(clip, refreshMs);
   } catch (error) {
     if (error instanceof ClipTooLarge) return new VideoStage(objectUrl);
     throw error;

@@ -150,7 +150,7 @@ def test_a_clip_too_large_to_hold_decoded_plays_in_a_video_element(page, pacing_
         document.getElementById("stage").replaceChildren(stage.element);
         await stage.ready();
         const onset = await stage.start();
-        const fields = stage.finish();
+        const fields = await stage.finish();
         stage.close();
         return { element: stage.element.tagName, ...onset, ...fields };
     }""", "/clips/30fps.mp4")
@@ -191,6 +191,7 @@ def test_clip_trials_store_their_frame_pacing(page, site):
         else:
             assert extra.get("frames_total") == frame_counts[trial["trial_index"]], extra
         assert trial["onset_method"].startswith("canvas-"), trial
+        assert extra["presenter"] == "worker", extra  # Chromium has OffscreenCanvas and worker rAF
         for field in ("frames_shown", "frames_late", "frames_dropped", "frame0_hold_refreshes"):
             assert isinstance(extra[field], int) and extra[field] >= 0, (field, extra)
         assert extra["frames_shown"] + extra["frames_dropped"] <= extra["frames_total"]
@@ -200,4 +201,57 @@ def test_clip_trials_store_their_frame_pacing(page, site):
     assert page.evaluate("() => window.bitmaps.length") >= sum(
         t["extra"]["frames_total"] for t in trials)
     assert page.evaluate("() => window.bitmaps.every((b) => b.width === 0)")
+    assert not page.js_errors
+
+
+# A clip shown by `presenter` while the main thread is held for BLOCK_MS from right after the
+# reveal: which frames were drawn during the hold (page clock), and the trial's fields.
+BLOCKED_TRIAL = """async ([url, presenter, blockMs]) => {
+  const { openClip } = await import("/static/js/present.js");
+  const stage = await openClip(url, { maxSize: { width: 320, height: 240 }, presenter });
+  const draws = [];
+  if (stage.context) {
+    const draw = stage.context.drawImage.bind(stage.context);
+    stage.context.drawImage = (...args) => { draw(...args); draws.push([performance.now()]); };
+  }
+  document.getElementById("stage").replaceChildren(stage.element);
+  await stage.ready();
+  let held = null;
+  const onset = await stage.start({ onFirstFrame: () => setTimeout(() => {
+    const start = performance.now();
+    while (performance.now() < start + blockMs);
+    held = [start, performance.now()];
+  }, 0) });
+  await new Promise((resolve) => setTimeout(resolve, stage.durationMs + 200));
+  const fields = await stage.finish();
+  stage.close();
+  const times = stage.draws ? stage.draws.map(([time]) => time) : draws.map(([time]) => time);
+  return { ...onset, ...fields, held, during: times.filter((t) => t > held[0] && t < held[1]) };
+}"""
+BLOCK_MS = 300
+
+
+def test_the_worker_presenter_draws_while_the_main_thread_is_held(page, pacing_site):
+    _open(page, pacing_site)
+    result = page.evaluate(BLOCKED_TRIAL, ["/clips/60fps.mp4", "worker", BLOCK_MS])
+    assert result["presenter"] == "worker"
+    assert result["onset_method"] == "canvas-element-timing"
+    # 300 ms at 60 fps is 18 frames: the worker goes on drawing them (a loaded machine may
+    # delay some, not stop them all).
+    assert len(result["during"]) >= 3, result["during"]
+    assert result["frames_total"] == CLIPS["60fps"][1]
+    assert result["refresh_ms"] == pytest.approx(1000 / 60, abs=0.5)
+    # The main-thread canvas draws nothing while its thread is held: the same hold is real.
+    canvas = page.evaluate(BLOCKED_TRIAL, ["/clips/60fps.mp4", "canvas", BLOCK_MS])
+    assert canvas["presenter"] == "canvas" and canvas["during"] == []
+    assert not page.js_errors
+
+
+def test_without_offscreen_canvas_the_main_thread_canvas_presents(page, pacing_site):
+    # WebKit before Safari 16.4 has no OffscreenCanvas: the default presenter falls back.
+    page.add_init_script("delete HTMLCanvasElement.prototype.transferControlToOffscreen;")
+    _open(page, pacing_site)
+    result = page.evaluate(BLOCKED_TRIAL, ["/clips/30fps.mp4", "worker", 0])
+    assert result["presenter"] == "canvas"
+    assert result["frames_total"] == CLIPS["30fps"][1] and result["frames_shown"] > 1
     assert not page.js_errors

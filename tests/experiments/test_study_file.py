@@ -467,3 +467,22 @@ def test_the_shipped_pybullet_tra_adaptive_file_is_tra_adaptive_on_the_tra_set()
     # a level, shown some 30 times each way, was never simulated).
     config = study_file.load(SHIPPED / "tra-adaptive-pybullet.toml")
     assert config == replace(study_file.load(SHIPPED / "tra-adaptive.toml"), stimulus_set="tra")
+
+
+def test_a_refresh_rate_range_is_stored_round_trips_and_must_not_be_reversed():
+    source = MINIMAL.format(design="arrow-of-time") + \
+        "[participants]\nmin_refresh_hz = 100\nmax_refresh_hz = 144\n"
+    config = study_file.loads(source)
+    assert (config.min_refresh_hz, config.max_refresh_hz) == (100, 144)
+    assert config.settings()["min_refresh_hz"] == 100
+    assert study_file.loads(study_file.to_toml(config)) == config
+    plain = study_file.loads(MINIMAL.format(design="arrow-of-time"))
+    assert "min_refresh_hz" not in plain.settings()  # the default: no limit, nothing stored
+    assert "refresh_hz" not in study_file.to_toml(plain)
+    reversed_ = MINIMAL.format(design="arrow-of-time") + \
+        "[participants]\nmin_refresh_hz = 144\nmax_refresh_hz = 60\n"
+    assert [p.split(": ", 1)[1] for p in problems(reversed_)] == [
+        "participants.max_refresh_hz: expected at least participants.min_refresh_hz (144), "
+        "got 60"]
+    assert problems(MINIMAL.format(design="arrow-of-time")
+                    + "[participants]\nmin_refresh_hz = 0\n")

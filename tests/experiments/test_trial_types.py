@@ -298,3 +298,13 @@ def test_both_types_declare_ignored_inputs_from_one_definition():
     assert [k.name for k in by_type["aot"].items.keys] == \
         [k.name for k in by_type["frame_order"].items.keys] == ["t_ms", "kind"]
     assert by_type["catch"] == by_type["aot"]
+
+
+def test_a_clip_trial_says_which_presenter_showed_it():
+    # static/js/present.js: frames drawn by a worker, on the main thread's canvas, or a <video>.
+    for presenter in ("worker", "canvas", "video", None):
+        assert validate(aot(presenter=presenter))["presenter"] == presenter
+    assert validate(aot())["presenter"] is None  # a page from before the field
+    with pytest.raises(PayloadError) as caught:
+        validate(aot(presenter="gpu"))
+    assert caught.value.code == "out_of_range" and "presenter" in caught.value.message

@@ -143,3 +143,13 @@ def test_scripts_need_no_eval_or_inline_code(path):
     match = UNSAFE_SCRIPT.search(path.read_text())
     assert match is None, match
 
+
+
+def test_static_scripts_may_run_as_workers_of_the_isolated_runner(client):
+    # Chromium starts the clip presenter's worker in the COEP require-corp runner page only if
+    # its script says require-corp too (static/js/present.js falls back to the main thread).
+    for script in ("present_worker.js", "pacing.js"):
+        response = client.get(f"/static/js/{script}")
+        assert response.status_code == 200
+        assert response.headers["Cross-Origin-Embedder-Policy"] == "require-corp"
+    assert "Cross-Origin-Embedder-Policy" not in client.get("/static/css/runner.css").headers

@@ -27,7 +27,7 @@ from webapp.participant.resume import switch_requested
 from webapp.participant.store import count_cell, locked_session, now, touch_session, update_session
 
 # Why a device check screens a participant out (static/js/device.js problems()).
-SCREEN_OUT_REASONS = ("device", "browser", "window", "fullscreen", "video", "keyboard")
+SCREEN_OUT_REASONS = ("device", "browser", "window", "fullscreen", "video", "keyboard", "refresh")
 # After consent only the window is checked again (fullscreen refused, a window too small):
 # a participant who cannot fix it leaves with the screen-out code, not stuck on that screen.
 AFTER_CONSENT_REASONS = ("window", "fullscreen")

@@ -28,6 +28,8 @@ DEFAULT_SETTINGS = {"languages": list(default("study.languages")),
                     "devices": list(default("participants.devices")),
                     "min_window": [default("participants.min_window_width"),
                                    default("participants.min_window_height")],
+                    "min_refresh_hz": default("participants.min_refresh_hz"),
+                    "max_refresh_hz": default("participants.max_refresh_hz"),
                     "platform": default("recruitment.platform"), "return_urls": {}}
 
 
@@ -68,7 +70,16 @@ def requirements(settings: Mapping) -> dict:
     """What the runner's device check asks of the browser (before consent)."""
     width, height = settings["min_window"]
     return {"browsers": list(settings["browsers"]), "devices": list(settings["devices"]),
-            "min_window": {"w": width, "h": height}, "fullscreen": True}
+            "min_window": {"w": width, "h": height}, "fullscreen": True,
+            "refresh_hz": {"min": settings["min_refresh_hz"], "max": settings["max_refresh_hz"]}}
+
+
+def refresh_range(settings: Mapping) -> str:
+    """The refresh rates a study admits, in symbols every language reads ("≥ 100 Hz")."""
+    low, high = settings["min_refresh_hz"], settings["max_refresh_hz"]
+    if low is not None and high is not None:
+        return f"{low}–{high} Hz"
+    return f"≥ {low} Hz" if low is not None else f"≤ {high} Hz" if high is not None else "any"
 
 
 def session_minutes(session) -> float:
@@ -87,7 +98,7 @@ def session_texts(session, language: str, extra: Mapping[str, object] | None = N
     design = Design.from_snapshot(session)
     width, height = settings["min_window"]
     values = {"duration_minutes": session_minutes(session), "sessions": design.sessions,
-              "min_width": width, "min_height": height,
+              "min_width": width, "min_height": height, "refresh_range": refresh_range(settings),
               "browsers": ", ".join(BROWSER_NAMES.get(b, b) for b in settings["browsers"]),
               **(extra or {})}
     return text_defaults.render_all(study_texts(settings, design.task, language), language,
@@ -159,7 +170,7 @@ def _texts(snapshot: Mapping | None, settings: Mapping, language: str) -> dict:
 # The device check's problem text for each screen-out reason (static/js/device.js problems()).
 SCREEN_OUT_TEXTS = {"device": "device_problem_desktop", "browser": "device_problem_browser",
                     "fullscreen": "device_problem_fullscreen", "window": "device_problem_window",
-                    "video": "device_problem_video"}
+                    "video": "device_problem_video", "refresh": "device_problem_refresh"}
 
 
 def screen_out_text(snapshot: Mapping | None, language: str, reasons, device: Mapping | None,
@@ -170,7 +181,8 @@ def screen_out_text(snapshot: Mapping | None, language: str, reasons, device: Ma
     overrides = _texts(snapshot, settings, language)
     width, height = settings["min_window"]
     device = device or {}
-    values = {"min_width": width, "min_height": height,
+    values = {"min_width": width, "min_height": height, "refresh_range": refresh_range(settings),
+              "hz": round(device["refresh_hz"]) if device.get("refresh_hz") else "?",
               "browsers": ", ".join(BROWSER_NAMES.get(b, b) for b in settings["browsers"]),
               "width": device.get("window_w", "?"), "height": device.get("window_h", "?")}
     chosen = text_defaults.resolve(overrides, language)

@@ -166,7 +166,7 @@ async function presentAndRespond(trial, ctx, stage, fixation, collector) {
 
   const press = await awaitResponse(collector, onset, responseWindowMs(session, stage));
   collector.stop();
-  const presentation = stage.finish();
+  const presentation = await stage.finish();
   delete document.body.dataset.onset;
   const health = monitor.finish();
   const response = press ? session.key_mapping[press.key] : null;
