@@ -4,7 +4,8 @@ It accepts what ``vllm serve`` accepts from our HTTP backend: text and ``image_u
 ``video_url`` parts holding comma-separated base64 frames, ``mm_processor_kwargs.fps``,
 ``logprobs``/``top_logprobs``.  Scripted faults, to exercise the client:
 
-- ``fail_first``: answer ``fail_status`` (429) with ``fail_headers`` to that many requests;
+- ``fail_first``: answer ``fail_status`` (429) with ``fail_headers`` to that many requests
+  (a header's value may be a function, called as the answer is sent);
 - ``script(method, path, body)``: return ``(status, payload, headers)`` to answer a request
   so (a 401, a 409, one item's request failing for good), or None to serve it; a ``bytes``
   payload is sent as it is (a reply cut off on its way);
@@ -246,7 +247,7 @@ class TinyOpenAIServer:
                 self.send_header("Content-Type", "application/json")
                 self.send_header("Content-Length", str(len(data)))
                 for name, value in (headers or {}).items():
-                    self.send_header(name, value)
+                    self.send_header(name, value() if callable(value) else value)
                 self.end_headers()
                 self.wfile.write(data)
 
