@@ -170,6 +170,9 @@ class Design:
     # 0: levels fixed by the schedule; n >= 1: n trials on each sweep of the included splits,
     # each one's level chosen by QUEST+ from the answers stored before it (experiments.adaptive).
     adaptive_trials: int = 0
+    # > 0: a sweep ends before its adaptive_trials once the threshold's 95% credible interval
+    # is within this many level steps either side; its later slots are skipped, never shown.
+    adaptive_stop_halfwidth: float = 0.0
     benchmark_subset_excludes: tuple[str, ...] = ()
     exclusions: ExclusionRules = field(default_factory=ExclusionRules)
 
@@ -189,6 +192,10 @@ class Design:
                 self.repeats_per_direction or not self.included_splits)):
             raise ValueError(f"design {self.name!r}: adaptive_trials is a non-negative count "
                              "of a sweep design (included_splits) without repeats_per_direction")
+        if self.adaptive_stop_halfwidth < 0 or (self.adaptive_stop_halfwidth
+                                                and not self.adaptive_trials):
+            raise ValueError(f"design {self.name!r}: adaptive_stop_halfwidth is a non-negative "
+                             "number of level steps of an adaptive design (adaptive_trials)")
         if set(self.included_splits) & set(self.excluded_splits):
             raise ValueError(f"design {self.name!r}: a split cannot be both included and excluded")
         if min(self.fixation_ms, self.response_window_ms_after_clip, self.max_ordering_ms,

@@ -36,6 +36,7 @@ from analysis import psychometric as P
 from analysis.probability_curve import fit_probability_curve, vlm_clip_correct
 from analysis.psychometric_pooled import pooled_band
 from analysis.report import registry as R
+from experiments.synthetic import curve_direction
 
 SEED = 0  # the section's own generator: adding it leaves every other table's draws alone
 SCENARIOS = ("bouncing_ball", "pendulum")
@@ -71,7 +72,10 @@ CHANCE = 0.5  # P(correct) of an observer who cannot tell: each clip is shown bo
 # People's lapses (a missed clip, a slip of the finger) are estimated in Wichmann & Hill's
 # range, [0, 0.06], in 0.005 steps (analysis.psychometric says why). A participant's intervals
 # are profile likelihood ones (the percentile bootstrap undercovered, analysis.psychometric);
-# a VLM's resample a source clip's forward and reversed copies together.
+# a VLM's resample a source clip's forward and reversed copies together. A participant's curve
+# runs the way the sweep's physics says (experiments.synthetic.curve_direction), as QUEST+
+# assumes in the adaptive design: one model on both designs, so their thresholds compare,
+# and no fit turns a participant near chance into a curve falling the wrong way.
 PEOPLE_FIT: dict[str, Any] = {"guess": CHANCE, "lapse": np.linspace(0.0, 0.06, 13),
                               "profile": True}
 # A VLM may sit below chance, level off at 0.7 or fall: both asymptotes are free.
@@ -111,8 +115,11 @@ def _people(trials: pd.DataFrame, rng, n_boot: int) -> pd.DataFrame:
     humans = humans[humans["correct"].notna()]
     if humans.empty:
         return pd.DataFrame()
-    fits = P.psychometric_table(humans, "parameter_value", "correct", by=SWEEP,
-                                subject="subject_id", rng=rng, n_boot=n_boot, **PEOPLE_FIT)
+    fits = pd.concat([P.psychometric_table(
+        sweep, "parameter_value", "correct", by=SWEEP, subject="subject_id", rng=rng,
+        n_boot=n_boot, direction=curve_direction(scenario, sweep["parameter_value"]),
+        **PEOPLE_FIT) for scenario, sweep in humans.groupby("scenario", sort=True)],
+        ignore_index=True)
     too_few = bootstrap.too_few_people(humans["subject_id"].nunique())
     if too_few:  # a jackknife over 2-4 people is no interval of a population's curve
         pooled = fits["subject_id"] == POOLED
@@ -223,7 +230,8 @@ def _curves(people, vlms, tra, humans) -> pd.DataFrame:
         sweep = humans[humans["scenario"] == row["scenario"]]
         band = pooled_band(sweep, "parameter_value", "correct", "subject_id", row,
                            curves.loc[mask, "level"].to_numpy(float),
-                           lapse=PEOPLE_FIT["lapse"])
+                           lapse=PEOPLE_FIT["lapse"], direction=curve_direction(
+                               row["scenario"], sweep["parameter_value"]))
         curves.loc[mask, "band_lo"], curves.loc[mask, "band_hi"] = (
             shared_axis.above_chance(b, row["chance"]) for b in band)
     return curves
