@@ -65,7 +65,10 @@ coverage of nominal 95% intervals (200 simulated observers, 10 levels x 30 trial
 resamples): threshold 0.925-0.945, width 0.895 (the ML width is biased low). Where the fit
 of the data itself lies on a bound (responses switch from all wrong to all right between
 two adjacent levels), ``at_bound`` is True, the threshold is the best point on that bound
-and the intervals are NaN: no interval is drawn where the likelihood gives none.
+and the bootstrap's intervals are NaN: its refits sit on the same bound. A participant's
+profile likelihood intervals are given there too: the likelihood-ratio set is a confidence
+set wherever the maximum lies (the adaptive design's at-bound fits were most of its coverage
+gap; ``bench/adaptive_power.py`` measures their coverage).
 
 The pooled fit's intervals are jackknife t intervals over participants
 (``analysis.psychometric_pooled``, which gives their coverage beside the percentile

@@ -79,7 +79,7 @@ def ends_at_limit(fit: dict, limits: dict) -> str:
 
 def fit_status(fit: dict) -> str:
     """"flat" for a curve without a threshold; "at bound" where the fit itself lies on a
-    fitting limit (no interval); "at limit: <ends>" where an interval end, or the lapse rate,
+    fitting limit (no interval, but for a profile likelihood one); "at limit: <ends>" where an interval end, or the lapse rate,
     sits on one (``ends_at_limit``: the truth may lie beyond it); :data:`WIDTH_UPPER_ONLY`
     where the width's lower end is the smallest width, one level step; else "ok".
 
