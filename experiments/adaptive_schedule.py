@@ -24,6 +24,7 @@ never served, shown or stored, and is no part of the trials the session runs
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
+from typing import TypeVar
 
 import numpy as np
 
@@ -32,6 +33,7 @@ from experiments.catalog_records import ClipRecord
 from experiments.synthetic import curve_direction, sweep_labels
 from experiments.trial_types import aot
 
+T = TypeVar("T", bound=Mapping)
 KEY = "adaptive"  # a slot's key in its scheduled trial (server-only: never sent)
 
 
@@ -85,7 +87,7 @@ def skipped(trial: Mapping) -> bool:
     return KEY in trial and bool(trial[KEY].get("skipped"))
 
 
-def to_run(schedule: Sequence[Mapping]) -> list[Mapping]:
+def to_run(schedule: Sequence[T]) -> list[T]:
     """The trials of ``schedule`` a session runs: all but skipped slots."""
     return [t for t in schedule if not skipped(t)]
 

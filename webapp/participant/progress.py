@@ -157,7 +157,8 @@ def store_trial(connection: Connection, target: Row, payload) -> tuple[int, dict
                 raise _Ended
             store.insert_trials(connection, [row])
             if design.adaptive_stop_halfwidth and adaptive_schedule.KEY in scheduled:
-                answer.update(adaptive.stop_if_reached(connection, target.id, index,
+                answer.update(adaptive.stop_if_reached(connection, target.id,
+                                                       scheduled["trial_index"],
                                                        design.adaptive_stop_halfwidth))
             if practice:
                 answer.update(_practice_gate(connection, target, design))
