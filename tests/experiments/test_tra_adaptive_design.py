@@ -198,3 +198,20 @@ def test_a_sweep_stops_once_its_threshold_is_known_and_does_so_reproducibly():
     assert len(to_run(run)) == len(run) - sum(skipped(t) for t in run)
     # without a target no sweep stops
     assert not any(skipped(t) for t in _run(_schedule(seed=5))[0])
+
+
+def test_the_stopping_setting_is_checked_where_it_is_written():
+    from pathlib import Path
+
+    from experiments.study_file import loads
+
+    studies = Path(__file__).resolve().parents[2] / "experiments" / "studies"
+    adaptive_file = (studies / "tra-adaptive.toml").read_text()
+    with pytest.raises(ValueError, match="adaptive_stop_halfwidth: expected a non-negative "
+                                         "number of level steps, got -1"):
+        loads(adaptive_file.replace("[blocks]", "[blocks]\nadaptive_stop_halfwidth = -1"))
+    with pytest.raises(ValueError, match="only for an adaptive design"):
+        loads((studies / "tra-sweep.toml").read_text().replace(
+            "[blocks]", "[blocks]\nadaptive_stop_halfwidth = 1"))
+    config = loads(adaptive_file.replace("[blocks]", "[blocks]\nadaptive_stop_halfwidth = 1.5"))
+    assert config.design.adaptive_stop_halfwidth == 1.5
