@@ -65,7 +65,10 @@ coverage of nominal 95% intervals (200 simulated observers, 10 levels x 30 trial
 resamples): threshold 0.925-0.945, width 0.895 (the ML width is biased low). Where the fit
 of the data itself lies on a bound (responses switch from all wrong to all right between
 two adjacent levels), ``at_bound`` is True, the threshold is the best point on that bound
-and the intervals are NaN: no interval is drawn where the likelihood gives none.
+and the bootstrap's intervals are NaN: its refits sit on the same bound. A participant's
+profile likelihood intervals are given there too: the likelihood-ratio set is a confidence
+set wherever the maximum lies (the adaptive design's at-bound fits were most of its coverage
+gap; ``bench/adaptive_power.py`` measures their coverage).
 
 The pooled fit's intervals are jackknife t intervals over participants
 (``analysis.psychometric_pooled``, which gives their coverage beside the percentile
@@ -97,7 +100,8 @@ from analysis.sweep_fits import (
 def fit_psychometric(data: pd.DataFrame, level: str, dv: str = "correct", cluster=None, *,
                      rng: np.random.Generator, sigmoid: str = "norm", guess: float = 0.0,
                      lapse=0.0, block: str | None = None, width_min=None, n_boot: int = 2000,
-                     ci: float = 0.95, profile: bool = False) -> dict:
+                     ci: float = 0.95, profile: bool = False,
+                     direction: int | None = None) -> dict:
     """Fit one observer's psychometric function to binary answers, with intervals for
     threshold and width.
 
@@ -117,7 +121,11 @@ def fit_psychometric(data: pd.DataFrame, level: str, dv: str = "correct", cluste
         copies, whose answers are not independent), where every level has at least
         :data:`MIN_BLOCKS` of them; otherwise, or None, rows one by one.
     profile : without ``cluster``, profile likelihood intervals (:func:`profile_intervals`)
-        instead of a bootstrap (``n_boot`` and ``block`` then unused).
+        instead of a bootstrap (``n_boot`` and ``block`` then unused); these are given for
+        a fit on a fitting limit too (``at_bound``), where a bootstrap gives none.
+    direction : +1 (rising) or -1 (falling) where the way the curve runs is known (the
+        physics of a TRA sweep, ``experiments.synthetic.curve_direction``), so only curves
+        of that direction are fitted; None: the better of both.
 
     Returns
     -------
@@ -155,7 +163,8 @@ def fit_psychometric(data: pd.DataFrame, level: str, dv: str = "correct", cluste
     x = np.unique(lv)
     n = np.array([(lv == v).sum() for v in x], float)
     k = np.array([y[lv == v].sum() for v in x])
-    options = dict(sigmoid=sigmoid, guess=guess, lapse=lapse, width_min=width_min)
+    options = dict(sigmoid=sigmoid, guess=guess, lapse=lapse, width_min=width_min,
+                   direction=direction)
     est = fit_counts(x, k, n, **options)
     if cluster is None and profile:
         intervals, boot, method = profile_intervals(x, k, n, est, options, ci), \
@@ -175,7 +184,8 @@ def fit_psychometric(data: pd.DataFrame, level: str, dv: str = "correct", cluste
     fit = {"threshold": est["threshold"][0], "width": est["width"][0],
            "direction": est["direction"][0], "guess": guess, "lapse": est["lapse"][0],
            "at_bound": est["at_bound"][0]}
-    out = fit_row(fit, intervals, x, width_min, sigmoid, boot)
+    out = fit_row(fit, intervals, x, width_min, sigmoid, boot,
+                  at_bound_too=cluster is None and profile)
     if len(rates) > 1 and _wants_more_lapses(x, k, n, est["loglik"][0], rates, options):
         out["ends_at_limit"] = "; ".join(filter(None, [out["ends_at_limit"], "lapse"]))
     return out | {

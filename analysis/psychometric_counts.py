@@ -115,14 +115,19 @@ def candidates(lapse) -> np.ndarray:
     return np.atleast_1d(np.asarray(lapse, float))
 
 
-def fit_counts(x, k, n, sigmoid="norm", guess=0.0, lapse=0.0, width_min=None, fixed=None):
+def fit_counts(x, k, n, sigmoid="norm", guess=0.0, lapse=0.0, width_min=None, fixed=None,
+               direction=None, start=None):
     """ML psychometric fits of rows of counts ``k`` of ``n`` (fractional k allowed) at levels
     ``x``: P(x) = guess + (1 - guess - lapse) F((x - threshold) / s).
 
     ``lapse`` is a fixed rate or a grid of candidate rates (a sequence), over which each row's
-    fit is profiled, keeping its most likely rate. ``fixed`` (name, values, direction) fits
+    fit is profiled, keeping its most likely rate. ``direction`` (+1 rising, -1 falling) fits
+    curves of that direction only; None, the better of both. ``fixed`` (name, values, direction) fits
     each row with "threshold" or "width" held at its value (one a row) and the curve's
-    direction given (a profile likelihood).
+    direction given (a profile likelihood). ``start``, a threshold, starts every row's fit
+    there, at every lapse rate, rather than at a moment estimate and the last rate's fit: a
+    narrow curve's likelihood has a local maximum between every two levels, and a profile's
+    fits start from the free fit's threshold.
 
     Returns a dict of arrays, one value per row: ``threshold``, ``width`` (5%-95% span of F,
     in units of x), ``direction`` (+1 rising, -1 falling), ``lapse``, ``loglik``,
@@ -136,7 +141,7 @@ def fit_counts(x, k, n, sigmoid="norm", guess=0.0, lapse=0.0, width_min=None, fi
     b1_lim = (spread * half / wmax, spread * half / wmin)
     z = (x - centre) / half
     m_lim: tuple = (-3.0, 3.0)
-    signs = (1, -1)
+    signs = (1, -1) if direction is None else (int(direction),)
     if fixed is not None:
         name, values, signs = fixed[0], np.asarray(fixed[1], float), (fixed[2],)
         if name == "threshold":
@@ -145,12 +150,17 @@ def fit_counts(x, k, n, sigmoid="norm", guess=0.0, lapse=0.0, width_min=None, fi
             b1_lim = (spread * half / values,) * 2
     best: dict[str, np.ndarray] = {}
     previous: dict[int, tuple] = {}  # per direction, the last rate's fit: a warm start
+    rows = k.shape[0]
+    first = {sign: None if start is None else  # b1 is moved onto its limits, keeping b0 / b1
+             (np.full(rows, -sign * (start - centre) / half), np.full(rows, float(sign)))
+             for sign in signs}
     for rate in candidates(lapse):
         if not 0 <= rate < 1 - guess:
             raise ValueError(f"a lapse rate must lie in [0, 1 - guess); got {rate:g}")
         for sign in signs:
             b0, b1, loglik, at_bound = _fisher(z, k, n, cdfs, guess, rate, b1_lim, m_lim,
-                                               sign, previous.get(sign))
+                                               sign, previous.get(sign) if start is None
+                                               else first[sign])
             previous[sign] = (b0, b1)
             fit = {"b0": b0, "b1": b1, "loglik": loglik, "at_bound": at_bound,
                    "lapse": np.full(len(b0), rate)}

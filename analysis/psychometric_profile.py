@@ -13,22 +13,25 @@ PROFILE_POINTS = 41  # grid of a profile likelihood interval, between the fittin
 PROFILE_REFINE = 3  # regula falsi steps from the grid to each end
 
 
-def profile_intervals(x, k, n, est, options, ci):
+def profile_intervals(x, k, n, est, options, ci, names=("threshold", "width")):
     """Profile likelihood intervals of threshold and width: the values whose best fit, the
     other parameters and the lapse rate free, is within chi2_1(ci) / 2 of the maximum in
     log-likelihood. Each end is bracketed on a grid over the fitting limits (the width's on
     the log scale), then refined by regula falsi on the signed root deviance, which is near
-    linear in the parameter; an end that never crosses is the fitting limit."""
+    linear in the parameter; an end that never crosses is the fitting limit. ``names``: the
+    parameters profiled (a power simulation that reads the threshold only saves half)."""
     span, wmin, wmax = fit_limits(x, options.get("width_min"))
     limits = {"threshold": (x.min() - span, x.max() + span), "width": (np.log(wmin), np.log(wmax))}
     out = {}
-    for name, (lo, hi) in limits.items():
+    for name in names:
+        lo, hi = limits[name]
         to_value = np.exp if name == "width" else np.asarray
         at = np.log(est[name][0]) if name == "width" else est[name][0]
 
         def root(axis):  # noqa: E306 - the signed root deviance, less its cut
             held = fit_counts(x, np.tile(k, (len(axis), 1)), np.tile(n, (len(axis), 1)),
-                              **options, fixed=(name, to_value(axis), est["direction"][0]))
+                              **options, fixed=(name, to_value(axis), est["direction"][0]),
+                              start=est["threshold"][0] if name == "width" else None)
             return np.sqrt(np.maximum(2 * (est["loglik"][0] - held["loglik"]), 0)) - \
                 np.sqrt(stats.chi2.ppf(ci, 1))
         grid = np.union1d(np.linspace(lo, hi, PROFILE_POINTS), at)

@@ -79,7 +79,7 @@ def ends_at_limit(fit: dict, limits: dict) -> str:
 
 def fit_status(fit: dict) -> str:
     """"flat" for a curve without a threshold; "at bound" where the fit itself lies on a
-    fitting limit (no interval); "at limit: <ends>" where an interval end, or the lapse rate,
+    fitting limit (no interval, but for a profile likelihood one); "at limit: <ends>" where an interval end, or the lapse rate,
     sits on one (``ends_at_limit``: the truth may lie beyond it); :data:`WIDTH_UPPER_ONLY`
     where the width's lower end is the smallest width, one level step; else "ok".
 
@@ -141,13 +141,16 @@ def percentile_intervals(draws: dict, names, ci: float) -> dict:
     return {name: tuple(np.percentile(draws[name], q)) for name in names}
 
 
-def fit_row(fit: dict, intervals: dict, x, width_min, sigmoid, boot) -> dict:
+def fit_row(fit: dict, intervals: dict, x, width_min, sigmoid, boot,
+            at_bound_too: bool = False) -> dict:
     """The columns one fitted curve shares, whichever way it was fitted: the estimates, their
-    intervals (NaN where the fit itself lies on a bound), the limits, the curve's range."""
+    intervals (NaN where the fit itself lies on a bound, unless ``at_bound_too``: a profile
+    likelihood interval, the set of values the likelihood-ratio test keeps, is one wherever
+    the maximum lies), the limits, the curve's range."""
     out: dict[str, Any] = {"n_levels": len(x)}
     for name in ("threshold", "width"):
         out[name] = float(fit[name])
-        lo_hi = intervals[name] if not fit["at_bound"] else (np.nan, np.nan)
+        lo_hi = intervals[name] if at_bound_too or not fit["at_bound"] else (np.nan, np.nan)
         out[f"{name}_lo"], out[f"{name}_hi"] = (float(v) for v in lo_hi)
     span, wmin, wmax = fit_limits(x, width_min)
     limits = {"threshold": (x.min() - span, x.max() + span), "width": (wmin, wmax)}

@@ -3,8 +3,9 @@
 
 Simulated participants answer forward/backward on every level of a sweep; P(correct) goes
 between chance (0.5) and 1 - lapse along a cumulative normal, and the fit is the report's own
-(``analysis.report.tra.PEOPLE_FIT``: guess 0.5, lapse estimated in [0, 0.06], source clips
-resampled together).  For each sweep, true lapse rate and number of trials per level it
+(``analysis.report.tra.PEOPLE_FIT``: guess 0.5, lapse estimated in [0, 0.06], profile
+likelihood intervals, the sweep's direction known from its physics since 2026-11-28; the
+figures in ``experiments.designs`` were measured with it free).  For each sweep, true lapse rate and number of trials per level it
 prints the median and 80th percentile of the 95% CI half-width of the threshold over
 participants, the share whose half-width is at most one level step, and the fits that give
 no interval (at a bound).  Not a timing benchmark: the load is printed only to date the run.
@@ -30,6 +31,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 from analysis.psychometric import fit_psychometric  # noqa: E402
 from analysis.report.tra import PEOPLE_FIT  # noqa: E402
 from analysis.sweep_fits import psychometric_values  # noqa: E402
+from experiments.synthetic import curve_direction  # noqa: E402
 from experiments.synthetic.tra_bullet import SWEEP_DAMPINGS, SWEEP_RESTITUTIONS  # noqa: E402
 
 SWEEPS = {  # name -> (levels, threshold, width, direction)
@@ -52,7 +54,8 @@ def half_widths(rng, sweep, trials, lapse, observers, n_boot):
     for _ in range(observers):
         data = participant(rng, levels, threshold, width, direction, trials, lapse)
         try:
-            fit = fit_psychometric(data, "level", rng=rng, n_boot=n_boot, **PEOPLE_FIT)
+            fit = fit_psychometric(data, "level", rng=rng, n_boot=n_boot, **PEOPLE_FIT,
+                                   direction=curve_direction(sweep, levels))
         except ValueError:  # answers that never vary: no fit at all
             out.append(np.nan)
             continue

@@ -3,12 +3,13 @@
 The model is the report's people's fit (``analysis.report.tra.PEOPLE_FIT``,
 ``analysis.psychometric``): P(correct) = guess + (1 - guess - lapse) Phi(direction (x -
 threshold) / s), guess 0.5 (each clip is shown both ways), width = the distance between the
-curve's 5% and 95% points, the lapse rate in Wichmann & Hill's [0, 0.06] and the direction
-(a curve that rises or falls along the sweep) unknown. The prior is uniform over a grid
+curve's 5% and 95% points, the lapse rate in Wichmann & Hill's [0, 0.06] unknown. The direction (a curve that rises or
+falls along the sweep) is the sweep's, where its physics says which way is easier
+(``experiments.synthetic.curve_direction``); only where it does not are both in the grid. The prior is uniform over a grid
 (:func:`parameter_grid`): threshold from one level step below the sweep to one above, in
 quarter steps; width log-uniform from one level step (the fitter's smallest, below which
 the levels cannot tell a curve from a step) to twice the sweep; lapse 0, 0.02, 0.04, 0.06;
-both directions.
+the one direction given, or both.
 
 Each next level is the stored level that minimises the expected entropy of the posterior
 of the threshold alone, width, lapse and direction marginalised out (QUEST+, Watson 2017,
@@ -47,15 +48,19 @@ class Grid:
         return float(np.diff(self.levels).min())
 
 
-def parameter_grid(levels: Sequence[float]) -> Grid:
-    """The QUEST+ grid over a sweep's stored ``levels`` (at least three, distinct)."""
+def parameter_grid(levels: Sequence[float], direction: int | None = None) -> Grid:
+    """The QUEST+ grid over a sweep's stored ``levels`` (at least three, distinct), for a
+    curve of the given ``direction`` (+1 rising, -1 falling) or, None, of either."""
+    if direction not in (None, 1, -1):
+        raise ValueError(f"a curve's direction is +1, -1 or None (unknown), got {direction!r}")
     x = np.unique(np.asarray(levels, float))
     if x.size < 3 or x.size != len(levels) or not np.isfinite(x).all():
         raise ValueError(f"an adaptive sweep needs at least 3 distinct finite levels, got {levels}")
     step, span = float(np.diff(x).min()), float(x[-1] - x[0])
     thresholds = np.arange(x[0] - step, x[-1] + step + step / 8, step / 4)
     widths = np.geomspace(step, 2 * span, 12)
-    t, w, lapse, d = (a.ravel() for a in np.meshgrid(thresholds, widths, LAPSES, (-1.0, 1.0),
+    directions = (-1.0, 1.0) if direction is None else (float(direction),)
+    t, w, lapse, d = (a.ravel() for a in np.meshgrid(thresholds, widths, LAPSES, directions,
                                                      indexing="ij"))
     p = GUESS + (1 - GUESS - lapse[:, None]) * special.ndtr(
         d[:, None] * (x[None, :] - t[:, None]) / (w[:, None] / WIDTH_Z))
@@ -67,14 +72,24 @@ def posterior(grid: Grid, answers: Sequence[tuple[float, bool | None]]) -> np.nd
     correct None: no answer, left out). A level off the grid is an error."""
     log_post = np.zeros(grid.threshold.size)
     for level, correct in answers:
-        if correct is None:
-            continue
-        at = np.flatnonzero(np.isclose(grid.levels, level))
-        if at.size != 1:
-            raise ValueError(f"level {level} is not one of the sweep's {grid.levels.tolist()}")
-        p = grid.p_correct[:, at[0]]
-        with np.errstate(divide="ignore"):  # a lapse-free curve at 1: that answer rules it out
-            log_post += np.log(p if correct else 1 - p)
+        log_post = updated(grid, log_post, level, correct)
+    return normalised(log_post)
+
+
+def updated(grid: Grid, log_post: np.ndarray, level: float, correct: bool | None) -> np.ndarray:
+    """The unnormalised log posterior ``log_post`` after one more answer (a simulation adds
+    answers one at a time rather than recomputing :func:`posterior` from all of them)."""
+    if correct is None:
+        return log_post
+    at = np.flatnonzero(np.isclose(grid.levels, level))
+    if at.size != 1:
+        raise ValueError(f"level {level} is not one of the sweep's {grid.levels.tolist()}")
+    p = grid.p_correct[:, at[0]]
+    with np.errstate(divide="ignore"):  # a lapse-free curve at 1: that answer rules it out
+        return log_post + np.log(p if correct else 1 - p)
+
+
+def normalised(log_post: np.ndarray) -> np.ndarray:
     post = np.exp(log_post - log_post.max())
     return post / post.sum()
 
@@ -124,10 +139,20 @@ def next_level(grid: Grid, answers: Sequence[tuple[float, bool | None]]) -> tupl
     """The level QUEST+ places the next trial at after ``answers``, and the posterior summary
     that made the choice (with ``n_answers`` and the expected entropy at that level). Ties go
     to the lowest level, so the choice is a function of the answers alone."""
-    post = posterior(grid, answers)
+    return choose(grid, posterior(grid, answers), sum(1 for _, c in answers if c is not None))
+
+
+def choose(grid: Grid, post: np.ndarray, n_answers: int) -> tuple[float, dict]:
+    """:func:`next_level` from the posterior ``post`` after ``n_answers`` answers."""
     entropies = expected_entropies(grid, post)
     best = int(np.argmin(np.round(entropies, 12)))
     said = summary(grid, post) | {
-        "n_answers": sum(1 for _, c in answers if c is not None),
-        "expected_entropy": round(float(entropies[best]), 6)}
+        "n_answers": n_answers, "expected_entropy": round(float(entropies[best]), 6)}
     return float(grid.levels[best]), said
+
+
+def reached(said: dict, halfwidth_steps: float | None) -> bool:
+    """Whether a sweep may stop: the threshold's 95% credible interval in ``said`` (a
+    :func:`summary`) is at most ``halfwidth_steps`` level steps either side; never where no
+    target is set (None or 0: every slot is run)."""
+    return bool(halfwidth_steps) and said["halfwidth_steps"] <= halfwidth_steps

@@ -6,24 +6,34 @@ splits, built with the schedule like any trial (dealt into blocks, catch trials 
 them): each has its sweep, its direction (half forward, half reversed, in the session's
 random order) and, for every stored level of the sweep, the one clip it would show there
 (the participant's own rotation through the level's source clips, so a level shown again
-shows another clip where the set has several). What a slot lacks is its level: that is
+shows another clip where the set has several) and the way the sweep's curve runs where its
+physics says so (``experiments.synthetic.curve_direction``; QUEST+ then places levels for
+curves of that direction only). What a slot lacks is its level: that is
 chosen by :func:`resolve` when the browser first asks for the slot's video, from the
 answers stored on the sweep's earlier slots, and written into the schedule with the
 posterior that made the choice. The level is then fixed: a reload, a second tab or a
 replayed post reads it back, and the choice is a function of the seed (directions, clips,
 order) and the stored answers alone.
+
+With a stopping rule (``adaptive_stop_halfwidth``), each answer on a slot may end its sweep
+(:func:`stop_sweep`): once the threshold's 95% credible interval is within the target, the
+sweep's later slots are marked skipped, with the posterior that ended it. A skipped slot is
+never served, shown or stored, and is no part of the trials the session runs
+(:func:`to_run`): it completes without them.
 """
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
+from typing import TypeVar
 
 import numpy as np
 
 from experiments import adaptive, length_sweep
 from experiments.catalog_records import ClipRecord
-from experiments.synthetic import sweep_labels
+from experiments.synthetic import curve_direction, sweep_labels
 from experiments.trial_types import aot
 
+T = TypeVar("T", bound=Mapping)
 KEY = "adaptive"  # a slot's key in its scheduled trial (server-only: never sent)
 
 
@@ -69,14 +79,52 @@ def slots(design, clips: Sequence[ClipRecord], rng: np.random.Generator) -> list
             first = next(iter(levels.values()))[0]
             trial = aot.build_trial(design, first, direction)
             trial.update(stimulus_id=None, public_id=None, source_clip_id=None, clip_key=None)
-            trial[KEY] = {"sweep": scenario, "slot": k, "pool": pool}
+            trial[KEY] = {"sweep": scenario, "slot": k, "pool": pool,
+                          "curve_direction": curve_direction(scenario, levels)}
             out.append(trial)
     return out
 
 
 def pending(trial: Mapping) -> bool:
-    """Whether ``trial`` is a slot whose level is not chosen yet."""
+    """Whether ``trial`` is a slot whose level is not chosen yet (nor ever, if skipped)."""
     return KEY in trial and trial["stimulus_id"] is None
+
+
+def skipped(trial: Mapping) -> bool:
+    """Whether ``trial`` is a slot its sweep's stopping rule made unneeded."""
+    return KEY in trial and bool(trial[KEY].get("skipped"))
+
+
+def to_run(schedule: Sequence[T]) -> list[T]:
+    """The trials of ``schedule`` a session runs: all but skipped slots."""
+    return [t for t in schedule if not skipped(t)]
+
+
+def stop_sweep(schedule: Sequence[Mapping], index: int, answers: Mapping[int, bool | None],
+               halfwidth_steps: float) -> list[dict] | None:
+    """After the answer on slot ``index`` (in ``answers``, as for :func:`resolve`): where the
+    posterior of its sweep's threshold from every answer so far is within
+    ``halfwidth_steps`` (:func:`experiments.adaptive.reached`), ``schedule`` with the
+    sweep's later slots skipped, each with that posterior; None where the sweep goes on
+    (or has no later slot)."""
+    trial = schedule[index]
+    sweep = trial[KEY]["sweep"]
+    later = [t["trial_index"] for t in schedule[index + 1:]
+             if KEY in t and t[KEY]["sweep"] == sweep and pending(t) and not skipped(t)]
+    if not later:
+        return None
+    done = [t for t in schedule[:index + 1] if KEY in t and t[KEY]["sweep"] == sweep
+            and not pending(t)]
+    grid = adaptive.parameter_grid([entry[0] for entry in trial[KEY]["pool"]],
+                                   trial[KEY].get("curve_direction"))
+    said = adaptive.summary(grid, adaptive.posterior(
+        grid, [(t[KEY]["level"], answers.get(t["trial_index"])) for t in done]))
+    if not adaptive.reached(said, halfwidth_steps):
+        return None
+    stopped = {"skipped": True, "posterior": said | {"n_answers": sum(
+        answers.get(t["trial_index"]) is not None for t in done)}}
+    return [dict(t) | {KEY: dict(t[KEY]) | stopped} if t["trial_index"] in later else dict(t)
+            for t in schedule]
 
 
 def pool_ids(schedule: Sequence[Mapping]) -> set[int]:
@@ -97,7 +145,9 @@ def resolve(schedule: Sequence[Mapping], index: int,
     if waiting:
         raise NotYet(f"trial {index} waits for the answer to trial {waiting[0]}")
     pool = trial[KEY]["pool"]
-    grid = adaptive.parameter_grid([entry[0] for entry in pool])
+    # a slot scheduled before sweeps had a known direction places levels for either
+    grid = adaptive.parameter_grid([entry[0] for entry in pool],
+                                   trial[KEY].get("curve_direction"))
     level, posterior = adaptive.next_level(
         grid, [(t[KEY]["level"], answers[t["trial_index"]]) for t in earlier])
     _, stimulus_id, clip_id = next(e for e in pool if e[0] == level)

@@ -247,11 +247,12 @@ def build(reader: Reader, values: dict, text_overrides: dict) -> StudyConfig | N
                                                     if base.adaptive_trials else
                                                     "shows each clip once per session"))
         return None
-    if ("blocks", "adaptive_trials") in values and not base.adaptive_trials:
-        reader.error(("blocks", "adaptive_trials"),
-                     f"only for an adaptive design (such as tra-adaptive); {base.name} "
-                     "fixes its levels in the schedule")
-        return None
+    for key in ("adaptive_trials", "adaptive_stop_halfwidth"):
+        if ("blocks", key) in values and not base.adaptive_trials:
+            reader.error(("blocks", key), f"only for an adaptive design (such as "
+                                          f"tra-adaptive); {base.name} fixes its levels in "
+                                          "the schedule")
+            return None
     data = base.to_dict()
     for (section, key), value in values.items():
         setting: Setting = SCHEMA[section][key]

@@ -28,6 +28,7 @@ DEVICES = ("desktop", "tablet", "phone")
 MAX_SESSIONS, MAX_BLOCKS, MAX_TRIALS_PER_BLOCK, MAX_PRACTICE_TRIALS = 20, 100, 2000, 200
 MAX_ATTEMPTS, MAX_REPEATS, MAX_PLACES, MAX_WINDOW_PX = 10, 100, 100_000, 10_000
 MAX_REFRESH_HZ = 1000  # the device check measures no faster display (static/js/device.js)
+MAX_STOP_STEPS = 10  # a stopping rule's credible half-width, in level steps: a sweep's width
 MAX_ADAPTIVE_TRIALS = 1000  # per sweep: a 3 s clip a trial, over an hour a sweep
 MAX_TIMING_MS, MAX_GAP_HOURS = 600_000, 24 * 365  # 10 minutes; a year
 # Bounds of what a participant's page renders on every visit (each text through Markdown and
@@ -186,7 +187,14 @@ SETTINGS: dict[str, dict[str, Setting]] = {
         "adaptive_trials": _int(2, "adaptive_trials", MAX_ADAPTIVE_TRIALS,
                                 help="Adaptive sweep designs only: trials per sweep in a "
                                      "session, each at the level QUEST+ chooses from the "
-                                     "answers before it.")},
+                                     "answers before it."),
+        "adaptive_stop_halfwidth": Setting(
+            "number", "a non-negative number of level steps", "adaptive_stop_halfwidth", 0,
+            MAX_STOP_STEPS, bound=f" of at most {MAX_STOP_STEPS}",
+            help="Adaptive sweep designs only: a sweep ends early, its remaining trials "
+                 "skipped, once its threshold's 95% credible interval is within this many "
+                 "level steps either side; adaptive_trials is then the most it runs (0: "
+                 "every trial is run).")},
     "practice": {
         "trials": _int(0, "practice.n_trials", MAX_PRACTICE_TRIALS, help="Practice trials, with "
                        "feedback, before the main blocks.",

@@ -19,7 +19,7 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
-from experiments import exclusions, plausibility
+from experiments import adaptive_schedule, exclusions, plausibility
 from experiments.designs import Design
 
 # Session statuses as stored: people's sessions, then a model run that lacks items.
@@ -117,6 +117,7 @@ def judge(design: Design, schedule: Sequence[Mapping], records: Sequence[Mapping
         ran).  An ended status when the rules are applied again: ``failed_attention`` or
         ``completed``, as the attention checks say.
     """
+    schedule = adaptive_schedule.to_run(schedule)  # a stopped sweep's skipped slots: never run
     timing = plausibility.Timing(design.inter_trial_ms, design.response_window_ms_after_clip)
     flags = plausibility.trial_reasons(records, schedule, served, timing)
     per_trial = [exclusions.trial_reasons(record, design.exclusions) + codes

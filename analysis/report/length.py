@@ -73,16 +73,16 @@ def length_tables(aot_kept: pd.DataFrame, levels: pd.DataFrame | None, n_boot: i
     trials = tra.sweep_trials(aot_kept, length_levels(levels))
     if trials.empty:
         return {}
-    clips = tra._vlm_clips(trials)
-    people, vlms = tra._people(trials, rng, n_boot), tra._vlms(clips, rng, n_boot)
+    clips = tra.vlm_clips(trials)
+    people, vlms = tra.people_fits(trials, rng, n_boot), tra.vlm_fits(clips, rng, n_boot)
     humans = trials[trials["subject_kind"] == C.HUMAN]
     humans = humans.assign(correct=pd.to_numeric(humans["correct"], errors="coerce")).dropna(
         subset=["correct"])
     # people at ceiling or floor throughout have a status and no threshold: nothing to draw
     drawn = people if "threshold" in people else pd.DataFrame()
     tables = {R.LENGTH_THRESHOLDS: _thresholds(people, vlms),
-              R.LENGTH_CURVES: tra._curves(drawn, vlms, pd.DataFrame(), humans),
-              R.LENGTH_LEVEL_MEANS: tra._level_means(humans, clips)}
+              R.LENGTH_CURVES: tra.sweep_curves(drawn, vlms, pd.DataFrame(), humans),
+              R.LENGTH_LEVEL_MEANS: tra.level_means(humans, clips)}
     sequences = adaptive_sequence.sequence_table(trials)
     if not sequences.empty:
         tables[R.LENGTH_SEQUENCE] = sequences

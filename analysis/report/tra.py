@@ -37,6 +37,7 @@ from analysis.probability_curve import fit_probability_curve, vlm_clip_correct
 from analysis.psychometric_pooled import pooled_band
 from analysis.report import registry as R
 from experiments import length_sweep
+from experiments.synthetic import curve_direction
 
 SEED = 0  # the section's own generator: adding it leaves every other table's draws alone
 SCENARIOS = ("bouncing_ball", "pendulum")
@@ -72,7 +73,10 @@ CHANCE = 0.5  # P(correct) of an observer who cannot tell: each clip is shown bo
 # People's lapses (a missed clip, a slip of the finger) are estimated in Wichmann & Hill's
 # range, [0, 0.06], in 0.005 steps (analysis.psychometric says why). A participant's intervals
 # are profile likelihood ones (the percentile bootstrap undercovered, analysis.psychometric);
-# a VLM's resample a source clip's forward and reversed copies together.
+# a VLM's resample a source clip's forward and reversed copies together. A participant's curve
+# runs the way the sweep's physics says (experiments.synthetic.curve_direction), as QUEST+
+# assumes in the adaptive design: one model on both designs, so their thresholds compare,
+# and no fit turns a participant near chance into a curve falling the wrong way.
 PEOPLE_FIT: dict[str, Any] = {"guess": CHANCE, "lapse": np.linspace(0.0, 0.06, 13),
                               "profile": True}
 # A VLM may sit below chance, level off at 0.7 or fall: both asymptotes are free.
@@ -108,14 +112,17 @@ def has_sweep_trials(aot_kept: pd.DataFrame, tra_data: pd.DataFrame | None = Non
     return bool(len(known)) and bool(aot_kept["source_clip_id"].isin(known).any())
 
 
-def _people(trials: pd.DataFrame, rng, n_boot: int) -> pd.DataFrame:
+def people_fits(trials: pd.DataFrame, rng, n_boot: int) -> pd.DataFrame:
     humans = trials[trials["subject_kind"] == C.HUMAN]
     humans = humans.assign(correct=pd.to_numeric(humans["correct"], errors="coerce"))
     humans = humans[humans["correct"].notna()]
     if humans.empty:
         return pd.DataFrame()
-    fits = P.psychometric_table(humans, "parameter_value", "correct", by=SWEEP,
-                                subject="subject_id", rng=rng, n_boot=n_boot, **PEOPLE_FIT)
+    fits = pd.concat([P.psychometric_table(
+        sweep, "parameter_value", "correct", by=SWEEP, subject="subject_id", rng=rng,
+        n_boot=n_boot, direction=curve_direction(scenario, sweep["parameter_value"]),
+        **PEOPLE_FIT) for scenario, sweep in humans.groupby("scenario", sort=True)],
+        ignore_index=True)
     too_few = bootstrap.too_few_people(humans["subject_id"].nunique())
     if too_few:  # a jackknife over 2-4 people is no interval of a population's curve
         pooled = fits["subject_id"] == POOLED
@@ -124,7 +131,7 @@ def _people(trials: pd.DataFrame, rng, n_boot: int) -> pd.DataFrame:
     return fits.assign(observer_kind=PEOPLE, observer="people")
 
 
-def _vlm_clips(trials: pd.DataFrame) -> pd.DataFrame:
+def vlm_clips(trials: pd.DataFrame) -> pd.DataFrame:
     """A VLM's P(correct) per clip (both label orders averaged); empty without logits."""
     models = trials[trials["subject_kind"] == C.MODEL]
     if models.empty:
@@ -132,7 +139,7 @@ def _vlm_clips(trials: pd.DataFrame) -> pd.DataFrame:
     return vlm_clip_correct(models, by=["observer", *SWEEP, "source_clip_id"])
 
 
-def _vlms(clips: pd.DataFrame, rng, n_boot: int) -> pd.DataFrame:
+def vlm_fits(clips: pd.DataFrame, rng, n_boot: int) -> pd.DataFrame:
     if clips.empty:  # no logits: no P(correct) per clip to fit
         return pd.DataFrame()
     fits = P.psychometric_table(clips, "parameter_value", "p_correct", by=["observer", *SWEEP],
@@ -144,7 +151,7 @@ def _vlms(clips: pd.DataFrame, rng, n_boot: int) -> pd.DataFrame:
         observer_kind=VLM)
 
 
-def _level_means(humans: pd.DataFrame, clips: pd.DataFrame) -> pd.DataFrame:
+def level_means(humans: pd.DataFrame, clips: pd.DataFrame) -> pd.DataFrame:
     """The data under the fitted curves: pooled people's P(correct) per level (over trials)
     and each VLM's (over clips), with their above-chance accuracy, so a misfit shows."""
     parts = []
@@ -196,7 +203,7 @@ def _fit_rows(people, vlms, tra) -> pd.DataFrame:
     return out.reindex(columns=FIT_COLUMNS)
 
 
-def _curves(people, vlms, tra, humans) -> pd.DataFrame:
+def sweep_curves(people, vlms, tra, humans) -> pd.DataFrame:
     keys = ["observer_kind", "observer", "subject_id", *SWEEP, "context_frames"]
     parts = [shared_axis.normalised_curves(fits, keys=keys)
              for fits in (people, vlms) if not fits.empty]
@@ -226,7 +233,8 @@ def _curves(people, vlms, tra, humans) -> pd.DataFrame:
         sweep = humans[humans["scenario"] == row["scenario"]]
         band = pooled_band(sweep, "parameter_value", "correct", "subject_id", row,
                            curves.loc[mask, "level"].to_numpy(float),
-                           lapse=PEOPLE_FIT["lapse"])
+                           lapse=PEOPLE_FIT["lapse"], direction=curve_direction(
+                               row["scenario"], sweep["parameter_value"]))
         curves.loc[mask, "band_lo"], curves.loc[mask, "band_hi"] = (
             shared_axis.above_chance(b, row["chance"]) for b in band)
     return curves
@@ -252,8 +260,8 @@ def sweep_tables(aot_kept: pd.DataFrame, tra_data: pd.DataFrame | None = None,
     trials = sweep_trials(aot_kept, sweep_levels(levels, tra_data))
     if trials.empty:
         return {}
-    clips = _vlm_clips(trials)
-    people, vlms, tra = _people(trials, rng, n_boot), _vlms(clips, rng, n_boot), \
+    clips = vlm_clips(trials)
+    people, vlms, tra = people_fits(trials, rng, n_boot), vlm_fits(clips, rng, n_boot), \
         _tra(tra_data, rng, n_boot)
     humans = trials[trials["subject_kind"] == C.HUMAN]
     humans = humans.assign(correct=pd.to_numeric(humans["correct"], errors="coerce")).dropna(
@@ -262,8 +270,8 @@ def sweep_tables(aot_kept: pd.DataFrame, tra_data: pd.DataFrame | None = None,
     if not people.empty:
         tables[R.TRA_SWEEP_PARTICIPANTS] = people[people["subject_id"] != POOLED].drop(
             columns=["observer_kind", "observer"]).reset_index(drop=True)
-    tables[R.TRA_SWEEP_CURVES] = _curves(people, vlms, tra, humans)
-    tables[R.TRA_SWEEP_LEVEL_MEANS] = _level_means(humans, clips)
+    tables[R.TRA_SWEEP_CURVES] = sweep_curves(people, vlms, tra, humans)
+    tables[R.TRA_SWEEP_LEVEL_MEANS] = level_means(humans, clips)
     sequences = adaptive_sequence.sequence_table(trials)
     if not sequences.empty:  # adaptive sessions: each participant's levels and posterior
         tables[R.TRA_ADAPTIVE_SEQUENCE] = sequences

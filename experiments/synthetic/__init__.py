@@ -84,6 +84,26 @@ def _sweep_jobs(seed: int) -> list[dict]:
 SWEEP_PARAMETERS = {"bouncing_ball": ("restitution", 1.0), "pendulum": ("damping", 0.0)}
 
 
+def curve_direction(scenario: str, levels) -> int | None:
+    """Which way P(correct) runs along a sweep of ``levels``: +1 rising, -1 falling, None
+    where the physics does not say. Dissipation is what gives time its arrow, and it grows
+    with the distance from the sweep's lossless value (:data:`SWEEP_PARAMETERS`): a sweep
+    starting at it gets easier along the levels (damping 0 upwards), one ending at it harder
+    (restitution up to 1). A sweep that straddles it, or an unknown scenario, has no known
+    direction.
+
+    Examples
+    --------
+    >>> curve_direction("bouncing_ball", [0.1, 0.5, 1.0]), curve_direction("pendulum", [0, 5])
+    (-1, 1)
+    """
+    if scenario not in SWEEP_PARAMETERS:
+        return None
+    lossless = SWEEP_PARAMETERS[scenario][1]
+    values = [float(v) for v in levels]
+    return 1 if lossless <= min(values) else -1 if lossless >= max(values) else None
+
+
 def sweep_labels(params: dict) -> dict:
     """A sweep clip's TRA labels: ``scenario``, ``parameter``, ``parameter_value``, ``process``.
 

@@ -47,6 +47,7 @@ class SessionRunner {
     this.simulate = null;
     this.fullscreen = false;  // whether the browser ever granted fullscreen (noteFullscreen)
     this.practiceAttempts = 0;
+    this.scheduleChanged = false;  // a trial's reply said so: read the session again
     this.ran = new Set();  // trial indices run on this page since the last GET
     // The trial on screen when the page last went away: shown again, it is stored restarted.
     this.shownKey = `chronoscope:shown:${config.token}`;
@@ -185,12 +186,19 @@ class SessionRunner {
       }
       await flow.enterFullscreen();  // right after the click: it needs the user's gesture
       this.noteFullscreen();
-      for (const [position, trial] of block.entries()) {
-        if (position) await this.betweenTrials();
+      let shown = 0;
+      for (const trial of block) {
         if (oneByOne) {
           await this.queue.settled();
-          await this.preloadBlock([trial]);
+          // An answer that ended its sweep (a stopping rule) skipped the sweep's later trials.
+          if (this.scheduleChanged) {
+            this.scheduleChanged = false;
+            await this.refresh();
+          }
+          if (!this.session.trials.some((t) => t.trial_index === trial.trial_index)) continue;
         }
+        if (shown++) await this.betweenTrials();
+        if (oneByOne) await this.preloadBlock([trial]);
         await this.runTrial(trial);
       }
       this.releaseAfter(block);
@@ -327,6 +335,7 @@ class SessionRunner {
     const restarted = String(trial.trial_index) === this.interruptedIndex;
     const reply = this.queue.push({ client_uuid: uuid4(), trial_index: trial.trial_index, ...data,
       ...(restarted ? { restarted: true } : {}) });
+    reply.then((answer) => { if (answer?.schedule_changed) this.scheduleChanged = true; });
     writeStored(this.shownKey, null);
     writeStored(this.eventsKey, null);
     this.ran.add(trial.trial_index);

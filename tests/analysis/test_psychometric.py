@@ -355,3 +355,53 @@ def test_participant_profile_interval_ends_lie_on_the_likelihood_ratio_cut():
         assert 2 * (best - held["loglik"]) == pytest.approx(cut, abs=0.05)
     lowest = fit_counts(x, k, n, **options, fixed=("width", [0.1], fit["direction"]))
     assert 2 * (best - lowest["loglik"][0]) < 3.84
+
+
+def test_a_known_direction_fits_curves_of_that_direction_only():
+    # A TRA sweep's physics says which way its curve runs (experiments.synthetic.
+    # curve_direction): answers that fall along a sweep known to rise are a curve at its
+    # bound (a participant near chance), not a falling curve.
+    from analysis.report.tra import PEOPLE_FIT
+
+    data = simulate(np.random.default_rng(3), threshold=0.5, width=0.3, guess=0.5,
+                    n_per_level=12, direction=-1)
+    free = P.fit_psychometric(data, "level", rng=np.random.default_rng(0), **PEOPLE_FIT)
+    rising = P.fit_psychometric(data, "level", rng=np.random.default_rng(0), **PEOPLE_FIT,
+                                direction=1)
+    assert free["direction"] == -1 and rising["direction"] == 1
+
+
+def test_a_profile_interval_is_given_for_a_fit_on_a_bound():
+    # An outside psychophysicist: most of the adaptive design's coverage gap was fits the
+    # report left without an interval (at a bound). The likelihood-ratio set is one wherever
+    # the maximum lies; a bootstrap's is still withheld (its refits sit on the bound).
+    from analysis.report.tra import PEOPLE_FIT
+
+    data = pd.DataFrame({"level": np.repeat(LEVELS, 10)})
+    data["correct"] = np.where(data["level"] > 0.5, 1.0, np.tile([1.0, 0.0], len(data) // 2))
+    fit = P.fit_psychometric(data, "level", rng=np.random.default_rng(0), **PEOPLE_FIT,
+                             direction=1)
+    assert fit["at_bound"]
+    assert fit["threshold_lo"] <= fit["threshold"] <= fit["threshold_hi"]
+    assert 0.4 <= fit["threshold_lo"] and fit["threshold_hi"] <= 0.6
+    assert fit["width_lo"] == pytest.approx(0.1) and fit["width_hi"] > 0.1
+
+
+def test_a_width_profile_starts_each_held_fit_at_the_estimated_threshold():
+    # 60 QUEST+ trials (bench/adaptive_power.py, pendulum, 4% lapses): the best curve is a
+    # step at damping 1.35 with lapse 0.06. Held at that width, a fit from a moment estimate
+    # went on from the lapse-0 fit's step at 3.06, 12 log-likelihood units lower, so the
+    # profile was positive at its own maximum and the width interval collapsed onto 0.5.
+    from analysis.psychometric_profile import profile_intervals
+    from analysis.report.tra import PEOPLE_FIT
+
+    x = np.arange(1.0, 4.5, 0.5)
+    k, n = np.array([10, 20, 8, 2, 2, 1, 3.0]), np.array([20, 23, 8, 2, 3, 1, 3.0])
+    options = {"sigmoid": "norm", "guess": 0.5, "lapse": PEOPLE_FIT["lapse"],
+               "width_min": None, "direction": 1}
+    est = fit_counts(x, k, n, **options)
+    held = fit_counts(x, k, n, **options, fixed=("width", est["width"], 1),
+                      start=est["threshold"][0])
+    assert held["loglik"][0] == pytest.approx(est["loglik"][0])
+    lo, hi = profile_intervals(x, k, n, est, options, 0.95)["width"]
+    assert lo == pytest.approx(0.5) and hi > 0.6

@@ -279,3 +279,23 @@ def test_pooled_people_get_no_interval_or_band_below_the_minimum_of_participants
             "(the study has 3)").all()
     curves = tables["tra_sweep_curves"]
     assert curves.loc[curves["observer_kind"] == report_tra.PEOPLE, "band_lo"].isna().all()
+
+
+def test_people_s_curves_run_the_way_the_sweep_s_physics_says():
+    # The adaptive design places levels for the sweep's known direction (QUEST+); the report
+    # fits both designs' participants with that model: one whose answers fall along the
+    # pendulum's damping (harder with more dissipation) gets a rising curve, not a falling one.
+    rows, index = [], 0
+    for clip in _levels().itertuples():
+        for k in range(12):
+            direction = C.FORWARD if k % 2 else C.BACKWARD
+            wrong_way = clip.parameter_value < 2.5 if clip.scenario == "pendulum" else \
+                clip.parameter_value < 0.6
+            rows.append(_row("p00", C.HUMAN, clip.source_clip_id, direction,
+                             wrong_way or k % 3 == 0, index))
+            index += 1
+    trials = loading.normalize_trials(pd.DataFrame(rows))
+    people = report_tra.sweep_tables(trials, levels=_levels(), n_boot=20)[
+        "tra_sweep_participants"].set_index("scenario")
+    assert people.loc["pendulum", "direction"] == 1
+    assert people.loc["bouncing_ball", "direction"] == -1

@@ -6,7 +6,7 @@ from pathlib import Path
 
 import pytest
 
-from experiments.adaptive_schedule import KEY, resolve
+from experiments.adaptive_schedule import KEY, resolve, skipped
 from experiments.designs import DESIGNS, PracticeSpec
 from experiments.stimuli import ClipSpec
 from tests.browser.participant import assert_every_trial_once, enter, stored, wait_done
@@ -44,6 +44,10 @@ def adaptive_site(site):
             practice=PracticeSpec(n_trials=0))
         open_site_study(site.app, "tiny-adaptive", design, stimulus_set=SET)
         site.slugs["adaptive"] = "tiny-adaptive"
+        # a stopping rule met after a sweep's first answer (10 level steps either side)
+        open_site_study(site.app, "tiny-adaptive-stop", design.with_changes(
+            adaptive_stop_halfwidth=10.0), stimulus_set=SET)
+        site.slugs["adaptive-stop"] = "tiny-adaptive-stop"
     return site
 
 
@@ -61,7 +65,7 @@ def _levels_follow_the_stored_answers(site, token):
     for t in fresh:
         if KEY in t:
             t.update(stimulus_id=None, source_clip_id=None)
-            t[KEY] = {k: t[KEY][k] for k in ("sweep", "slot", "pool")}
+            t[KEY] = {k: t[KEY][k] for k in ("sweep", "slot", "pool", "curve_direction")}
     for t in slots:
         fresh = resolve(fresh, t["trial_index"], answers)
     assert fresh == schedule
@@ -89,4 +93,22 @@ def test_a_reload_mid_session_goes_on_with_the_stored_levels(page, adaptive_site
     page.reload()
     assert wait_done(page)
     _levels_follow_the_stored_answers(adaptive_site, token)
+    assert not page.js_errors
+
+
+def test_a_sweep_that_stops_early_skips_its_later_trials_and_the_session_completes(
+        page, adaptive_site):
+    # The reply to the answer that ended a sweep says the schedule changed: the runner reads
+    # the session again and goes on without the skipped trials, never asking for their videos.
+    token = enter(page, adaptive_site, "adaptive-stop", "sim-adaptive-stop", simulate=True)
+    assert wait_done(page)
+    data = stored(adaptive_site.app, token)
+    assert data["status"] in ("completed", "failed_attention")
+    gone = {t["trial_index"] for t in data["schedule"] if skipped(t)}
+    assert len(gone) == 2 * 3  # every slot of each sweep but its first
+    assert sorted(data["per_index"]) == sorted(
+        t["trial_index"] for t in data["schedule"] if t["trial_index"] not in gone)
+    with adaptive_site.app.app_context(), db.engine.connect() as connection:
+        served = store.media_served(connection, store.session_by_token(connection, token).id)
+    assert not gone & set(served)
     assert not page.js_errors

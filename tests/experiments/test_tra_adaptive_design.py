@@ -7,7 +7,16 @@ import pytest
 from scipy import special
 
 from experiments import adaptive
-from experiments.adaptive_schedule import KEY, NotYet, pending, pool_ids, resolve
+from experiments.adaptive_schedule import (
+    KEY,
+    NotYet,
+    pending,
+    pool_ids,
+    resolve,
+    skipped,
+    stop_sweep,
+    to_run,
+)
 from experiments.designs import DESIGNS
 from experiments.schedule import build_schedule, choose_condition
 from tests.experiments.test_tra_sweep_design import _sweep_catalog
@@ -30,14 +39,18 @@ def _observer(trial, rng):
     return bool(rng.random() < p)
 
 
-def _run(schedule, seed=0):
-    """Every slot resolved in order, as the server does, answered by :func:`_observer`."""
+def _run(schedule, seed=0, stop=0.0):
+    """Every slot resolved in order, as the server does, answered by :func:`_observer`; with
+    ``stop``, a sweep's later slots skipped once its posterior is that narrow."""
     rng, answers = np.random.default_rng(seed), {}
     for trial in schedule:
         index = trial["trial_index"]
+        if skipped(schedule[index]):
+            continue
         if KEY in trial:
             schedule = resolve(schedule, index, answers)
             answers[index] = _observer(schedule[index], rng)
+            schedule = (stop and stop_sweep(schedule, index, answers, stop)) or schedule
         elif trial["block"] != "practice":
             answers[index] = None  # a catch trial: no sweep answer
     return schedule, answers
@@ -86,7 +99,8 @@ def test_levels_are_reproducible_from_the_seed_and_the_stored_answers():
 def test_each_choice_is_stored_with_the_posterior_that_made_it():
     run, answers = _run(_schedule(seed=1))
     ball = [t for t in run if t.get(KEY, {}).get("sweep") == "bouncing_ball"]
-    grid = adaptive.parameter_grid(BALL)
+    assert {t[KEY]["curve_direction"] for t in ball} == {-1}  # restitution up to 1: falling
+    grid = adaptive.parameter_grid(BALL, -1)
     seen = [(t[KEY]["level"], answers[t["trial_index"]]) for t in ball[:-1]]
     assert ball[-1][KEY]["posterior"] == adaptive.next_level(grid, seen)[1]
     assert ball[-1][KEY]["posterior"]["n_answers"] == len(ball) - 1
@@ -147,3 +161,57 @@ def test_a_set_whose_sweep_has_too_few_levels_cannot_schedule_it():
                                  for e in (0.6, 0.8)])
     with pytest.raises(ScheduleError, match="at least 3 distinct"):
         build_schedule(DESIGN, two, 0, 1, choose_condition(DESIGN, {}, np.random.default_rng(0)))
+
+
+def test_the_sweep_s_physics_fixes_the_curve_s_direction_and_an_older_slot_keeps_both():
+    # An outside psychophysicist: the physics says which way each sweep's curve rises (harder
+    # towards the lossless end), so QUEST+ need not spend trials on the direction.
+    assert adaptive.parameter_grid(BALL, -1).direction.tolist() == \
+        [-1.0] * (adaptive.parameter_grid(BALL).direction.size // 2)
+    schedule = _schedule()
+    assert {t[KEY]["sweep"]: t[KEY]["curve_direction"] for t in schedule if KEY in t} == \
+        {"bouncing_ball": -1, "pendulum": 1}
+    first = next(t for t in schedule if KEY in t)
+    known = resolve(schedule, first["trial_index"], {})[first["trial_index"]][KEY]["posterior"]
+    assert known["p_rising"] in (0.0, 1.0)
+    older = [dict(t) | {KEY: {k: v for k, v in t[KEY].items() if k != "curve_direction"}}
+             if KEY in t else t for t in schedule]
+    free = resolve(older, first["trial_index"], {})[first["trial_index"]][KEY]["posterior"]
+    assert free["p_rising"] == 0.5
+
+
+def test_a_sweep_stops_once_its_threshold_is_known_and_does_so_reproducibly():
+    design = DESIGN.with_changes(adaptive_stop_halfwidth=2.0)
+    run, answers = _run(_schedule(seed=5, design=design), seed=5, stop=2.0)
+    again, _ = _run(_schedule(seed=5, design=design), seed=5, stop=2.0)
+    assert again == run  # the same seed and answers skip the same slots
+    for sweep in ("bouncing_ball", "pendulum"):
+        slots = [t for t in run if t.get(KEY, {}).get("sweep") == sweep]
+        gone = [t for t in slots if skipped(t)]
+        assert 0 < len(gone) < len(slots) and slots[-1] in gone
+        # skipped slots come after every shown one, each with the posterior that ended it
+        shown = [t for t in slots if not skipped(t)]
+        assert max(t["trial_index"] for t in shown) < min(t["trial_index"] for t in gone)
+        said = gone[0][KEY]["posterior"]
+        assert said["halfwidth_steps"] <= 2.0 and said["n_answers"] == len(shown)
+        assert all(t[KEY]["posterior"] == said and pending(t) for t in gone)
+    assert len(to_run(run)) == len(run) - sum(skipped(t) for t in run)
+    # without a target no sweep stops
+    assert not any(skipped(t) for t in _run(_schedule(seed=5))[0])
+
+
+def test_the_stopping_setting_is_checked_where_it_is_written():
+    from pathlib import Path
+
+    from experiments.study_file import loads
+
+    studies = Path(__file__).resolve().parents[2] / "experiments" / "studies"
+    adaptive_file = (studies / "tra-adaptive.toml").read_text()
+    with pytest.raises(ValueError, match="adaptive_stop_halfwidth: expected a non-negative "
+                                         "number of level steps, got -1"):
+        loads(adaptive_file.replace("[blocks]", "[blocks]\nadaptive_stop_halfwidth = -1"))
+    with pytest.raises(ValueError, match="only for an adaptive design"):
+        loads((studies / "tra-sweep.toml").read_text().replace(
+            "[blocks]", "[blocks]\nadaptive_stop_halfwidth = 1"))
+    config = loads(adaptive_file.replace("[blocks]", "[blocks]\nadaptive_stop_halfwidth = 1.5"))
+    assert config.design.adaptive_stop_halfwidth == 1.5

@@ -8,7 +8,7 @@ from concurrent.futures import ThreadPoolExecutor
 import pytest
 from sqlalchemy import select
 
-from experiments.adaptive_schedule import KEY, pending, resolve
+from experiments.adaptive_schedule import KEY, pending, resolve, skipped
 from tests.test_tra_end_to_end import _answer
 from webapp.extensions import db
 from webapp.models import Session, Trial
@@ -54,7 +54,8 @@ class Participant:
         trial = _schedule(self.app, self.token)[index]
         state = self.client.get(self.api).get_json()
         answer = _answer(trial, state["key_mapping"], self.rng, {})
-        answer["trial_type"] = state["trials"][index]["trial_type"]  # catch trials pose as clips
+        answer["trial_type"] = next(  # catch trials pose as clips
+            t["trial_type"] for t in state["trials"] if t["trial_index"] == index)
         if KEY in trial:  # _answer knows no such clip key: answer by the level instead
             level = trial[KEY]["level"]
             easy = level < 0.5 if trial[KEY]["sweep"] == "bouncing_ball" else level > 2.0
@@ -76,7 +77,7 @@ class Participant:
         while True:
             state = self.client.get(self.api).get_json()
             index = state["next_trial_index"]
-            if index >= len(state["trials"]) or index == until:
+            if index not in {t["trial_index"] for t in state["trials"]} or index == until:
                 return state
             response = self.video(index)
             assert response.status_code == 200, index
@@ -107,7 +108,7 @@ def test_a_whole_session_chooses_every_level_from_the_stored_answers(app, study)
     for t in fresh:
         if KEY in t:
             t.update(stimulus_id=None, source_clip_id=None)
-            t[KEY] = {k: t[KEY][k] for k in ("sweep", "slot", "pool")}
+            t[KEY] = {k: t[KEY][k] for k in ("sweep", "slot", "pool", "curve_direction")}
     for t in slots:
         fresh = resolve(fresh, t["trial_index"], answers)
     assert fresh == schedule
@@ -222,3 +223,36 @@ def test_an_answer_the_report_excludes_does_not_move_the_next_level(app, client,
     person.run(until=second)
     person.video(second)
     assert _schedule(app, token)[second][KEY]["posterior"]["n_answers"] == 0
+
+
+def test_a_sweep_that_stopped_early_is_never_served_and_the_session_completes(app, factory):
+    # A stopping rule met after the first answer on each sweep (10 level steps either side):
+    # the reply says to read the session again, which no longer lists the skipped slots;
+    # their videos are not served, their posts refused, and the session completes.
+    factory.stimulus_set("tiny", per_category=1, files=True)
+    factory.sweep_set("tiny", files=True)
+    factory.catch_set(files=True)
+    factory.open_study("tra-adaptive", stimulus_set="tiny", adaptive_trials=6, main_blocks=2,
+                       adaptive_stop_halfwidth=10.0)
+    client = app.test_client()
+    token, api = _start(client)
+    person = Participant(app, client, token, api)
+    first = next(t["trial_index"] for t in _schedule(app, token) if KEY in t)
+    person.run(until=first)
+    person.video(first).close()
+    reply = person.post(person.body(first))
+    assert reply.status_code == 201 and reply.get_json()["schedule_changed"] is True
+    state = person.run()
+    schedule = _schedule(app, token)
+    gone = [t["trial_index"] for t in schedule if skipped(t)]
+    assert len(gone) == 2 * 5  # every slot of each sweep but its first
+    assert not set(gone) & {t["trial_index"] for t in state["trials"]}
+    assert person.video(gone[0]).status_code == 404
+    body = person.body(first) | {"trial_index": gone[0], "client_uuid": str(uuid.uuid4())}
+    assert person.post(body).get_json()["error"] == "not_needed"
+    done = client.post(f"{api}/complete?client={TAB}")
+    assert done.status_code == 200 and done.get_json()["status"] == "completed", done.get_json()
+    with app.app_context():
+        stored = set(db.session.scalars(select(Trial.trial_index).join(Session).where(
+            Session.token == token)))
+    assert stored == {t["trial_index"] for t in schedule} - set(gone)

@@ -70,7 +70,9 @@ TRIAL_REPLY = {
                             "failed_practice), or null (not decided yet, or another attempt "
                             "is scheduled)"},
         "schedule_changed": {"type": "boolean", "enum": [True],
-                             "description": "read the session again: trials were added"},
+                             "description": "read the session again: trials were added "
+                                            "(a practice attempt) or skipped (an adaptive "
+                                            "sweep that stopped early)"},
         "feedback": {"type": "object", "required": ["correct"], "additionalProperties": False,
                      "description": "a practice trial with feedback, once stored",
                      "properties": {"correct": {"type": "boolean",

@@ -2,7 +2,8 @@
 (:mod:`experiments.adaptive_schedule`): from the answers stored on the session's earlier
 slots, inside a write transaction that locks the session row, so two tabs or two requests
 at once choose it once and read back the same choice.  In an adaptive session every main
-trial's video waits for the answers before it (:func:`check_turn`).
+trial's video waits for the answers before it (:func:`check_turn`).  With a stopping rule,
+storing a slot's answer may end its sweep (:func:`stop_if_reached`).
 """
 from __future__ import annotations
 
@@ -33,9 +34,24 @@ def check_turn(connection: Connection, session: Row, trial_index: int) -> None:
     if schedule[trial_index]["block"] == PRACTICE or not any(KEY in t for t in schedule):
         return
     stored = stored_answers(connection, session.id)
-    if any(t["trial_index"] not in stored for t in schedule[:trial_index]
+    if any(t["trial_index"] not in stored for t in adaptive_schedule.to_run(schedule[:trial_index])
            if t["block"] != PRACTICE):
         abort(409)
+
+
+def stop_if_reached(connection: Connection, session_id: int, trial_index: int,
+                    halfwidth_steps: float) -> dict:
+    """Inside the write transaction that stored slot ``trial_index``'s answer: its sweep's
+    later slots skipped where the stopping rule is met (``{"schedule_changed": True}``, the
+    browser then reads its session again), else nothing (``{}``)."""
+    current = store.locked_session(connection, session_id)
+    schedule = adaptive_schedule.stop_sweep(current.schedule, trial_index,
+                                            stored_answers(connection, session_id),
+                                            halfwidth_steps)
+    if schedule is None:
+        return {}
+    store.update_session(connection, session_id, schedule=schedule)
+    return {"schedule_changed": True}
 
 
 def with_level(connection: Connection, session: Row, trial_index: int) -> Row:

@@ -31,7 +31,7 @@ from experiments.trial_types import (
 )
 from webapp.database import write_transaction
 from webapp.extensions import db
-from webapp.participant import sessions, store
+from webapp.participant import adaptive, sessions, store
 from webapp.stimuli.catalog import load_catalog
 
 FLAGS = ("timed_out", "focus_lost", "fullscreen_exited", "restarted")
@@ -132,6 +132,8 @@ def store_trial(connection: Connection, target: Row, payload) -> tuple[int, dict
     fields = validate(payload, scheduled, key_mapping=target.condition.get("key_mapping"))
     if scheduled is None:
         raise ApiError(400, "unknown_trial", f"trial_index {index} is not in this session's schedule")
+    if adaptive_schedule.skipped(scheduled):
+        raise ApiError(409, "not_needed", f"trial {index} was skipped: its sweep stopped early")
     if adaptive_schedule.pending(scheduled):  # its video was never served: nothing was shown
         raise ApiError(409, "not_presented", f"trial {index} has no level yet: its video was "
                                              "never asked for")
@@ -154,6 +156,10 @@ def store_trial(connection: Connection, target: Row, payload) -> tuple[int, dict
             if not store.touch_running_session(connection, target.id):
                 raise _Ended
             store.insert_trials(connection, [row])
+            if design.adaptive_stop_halfwidth and adaptive_schedule.KEY in scheduled:
+                answer.update(adaptive.stop_if_reached(connection, target.id,
+                                                       scheduled["trial_index"],
+                                                       design.adaptive_stop_halfwidth))
             if practice:
                 answer.update(_practice_gate(connection, target, design))
     except IntegrityError:
@@ -252,7 +258,8 @@ def complete(connection: Connection, session: Row) -> dict:
         raise ApiError(409, "not_started", "consent first")
     trials = store.stored_trials(connection, session.id)
     stored = {t.trial_index for t in trials}
-    missing = [t["trial_index"] for t in session.schedule if t["trial_index"] not in stored]
+    missing = [t["trial_index"] for t in adaptive_schedule.to_run(session.schedule)
+               if t["trial_index"] not in stored]
     if missing:
         raise ApiError(409, "missing_trials", f"{len(missing)} trial(s) not stored yet",
                        missing=missing)

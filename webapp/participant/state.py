@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from sqlalchemy import Connection, Row
 
+from experiments import adaptive_schedule, verdict
 from experiments import schedule as scheduling
-from experiments import verdict
 from experiments.designs import Design
 from experiments.trial_types import ATTENTION_CHECK, TASKS
 from webapp.participant import sessions, store
@@ -20,7 +20,8 @@ def session_state(connection: Connection, session: Row) -> dict:
     design = Design.from_snapshot(session)
     media_url = media_url_maker(session.token)
     done = set(stored)
-    pending = [t["trial_index"] for t in session.schedule if t["trial_index"] not in done]
+    schedule = adaptive_schedule.to_run(session.schedule)  # no slot a stopped sweep skipped
+    pending = [t["trial_index"] for t in schedule if t["trial_index"] not in done]
     state = {
         "status": session.status, "session_number": session.session_number,
         "sessions": design.sessions, "consent": sessions.consent_state(session.status),
@@ -29,7 +30,7 @@ def session_state(connection: Connection, session: Row) -> dict:
         # The design's task (its trial type) says what the instructions explain: catch trials
         # are presented as clips of another type, so the trials' types cannot.
         "task": design.task,
-        "trials": [_public_trial(session, t, media_url) for t in session.schedule],
+        "trials": [_public_trial(session, t, media_url) for t in schedule],
         "next_trial_index": pending[0] if pending else len(session.schedule),
         "stored_indices": stored,
         "response_window_ms_after_clip": design.response_window_ms_after_clip,
@@ -41,7 +42,7 @@ def session_state(connection: Connection, session: Row) -> dict:
                      "max_attempts": design.practice.max_attempts},
         "practice_passed": practice_passed(session.status, session.schedule, records, design),
         "practice_rerun": _practice_rerun(session.schedule, records),
-        "blocks": scheduling.blocks_summary(session.schedule),
+        "blocks": scheduling.blocks_summary(schedule),
         # Whether some trials check attention (the instructions say so), never which ones.
         "attention_checks": any(t["trial_type"] == ATTENTION_CHECK for t in session.schedule),
         "simulated": session.simulated,

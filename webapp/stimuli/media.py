@@ -36,8 +36,8 @@ def _scheduled(connection, token: str, trial_index: int) -> tuple[Row, dict, obj
     if session is None:
         abort(404)
     trial = session.schedule[trial_index] if trial_index < len(session.schedule) else None
-    if trial is None or trial["trial_index"] != trial_index:
-        abort(404)
+    if trial is None or trial["trial_index"] != trial_index or adaptive_schedule.skipped(trial):
+        abort(404)  # a skipped slot (its sweep stopped early) is never served
     adaptive.check_turn(connection, session, trial_index)
     if adaptive_schedule.pending(trial):  # its level is chosen now, from the stored answers
         session = adaptive.with_level(connection, session, trial_index)
