@@ -141,16 +141,14 @@ def percentile_intervals(draws: dict, names, ci: float) -> dict:
     return {name: tuple(np.percentile(draws[name], q)) for name in names}
 
 
-def fit_row(fit: dict, intervals: dict, x, width_min, sigmoid, boot,
-            at_bound_too: bool = False) -> dict:
+def fit_row(fit: dict, intervals: dict, x, width_min, sigmoid, boot) -> dict:
     """The columns one fitted curve shares, whichever way it was fitted: the estimates, their
-    intervals (NaN where the fit itself lies on a bound, unless ``at_bound_too``: a profile
-    likelihood interval, the set of values the likelihood-ratio test keeps, is one wherever
-    the maximum lies), the limits, the curve's range."""
+    intervals (NaN where the fit itself lies on a bound: :mod:`analysis.psychometric` says
+    why), the limits, the curve's range."""
     out: dict[str, Any] = {"n_levels": len(x)}
     for name in ("threshold", "width"):
         out[name] = float(fit[name])
-        lo_hi = intervals[name] if at_bound_too or not fit["at_bound"] else (np.nan, np.nan)
+        lo_hi = intervals[name] if not fit["at_bound"] else (np.nan, np.nan)
         out[f"{name}_lo"], out[f"{name}_hi"] = (float(v) for v in lo_hi)
     span, wmin, wmax = fit_limits(x, width_min)
     limits = {"threshold": (x.min() - span, x.max() + span), "width": (wmin, wmax)}

@@ -371,20 +371,18 @@ def test_a_known_direction_fits_curves_of_that_direction_only():
     assert free["direction"] == -1 and rising["direction"] == 1
 
 
-def test_a_profile_interval_is_given_for_a_fit_on_a_bound():
-    # An outside psychophysicist: most of the adaptive design's coverage gap was fits the
-    # report left without an interval (at a bound). The likelihood-ratio set is one wherever
-    # the maximum lies; a bootstrap's is still withheld (its refits sit on the bound).
+def test_a_fit_on_a_bound_gets_no_profile_interval_either():
+    # Profile intervals at a bound were tried for the adaptive design's coverage gap; on its
+    # simulated participants they covered 0.77 where 0.95 is claimed, so none is drawn.
     from analysis.report.tra import PEOPLE_FIT
 
     data = pd.DataFrame({"level": np.repeat(LEVELS, 10)})
     data["correct"] = np.where(data["level"] > 0.5, 1.0, np.tile([1.0, 0.0], len(data) // 2))
     fit = P.fit_psychometric(data, "level", rng=np.random.default_rng(0), **PEOPLE_FIT,
                              direction=1)
-    assert fit["at_bound"]
-    assert fit["threshold_lo"] <= fit["threshold"] <= fit["threshold_hi"]
-    assert 0.4 <= fit["threshold_lo"] and fit["threshold_hi"] <= 0.6
-    assert fit["width_lo"] == pytest.approx(0.1) and fit["width_hi"] > 0.1
+    assert fit["at_bound"] and 0.4 <= fit["threshold"] <= 0.6
+    assert np.isnan([fit["threshold_lo"], fit["threshold_hi"], fit["width_lo"],
+                     fit["width_hi"]]).all()
 
 
 def test_a_width_profile_starts_each_held_fit_at_the_estimated_threshold():
