@@ -10,9 +10,9 @@ import os
 
 # One intra-op thread for torch and the BLAS (read when they load, hence before the imports
 # below): `make test` runs two workers on two cores, and each torch op of a tiny model split
-# over two more threads waits on cores the other worker holds. A tiny V-JEPA 2 probe on a
-# loaded 2-core machine: 0.44 s wall (0.09 s CPU) on one thread, 18-23 s (3.1-3.6 s CPU) on
-# two (2026-11-28, load 23). A value already set is kept.
+# over two more threads waits on cores the other worker holds: bench/probe.py's tiny models
+# took 20 to 300 times longer a clip on two threads than on one (docs/measurements.md).
+# A value already set is kept.
 os.environ.setdefault("OMP_NUM_THREADS", "1")
 import shutil
 import uuid
