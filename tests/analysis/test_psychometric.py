@@ -82,14 +82,15 @@ def test_pooled_fit_resamples_participants():
 
 def test_pooled_interval_coverage_with_six_participants():
     # Six identical simulated participants (the bouncing-ball sweep's known curve: falling,
-    # threshold 0.6, width 0.5, chance 0.5; 24 trials a level), 1,000 simulated studies, seed
-    # 2027: the jackknife t intervals cover threshold 0.944 and width 0.944; the participant
-    # percentile bootstrap (1,000 resamples) they replace covered 0.851 and 0.834 on the same
-    # draws. Binomial SE at 0.95 over 1,000 studies: 0.007, so the 0.90 floor is 7 SE below
-    # 0.95 and 4 SE above 0.85. About 8 s.
+    # threshold 0.6, width 0.5, chance 0.5; 24 trials a level), seed 2027. Over 1,000
+    # simulated studies the jackknife t intervals covered threshold 0.944 and width 0.944;
+    # the participant percentile bootstrap (1,000 resamples) they replace covered 0.851 and
+    # 0.834 on the same draws. 400 studies here (4 s of CPU, not 10): threshold 0.950, width
+    # 0.935. Binomial SE over 400 at 0.95: 0.011, so the 0.90 floor is 4.5 SE below; at 0.85:
+    # 0.018, so an interval covering like that bootstrap passes the floor 1 time in 300.
     rng = np.random.default_rng(2027)
     hits = []
-    for _ in range(1000):
+    for _ in range(400):
         data = pd.concat([simulate(rng, threshold=0.6, width=0.5, guess=0.5, direction=-1,
                                    n_per_level=24).assign(subject_id=s) for s in range(6)])
         fit = P.fit_psychometric(data, "level", cluster="subject_id", rng=rng, guess=0.5)
@@ -191,12 +192,15 @@ def test_interval_end_on_a_limit_is_marked_and_not_ok():
 
 def test_pooled_interval_coverage_with_lapses():
     # Reviewer: people lapse (a missed clip, a slip), and with the lapse fixed at 0 the pooled
-    # intervals of 6 participants with 4% lapses missed the truth. 300 simulated studies
-    # (seed 2028), coverage of threshold / width: lapse estimated in [0, 0.06] 0.953 / 0.963;
-    # fixed at 0, on the same draws, 0.683 / 0.017. Binomial SE at 0.95: 0.013. About 30 s.
+    # intervals of 6 participants with 4% lapses missed the truth. Seed 2028, coverage of
+    # threshold / width over 300 simulated studies: lapse estimated in [0, 0.06] 0.953 /
+    # 0.963; fixed at 0, on the same draws, 0.683 / 0.017. 150 studies here (13 s of CPU,
+    # not 25): estimated 0.933 / 0.960, fixed at 0 0.693 / 0.013. Binomial SE over 150 at
+    # 0.95: 0.018 (the 0.90 floor 2.8 SE below); at 0.69: 0.038, so the fixed lapse's
+    # threshold coverage lies 4 SE under its 0.85 ceiling and 5 SE under the floor.
     rng = np.random.default_rng(2028)
     hits = {"estimated": [], "fixed at 0": []}
-    for _ in range(300):
+    for _ in range(150):
         data = pd.concat([simulate(rng, threshold=0.6, width=0.5, guess=0.5, direction=-1,
                                    n_per_level=24, lapse=0.04).assign(subject_id=s)
                           for s in range(6)])
