@@ -22,6 +22,8 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
+import numpy as np
+
 from experiments import length_sweep  # noqa: E402
 from experiments.stimuli import prepare_clips  # noqa: E402
 from experiments.synthetic import synthetic_specs  # noqa: E402
@@ -41,7 +43,8 @@ def _prepare(specs, out: Path) -> tuple[float, int]:
 
 def _cuts(specs, levels, out: Path) -> tuple[float, int]:
     start = time.perf_counter()
-    cuts = [c for s in specs for c in length_sweep.length_specs(s, levels, out / "lossless")]
+    cuts = [c for s in specs for c in length_sweep.length_specs(s, levels, out / "lossless",
+                                                               np.random.default_rng(0))]
     prepare_clips(cuts, out / "set", [c.clip_key for c in cuts], frame_set_sizes=(), workers=1)
     return time.perf_counter() - start, _bytes(out / "set")
 

@@ -73,12 +73,12 @@ def import_manifest(manifest, stimulus_set):
 @click.option("--from", "source_set", required=True, help="The stored set whose clips are cut.")
 @click.option("--set", "stimulus_set", required=True, help="Name of the new clip-length set.")
 @click.option("--levels", default="2,3,4,6,8,12,16,24,32,48,64,90", show_default=True,
-              help="Numbers of frames shown from each clip's start (at least 3).")
+              help="Numbers of frames shown around each clip's middle (at least 3).")
 @click.option("--practice", "n_practice", type=click.IntRange(0, 20), default=4,
               show_default=True, help="Full clips for practice when the set has no "
                                       "'practice' split.")
 def lengths(source_set, stimulus_set, levels, n_practice):
-    """Cut every main clip of a stored set to its first n frames at each level, as a new set
+    """Cut every main clip of a stored set to the n frames around its middle at each level, as a new set
     for the aot-length-adaptive design (both directions show the same n frames)."""
     from experiments.length_sweep import parse_levels
     from webapp.stimuli.length_sets import import_length_set
