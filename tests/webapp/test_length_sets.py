@@ -61,3 +61,22 @@ def test_a_taken_name_or_bad_levels_are_refused_with_why(app, runner, source_set
     empty = runner.invoke(args=["stimuli", "lengths", "--from", "nothing", "--set", "new"])
     assert empty.exit_code != 0 and "no main clips" in empty.output
     assert _clips(app, "new") == []  # nothing stored by a refused command
+
+
+def test_only_the_length_design_runs_a_length_sets_cuts(app, runner, source_set):
+    """A fixed design on a length set ran every cut as a clip of its own (536 trials)."""
+    from webapp.researcher import studies
+
+    result = runner.invoke(args=["stimuli", "lengths", "--from", "tiny", "--set", "tiny-len",
+                                 "--levels", "2,6,18", "--practice", "1"])
+    assert result.exit_code == 0, result.output
+    with app.app_context():
+        for design in ("arrow-of-time", "tra-sweep"):
+            with pytest.raises(studies.StudyError, match=r"stimulus set 'tiny-len' holds "
+                               r"clip-length cuts .* only the clip-length design runs "
+                               r"\(aot-length-adaptive\)"):
+                studies.create_study(f"fixed-{design}", design, "tiny-len")
+        usable = studies.usable_sets()
+        assert "tiny-len" in usable["aot-length-adaptive"]
+        assert "tiny-len" not in usable["arrow-of-time"] and "tiny" in usable["arrow-of-time"]
+        assert studies.create_study("by-length", "aot-length-adaptive", "tiny-len").id
