@@ -50,7 +50,7 @@ def _video_rows(connection: Connection, session: Row) -> dict[int, Row]:
     """Stimulus id -> (id, path, width, height, fps, frame_count) of every video the
     session's schedule shows (its clip's shape: its files are that, even-cropped)."""
     ids = {t["stimulus_id"] for t in session.schedule if t.get("stimulus_id") is not None}
-    ids |= adaptive_schedule.pool_ids(session.schedule)  # what its open adaptive slots may show
+    ids |= adaptive_schedule.pool_ids(session.schedule)  # what its adaptive slots may show
     rows = connection.execute(
         select(Stimulus.id, Stimulus.path, SourceClip.width, SourceClip.height, SourceClip.fps,
                SourceClip.frame_count).join(SourceClip, Stimulus.source_clip_id == SourceClip.id)
@@ -180,7 +180,8 @@ def session_videos(connection: Connection, session: Row) -> tuple[dict[int, Path
         if row is not None:
             files[trial["trial_index"]] = _catch_path(session.token, trial) \
                 if trial["trial_type"] == ATTENTION_CHECK else resolve_under(root, row.path)
-    # The largest video the session shows or may yet show (an adaptive slot's every level).
+    # The largest video the session may show (an adaptive slot's every level, resolved or
+    # not): fixed by the schedule, so a URL fetched again is never another size.
     pool = [resolve_under(root, rows[i].path) for i in adaptive_schedule.pool_ids(session.schedule)
             if i in rows]
     size = max((content_length(str(p)) for p in [*files.values(), *pool]), default=0) + \
