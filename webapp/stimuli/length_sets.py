@@ -8,6 +8,7 @@ set, and cuts added to it would become main clips of designs that do not exclude
 """
 from __future__ import annotations
 
+import difflib
 import tempfile
 from collections.abc import Sequence
 from pathlib import Path
@@ -44,8 +45,14 @@ def import_length_set(source_set: str, stimulus_set: str, levels: Sequence[int],
     default, as nobody may foresee it (each cut's ``first_frame`` is stored). Raises
     ValueError naming what is wrong."""
     rng = np.random.default_rng() if rng is None else rng
-    if stimulus_set in catalog.stimulus_sets():
+    stored = catalog.stimulus_sets()
+    if stimulus_set in stored:
         raise ValueError(f"stimulus set {stimulus_set!r} is already stored; give a new name")
+    if source_set not in stored:
+        close = difflib.get_close_matches(source_set, stored, n=1)
+        hint = f" (did you mean {close[0]!r}?)" if close else ""
+        raise ValueError(f"no such stimulus set {source_set!r}{hint}; stored: "
+                         f"{', '.join(sorted(stored)) or 'none'}")
     clips = catalog.clip_records(db.session.connection(), source_set)
     sources = [c for c in clips if c.split not in NOT_SOURCES]
     practice = [c for c in clips if c.split == PRACTICE]
