@@ -102,8 +102,8 @@ def length_specs(source: ClipSpec, levels: Sequence[int], folder: Path,
     for n in levels:
         key = clip_key(source.clip_key, n)
         path = Path(folder) / f"{key}.mkv"
-        write_lossless(frames[starts[n] - begin:starts[n] - begin + n], path,  # type: ignore[arg-type]
-                       fps=rate)
+        cut = frames[starts[n] - begin:starts[n] - begin + n]
+        write_lossless(cut, path, fps=rate)  # type: ignore[arg-type]
         specs.append(ClipSpec(key, path, list(source.categories),
                               annotation_brief=source.annotation_brief,
                               annotation_comprehensive=source.annotation_comprehensive,
