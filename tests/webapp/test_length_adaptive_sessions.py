@@ -29,7 +29,7 @@ def _unresolved(schedule):
     for t in fresh:
         if KEY in t:
             t.update(stimulus_id=None, source_clip_id=None)
-            t[KEY] = {k: t[KEY][k] for k in ("sweep", "slot", "pool")}
+            t[KEY] = {k: t[KEY][k] for k in ("sweep", "slot", "pool", "curve_direction")}
     return fresh
 
 
