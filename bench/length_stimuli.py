@@ -5,7 +5,7 @@ default levels against preparing the clips themselves, in time and disk.
 
 The built-in set's regular clips (3 s, 90 frames) are rendered once; then, in interleaved
 rounds, (a) the baseline: the clips prepared as a study set is (forward + backward, checked,
-padded; no frame sets) and (b) the cuts: each clip cut to its first n frames at every level
+padded; no frame sets) and (b) the cuts: each clip cut to the n frames around its middle at every level
 (lossless) and those cuts prepared the same way. One worker process each, so the ratio is
 the work's, not the scheduler's. Prints medians with their range, the ratio (b)/(a), bytes
 on disk of each, and the machine's load (``uptime``) before and after.
