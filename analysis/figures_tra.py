@@ -11,7 +11,7 @@ from analysis.figures import HUMAN_COLOR, PALETTE
 
 TRA_SWEEP_STYLES = {"vlm": "dash", "self_supervised": "dot"}
 PARAMETER_TITLES = {"restitution": "Restitution (ball)", "damping": "Damping, 1/s (pendulum)",
-                    "n_frames": "Frames shown from the clip's start"}
+                    "n_frames": "Frames shown (clip's middle)"}
 
 
 def tra_sweep_figure(curves: pd.DataFrame, published: pd.DataFrame, caption: str,

@@ -5,7 +5,7 @@ default levels against preparing the clips themselves, in time and disk.
 
 The built-in set's regular clips (3 s, 90 frames) are rendered once; then, in interleaved
 rounds, (a) the baseline: the clips prepared as a study set is (forward + backward, checked,
-padded; no frame sets) and (b) the cuts: each clip cut to its first n frames at every level
+padded; no frame sets) and (b) the cuts: each clip cut to the n frames around its middle at every level
 (lossless) and those cuts prepared the same way. One worker process each, so the ratio is
 the work's, not the scheduler's. Prints medians with their range, the ratio (b)/(a), bytes
 on disk of each, and the machine's load (``uptime``) before and after.
@@ -21,6 +21,8 @@ import time
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+
+import numpy as np
 
 from experiments import length_sweep  # noqa: E402
 from experiments.stimuli import prepare_clips  # noqa: E402
@@ -41,7 +43,8 @@ def _prepare(specs, out: Path) -> tuple[float, int]:
 
 def _cuts(specs, levels, out: Path) -> tuple[float, int]:
     start = time.perf_counter()
-    cuts = [c for s in specs for c in length_sweep.length_specs(s, levels, out / "lossless")]
+    cuts = [c for s in specs for c in length_sweep.length_specs(s, levels, out / "lossless",
+                                                               np.random.default_rng(0))]
     prepare_clips(cuts, out / "set", [c.clip_key for c in cuts], frame_set_sizes=(), workers=1)
     return time.perf_counter() - start, _bytes(out / "set")
 

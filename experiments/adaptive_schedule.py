@@ -128,9 +128,11 @@ def stop_sweep(schedule: Sequence[Mapping], index: int, answers: Mapping[int, bo
 
 
 def pool_ids(schedule: Sequence[Mapping]) -> set[int]:
-    """Every stimulus an unresolved slot of ``schedule`` may show (the session's videos are
-    served at one size, the largest of all it may show)."""
-    return {entry[1] for t in schedule if pending(t) for entry in t[KEY]["pool"]}
+    """Every stimulus a slot of ``schedule`` may show or might have shown, resolved or not:
+    the session's videos are served at one size, the largest of these, and a size counted
+    over the open slots only shrank as they were resolved, so a URL fetched again came back
+    another size."""
+    return {entry[1] for t in schedule if KEY in t for entry in t[KEY]["pool"]}
 
 
 def resolve(schedule: Sequence[Mapping], index: int,

@@ -12,6 +12,7 @@ the same twice.
 """
 from __future__ import annotations
 
+import math
 import string
 from pathlib import Path
 
@@ -32,7 +33,10 @@ WIDTH, HEIGHT, FPS = 320, 240, 30
 # As long as the 3-second clips of the built-in set and AoT-PsyPhyBENCH, so that a catch
 # video's length does not set it apart from the clips around it.
 DURATION_S = 3.0
+# The keycap appears after LEAD_IN_S and stays to the clip's end; a presentation's variant
+# moves that onset by up to LEAD_IN_JITTER_S either way.
 LEAD_IN_S = 0.2
+LEAD_IN_JITTER_S = 0.1
 BACKGROUND, INK = (128, 128, 128), (255, 255, 255)
 # Black on white inside a black outline: the letter stands out as on a real key, and the
 # key stands out from the grey whatever the display's contrast.
@@ -73,6 +77,14 @@ def _draw_keycap(draw, box: tuple[int, int, int, int], letter: str) -> None:
               fill=KEY_LETTER, font=font, stroke_width=stroke, stroke_fill=KEY_LETTER)
 
 
+def min_frames(catch_frames: int, catch_fps: float, fps: float) -> int:
+    """Frames at ``fps`` that a variant of a stored catch clip (``catch_frames`` at
+    ``catch_fps``) needs: as long as that clip, so that its key, shown from the lead-in
+    (:data:`LEAD_IN_S` give or take :data:`LEAD_IN_JITTER_S`) to the end, is on screen as long
+    as the catch set was made to show it, less at most the jitter."""
+    return math.ceil(catch_frames * fps / catch_fps - 1e-9)  # float error never adds a frame
+
+
 def render_catch_frames(key: str, width: int = WIDTH, height: int = HEIGHT, fps: float = FPS,
                         duration_s: float = DURATION_S, n_frames: int | None = None,
                         rng: np.random.Generator | None = None) -> np.ndarray:
@@ -90,7 +102,7 @@ def render_catch_frames(key: str, width: int = WIDTH, height: int = HEIGHT, fps:
     dx, dy, lead_in_s, background = 0, 0, LEAD_IN_S, None
     if rng is not None:
         dx, dy = (int(d) for d in rng.integers(-(width // 25), width // 25 + 1, 2))
-        lead_in_s += rng.uniform(-0.1, 0.1)
+        lead_in_s += rng.uniform(-LEAD_IN_JITTER_S, LEAD_IN_JITTER_S)
         background = _waves(rng, n_frames, width, height, fps)
     image = Image.new("RGB", (width, height), BACKGROUND)
     left, top, right, bottom = keycap_box(width, height)

@@ -112,13 +112,14 @@ The three shipped designs:
     precise is optional stopping, so the shipped study files leave it off.
 ``aot-length-adaptive``
     How much of a clip a person needs (issue 31): the same question with the level the number
-    of frames shown from the clip's start, chosen by the same QUEST+ from the answers stored
+    of frames shown around the clip's middle, chosen by the same QUEST+ from the answers stored
     before each trial. Its main clips are the cuts of a length sweep (split
-    ``length-sweep``, ``manage.py stimuli lengths``: each source clip cut to its first n
-    frames at every level, the reversed trial playing the same n frames backwards, see
+    ``length-sweep``, ``manage.py stimuli lengths``: each source clip cut to the n frames
+    around its middle at every level, the reversed trial playing the same n frames backwards, see
     :mod:`experiments.length_sweep`), one sweep over all of them; practice on the set's full
     clips (split ``practice``). ``adaptive_trials`` (120) trials, 4 blocks with one catch
-    trial each, about 15 minutes of 3 s clips: on simulated participants (``python
+    trial each, about 10 minutes on a set cut at the default levels (the consent's estimate
+    from the set's mean clip length): on simulated participants (``python
     bench/length_power.py --observers 20``: threshold 8 frames, width 12, lapse 0.02) 5 of
     20 fits at 80 trials had no interval and an RMSE of 4.3 frames, against 1 of 20 and 1.0
     frame at 120 (docs/measurements.md).
@@ -347,7 +348,7 @@ AOT_LENGTH_ADAPTIVE = Design(
     name="aot-length-adaptive",
     title="Arrow of time: how much of a clip is needed, lengths chosen adaptively",
     task="aot",
-    description=("Each clip cut to its first n frames, n chosen by QUEST+ from the answers "
+    description=("Each clip cut to the n frames around its middle, n chosen by QUEST+ from the answers "
                  "before it (forward and reversed show the same n frames): 120 trials in one "
                  "session."),
     sessions=1,

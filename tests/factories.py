@@ -265,7 +265,10 @@ def store_tiny_stimuli(app) -> None:
     with tempfile.TemporaryDirectory() as sources, app.app_context():
         catalog.import_clips(tiny_specs(Path(sources)), STIMULUS_SET, root,
                              frame_set_sizes=FRAME_SETS)
-        catalog.import_clips(catch_specs(Path(sources) / "catch", keys=SITE_CATCH_KEYS), "catch", root,
+        # as long as the clips, as a catch set is made to be: a catch variant is never
+        # shorter than its catch clip (webapp.stimuli.presentations)
+        catalog.import_clips(catch_specs(Path(sources) / "catch", keys=SITE_CATCH_KEYS,
+                                         fps=FPS, duration_s=N_FRAMES / FPS), "catch", root,
                              frame_set_sizes=())
 
 

@@ -178,7 +178,7 @@ LENGTH_THRESHOLDS = {
     "observer_kind, observer, subject_id": "Whose fit: people ('pooled' over participants, or "
     "one participant's) or a model (subject_id empty).",
     "n, n_levels": "Trials (people) or scored cuts (models) fitted, and the lengths among them.",
-    "threshold_frames, threshold_lo, threshold_hi": "Frames shown from the clip's start at the "
+    "threshold_frames, threshold_lo, threshold_hi": "Frames shown (around the clip's middle) at the "
     "curve's midpoint, with its 95% interval (people: profile likelihood, pooled: jackknife "
     "over participants; models: bootstrap over source clips).",
     "width_frames": "Frames between the curve's 5% and 95% points.",
@@ -191,7 +191,7 @@ LENGTH_THRESHOLDS = {
 LENGTH_LEVEL_MEANS = {
     **TRA_SWEEP_LEVEL_MEANS,
     "scenario, parameter": "The sweep ('length') and its level ('n_frames').",
-    "level": "Frames shown from the clip's start.",
+    "level": "Frames shown, around the clip's middle.",
 }
 LENGTH_CURVES = {
     **TRA_SWEEP_CURVES,

@@ -1,5 +1,5 @@
 """How much of a clip people and models need: thresholds over the number of frames shown from
-the clip's start (issue 31; design ``aot-length-adaptive``, :mod:`experiments.length_sweep`).
+the clip's middle (issue 31; design ``aot-length-adaptive``, :mod:`experiments.length_sweep`).
 
 One report section (``aot_length``), present when analysed arrow-of-time trials are on a
 length sweep's cuts (``levels`` rows whose ``parameter`` is ``n_frames``; ``manage.py
@@ -30,7 +30,7 @@ SEED = 0  # the section's own generator: adding it leaves every other table's dr
 THRESHOLD_COLUMNS = ["observer_kind", "observer", "subject_id", "n", "n_levels",
                      "threshold_frames", "threshold_lo", "threshold_hi", "width_frames",
                      "lapse", "direction", "n_label_orders", "status", "interval"]
-CAPTION = ("People and models over the number of frames shown from each clip's start: "
+CAPTION = ("People and models over the number of frames shown around each clip's middle: "
            "above-chance accuracy 2·P(correct) − 1 of the fitted curve (0 = chance, 1 = always "
            "right); open circles: the level means it was fitted to. People's band: pointwise "
            "95% jackknife t band of the pooled curve; thresholds and their intervals in "

@@ -72,7 +72,7 @@ ORDERING = Section("ordering", "Frame ordering")
 DIAGNOSTICS = Section("diagnostics", "Model diagnostics", study_wide=True)
 TRA_SWEEP = Section("tra_sweep", "Arrow of time over the TRA sweeps: people, VLMs and "
                     "self-supervised models (TRA paper's peaks published, not measured)")
-LENGTH = Section("aot_length", "Arrow of time by clip length: how many frames from the start "
+LENGTH = Section("aot_length", "Arrow of time by clip length: how many frames "
                  "people and models need")
 SUBJECTS = Section("subjects", "Per participant and session")
 BENCHMARK = Section("benchmark", "AoT-PsyPhyBENCH: our runs beside the paper (published, not "

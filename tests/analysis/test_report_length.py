@@ -85,7 +85,7 @@ def test_each_participant_s_sequence_and_the_curves_are_drawn(built):
     assert {"people", "vlm"} <= set(curves["observer_kind"])
     assert {"length_curves", "length_sequences"} <= set(built.figures)
     assert built.figures["length_curves"].layout.xaxis.title.text == \
-        "Frames shown from the clip's start"
+        "Frames shown (clip's middle)"
 
 
 def test_people_at_ceiling_get_a_status_not_a_lost_section():

@@ -47,7 +47,7 @@ def _lengths_follow_the_stored_answers(site, token):
     for t in fresh:
         if KEY in t:
             t.update(stimulus_id=None, source_clip_id=None)
-            t[KEY] = {k: t[KEY][k] for k in ("sweep", "slot", "pool")}
+            t[KEY] = {k: t[KEY][k] for k in ("sweep", "slot", "pool", "curve_direction")}
     for t in slots:
         fresh = resolve(fresh, t["trial_index"], answers)
     assert fresh == schedule

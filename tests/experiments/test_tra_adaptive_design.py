@@ -68,6 +68,14 @@ def test_a_session_has_the_design_s_slots_per_sweep_half_each_way_with_no_level_
     assert len(pool_ids(schedule)) == 2 * 17
 
 
+def test_the_videos_counted_for_the_served_size_stay_as_slots_are_resolved():
+    fresh = _schedule()
+    for stop in (0.0, 1.0):  # every slot resolved, or some skipped by the stopping rule
+        schedule, _ = _run(fresh, stop=stop)
+        assert not any(pending(t) and not skipped(t) for t in schedule)
+        assert pool_ids(schedule) == pool_ids(fresh) and len(pool_ids(fresh)) == 2 * 17
+
+
 def test_a_level_waits_for_every_earlier_answer_of_its_sweep():
     schedule = _schedule()
     ball = [t["trial_index"] for t in schedule if t.get(KEY, {}).get("sweep") == "bouncing_ball"]

@@ -29,7 +29,7 @@ def _unresolved(schedule):
     for t in fresh:
         if KEY in t:
             t.update(stimulus_id=None, source_clip_id=None)
-            t[KEY] = {k: t[KEY][k] for k in ("sweep", "slot", "pool")}
+            t[KEY] = {k: t[KEY][k] for k in ("sweep", "slot", "pool", "curve_direction")}
     return fresh
 
 
@@ -110,3 +110,17 @@ def test_media_tell_neither_length_nor_direction(app, study):
     assert len({level for level, _ in seen}) >= 2 and {d for _, d in seen} == {"forward", "backward"}
     assert len({tuple(sorted(h.items())) for h in seen.values()}) == 1, seen
     assert len(views) <= 2, views  # practice and main trials: no level, no direction
+
+
+def test_a_video_fetched_again_after_the_session_is_the_same_size(app, study):
+    """SECURITY.md: every video of a session is served at one size, however far it has run."""
+    client = app.test_client()
+    token, api = _start(client)
+    before = client.get(f"/media/{token}/0")
+    size = before.headers["Content-Length"]
+    before.close()
+    Participant(app, client, token, api).run()
+    assert not any(pending(t) for t in _schedule(app, token))
+    again = client.get(f"/media/{token}/0")
+    assert again.status_code == 200 and again.headers["Content-Length"] == size
+    again.close()

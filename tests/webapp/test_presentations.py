@@ -16,13 +16,16 @@ from pathlib import Path
 import pytest
 from sqlalchemy import select, update
 
+from experiments import catch as catch_module
 from experiments import media
 from experiments.catch import catch_specs
 from tests.factories import Factory, tiny_specs
+from tests.webapp.test_adaptive_sessions import _start
 from tests.webapp.test_api import answer, run_all, schedule_of
 from webapp.extensions import db
 from webapp.models import Session
 from webapp.stimuli import catalog, presentations
+from webapp.stimuli.length_sets import import_length_set
 
 ANSWER_WORDS = ("correct", "preview_answer", "instructed_key", "catch", "direction", "forward",
                 "backward", "stimulus_id", "public_id")
@@ -33,10 +36,37 @@ def study(app, tmp_path):
     root = Path(app.config["STIMULUS_ROOT"])
     with app.app_context():
         catalog.import_clips(tiny_specs(tmp_path / "clips"), "tiny", root, frame_set_sizes=())
-        catalog.import_clips(catch_specs(tmp_path / "catch", fps=10, duration_s=1.0,
+        # as long as the clips (18 frames at 30 fps), as a catch set is made to be
+        catalog.import_clips(catch_specs(tmp_path / "catch", fps=10, duration_s=0.6,
                                          keys=("f", "j")), "catch", root, frame_set_sizes=())
     Factory(app).open_study(stimulus_set="tiny", main_blocks=3)
     return app
+
+
+def test_a_length_sessions_catch_videos_all_last_long_enough_to_show_the_key(app, tmp_path):
+    """A length set's cuts are 2 to 18 frames; a catch variant the length of a short cut ended
+    before its key showed, and every honest participant failed attention."""
+    root = Path(app.config["STIMULUS_ROOT"])
+    with app.app_context():
+        catalog.import_clips(tiny_specs(tmp_path / "clips", per_category=1), "tiny", root,
+                             frame_set_sizes=())
+        catalog.import_clips(catch_specs(tmp_path / "catch", fps=10, duration_s=0.4,
+                                         keys=("f", "j")), "catch", root, frame_set_sizes=())
+        import_length_set("tiny", "tiny-len", (2, 4, 6, 12, 18), root, n_practice=1)
+    Factory(app).open_study("aot-length-adaptive", stimulus_set="tiny-len", main_blocks=4,
+                            adaptive_trials=8)
+    least = catch_module.min_frames(4, 10.0, 30.0)  # 0.4 s at the clips' 30 fps
+    assert least == 12
+    for participant in ("p-1", "p-2"):
+        client = app.test_client()
+        token, _ = _start(client, participant)
+        assert client.get(f"/media/{token}/0").status_code == 200  # makes the session's variants
+    variants = catch_files(app)
+    assert len(variants) == 8  # 4 blocks x 1 catch trial x 2 sessions
+    for name, data in variants.items():
+        path = tmp_path / "variant.mp4"
+        path.write_bytes(data)
+        assert len(media.decode_frames(path)) >= least, name
 
 
 def boxes(data: bytes) -> list[tuple[bytes, bytes]]:

@@ -11,7 +11,7 @@ from flask import current_app, has_request_context, url_for
 from sqlalchemy import func, select, update
 from sqlalchemy.exc import IntegrityError
 
-from experiments import schedule, study_file
+from experiments import length_sweep, schedule, study_file
 from experiments.designs import DESIGNS, STUDY_CONFIG_KEY, Design
 from experiments.platforms import PLATFORMS
 from webapp.database import write_transaction
@@ -151,6 +151,7 @@ def check_schedulable(design, stimulus_set: str) -> tuple[list[list[dict]], floa
     """
     records = load_catalog(db.session.connection(), stimulus_set, design.catch_set)
     _check_catch_keys(design, records)
+    _check_length_cuts(design, records, stimulus_set)
     condition = schedule.choose_condition(design, {}, np.random.default_rng(0))
     condition["catch_available"] = bool(schedule.catch_pool(design, records))
     try:
@@ -166,6 +167,20 @@ def check_schedulable(design, stimulus_set: str) -> tuple[list[list[dict]], floa
                          f"{design.max_clips}", "blocks.clips_per_session")
     clip_s = float(np.mean([clip.duration_s for clip in records.clips])) if records.clips else 3.0
     return schedules, clip_s
+
+
+def _check_length_cuts(design, records, stimulus_set: str) -> None:
+    """Refuse a design that does not run a length set's cuts as a sweep: it would show each
+    cut (2 frames, 3, ...) as a clip of its own, hundreds of trials of no use."""
+    if length_sweep.SPLIT in design.included_splits or length_sweep.SPLIT in \
+            design.excluded_splits or not any(c.split == length_sweep.SPLIT for c in records.clips):
+        return
+    runs = sorted(name for name, d in DESIGNS.items() if length_sweep.SPLIT in d.included_splits)
+    raise StudyError(f"stimulus set {stimulus_set!r} holds clip-length cuts (split "
+                     f"{length_sweep.SPLIT!r}), which only the clip-length design runs "
+                     f"({', '.join(runs)}); design {design.name!r} would show every cut as a "
+                     "clip of its own: choose that design or the set the cuts were made from",
+                     "study.stimulus_set")
 
 
 def _check_catch_keys(design, records) -> None:

@@ -1,5 +1,6 @@
 """A stimulus set in the database: imported whole or not at all, and read back as the plain
 records that participants' schedules and model runs are both built from."""
+import contextlib
 import re
 import secrets
 import shutil
@@ -55,6 +56,8 @@ def import_clips(specs: list[ClipSpec], stimulus_set: str, root: Path,
             db.session.rollback()
             for path in moved:
                 shutil.rmtree(path, ignore_errors=True)
+            with contextlib.suppress(OSError):  # the set's folder, if this import made it
+                (root / stimulus_set).rmdir()
             raise
     return clips
 

@@ -5,7 +5,8 @@ A stored catch video would be the same bytes for every participant, so a script 
 catch trial by its hash.  Each catch trial of a session is shown a variant of its own instead
 (``experiments.catch.render_catch_frames`` with a generator seeded from the server's secret,
 the session and the trial): as long as, and of the size and frame rate of, one of the
-session's own clips, encoded with the clips' encoder settings.  The variants are made
+session's own clips that lasts at least as long as the catch clip (so that the key shows for
+as long: a length set's short cuts never do), encoded with the clips' encoder settings.  The variants are made
 together on the session's first video request, whichever trial it names, so that no URL
 answers slower for being a catch trial, and kept in a folder of the session's own under the
 stimulus root while the session is live: active, and seen within ABANDONED_AFTER_MINUTES.
@@ -49,7 +50,7 @@ def _video_rows(connection: Connection, session: Row) -> dict[int, Row]:
     """Stimulus id -> (id, path, width, height, fps, frame_count) of every video the
     session's schedule shows (its clip's shape: its files are that, even-cropped)."""
     ids = {t["stimulus_id"] for t in session.schedule if t.get("stimulus_id") is not None}
-    ids |= adaptive_schedule.pool_ids(session.schedule)  # what its open adaptive slots may show
+    ids |= adaptive_schedule.pool_ids(session.schedule)  # what its adaptive slots may show
     rows = connection.execute(
         select(Stimulus.id, Stimulus.path, SourceClip.width, SourceClip.height, SourceClip.fps,
                SourceClip.frame_count).join(SourceClip, Stimulus.source_clip_id == SourceClip.id)
@@ -114,6 +115,17 @@ def _render(trial: dict, template: Row, seed: bytes, path: Path) -> None:
     media.encode_frames(frames, path, rate, width, height)
 
 
+def _template(clips: list[Row], catch_clip: Row, seed: bytes) -> Row:
+    """The clip of the session whose shape and length a catch variant takes, picked by the
+    whole seed among those long enough to show the key (``catch.min_frames``: a length set's
+    short cuts are not); the stored catch clip itself where none is."""
+    long_enough = [row for row in clips if row.frame_count >= catch.min_frames(
+        catch_clip.frame_count, catch_clip.fps, row.fps)]
+    if not long_enough:
+        return catch_clip
+    return long_enough[int.from_bytes(seed, "big") % len(long_enough)]
+
+
 def _make_catch_videos(connection: Connection, session: Row, rows: dict[int, Row]) -> None:
     """Every catch variant of ``session`` that is not on disk yet; one process at a time per
     session (a lock file, left in place while the session is live: removing it would let a
@@ -136,9 +148,7 @@ def _make_catch_videos(connection: Connection, session: Row, rows: dict[int, Row
             if path.exists():  # made while this request waited for the lock
                 continue
             seed = _seed(session.token, trial)
-            # A clip of this session to look like (the stored catch video where there is none).
-            template = clips[seed[0] % len(clips)] if clips else rows[trial["stimulus_id"]]
-            _render(trial, template, seed, path)
+            _render(trial, _template(clips, rows[trial["stimulus_id"]], seed), seed, path)
 
 
 @functools.lru_cache(maxsize=4096)
@@ -170,7 +180,8 @@ def session_videos(connection: Connection, session: Row) -> tuple[dict[int, Path
         if row is not None:
             files[trial["trial_index"]] = _catch_path(session.token, trial) \
                 if trial["trial_type"] == ATTENTION_CHECK else resolve_under(root, row.path)
-    # The largest video the session shows or may yet show (an adaptive slot's every level).
+    # The largest video the session may show (an adaptive slot's every level, resolved or
+    # not): fixed by the schedule, so a URL fetched again is never another size.
     pool = [resolve_under(root, rows[i].path) for i in adaptive_schedule.pool_ids(session.schedule)
             if i in rows]
     size = max((content_length(str(p)) for p in [*files.values(), *pool]), default=0) + \
