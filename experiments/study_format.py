@@ -172,8 +172,9 @@ def _setting_value(config, design, section, key, setting):
     if key == "repeats_per_direction" and (not config.design.included_splits
                                            or config.design.adaptive_trials):
         return None  # a fixed sweep design's setting only
-    if key == "adaptive_trials" and not config.design.adaptive_trials:
-        return None  # an adaptive design's setting only
+    if key in ("adaptive_trials", "adaptive_stop_halfwidth") and \
+            not config.design.adaptive_trials:
+        return None  # an adaptive design's settings only
     if key in ("title", *text_defaults.STUDY_FACTS) and not getattr(config, key):
         return None  # not given: an empty string would not load again
     if setting.design_field:
