@@ -21,7 +21,7 @@ import numpy as np
 import pandas as pd
 
 from analysis import adaptive_sequence
-from analysis import columns as C
+from analysis.participant_thresholds import human_answers
 from analysis.report import registry as R
 from analysis.report import tra
 from experiments.length_sweep import PARAMETER
@@ -75,9 +75,7 @@ def length_tables(aot_kept: pd.DataFrame, levels: pd.DataFrame | None, n_boot: i
         return {}
     clips = tra.vlm_clips(trials)
     people, vlms = tra.people_fits(trials, rng, n_boot), tra.vlm_fits(clips, rng, n_boot)
-    humans = trials[trials["subject_kind"] == C.HUMAN]
-    humans = humans.assign(correct=pd.to_numeric(humans["correct"], errors="coerce")).dropna(
-        subset=["correct"])
+    humans = human_answers(trials)
     # people at ceiling or floor throughout have a status and no threshold: nothing to draw
     drawn = people if "threshold" in people else pd.DataFrame()
     tables = {R.LENGTH_THRESHOLDS: _thresholds(people, vlms),
