@@ -24,11 +24,13 @@ from scipy import stats
 
 from analysis import columns as C
 from analysis.loading import extra_column
+from analysis.sweep_fits import is_drawn
 
 ALPHA = 0.05
 NOT_ABOVE_CHANCE = "not above chance"
 MEDIAN = "median of participants"
 MEDIAN_BEYOND = "median beyond the sweep"
+NO_THRESHOLD = "no participant with a threshold"
 CI = 0.95
 INTERVALS = ("threshold_lo", "threshold_hi", "width_lo", "width_hi")
 
@@ -83,13 +85,15 @@ def adaptive_pooled(fits: pd.DataFrame, adaptive_sweeps, pooled: str, subject: s
         rows = out[(out[sweep] == name) & (out[subject] != pooled)]
         place = direction(name)
         at_chance = rows["status"] == NOT_ABOVE_CHANCE
-        values = rows.loc[~at_chance & rows["threshold"].notna(), "threshold"].to_numpy(float)
+        fitted = rows.get("threshold", pd.Series(np.nan, index=rows.index))
+        values = fitted[~at_chance & fitted.notna()].to_numpy(float)
         if place is not None:
             values = np.r_[values, np.full(int(at_chance.sum()), place * np.inf)]
         left_out = len(rows) - values.size
         where = (out[sweep] == name) & (out[subject] == pooled)
-        if values.size == 0:
-            out.loc[where, "status"] = "no participant with a threshold"
+        if values.size == 0:  # the pooled row's own failure says why (e.g. all right)
+            out.loc[where, [c for c in out if c.startswith(("threshold", "width"))]] = np.nan
+            out.loc[where & out["status"].map(is_drawn), "status"] = NO_THRESHOLD
             continue
         median, lo, hi = median_interval(values)
         out.loc[where, ["width", "width_lo", "width_hi", "lapse"]] = np.nan
