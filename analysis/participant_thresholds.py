@@ -33,6 +33,7 @@ MEDIAN_BEYOND = "median beyond the sweep"
 NO_THRESHOLD = "no participant with a threshold"
 CI = 0.95
 INTERVALS = ("threshold_lo", "threshold_hi", "width_lo", "width_hi")
+POOLED_CURVE = ("width", "width_lo", "width_hi", "lapse", "curve_min", "curve_max")
 
 
 def p_above_chance(k: int, n: int, chance: float) -> float:
@@ -96,7 +97,9 @@ def adaptive_pooled(fits: pd.DataFrame, adaptive_sweeps, pooled: str, subject: s
             out.loc[where & out["status"].map(is_drawn), "status"] = NO_THRESHOLD
             continue
         median, lo, hi = median_interval(values)
-        out.loc[where, ["width", "width_lo", "width_hi", "lapse"]] = np.nan
+        # nothing of the pooled trials' curve is kept: a median has no width or asymptote
+        out.loc[where, [c for c in POOLED_CURVE if c in out]] = np.nan
+        out.loc[where, "ends_at_limit"] = ""
         out.loc[where, ["threshold", "threshold_lo", "threshold_hi"]] = [
             v if np.isfinite(v) else np.nan for v in (median, lo, hi)]
         out.loc[where, "at_bound"] = False

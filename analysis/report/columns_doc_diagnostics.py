@@ -195,8 +195,13 @@ LENGTH_THRESHOLDS = {
     "curve's midpoint, with its 95% interval (people: profile likelihood, pooled: jackknife "
     "over participants; models: bootstrap over source clips).",
     "width_frames": "Frames between the curve's 5% and 95% points.",
-    "lapse, direction": "The upper asymptote's lapse rate (people), and +1 where accuracy rises "
-    "with more frames (-1 falls).",
+    "guess, lapse, curve_min, curve_max": "The curve's asymptotes, P(correct) = guess + (1 - "
+    "guess - lapse) F(...): people's guess fixed at chance (0.5), a model's both estimated, so "
+    "a model may level off far below 1; and the fitted P(correct) at the shortest and longest "
+    "length. A threshold is the midpoint between the asymptotes: compare thresholds only "
+    "where curve_max is alike (a model that never exceeds 0.62 has one too).",
+    "direction": "+1 where accuracy rises with more frames (people's always do: more frames "
+    "never hide the earlier ones; a model's may fall).",
     "n_label_orders": "A model's label orders per cut (1: fitted from one order only).",
     "status, interval": "The fit's state (" + SWEEP_STATUS + ") and how its interval was "
     "made (or why there is none).",

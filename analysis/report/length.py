@@ -32,8 +32,8 @@ from experiments.length_sweep import PARAMETER
 SEED = 0  # the section's own generator: adding it leaves every other table's draws alone
 THRESHOLD_COLUMNS = ["observer_kind", "observer", "subject_id", "n", "n_levels",
                      "threshold_frames", "threshold_lo", "threshold_hi", "width_frames",
-                     "lapse", "direction", "n_label_orders", "status", "interval",
-                     "p_above_chance"]
+                     "guess", "lapse", "curve_min", "curve_max", "direction",
+                     "n_label_orders", "status", "interval", "p_above_chance"]
 CAPTION = ("People and models over the number of frames shown from each clip's start: "
            "above-chance accuracy 2·P(correct) − 1 of the fitted curve (0 = chance, 1 = always "
            "right); open circles: the level means it was fitted to. People's band: pointwise "

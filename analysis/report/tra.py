@@ -6,8 +6,10 @@ the bouncing ball, damping 0.0-5.0 for the pendulum):
 
 * people: P(correct) per level, one psychometric fit per participant and one pooled over
   participants (jackknife t intervals over participants, from
-  :data:`analysis.bootstrap.MIN_PARTICIPANTS` on), chance = 0.5 (each clip is shown
-  both ways), the lapse rate estimated (:data:`PEOPLE_FIT`);
+  :data:`analysis.bootstrap.MIN_PARTICIPANTS` on; for adaptive sessions the median of
+  participants' thresholds instead, and a participant not above chance has no threshold:
+  :mod:`analysis.participant_thresholds`), chance = 0.5 (each clip is shown both ways), the
+  lapse rate estimated (:data:`PEOPLE_FIT`);
 * VLMs: P(correct) per clip from their logits, both label orders averaged
   (:func:`analysis.probability_curve.vlm_clip_correct`), one least-squares fit per model and
   setting with both asymptotes free (:data:`VLM_FIT`);

@@ -71,6 +71,11 @@ def test_people_s_and_the_model_s_length_thresholds_side_by_side(built):
     assert abs(pooled["threshold_frames"] - PEOPLE_TRUE["threshold"]) <= 2, pooled
     assert abs(model["threshold_frames"] - MODEL_TRUE["threshold"]) <= 2, model
     assert model["observer"] == "model-a" and model["n_label_orders"] == 2
+    # thresholds that mean different things are not side by side silently: the asymptotes
+    # say where each curve levels off (a model's both estimated, people's guess at chance)
+    assert pooled["guess"] == 0.5 and np.isnan(pooled["curve_max"])  # a median, no curve
+    assert 0.4 <= model["guess"] <= 0.6 and model["curve_max"] > 0.9
+    assert (fits.loc[fits["subject_id"].str.startswith("h", na=False), "guess"] == 0.5).all()
     participants = fits[(fits["observer_kind"] == "people") & (fits["subject_id"] != "pooled")]
     assert len(participants) == 6 and (participants["n"] == TRIALS).all()
     # no TRA section for cuts: they are not a physical sweep
