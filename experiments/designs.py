@@ -124,9 +124,9 @@ The three shipped designs:
     :mod:`experiments.length_sweep`), one sweep over all of them; practice on the set's full
     clips (split ``practice``). ``adaptive_trials`` (120) trials, 4 blocks with one catch
     trial each, about 15 minutes of 3 s clips: on simulated participants (``python
-    bench/length_power.py --observers 20``: threshold 8 frames, width 12, lapse 0.02) 5 of
-    20 fits at 80 trials had no interval and an RMSE of 4.3 frames, against 1 of 20 and 1.0
-    frame at 120 (docs/measurements.md).
+    bench/length_power.py --observers 20``: threshold 8 frames, width 12, lapse 0.02, the
+    curve known to rise) 7 of 20 fits at 80 trials had no interval (on a bound), against 3
+    of 20 at 120, RMSE about 1.1 frames at both (docs/measurements.md).
 """
 from __future__ import annotations
 
