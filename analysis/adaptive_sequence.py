@@ -1,8 +1,9 @@
 """Each participant's adaptive (QUEST+) trial sequence with the posterior behind each choice,
 from the trial rows' ``extra["adaptive"]`` (``experiments.adaptive_schedule``). The
 thresholds themselves are fitted from the same trials by the same fit as fixed levels
-(``analysis.report.tra``): a likelihood fit does not depend on how the levels were chosen,
-as long as each choice depended on the answers before it only (which it does here).
+(``analysis.report.tra``): a participant's likelihood fit does not depend on how the levels
+were chosen, as long as each choice depended on the answers before it only (which it does
+here). Pooling participants' trials does depend on it (:mod:`analysis.participant_thresholds`).
 """
 from __future__ import annotations
 

@@ -8,7 +8,7 @@ QUEST+ participants and the report's fit, on a clip-length sweep (the default le
 
 Prints, per trial count and lapse rate, the median 95% CI half-width of the threshold (in
 frames), its bias (with its standard error) and RMSE, the CIs' coverage of the true
-threshold and the fits without an interval.
+threshold and the fits without an interval (on a fitting limit, as the report gives them).
 """
 import argparse
 import os
@@ -21,7 +21,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from bench import adaptive_power  # noqa: E402
 from bench.length_stimuli import DEFAULT_LEVELS  # noqa: E402
-from experiments.length_sweep import parse_levels  # noqa: E402
+from experiments.length_sweep import SWEEP, parse_levels  # noqa: E402
 
 
 def main() -> None:
@@ -35,19 +35,24 @@ def main() -> None:
     parser.add_argument("--seed", type=int, default=0)
     args = parser.parse_args()
     levels = np.array(parse_levels(args.levels), float)
-    # one more sweep beside the TRA ones, read by adaptive_power.one_row
-    adaptive_power.SWEEPS["length"] = (levels, args.threshold, args.width, 1)
-    rng = np.random.default_rng(args.seed)
+    # one more sweep beside the TRA ones, read by adaptive_power's participants and fit; its
+    # curve rises (experiments.synthetic.curve_direction)
+    adaptive_power.SWEEPS[SWEEP] = (levels, args.threshold, args.width, 1)
+    rows = [("adaptive", int(v), None) for v in args.trials.split(",")]
     print(f"load {os.getloadavg()[0]:.1f}; {args.observers} participants a row; levels "
           f"{levels.astype(int).tolist()}; threshold {args.threshold} frames, width {args.width}")
     print(f"{'lapse':>6}{'trials':>7}{'med hw':>8}{'bias':>8}{'(se)':>7}{'rmse':>7}"
           f"{'cover':>7}{'no CI':>6}")
+    seeds = np.random.SeedSequence(args.seed)
     for lapse in (float(v) for v in args.lapses.split(",")):
-        for trials in (int(v) for v in args.trials.split(",")):
-            r = adaptive_power.one_row(rng, "length", "adaptive", trials, lapse, args.observers)
-            print(f"{lapse:>6.2f}{trials:>7}{r['median_halfwidth']:>8.2f}{r['bias']:>8.2f}"
-                  f"{r['bias_se']:>7.2f}{r['rmse']:>7.2f}{r['coverage']:>7.2f}{r['no_ci']:>6}",
-                  flush=True)
+        # interleaved: participant by participant, every row in turn
+        done = [adaptive_power.one_fit(int(s.generate_state(1)[0]), SWEEP, row, lapse, True)
+                for s in seeds.spawn(args.observers) for row in rows]
+        for i, row in enumerate(rows):
+            r = adaptive_power.summarise(SWEEP, done[i::len(rows)], 1)
+            print(f"{lapse:>6.2f}{row[1]:>7}{r['median_halfwidth']:>8.2f}{r['bias']:>8.2f}"
+                  f"{r['bias_se']:>7.2f}{r['rmse']:>7.2f}{r['coverage']:>7.2f}"
+                  f"{r['at_bound']:>6}", flush=True)
 
 
 if __name__ == "__main__":

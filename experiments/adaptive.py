@@ -118,8 +118,8 @@ def expected_entropies(grid: Grid, post: np.ndarray) -> np.ndarray:
 
 def summary(grid: Grid, post: np.ndarray) -> dict:
     """The posterior's threshold mean, sd and 95% credible interval (equal tails), its
-    half-width in level steps, and the means of width and lapse: what a choice is stored
-    with."""
+    half-width in level steps, whether that interval lies within the sweep's levels, and the
+    means of width and lapse: what a choice is stored with."""
     thresholds = np.unique(grid.threshold)
     marginal = _threshold_marginal(grid, post)
     cdf = np.cumsum(marginal)
@@ -130,6 +130,7 @@ def summary(grid: Grid, post: np.ndarray) -> dict:
             "threshold_sd": round(float(np.sqrt(marginal @ (thresholds - mean) ** 2)), 6),
             "threshold_lo": round(lo, 6), "threshold_hi": round(hi, 6),
             "halfwidth_steps": round((hi - lo) / 2 / grid.step, 4),
+            "within_levels": bool(grid.levels[0] <= lo and hi <= grid.levels[-1]),
             "width_mean": round(float(post @ grid.width), 6),
             "lapse_mean": round(float(post @ grid.lapse), 6),
             "p_rising": round(float(post @ (grid.direction > 0)), 6)}
@@ -153,6 +154,12 @@ def choose(grid: Grid, post: np.ndarray, n_answers: int) -> tuple[float, dict]:
 
 def reached(said: dict, halfwidth_steps: float | None) -> bool:
     """Whether a sweep may stop: the threshold's 95% credible interval in ``said`` (a
-    :func:`summary`) is at most ``halfwidth_steps`` level steps either side; never where no
-    target is set (None or 0: every slot is run)."""
-    return bool(halfwidth_steps) and said["halfwidth_steps"] <= halfwidth_steps
+    :func:`summary`) is at most ``halfwidth_steps`` level steps either side and lies within
+    the sweep's levels; never where no target is set (None or 0: every slot is run).
+
+    An interval that reaches past the sweep's end is the prior's edge, not precision: a
+    participant at chance, or one whose curve runs the other way, piles the posterior there
+    after a few trials (at chance, 6-28 trials with a target of one step), and the sweep
+    would stop on a threshold the levels never bracketed."""
+    return bool(halfwidth_steps) and said["within_levels"] and \
+        said["halfwidth_steps"] <= halfwidth_steps

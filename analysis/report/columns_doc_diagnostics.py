@@ -87,7 +87,16 @@ TRA_PARAMETER = {
 SWEEP_STATUS = ("'ok'; 'at bound' (the fit lies on a fitting limit: no interval); 'at "
                 "limit: <ends>' (an interval end or the lapse rate on a limit: the truth may "
                 "lie beyond); 'width: upper bound only' (width_lo is the level step, the "
-                "design's resolution); 'flat' (no threshold); else why the fit failed")
+                "design's resolution); 'flat' (no threshold); 'not above chance' (a "
+                "participant whose analysed trials of the sweep are not above chance, one-sided "
+                "binomial test at alpha 0.05: no interval, the threshold is not one); 'median "
+                "of participants' (people's row of an adaptive sweep: the median of "
+                "participants' thresholds, those not above chance counted past the easiest "
+                "level, with its order-statistic interval over participants; no width: each "
+                "participant's levels sat around their own threshold, so the pooled trials' "
+                "curve is flatter than any of theirs and not a population estimate); 'median "
+                "beyond the sweep' (half of them or more not above chance); 'no participant "
+                "with a threshold'; else why the fit failed")
 SWEEP_FIT = {
     "scenario, parameter": TRA_PARAMETER["scenario, parameter, parameter_value"],
     "width, width_lo, width_hi": "Psychometric 5%-95% width of the curve in parameter "
@@ -124,6 +133,9 @@ TRA_SWEEP_FITS = {
     "data, not the bump), and whether p < 0.05; only such a curve is drawn off 0.",
     "relation": "A published peak: 'equals' (printed) or 'below' (only a bound printed).",
 }
+P_ABOVE_CHANCE = ("One-sided binomial p value of the participant's correct answers among "
+                  "their analysed trials of the sweep against chance (0.5); 0.05 or more: "
+                  "status 'not above chance'. Empty for other rows.")
 TRA_SWEEP_PARTICIPANTS = {
     **SWEEP_FIT,
     "n_levels, n_rows, n_clusters": "Sweep levels, trials, and clusters (empty: a "
@@ -137,6 +149,7 @@ TRA_SWEEP_PARTICIPANTS = {
     "sigmoid, flat": "The cdf F of P(x) = guess + (1 - guess - lapse) F((x - threshold) / s) "
     "('norm' or logistic), and True for a curve without a threshold.",
     "chance, ci": "Chance P(correct) (0.5), and the intervals' coverage.",
+    "p_above_chance": P_ABOVE_CHANCE,
 }
 TRA_SWEEP_CURVES = {
     "observer_kind, observer, subject_id": "Whose curve: people ('pooled' or a participant), "
@@ -182,11 +195,17 @@ LENGTH_THRESHOLDS = {
     "curve's midpoint, with its 95% interval (people: profile likelihood, pooled: jackknife "
     "over participants; models: bootstrap over source clips).",
     "width_frames": "Frames between the curve's 5% and 95% points.",
-    "lapse, direction": "The upper asymptote's lapse rate (people), and +1 where accuracy rises "
-    "with more frames (-1 falls).",
+    "guess, lapse, curve_min, curve_max": "The curve's asymptotes, P(correct) = guess + (1 - "
+    "guess - lapse) F(...): people's guess fixed at chance (0.5), a model's both estimated, so "
+    "a model may level off far below 1; and the fitted P(correct) at the shortest and longest "
+    "length. A threshold is the midpoint between the asymptotes: compare thresholds only "
+    "where curve_max is alike (a model that never exceeds 0.62 has one too).",
+    "direction": "+1 where accuracy rises with more frames (people's always do: more frames "
+    "never hide the earlier ones; a model's may fall).",
     "n_label_orders": "A model's label orders per cut (1: fitted from one order only).",
-    "status, interval": "The fit's state ('ok', 'at bound', 'at limit: ...', 'flat') and how "
-    "its interval was made (or why there is none).",
+    "status, interval": "The fit's state (" + SWEEP_STATUS + ") and how its interval was "
+    "made (or why there is none).",
+    "p_above_chance": P_ABOVE_CHANCE,
 }
 LENGTH_LEVEL_MEANS = {
     **TRA_SWEEP_LEVEL_MEANS,

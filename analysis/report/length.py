@@ -7,8 +7,11 @@ report`` reads them from the study's stimulus set). The fits are the TRA section
 (:mod:`analysis.report.tra`), so people's and models' length thresholds come from the same
 fitter as their sweep thresholds: people per participant and pooled (guess 0.5, lapse
 estimated, profile likelihood intervals), each model from its P(forward) per cut with both
-asymptotes free. An adaptive session's levels depend on its earlier answers only, so the
-likelihood fit is the one of fixed levels.
+asymptotes free. The curve rises with the number of frames (more frames never hide the earlier
+ones; ``experiments.synthetic.curve_direction``). An adaptive session's levels depend on its
+earlier answers only, so each participant's likelihood fit is the one of fixed levels; the
+"pooled" row of adaptive sessions is the median of participants' thresholds
+(:mod:`analysis.participant_thresholds` says why).
 
 Tables: ``length_thresholds`` (people's and models' thresholds in frames side by side),
 ``length_curves`` (what the figure draws) and ``length_sequence`` (each participant's
@@ -21,7 +24,7 @@ import numpy as np
 import pandas as pd
 
 from analysis import adaptive_sequence
-from analysis import columns as C
+from analysis.participant_thresholds import human_answers
 from analysis.report import registry as R
 from analysis.report import tra
 from experiments.length_sweep import PARAMETER
@@ -29,7 +32,8 @@ from experiments.length_sweep import PARAMETER
 SEED = 0  # the section's own generator: adding it leaves every other table's draws alone
 THRESHOLD_COLUMNS = ["observer_kind", "observer", "subject_id", "n", "n_levels",
                      "threshold_frames", "threshold_lo", "threshold_hi", "width_frames",
-                     "lapse", "direction", "n_label_orders", "status", "interval"]
+                     "guess", "lapse", "curve_min", "curve_max", "direction",
+                     "n_label_orders", "status", "interval", "p_above_chance"]
 CAPTION = ("People and models over the number of frames shown around each clip's middle: "
            "above-chance accuracy 2·P(correct) − 1 of the fitted curve (0 = chance, 1 = always "
            "right); open circles: the level means it was fitted to. People's band: pointwise "
@@ -75,9 +79,7 @@ def length_tables(aot_kept: pd.DataFrame, levels: pd.DataFrame | None, n_boot: i
         return {}
     clips = tra.vlm_clips(trials)
     people, vlms = tra.people_fits(trials, rng, n_boot), tra.vlm_fits(clips, rng, n_boot)
-    humans = trials[trials["subject_kind"] == C.HUMAN]
-    humans = humans.assign(correct=pd.to_numeric(humans["correct"], errors="coerce")).dropna(
-        subset=["correct"])
+    humans = human_answers(trials)
     # people at ceiling or floor throughout have a status and no threshold: nothing to draw
     drawn = people if "threshold" in people else pd.DataFrame()
     tables = {R.LENGTH_THRESHOLDS: _thresholds(people, vlms),

@@ -6,8 +6,10 @@ the bouncing ball, damping 0.0-5.0 for the pendulum):
 
 * people: P(correct) per level, one psychometric fit per participant and one pooled over
   participants (jackknife t intervals over participants, from
-  :data:`analysis.bootstrap.MIN_PARTICIPANTS` on), chance = 0.5 (each clip is shown
-  both ways), the lapse rate estimated (:data:`PEOPLE_FIT`);
+  :data:`analysis.bootstrap.MIN_PARTICIPANTS` on; for adaptive sessions the median of
+  participants' thresholds instead, and a participant not above chance has no threshold:
+  :mod:`analysis.participant_thresholds`), chance = 0.5 (each clip is shown both ways), the
+  lapse rate estimated (:data:`PEOPLE_FIT`);
 * VLMs: P(correct) per clip from their logits, both label orders averaged
   (:func:`analysis.probability_curve.vlm_clip_correct`), one least-squares fit per model and
   setting with both asymptotes free (:data:`VLM_FIT`);
@@ -33,6 +35,12 @@ import pandas as pd
 from analysis import adaptive_sequence, bootstrap, shared_axis, sweep_fits, tra_peak
 from analysis import columns as C
 from analysis import psychometric as P
+from analysis.participant_thresholds import (
+    adaptive_pooled,
+    human_answers,
+    is_adaptive,
+    mark_chance,
+)
 from analysis.probability_curve import fit_probability_curve, vlm_clip_correct
 from analysis.psychometric_pooled import pooled_band
 from analysis.report import registry as R
@@ -113,16 +121,20 @@ def has_sweep_trials(aot_kept: pd.DataFrame, tra_data: pd.DataFrame | None = Non
 
 
 def people_fits(trials: pd.DataFrame, rng, n_boot: int) -> pd.DataFrame:
-    humans = trials[trials["subject_kind"] == C.HUMAN]
-    humans = humans.assign(correct=pd.to_numeric(humans["correct"], errors="coerce"))
-    humans = humans[humans["correct"].notna()]
+    """Per participant and pooled, per sweep; a participant not above chance, and an
+    adaptive sweep's pooled row, as :mod:`analysis.participant_thresholds` says."""
+    humans = human_answers(trials)
     if humans.empty:
         return pd.DataFrame()
+    direction = {scenario: curve_direction(scenario, sweep["parameter_value"])
+                 for scenario, sweep in humans.groupby("scenario", sort=True)}
     fits = pd.concat([P.psychometric_table(
         sweep, "parameter_value", "correct", by=SWEEP, subject="subject_id", rng=rng,
-        n_boot=n_boot, direction=curve_direction(scenario, sweep["parameter_value"]),
-        **PEOPLE_FIT) for scenario, sweep in humans.groupby("scenario", sort=True)],
-        ignore_index=True)
+        n_boot=n_boot, direction=direction[scenario], **PEOPLE_FIT)
+        for scenario, sweep in humans.groupby("scenario", sort=True)], ignore_index=True)
+    fits = mark_chance(fits, humans, "subject_id", SWEEP, CHANCE)
+    fits = adaptive_pooled(fits, humans.loc[is_adaptive(humans), "scenario"].unique(), POOLED,
+                           "subject_id", "scenario", direction.get)
     too_few = bootstrap.too_few_people(humans["subject_id"].nunique())
     if too_few:  # a jackknife over 2-4 people is no interval of a population's curve
         pooled = fits["subject_id"] == POOLED
@@ -263,9 +275,7 @@ def sweep_tables(aot_kept: pd.DataFrame, tra_data: pd.DataFrame | None = None,
     clips = vlm_clips(trials)
     people, vlms, tra = people_fits(trials, rng, n_boot), vlm_fits(clips, rng, n_boot), \
         _tra(tra_data, rng, n_boot)
-    humans = trials[trials["subject_kind"] == C.HUMAN]
-    humans = humans.assign(correct=pd.to_numeric(humans["correct"], errors="coerce")).dropna(
-        subset=["correct"])
+    humans = human_answers(trials)
     tables = {R.TRA_SWEEP_FITS: _fit_rows(people, vlms, tra)}
     if not people.empty:
         tables[R.TRA_SWEEP_PARTICIPANTS] = people[people["subject_id"] != POOLED].drop(

@@ -18,7 +18,7 @@ from typing import Any
 
 import numpy as np
 
-from experiments import media
+from experiments import length_sweep, media
 from experiments.categories import CATEGORIES
 from experiments.stimuli import ClipSpec
 from experiments.synthetic import canvas
@@ -90,13 +90,18 @@ def curve_direction(scenario: str, levels) -> int | None:
     with the distance from the sweep's lossless value (:data:`SWEEP_PARAMETERS`): a sweep
     starting at it gets easier along the levels (damping 0 upwards), one ending at it harder
     (restitution up to 1). A sweep that straddles it, or an unknown scenario, has no known
-    direction.
+    direction. A clip-length sweep (:data:`experiments.length_sweep.SWEEP`) rises: more
+    frames never hide the earlier ones.
 
     Examples
     --------
     >>> curve_direction("bouncing_ball", [0.1, 0.5, 1.0]), curve_direction("pendulum", [0, 5])
     (-1, 1)
+    >>> curve_direction("length", [2, 4, 8])
+    1
     """
+    if scenario == length_sweep.SWEEP:
+        return 1
     if scenario not in SWEEP_PARAMETERS:
         return None
     lossless = SWEEP_PARAMETERS[scenario][1]

@@ -71,6 +71,11 @@ def test_people_s_and_the_model_s_length_thresholds_side_by_side(built):
     assert abs(pooled["threshold_frames"] - PEOPLE_TRUE["threshold"]) <= 2, pooled
     assert abs(model["threshold_frames"] - MODEL_TRUE["threshold"]) <= 2, model
     assert model["observer"] == "model-a" and model["n_label_orders"] == 2
+    # thresholds that mean different things are not side by side silently: the asymptotes
+    # say where each curve levels off (a model's both estimated, people's guess at chance)
+    assert pooled["guess"] == 0.5 and np.isnan(pooled["curve_max"])  # a median, no curve
+    assert 0.4 <= model["guess"] <= 0.6 and model["curve_max"] > 0.9
+    assert (fits.loc[fits["subject_id"].str.startswith("h", na=False), "guess"] == 0.5).all()
     participants = fits[(fits["observer_kind"] == "people") & (fits["subject_id"] != "pooled")]
     assert len(participants) == 6 and (participants["n"] == TRIALS).all()
     # no TRA section for cuts: they are not a physical sweep
@@ -99,3 +104,28 @@ def test_people_at_ceiling_get_a_status_not_a_lost_section():
     assert fits.loc[fits["observer_kind"] == "people", "status"].str.contains(
         "does not vary").all()
     assert set(tables[R.LENGTH_CURVES]["observer_kind"]) == {"vlm"}
+
+
+def test_a_participant_at_chance_has_no_length_threshold_and_people_s_row_is_their_median():
+    """An outside psychophysicist (length_report.py): one participant at chance among
+    adaptive people gave a pooled threshold of 108 frames, direction -1, status "ok"."""
+    from analysis import participant_thresholds as T
+    from analysis.report import length
+
+    people = _people(np.random.default_rng(5), n_people=6, trials=40)
+    chance = [dict(r, subject_id="h99", session_id="h99-1", correct=float(r["trial_index"] // 2
+                                                                             % 2 == 0))
+              for r in people if r["subject_id"] == "h00"]
+    for r in chance:  # the response that goes with the answer's correctness
+        other = "B" if r["correct_response"] == "F" else "F"
+        r["response"] = r["correct_response"] if r["correct"] else other
+    trials = loading.normalize_trials(pd.DataFrame(people + chance))
+    fits = length.length_tables(trials, _levels(), n_boot=0)[R.LENGTH_THRESHOLDS].set_index(
+        "subject_id")
+    assert fits.loc["h99", "status"] == T.NOT_ABOVE_CHANCE
+    assert np.isnan(fits.loc["h99", "threshold_lo"])
+    # more frames never hide the earlier ones: every participant's curve rises
+    assert (fits.drop("pooled")["direction"] == 1).all()
+    pooled = fits.loc["pooled"]
+    assert pooled["status"] == T.MEDIAN and np.isnan(pooled["width_frames"])
+    assert abs(pooled["threshold_frames"] - PEOPLE_TRUE["threshold"]) <= 2, pooled

@@ -1,7 +1,8 @@
 """Each benchmark script's cheapest run, so a refactor cannot silently break a benchmark
 whose figures the README quotes.
 
-Covered: models, probe, analysis, null_fpr, psychometric_psignifit, tra_power, tra_report.
+Covered: models, probe, analysis, null_fpr, psychometric_psignifit, tra_power, tra_report,
+length_power.
 Not here: those that start servers or browsers (bots, load, login_flood, faults,
 catch_presentations, frame_pacing, rt_*, offline_browser, export_equivalence), need R
 (glmm_vs_lme4, pacing_reference), or spawn worker processes (stimuli); study_file_limits
@@ -28,6 +29,8 @@ CASES = [
      "4 participants a row"),
     ("tra_report", ["--participants", "3", "--vlms", "1", "--rounds", "1", "--n-boot", "5"],
      "(3 participants, 1 VLMs)"),
+    ("length_power", ["--observers", "2", "--trials", "12", "--lapses", "0"],
+     "2 participants a row"),
 ]
 
 

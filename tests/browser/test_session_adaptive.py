@@ -44,7 +44,8 @@ def adaptive_site(site):
             practice=PracticeSpec(n_trials=0))
         open_site_study(site.app, "tiny-adaptive", design, stimulus_set=SET)
         site.slugs["adaptive"] = "tiny-adaptive"
-        # a stopping rule met after a sweep's first answer (10 level steps either side)
+        # a stopping rule any posterior within the sweep's levels meets (10 level steps
+        # either side), which the robot's random answers never bring there
         open_site_study(site.app, "tiny-adaptive-stop", design.with_changes(
             adaptive_stop_halfwidth=10.0), stimulus_set=SET)
         site.slugs["adaptive-stop"] = "tiny-adaptive-stop"
@@ -96,19 +97,15 @@ def test_a_reload_mid_session_goes_on_with_the_stored_levels(page, adaptive_site
     assert not page.js_errors
 
 
-def test_a_sweep_that_stops_early_skips_its_later_trials_and_the_session_completes(
-        page, adaptive_site):
-    # The reply to the answer that ended a sweep says the schedule changed: the runner reads
-    # the session again and goes on without the skipped trials, never asking for their videos.
+def test_a_robot_at_chance_never_stops_a_sweep_however_loose_the_target(page, adaptive_site):
+    # The robot answers main trials at random: its posterior piles at the sweep's edge, a
+    # quarter step wide, which stopped sweeps after 6-28 trials before the stopping rule
+    # refused an interval reaching past the levels. Every slot is run, and the session
+    # completes. (The server's stopping and skipping: tests/webapp/test_adaptive_sessions.py.)
     token = enter(page, adaptive_site, "adaptive-stop", "sim-adaptive-stop", simulate=True)
     assert wait_done(page)
     data = stored(adaptive_site.app, token)
     assert data["status"] in ("completed", "failed_attention")
-    gone = {t["trial_index"] for t in data["schedule"] if skipped(t)}
-    assert len(gone) == 2 * 3  # every slot of each sweep but its first
-    assert sorted(data["per_index"]) == sorted(
-        t["trial_index"] for t in data["schedule"] if t["trial_index"] not in gone)
-    with adaptive_site.app.app_context(), db.engine.connect() as connection:
-        served = store.media_served(connection, store.session_by_token(connection, token).id)
-    assert not gone & set(served)
+    assert not any(skipped(t) for t in data["schedule"])
+    assert sorted(data["per_index"]) == sorted(t["trial_index"] for t in data["schedule"])
     assert not page.js_errors

@@ -109,3 +109,5 @@ def test_the_cuts_of_every_clip_make_one_sweep_over_the_number_of_frames():
     # each slot may show every level, the cut in its own direction
     assert all([e[0] for e in t[adaptive_schedule.KEY]["pool"]] == [2.0, 6.0, 18.0]
                for t in slots)
+    # more frames never hide the earlier ones: QUEST+ and the fit take the curve as rising
+    assert {t[adaptive_schedule.KEY]["curve_direction"] for t in slots} == {1}

@@ -223,3 +223,20 @@ def test_the_stopping_setting_is_checked_where_it_is_written():
             "[blocks]", "[blocks]\nadaptive_stop_halfwidth = 1"))
     config = loads(adaptive_file.replace("[blocks]", "[blocks]\nadaptive_stop_halfwidth = 1.5"))
     assert config.design.adaptive_stop_halfwidth == 1.5
+
+
+def test_a_sweep_never_stops_on_a_posterior_piled_at_the_sweep_s_edge():
+    # An outside psychophysicist (stop_chance.py): a participant at chance drives QUEST+ with
+    # the direction fixed to the easiest level, and the posterior piles at the prior's edge,
+    # a quarter step wide; with a target of one step the sweep stopped after 6-28 trials.
+    grid = adaptive.parameter_grid(BALL, -1)
+    rng, log_post, stops = np.random.default_rng(0), np.zeros(grid.threshold.size), []
+    for n in range(40):
+        level, said = adaptive.choose(grid, adaptive.normalised(log_post), n)
+        stops.append(adaptive.reached(said, 1.0))
+        log_post = adaptive.updated(grid, log_post, level, bool(rng.random() < 0.5))
+    assert said["halfwidth_steps"] <= 1.0 and said["threshold_lo"] < min(BALL)
+    assert not said["within_levels"] and not any(stops)
+    # a posterior inside the levels, as narrow, may stop
+    inside = said | {"threshold_lo": 0.5, "threshold_hi": 0.6, "within_levels": True}
+    assert adaptive.reached(inside, 1.0)

@@ -49,6 +49,7 @@ class Participant:
     def __init__(self, app, client, token, api, seed=0):
         self.app, self.client, self.token, self.api = app, client, token, api
         self.rng = random.Random(seed)
+        self.replies: list[dict] = []  # what each answer posted by run() was told
 
     def body(self, index):
         trial = _schedule(self.app, self.token)[index]
@@ -82,7 +83,9 @@ class Participant:
             response = self.video(index)
             assert response.status_code == 200, index
             response.close()
-            assert self.post(self.body(index)).status_code == 201, index
+            reply = self.post(self.body(index))
+            assert reply.status_code == 201, index
+            self.replies.append(reply.get_json())
 
 
 def test_a_whole_session_chooses_every_level_from_the_stored_answers(app, study):
@@ -226,27 +229,30 @@ def test_an_answer_the_report_excludes_does_not_move_the_next_level(app, client,
 
 
 def test_a_sweep_that_stopped_early_is_never_served_and_the_session_completes(app, factory):
-    # A stopping rule met after the first answer on each sweep (10 level steps either side):
-    # the reply says to read the session again, which no longer lists the skipped slots;
-    # their videos are not served, their posts refused, and the session completes.
+    # A stopping rule of 10 level steps either side, met once the threshold's credible
+    # interval lies within the sweep's levels (9-17 answers of this person in simulation):
+    # the session read again no longer lists the skipped slots; their videos are not
+    # served, their posts refused, and the session completes.
     factory.stimulus_set("tiny", per_category=1, files=True)
     factory.sweep_set("tiny", files=True)
     factory.catch_set(files=True)
-    factory.open_study("tra-adaptive", stimulus_set="tiny", adaptive_trials=6, main_blocks=2,
+    factory.open_study("tra-adaptive", stimulus_set="tiny", adaptive_trials=24, main_blocks=2,
                        adaptive_stop_halfwidth=10.0)
     client = app.test_client()
     token, api = _start(client)
     person = Participant(app, client, token, api)
     first = next(t["trial_index"] for t in _schedule(app, token) if KEY in t)
-    person.run(until=first)
-    person.video(first).close()
-    reply = person.post(person.body(first))
-    assert reply.status_code == 201 and reply.get_json()["schedule_changed"] is True
     state = person.run()
     schedule = _schedule(app, token)
     gone = [t["trial_index"] for t in schedule if skipped(t)]
-    assert len(gone) == 2 * 5  # every slot of each sweep but its first
+    for sweep in ("bouncing_ball", "pendulum"):
+        slots = [t for t in schedule if t.get(KEY, {}).get("sweep") == sweep]
+        assert skipped(slots[-1]) and not skipped(slots[0])
+        said = next(t for t in slots if skipped(t))[KEY]["posterior"]
+        assert said["within_levels"] and said["n_answers"] >= 3
     assert not set(gone) & {t["trial_index"] for t in state["trials"]}
+    # the answer that stopped each sweep was told to read the session again
+    assert sum(r.get("schedule_changed") is True for r in person.replies) == 2
     assert person.video(gone[0]).status_code == 404
     body = person.body(first) | {"trial_index": gone[0], "client_uuid": str(uuid.uuid4())}
     assert person.post(body).get_json()["error"] == "not_needed"
