@@ -24,7 +24,9 @@ from datetime import datetime, timezone
 from pathlib import Path
 
 from analysis import columns as C
+from analysis.vlm.aot_items import check_frames
 from analysis.vlm.backends import load_backend
+from analysis.vlm.backends.base import Backend
 from analysis.vlm.cache import ResultCache
 from analysis.vlm.ledger import BudgetGuard, load_prices, parse_budget, summarise
 from analysis.vlm.provenance import library_versions
@@ -116,6 +118,7 @@ def execute_run(config: RunConfig, records, demos, cache_path, runs_dir,
         start = time.perf_counter()
         backend = load_backend(config.backend, config.model, **(config.backend_options or {}))
         timing["load_backend_s"] = time.perf_counter() - start
+        check_test_clips(items, config, backend)  # an item it cannot answer fails forever
         try:
             with ResultCache(cache_path) as cache:
                 runner = Runner(backend, cache, config.params, config.scoring,
@@ -141,6 +144,18 @@ def execute_run(config: RunConfig, records, demos, cache_path, runs_dir,
         if run_file is not None:
             (folder / "run.toml").write_text(run_file_text(manifest), encoding="utf-8")
     return RunResult(rows, [item.key for item in items], manifest, folder, key)
+
+
+def check_test_clips(items, config: RunConfig, backend: Backend) -> None:
+    """Refuse up front the items whose test clip (the request's last video) has fewer frames
+    than the backend answers from, so a run can complete instead of failing them on every
+    rerun."""
+    tests = {item.stimulus.id: item for item in items
+             if any(v.kind == "video" for v in item.request.visuals)}
+    videos = {sid: [v for v in item.request.visuals if v.kind == "video"][-1]
+              for sid, item in tests.items()}
+    check_frames([tests[sid].stimulus for sid in tests], videos, config.spec,
+                 backend.min_frames, who=f"--backend {backend.name} --model {config.model}")
 
 
 def run_file_text(manifest: dict) -> str:

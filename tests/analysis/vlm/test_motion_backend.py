@@ -43,8 +43,8 @@ def test_a_still_clip_has_no_answer_and_frames_to_order_are_refused():
     assert generation.text == "no motion: cannot tell"
     [refused] = backend.generate([_request(still[:1], "image")], GenerationParams())
     assert isinstance(refused, ValueError) and "cannot order frames" in str(refused)
-    [short] = backend.generate([_request(still[:3])], GenerationParams())
-    assert "at least 4 frames" in str(short)
+    [short] = backend.generate([_request(still[:2])], GenerationParams())
+    assert "at least 3 frames" in str(short)
     with pytest.raises(ValueError, match=r"not one of its statistics \('entropy', 'motion-energy'\)"):
         load_backend("motion", "flow")
 
@@ -66,3 +66,23 @@ def test_run_models_stores_a_motion_observer_beside_people(app, runner, stimulus
         assert run.backend["kind"] == "training-free pixel statistic (not a model)"
     assert "4 cached, 0 computed" in runner.invoke(args=args).output
     assert set(STATISTICS) == {"entropy", "motion-energy"}
+
+
+def test_short_clips_are_answered_or_refused_before_any_item(app, runner, stimulus_set):
+    """At 1 fps a 2 s clip is 2 frames: entropy compares them; motion energy has one step,
+    no two halves to compare, and is refused up front rather than failing every rerun."""
+    with app.app_context():
+        studies.create_study("tiny-study", "arrow-of-time", stimulus_set)
+    args = ["run-models", "--backend", "motion", "--study", "tiny-study", "--fps", "1",
+            "--no-progress", "--model"]
+    result = runner.invoke(args=[*args, "entropy"])
+    assert result.exit_code == 0, result.output
+    assert "4 trials (0 cached, 4 computed, 0 errors" in result.output
+    refused = runner.invoke(args=[*args, "motion-energy"])
+    assert refused.exit_code != 0
+    assert ("4 clips are sampled to fewer than 3 frames by --fps 1, and --backend motion "
+            "--model motion-energy needs 3") in refused.output
+    assert "--fps 1.05 or --n-frames 3 gives each at least 3" in refused.output
+    with app.app_context():
+        assert db.session.scalar(select(ModelRun).where(
+            ModelRun.model == "motion-energy")) is None
