@@ -168,7 +168,9 @@ def run_models(**options):
         click.echo(f"{sent} batch{'' if sent == 1 else 'es'}: {batch['answered']} of "
                    f"{batch['calls']} calls answered" + (
                        f"; {batch['unanswered']} made one by one ({batch['causes'][0]})"
-                       if batch["unanswered"] else ""))
+                       if batch["unanswered"] else "") + (
+                       f"; {batch['stored_for_later']} answers of another command's calls "
+                       "stored for its rerun" if batch["stored_for_later"] else ""))
     click.echo(ledger_line(outcome.result.manifest["ledger"]))
     if counts["stopped"]:
         click.echo(counts["stopped"])
