@@ -53,6 +53,13 @@ class TaskSpec:
                 raise ValueError(f"{value!r} is not one of {allowed}")
         if not set(self.label_orders) <= set(C.LABEL_ORDERS) or not self.label_orders:
             raise ValueError(f"label orders must be from {C.LABEL_ORDERS}")
+        twice = sorted({o for o in self.label_orders if self.label_orders.count(o) > 1})
+        if twice:  # each would ask every clip twice, and count it twice in the report
+            raise ValueError(f"label order {', '.join(twice)} is given twice in "
+                             f"--label-orders {','.join(self.label_orders)}")
+        # A set: FB,BF and BF,FB ask the same items, so they are one run (canonical order).
+        object.__setattr__(self, "label_orders", tuple(
+            o for o in C.LABEL_ORDERS if o in self.label_orders))
         prompt_sets.check(self.prompt_language, self.task, self.setting)
 
     def sampling(self) -> dict:
