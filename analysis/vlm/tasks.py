@@ -98,13 +98,16 @@ class ModelTask:
     logit_scored: bool = True  # a first-token answer (frame orders are lists)
     sampled_at_rate: bool = False  # frames sampled at a frame rate (else stored frame sets)
     trial_options: tuple[str, ...] = ()  # options a study's trials set (not the run)
+    ignores: tuple[str, ...] = ()  # TaskSpec fields its items never read (not its identity)
 
 
 # Model tasks by name: a trial type names its own in MODEL_TASK (experiments/trial_types/);
 # pair_order is a model-only task (EGO-FLIGHT's pairwise order) with no human trial type.
 TASKS: dict[str, ModelTask] = {
     "aot": ModelTask(aot_items, aot_trial_items, asks=C.AOT, prompt_settings=True,
-                     sampled_at_rate=True),
+                     sampled_at_rate=True,
+                     ignores=("annotation", "hints", "span", "prompt_style",
+                              "pair_presentation", "image_size")),
     "frame_order": ModelTask(
         lambda stimuli, spec, demos, limit: frame_order_items(stimuli, spec, limit),
         frame_order_trial_items, asks=C.FRAME_ORDER, logit_scored=False,

@@ -86,3 +86,24 @@ def test_short_clips_are_answered_or_refused_before_any_item(app, runner, stimul
     with app.app_context():
         assert db.session.scalar(select(ModelRun).where(
             ModelRun.model == "motion-energy")) is None
+
+
+def test_options_a_pixel_statistic_never_reads_do_not_split_its_run(app, runner, stimulus_set):
+    """--max-new-tokens, the sampling or --annotation on an arrow-of-time motion run made
+    another session and observer (outside review): none can change its answer, so none is
+    part of its identity, and label orders, which would ask each clip again, are refused."""
+    with app.app_context():
+        studies.create_study("tiny-study", "arrow-of-time", stimulus_set)
+    args = ["run-models", "--backend", "motion", "--model", "entropy", "--study", "tiny-study",
+            "--fps", "6", "--no-progress"]
+    assert runner.invoke(args=args).exit_code == 0
+    for more in (["--max-new-tokens", "9", "--sampling", "paper"], ["--annotation", "none"]):
+        result = runner.invoke(args=[*args, *more])
+        assert result.exit_code == 0, result.output
+        assert "Stored 0 new trials" in result.output
+    with app.app_context():
+        assert len(db.session.scalars(select(ModelRun)).all()) == 1
+        assert len({t.session_id for t in db.session.scalars(select(Trial))}) == 1
+    refused = runner.invoke(args=[*args, "--label-orders", "FB,BF"])
+    assert refused.exit_code == 2
+    assert "reads no prompt, so every label order gets the same answer" in refused.output
