@@ -107,3 +107,21 @@ def test_options_a_pixel_statistic_never_reads_do_not_split_its_run(app, runner,
     refused = runner.invoke(args=[*args, "--label-orders", "FB,BF"])
     assert refused.exit_code == 2
     assert "reads no prompt, so every label order gets the same answer" in refused.output
+
+
+def test_a_report_of_model_subjects_alone_counts_no_participants(app, runner, stimulus_set,
+                                                               tmp_path):
+    """"Analysed 1 of 1 participants" was printed with no person in the study (outside
+    review): the count is of model subjects, and says so."""
+    with app.app_context():
+        studies.create_study("tiny-study", "arrow-of-time", stimulus_set)
+    assert runner.invoke(args=["run-models", "--backend", "motion", "--model", "entropy",
+                               "--study", "tiny-study", "--fps", "6", "--no-progress"]
+                         ).exit_code == 0
+    out = tmp_path / "report"
+    result = runner.invoke(args=["report", "tiny-study", "--out", str(out), "--n-boot", "20"])
+    assert result.exit_code == 0, result.output
+    assert "Analysed 1 of 1 model subjects (no people's trials), 4 of 4 trials" in result.output
+    assert "participants" not in result.output.split("\n")[0]
+    assert "1 of 1 model subjects (no people&#39;s trials) and 4 of 4 trials analysed" in \
+        (out / "report.html").read_text()
