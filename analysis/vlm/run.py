@@ -158,13 +158,20 @@ def check_test_clips(items, config: RunConfig, backend: Backend) -> None:
                  backend.min_frames, who=f"--backend {backend.name} --model {config.model}")
 
 
+# What a run may spend and its price file: they change no answer, and a path or a budget
+# of this machine and account would make the file fail elsewhere; the manifest keeps them.
+SPENDING = ("budget", "prices")
+
+
 def run_file_text(manifest: dict) -> str:
-    """The run file of a run's manifest: its fields, then the libraries it ran with."""
+    """The run file of a run's manifest: the fields that reproduce its answers (not what it
+    may spend), then the libraries it ran with."""
     stored = manifest["run_file"]
     lines = [f"# The run file of model run {manifest.get('run_id')} (run key "
              f"{manifest.get('run_key')}).", "# manage.py run-models --config <this file> "
              "runs it again: on the same weights and libraries, every answer is cached.", ""]
-    lines += [f"{key} = {_toml_value(value)}" for key, value in sorted(stored["fields"].items())]
+    lines += [f"{key} = {_toml_value(value)}" for key, value in sorted(stored["fields"].items())
+              if key not in SPENDING]
     lines += ["", "[libraries]"]
     lines += [f"{name} = {_toml_value(version)}"
               for name, version in sorted(stored["libraries"].items())]
