@@ -133,7 +133,8 @@ def execute_run(config: RunConfig, records, demos, cache_path, runs_dir,
         ledger = summarise([{k: r["extra"][k] for k in C.LEDGER_FIELDS} for r in rows],
                            sum(bool(r["correct"]) for r in rows), price)
         if prices is not None and price is not None:
-            ledger["currency"] = prices.currency
+            # A cost is the stored tokens at the prices given now, not a stored bill.
+            ledger.update(currency=prices.currency, priced_by=prices.source)
         elif prices is not None:  # said, rather than a cost of nothing
             ledger["unpriced"] = f"no price for {config.model!r} in {prices.source}"
         manifest.update(backend=runner.description, counts=runner.stats.as_dict(),

@@ -190,7 +190,8 @@ def ledger_line(ledger: dict) -> str:
     if ledger["tokens_per_correct"] is not None and ledger["tokens_in"] + ledger["tokens_out"]:
         line += f"; {ledger['tokens_per_correct']:.0f} tokens per correct answer"
     if "cost" in ledger:
-        line += f"; cost {ledger['cost']:.4f} {ledger['currency']}"
+        line += (f"; cost {ledger['cost']:.4f} {ledger['currency']} at the prices of "
+                 f"{ledger['priced_by']} (its tokens at the prices given now)")
     if "unpriced" in ledger:
         line += f"; {ledger['unpriced']}: no cost shown"
     return line + "."
