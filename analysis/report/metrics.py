@@ -4,6 +4,7 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
+from analysis import columns as C
 from analysis.report import registry as R
 from analysis.report.labels import model_labels
 
@@ -30,6 +31,8 @@ def headline(report, data: pd.DataFrame) -> dict:
            "n_trials_included": int(flow["n_trials_remaining"].iloc[-1]),
            "n_participants_entered": int(flow["n_participants_remaining"].iloc[0]),
            "n_participants_included": int(flow["n_participants_remaining"].iloc[-1]),
+           # Without people the flow counts the model subjects (analysis.exclusions).
+           "people": bool((data["subject_kind"] == C.HUMAN).any()),
            "sessions": report.sessions,
            "models": sorted(set(model_labels(data).values())),
            "observers": observers, "notes": report.notes}

@@ -103,9 +103,12 @@ def render_html(report, title: str, methods: str | None = None) -> str:
     m = report.metrics
     rule = m.get("sessions", {}).get("rule")
     summary = (f"{m.get('n_participants_included', 0)} of {m.get('n_participants_entered', 0)} "
-               f"participants and {m.get('n_trials_included', 0)} of "
+               + ("participants" if m.get("people", True) else
+                  "model subjects (no people's trials)")
+               + f" and {m.get('n_trials_included', 0)} of "
                f"{m.get('n_trials_entered', 0)} trials analysed"
-               + (f" ({rule} of participants)" if rule else "") + "; models: "
+               + (f" ({rule} of {'participants' if m.get('people', True) else 'model subjects'})"
+                  if rule else "") + "; models: "
                f"{', '.join(m.get('models', [])) or 'none'}.")
     return env.get_template("report.html").render(
         title=title, summary=summary, notes=report.notes, sections=sections,

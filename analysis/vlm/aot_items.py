@@ -3,6 +3,7 @@ shuffled, single frame), AoT-PsyPhyBENCH demonstrations, and a check that every 
 reversed clip is the frame-exact reverse of its forward clip."""
 from __future__ import annotations
 
+import math
 from typing import TYPE_CHECKING
 
 from analysis import columns as C
@@ -54,6 +55,7 @@ def aot_items(stimuli: list[StimulusRecord], spec: TaskSpec,
     if limit is not None:  # decode only the clips the first ``limit`` items show
         tests = tests[:-(-limit // len(spec.label_orders))]
     videos = {s.id: _video(s, spec) for s in tests}
+    check_frames(tests, videos, spec, MIN_FRAMES)
     checks = reversal_checks(tests, videos)
     items = []
     for stimulus in tests:
@@ -70,6 +72,31 @@ def aot_items(stimuli: list[StimulusRecord], spec: TaskSpec,
             items.append(Item(f"aot:{stimulus.id}:{order}", C.AOT, stimulus, request,
                               ("F", "B"), "F" if stimulus.direction == C.FORWARD else "B", extra))
     return items
+
+
+MIN_FRAMES = 2  # one frame has no arrow of time
+
+
+def check_frames(stimuli: list[StimulusRecord], videos: dict[int, Visual], spec: TaskSpec,
+                 minimum: int, who: str = "the arrow of time") -> None:
+    """Refuse, before any call, clips sampled to fewer than ``minimum`` frames, naming them
+    and the ``--fps`` that gives each enough (a short cut at 2 fps is one frame: no arrow of
+    time, yet a model answers it)."""
+    short = [s for s in stimuli if len(videos[s.id].frame_indices) < minimum]
+    if not short:
+        return
+    sampled = f"--fps {spec.fps:g}" if spec.fps is not None else f"--n-frames {spec.n_frames}"
+    named = ", ".join(f"stimulus {s.id} ({videos[s.id].total_frames} frames at "
+                      f"{videos[s.id].native_fps:g} fps)" for s in short[:5])
+    more = f" and {len(short) - 5} more" if len(short) > 5 else ""
+    if any(videos[s.id].total_frames < minimum for s in short):
+        remedy = f"leave out clips of fewer than {minimum} frames"
+    else:  # the sample's step must fit (minimum - 1) times into the clip's frames
+        fps = max(videos[s.id].native_fps * (minimum - 1) / (videos[s.id].total_frames - 1)
+                  for s in short)
+        remedy = f"--fps {math.ceil(fps * 100) / 100:g} or --n-frames {minimum} gives each at least {minimum}"
+    raise ValueError(f"{len(short)} clips are sampled to fewer than {minimum} frames by "
+                     f"{sampled}, and {who} needs {minimum}: {named}{more}; {remedy}")
 
 
 def reversal_checks(stimuli: list[StimulusRecord],

@@ -20,8 +20,12 @@ from analysis.vlm.backends.base import (
     BatchGone,
     Generation,
     LabelScores,
+    Request,
 )
 from analysis.vlm.provenance import stable_hash
+
+# A stored call is read back by its key, kind and labels; its request was sent long ago.
+_UNSENT = Request([], [])
 
 
 def prefetch(runner, items: list) -> dict:
@@ -39,16 +43,22 @@ def prefetch(runner, items: list) -> dict:
                                        tuple(item.labels) if kind == "score" else ())
                 owners[key] = item.key
     report: dict = {"batches": [], "resumed": [], "gone": [], "calls": len(calls),
-                    "answered": 0, "unanswered": 0, "causes": [], "answered_items": set()}
+                    "answered": 0, "unanswered": 0, "causes": [], "answered_items": set(),
+                    "stored_for_later": 0}
     if not calls:
         return report
     start = time.perf_counter()
     scope = stable_hash(runner.description)
-    for batch_id, keys in runner.cache.open_batches(scope):
+    for batch_id, stored in runner.cache.open_batches(scope):
+        keys = [key for key, _, _ in stored]
         waiting = [calls[key] for key in keys if key in calls]
         if waiting:
+            # Every answer it holds is paid for: those this run does not ask for are read
+            # by their kind and labels and stored too, before the batch is forgotten.
+            others = [BatchCall(key, kind, _UNSENT, labels) for key, kind, labels in stored
+                      if kind and key not in calls and key not in runner.cache]
             try:
-                _collect(runner, batch_id, waiting, owners, report)
+                _collect(runner, batch_id, waiting + others, owners, report)
             except BatchGone as gone:  # its calls go into the new batch below
                 runner.cache.end_batch(batch_id)
                 report["gone"].append(f"{gone}: its {len(waiting)} calls not stored yet are "
@@ -66,7 +76,8 @@ def prefetch(runner, items: list) -> dict:
             raise BackendError(f"{error}; the batch was not sent (does the server offer the "
                                "batch API? run without --batch-api)",
                                transient=error.transient) from error
-        runner.cache.add_batch(batch_id, scope, list(calls))
+        runner.cache.add_batch(batch_id, scope, [(call.custom_id, call.kind, call.labels)
+                                                 for call in calls.values()])
         report["batches"].append(batch_id)
         _collect(runner, batch_id, list(calls.values()), owners, report)
     runner.stats.model_seconds += time.perf_counter() - start
@@ -80,6 +91,8 @@ def _collect(runner, batch_id: str, calls: list[BatchCall], owners: dict, report
     outcomes = runner.backend.batch_outcomes(batch_id, calls)
     for call in calls:
         outcome = outcomes.get(call.custom_id)
+        if not isinstance(outcome, (Generation, LabelScores)) and call.custom_id not in owners:
+            continue  # not this run's call: its own run sends it again
         if not isinstance(outcome, (Generation, LabelScores)):
             report["unanswered"] += 1
             cause = str(outcome) if outcome is not None else f"batch {batch_id}: no answer"
@@ -87,6 +100,9 @@ def _collect(runner, batch_id: str, calls: list[BatchCall], owners: dict, report
                 report["causes"].append(cause)
             continue
         runner.cache.put(call.custom_id, call.kind, outcome_value(outcome))
+        if call.custom_id not in owners:  # another command's call: stored for its rerun
+            report["stored_for_later"] += 1
+            continue
         runner.stats.computed_calls.append(f"{owners[call.custom_id]}/{call.kind}")
         report["answered"] += 1
         report["answered_items"].add(owners[call.custom_id])

@@ -82,17 +82,21 @@ class ResultCache:
             "INSERT OR REPLACE INTO results (key, kind, value, created_at) VALUES (?, ?, ?, ?)",
             (key, kind, json.dumps(value, sort_keys=True), time.time()))
 
-    def add_batch(self, batch_id: str, scope: str, keys: list[str]) -> None:
-        """A batch whose answers are not stored yet; ``scope``: the backend it went to."""
+    def add_batch(self, batch_id: str, scope: str,
+                  calls: list[tuple[str, str, tuple[str, ...]]]) -> None:
+        """A batch whose answers are not stored yet; ``scope``: the backend it went to;
+        ``calls``: each call's key, kind and labels, which read its answer."""
         self._db.execute("INSERT OR REPLACE INTO batches (id, scope, keys, created_at) "
-                         "VALUES (?, ?, ?, ?)", (batch_id, scope, json.dumps(keys), time.time()))
+                         "VALUES (?, ?, ?, ?)", (batch_id, scope, json.dumps(calls), time.time()))
 
-    def open_batches(self, scope: str) -> list[tuple[str, list[str]]]:
-        """``(batch id, its calls' keys)`` of the batches sent to ``scope`` and not ended,
-        oldest first."""
+    def open_batches(self, scope: str) -> list[tuple[str, list[tuple[str, str, tuple]]]]:
+        """``(batch id, its calls' (key, kind, labels))`` of the batches sent to ``scope``
+        and not ended, oldest first.  A batch stored with its keys alone (before kinds were
+        kept) gives kind "": only the calls a run asks for again can be read from it."""
         rows = self._db.execute("SELECT id, keys FROM batches WHERE scope = ? "
                                 "ORDER BY created_at, id", (scope,)).fetchall()
-        return [(batch_id, json.loads(keys)) for batch_id, keys in rows]
+        return [(batch_id, [(c, "", ()) if isinstance(c, str) else (c[0], c[1], tuple(c[2]))
+                            for c in json.loads(calls)]) for batch_id, calls in rows]
 
     def end_batch(self, batch_id: str) -> None:
         self._db.execute("DELETE FROM batches WHERE id = ?", (batch_id,))

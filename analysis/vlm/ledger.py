@@ -5,7 +5,10 @@ would pass it.
 An item's ledger (``analysis.columns.LEDGER_FIELDS``) adds up all its model calls (a generated
 answer and a logit score): tokens in and out as the server's ``usage`` or the local processor
 counted them, the reasoning tokens among those out, and the model's seconds.  A cached item
-keeps the ledger of the call that computed it, and a budget counts it at that.
+keeps the ledger of the call that computed it, and a budget counts its tokens.
+
+A cost is a reporting-time figure, never stored: the run's tokens at the prices of the file
+given now, so another price file reprices every item of the run (the ledger names the file).
 
 Prices are never guessed: a price file (TOML) gives, per model, the price of a million input
 and output tokens (and of reasoning tokens, if they are priced apart from output), and without
@@ -156,7 +159,7 @@ class BudgetGuard:
     """Lets items be computed while the run's total stays within the budget.
 
     The total is the run's ledger: every item of the run counts, one read from the cache at
-    what it cost when it was computed, so that a rerun of a run the budget stopped computes
+    its stored tokens (in money, at the price file given now), so that a rerun of a run the budget stopped computes
     nothing new under the same budget and goes on under a larger one.  An item to compute is
     estimated at the mean of the items counted so far; before any, one runs alone to
     measure it.
@@ -172,6 +175,8 @@ class BudgetGuard:
                 raise ValueError(f"--budget {budget}: the price file {prices.source} is in "
                                  f"{prices.currency}")
         self.budget, self.price = budget, price
+        self.priced_by = (f" at the prices of {prices.source}"
+                          if prices and price and budget.unit != "tok" else "")
         self.spent, self.counted, self.computed = 0.0, 0, 0
         self.stopped: str | None = None
 
@@ -192,9 +197,10 @@ class BudgetGuard:
             allowed = self.spent + (pending + 1) * estimate <= self.budget.amount
         if not allowed and pending == 0:
             self.stopped = (f"stopped by --budget {self.budget}: {self._amount(self.spent)} "
-                            f"spent on the run's {self.counted} items, {self.computed} of "
-                            "them computed now" + (" (nothing new: the items stored already "
-                                                   "cost that)" if not self.computed else "")
+                            f"spent on the run's {self.counted} items{self.priced_by}, "
+                            f"{self.computed} of them computed now" + (
+                                " (nothing new: the items stored already cost that)"
+                                if not self.computed else "")
                             + (f"; the next estimated at {self._amount(estimate)}, their mean"
                                if estimate is not None else "")
                             + "; what was stored stays, and a rerun with a larger --budget "

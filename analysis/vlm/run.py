@@ -24,7 +24,9 @@ from datetime import datetime, timezone
 from pathlib import Path
 
 from analysis import columns as C
+from analysis.vlm.aot_items import check_frames
 from analysis.vlm.backends import load_backend
+from analysis.vlm.backends.base import Backend
 from analysis.vlm.cache import ResultCache
 from analysis.vlm.ledger import BudgetGuard, load_prices, parse_budget, summarise
 from analysis.vlm.provenance import library_versions
@@ -116,6 +118,7 @@ def execute_run(config: RunConfig, records, demos, cache_path, runs_dir,
         start = time.perf_counter()
         backend = load_backend(config.backend, config.model, **(config.backend_options or {}))
         timing["load_backend_s"] = time.perf_counter() - start
+        check_test_clips(items, config, backend)  # an item it cannot answer fails forever
         try:
             with ResultCache(cache_path) as cache:
                 runner = Runner(backend, cache, config.params, config.scoring,
@@ -130,7 +133,8 @@ def execute_run(config: RunConfig, records, demos, cache_path, runs_dir,
         ledger = summarise([{k: r["extra"][k] for k in C.LEDGER_FIELDS} for r in rows],
                            sum(bool(r["correct"]) for r in rows), price)
         if prices is not None and price is not None:
-            ledger["currency"] = prices.currency
+            # A cost is the stored tokens at the prices given now, not a stored bill.
+            ledger.update(currency=prices.currency, priced_by=prices.source)
         elif prices is not None:  # said, rather than a cost of nothing
             ledger["unpriced"] = f"no price for {config.model!r} in {prices.source}"
         manifest.update(backend=runner.description, counts=runner.stats.as_dict(),
@@ -143,13 +147,32 @@ def execute_run(config: RunConfig, records, demos, cache_path, runs_dir,
     return RunResult(rows, [item.key for item in items], manifest, folder, key)
 
 
+def check_test_clips(items, config: RunConfig, backend: Backend) -> None:
+    """Refuse up front the items whose test clip (the request's last video) has fewer frames
+    than the backend answers from, so a run can complete instead of failing them on every
+    rerun."""
+    tests = {item.stimulus.id: item for item in items
+             if any(v.kind == "video" for v in item.request.visuals)}
+    videos = {sid: [v for v in item.request.visuals if v.kind == "video"][-1]
+              for sid, item in tests.items()}
+    check_frames([tests[sid].stimulus for sid in tests], videos, config.spec,
+                 backend.min_frames, who=f"--backend {backend.name} --model {config.model}")
+
+
+# What a run may spend and its price file: they change no answer, and a path or a budget
+# of this machine and account would make the file fail elsewhere; the manifest keeps them.
+SPENDING = ("budget", "prices")
+
+
 def run_file_text(manifest: dict) -> str:
-    """The run file of a run's manifest: its fields, then the libraries it ran with."""
+    """The run file of a run's manifest: the fields that reproduce its answers (not what it
+    may spend), then the libraries it ran with."""
     stored = manifest["run_file"]
     lines = [f"# The run file of model run {manifest.get('run_id')} (run key "
              f"{manifest.get('run_key')}).", "# manage.py run-models --config <this file> "
              "runs it again: on the same weights and libraries, every answer is cached.", ""]
-    lines += [f"{key} = {_toml_value(value)}" for key, value in sorted(stored["fields"].items())]
+    lines += [f"{key} = {_toml_value(value)}" for key, value in sorted(stored["fields"].items())
+              if key not in SPENDING]
     lines += ["", "[libraries]"]
     lines += [f"{name} = {_toml_value(version)}"
               for name, version in sorted(stored["libraries"].items())]

@@ -67,7 +67,7 @@ def run_key(config: RunConfig, description: dict) -> str:
                 # Everything the cache keys on too: weights, dtype, device kind, library
                 # versions, processor, a server's URL and stable model fields.
                 "description": description,
-                "spec": _spec_identity(config.spec), "params": config.params.to_dict(),
+                "spec": _spec_identity(config), "params": _params_identity(config),
                 "scoring": effective_scoring(config)}
     encoded = json.dumps(identity, sort_keys=True, default=str).encode("utf-8")
     return hashlib.sha256(encoded).hexdigest()
@@ -78,18 +78,34 @@ def answer_settings(config: RunConfig, description: dict) -> dict:
     :mod:`analysis.observers`): the task's settings, the decoding, the scoring and the
     model's build (a digest of ``description``: weights, dtype, device kind, libraries,
     processor, a server's URL), each by name."""
-    return {**_spec_identity(config.spec), **config.params.to_dict(),
+    return {**_spec_identity(config), **_params_identity(config),
             "scoring": effective_scoring(config), "build": stable_hash(description)[:8]}
 
 
-def _spec_identity(spec: TaskSpec) -> dict:
-    """The spec as the identity holds it: a run in the papers' English prompts keeps the
-    identity it had before prompt sets existed (so it still resumes); any other language
-    is part of it."""
-    found = asdict(spec)
+def _spec_identity(config: RunConfig) -> dict:
+    """The spec as the identity holds it: only what can change an answer.  Fields the task
+    never reads (an ordering option on an arrow-of-time run), and the prompt's settings for
+    a backend that reads no prompt, take their defaults, so a run that sets them is the run
+    that does not.  A run in the papers' English prompts keeps the identity it had before
+    prompt sets existed (so it still resumes); any other language is part of it."""
+    unread = set(TASKS[config.spec.task].ignores)
+    if not BACKENDS[config.backend].reads_prompt:
+        unread |= {"setting", "prompt_language"}
+    found = asdict(config.spec)
+    found.update({name: getattr(_DEFAULT_SPEC, name) for name in unread})
     if found["prompt_language"] == prompt_sets.PAPER_LANGUAGE:
         del found["prompt_language"]
     return found
+
+
+_DEFAULT_SPEC = TaskSpec()
+
+
+def _params_identity(config: RunConfig) -> dict:
+    """The decoding as the identity holds it: none for a backend that reads no prompt (a
+    pixel statistic generates nothing)."""
+    reads = BACKENDS[config.backend].reads_prompt
+    return (config.params if reads else GenerationParams()).to_dict()
 
 
 def effective_scoring(config: RunConfig) -> str:
@@ -138,6 +154,10 @@ def run_config(options: Mapping) -> RunConfig:
                     span=options.get("span") or ORDERING_DEFAULTS["span"], seed=options["seed"],
                     prompt_language=options.get("prompt_language")
                     or prompt_sets.PAPER_LANGUAGE)
+    if not backend.reads_prompt and spec.label_orders != _DEFAULT_SPEC.label_orders:
+        raise ValueError(f"--backend {options['backend']} reads no prompt, so every label "
+                         "order gets the same answer and would be counted again: leave out "
+                         f"--label-orders {options['label_orders']}")
     return RunConfig(options["backend"], options["model"], spec, _params(options, decoding),
                      _scoring(options, backend), options["batch_size"], options["limit"],
                      _backend_options(options, backend), options.get("benchmark"),

@@ -53,6 +53,13 @@ class TaskSpec:
                 raise ValueError(f"{value!r} is not one of {allowed}")
         if not set(self.label_orders) <= set(C.LABEL_ORDERS) or not self.label_orders:
             raise ValueError(f"label orders must be from {C.LABEL_ORDERS}")
+        twice = sorted({o for o in self.label_orders if self.label_orders.count(o) > 1})
+        if twice:  # each would ask every clip twice, and count it twice in the report
+            raise ValueError(f"label order {', '.join(twice)} is given twice in "
+                             f"--label-orders {','.join(self.label_orders)}")
+        # A set: FB,BF and BF,FB ask the same items, so they are one run (canonical order).
+        object.__setattr__(self, "label_orders", tuple(
+            o for o in C.LABEL_ORDERS if o in self.label_orders))
         prompt_sets.check(self.prompt_language, self.task, self.setting)
 
     def sampling(self) -> dict:
@@ -91,13 +98,16 @@ class ModelTask:
     logit_scored: bool = True  # a first-token answer (frame orders are lists)
     sampled_at_rate: bool = False  # frames sampled at a frame rate (else stored frame sets)
     trial_options: tuple[str, ...] = ()  # options a study's trials set (not the run)
+    ignores: tuple[str, ...] = ()  # TaskSpec fields its items never read (not its identity)
 
 
 # Model tasks by name: a trial type names its own in MODEL_TASK (experiments/trial_types/);
 # pair_order is a model-only task (EGO-FLIGHT's pairwise order) with no human trial type.
 TASKS: dict[str, ModelTask] = {
     "aot": ModelTask(aot_items, aot_trial_items, asks=C.AOT, prompt_settings=True,
-                     sampled_at_rate=True),
+                     sampled_at_rate=True,
+                     ignores=("annotation", "hints", "span", "prompt_style",
+                              "pair_presentation", "image_size")),
     "frame_order": ModelTask(
         lambda stimuli, spec, demos, limit: frame_order_items(stimuli, spec, limit),
         frame_order_trial_items, asks=C.FRAME_ORDER, logit_scored=False,

@@ -64,10 +64,11 @@ def _run(frame_loader, out_dir, models, n_boot, seed, tra_file, title, sessions,
     except ValueError as error:
         raise click.UsageError(str(error)) from error
     summary = paths["summary"]
+    who = "participants" if summary["people"] else "model subjects (no people's trials)"
     click.echo(f"Analysed {summary['n_participants_included']} of "
-               f"{summary['n_participants_entered']} participants, "
+               f"{summary['n_participants_entered']} {who}, "
                f"{summary['n_trials_included']} of {summary['n_trials_entered']} trials "
-               f"({summary['sessions']['rule']} of participants).")
+               f"({summary['sessions']['rule']} of {who.split(' (')[0]}).")
     for note in summary.get("notes", []):
         click.echo(f"  note: {note}")
     written = f"{paths['html']}, {Path(out_dir) / 'methods.md'}" if methods else paths["html"]

@@ -168,7 +168,9 @@ def run_models(**options):
         click.echo(f"{sent} batch{'' if sent == 1 else 'es'}: {batch['answered']} of "
                    f"{batch['calls']} calls answered" + (
                        f"; {batch['unanswered']} made one by one ({batch['causes'][0]})"
-                       if batch["unanswered"] else ""))
+                       if batch["unanswered"] else "") + (
+                       f"; {batch['stored_for_later']} answers of another command's calls "
+                       "stored for its rerun" if batch["stored_for_later"] else ""))
     click.echo(ledger_line(outcome.result.manifest["ledger"]))
     if counts["stopped"]:
         click.echo(counts["stopped"])
@@ -188,7 +190,8 @@ def ledger_line(ledger: dict) -> str:
     if ledger["tokens_per_correct"] is not None and ledger["tokens_in"] + ledger["tokens_out"]:
         line += f"; {ledger['tokens_per_correct']:.0f} tokens per correct answer"
     if "cost" in ledger:
-        line += f"; cost {ledger['cost']:.4f} {ledger['currency']}"
+        line += (f"; cost {ledger['cost']:.4f} {ledger['currency']} at the prices of "
+                 f"{ledger['priced_by']} (its tokens at the prices given now)")
     if "unpriced" in ledger:
         line += f"; {ledger['unpriced']}: no cost shown"
     return line + "."

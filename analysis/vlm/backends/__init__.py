@@ -38,6 +38,9 @@ class BackendEntry:
     served: bool = False
     # Whether the model answers with log-probabilities: without them, scoring is generated.
     logprobs: Callable[[str], bool] = _always
+    # Whether its answer depends on the prompt and decoding (a pixel statistic's does not:
+    # those options are then no part of a run's identity).
+    reads_prompt: bool = True
 
 
 BACKENDS = {
@@ -59,7 +62,7 @@ BACKENDS = {
         "analysis.vlm.backends.motion:MotionBackend",
         "a training-free pixel statistic on the CPU, not a model (--model entropy: forward "
         "when the frames' entropy rises; motion-energy: when motion dies down); no download",
-        extra="models", served=True),
+        extra="models", served=True, reads_prompt=False),
 }
 
 

@@ -157,6 +157,9 @@ class Backend:
     # A backend with a batch API (cheaper, answered later) sends a run's calls with
     # ``submit_batch`` and reads them with ``batch_outcomes``.
     batch_api = False
+    # The fewest frames of a test clip it can answer from (a model answers any; whether the
+    # clip sampled has an arrow of time at all is the item builder's check).
+    min_frames = 1
 
     def __init__(self, model: str, **options: Any) -> None:
         """Load ``model`` (a local folder, hub id or served name) with the keywords its

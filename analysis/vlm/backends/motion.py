@@ -46,6 +46,9 @@ class MotionBackend(Backend):
             raise ValueError(f"--backend motion: --model {model!r} is not one of its "
                              f"statistics {tuple(STATISTICS)}")
         self.model_id = model
+        # Entropy compares the frames of two halves (2 frames do); motion energy compares
+        # the steps between frames of two halves (2 steps: 3 frames).
+        self.min_frames = MIN_FRAMES[model]
 
     def describe(self) -> dict:
         return {"backend": self.name, "model": self.model_id, "weights_sha256": None,
@@ -64,7 +67,7 @@ class MotionBackend(Backend):
         out: list[Generation | Exception] = []
         for request in requests:
             try:
-                a = STATISTICS[self.model_id](_test_clip(request))
+                a = STATISTICS[self.model_id](_test_clip(request, self.min_frames))
             except ValueError as error:
                 out.append(error)
                 continue
@@ -77,7 +80,7 @@ class MotionBackend(Backend):
         out: list[LabelScores | Exception] = []
         for request in requests:
             try:
-                a = STATISTICS[self.model_id](_test_clip(request)) or 0.0
+                a = STATISTICS[self.model_id](_test_clip(request, self.min_frames)) or 0.0
             except ValueError as error:
                 out.append(error)
                 continue
@@ -90,14 +93,14 @@ class MotionBackend(Backend):
         return out
 
 
-def _test_clip(request: Request) -> np.ndarray:
+def _test_clip(request: Request, min_frames: int) -> np.ndarray:
     videos = [v for v in request.visuals if v.kind == "video"]
     if not videos:
         raise ValueError("the motion baseline answers which way a clip plays (--task aot); "
                          "it cannot order frames")
     frames = videos[-1].frames
-    if len(frames) < 4:
-        raise ValueError(f"the motion baseline needs at least 4 frames of a clip, got "
+    if len(frames) < min_frames:
+        raise ValueError(f"the motion baseline needs at least {min_frames} frames of a clip, got "
                          f"{len(frames)}; raise --fps or give --n-frames")
     return frames
 
@@ -152,3 +155,4 @@ def energy_change(frames: np.ndarray) -> float | None:
 
 
 STATISTICS = {"entropy": entropy_change, "motion-energy": energy_change}
+MIN_FRAMES = {"entropy": 2, "motion-energy": 3}

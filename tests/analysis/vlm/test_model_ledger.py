@@ -217,3 +217,30 @@ class _NoCache:
 
     def put(self, key, kind, value):
         pass
+
+
+def test_a_cost_is_the_runs_tokens_at_the_prices_given_now_and_says_so(
+        app, runner, study, tiny_model, tmp_path):
+    """Another price file repriced the stored items with no word of it (outside review): a
+    cost is a reporting-time figure, the stored tokens at the prices given now, and every
+    cost shown names the file whose prices it is."""
+    model = tiny_model("qwen2_5_vl")
+    text = PRICES.replace("gpt-5", Path(model).name)
+    cheap = _prices(tmp_path, text, "cheap.toml")
+    dear = _prices(tmp_path, text.replace("1.25", "2.5").replace("10.0", "20.0"), "dear.toml")
+    first = _run(runner, model, "--prices", str(cheap))
+    assert first.exit_code == 0, first.output
+    with app.app_context():
+        ledger = db.session.scalar(select(ModelRun)).ledger
+    assert ledger["priced_by"] == "cheap.toml"
+    assert (f"cost {ledger['cost']:.4f} USD at the prices of cheap.toml (its tokens at the "
+            "prices given now)") in first.output
+    again = _run(runner, model, "--prices", str(dear))
+    assert "4 trials (4 cached, 0 computed" in again.output
+    assert f"cost {2 * ledger['cost']:.4f} USD at the prices of dear.toml" in again.output
+    prices = load_prices(dear)
+    guard = BudgetGuard(parse_budget("0.0001USD"), prices.price(model), model, prices)
+    guard.add({"tokens_in": 1000, "tokens_out": 100, "tokens_reasoning": 0}, computed=False)
+    assert not guard.allows(0)
+    assert ("stopped by --budget 0.0001USD: 0.0045 USD spent on the run's 1 items at the "
+            "prices of dear.toml, 0 of them computed now") in guard.stopped

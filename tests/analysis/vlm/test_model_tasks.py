@@ -193,3 +193,15 @@ def test_run_settings_follow_the_task_registry(monkeypatch):
                         replace(tasks.TASKS["pair_order"], logit_scored=False))
     config = RunConfig("hf", "m", tasks.TaskSpec(task="pair_order"), GenerationParams())
     assert effective_scoring(config) == "generate"
+
+
+def test_a_clip_sampled_to_one_frame_is_refused_before_any_call(clips):
+    # 24 frames at 12 fps: at 0.5 fps one frame is left, which has no arrow of time
+    with pytest.raises(ValueError) as refused:
+        build_items(clips, TaskSpec(fps=0.5))
+    message = str(refused.value)
+    assert "4 clips are sampled to fewer than 2 frames by --fps 0.5" in message
+    assert "stimulus 10 (24 frames at 12 fps)" in message
+    assert "--fps 0.53 or --n-frames 2 gives each at least 2" in message
+    items = build_items(clips, TaskSpec(fps=0.53))  # the rate it names is enough
+    assert {len(item.request.visuals[-1].frame_indices) for item in items} == {2}

@@ -132,6 +132,28 @@ def test_a_client_that_stops_resumes_its_batch_instead_of_resubmitting(
     assert _scopes(tmp_path) == []  # answered: forgotten
 
 
+def test_resuming_a_batch_stores_every_answer_it_holds(hf_backend, items, tmp_path,
+                                                        monkeypatch):
+    """A batch resumed by a command asking for fewer items kept only that command's answers
+    and then forgot the batch (outside review): the others, paid for, were sent again."""
+    def interrupted(seconds):
+        raise KeyboardInterrupt
+
+    with TinyOpenAIServer(hf_backend, "tiny") as server:
+        server.hold_batches = True
+        monkeypatch.setattr(openai_batch.time, "sleep", interrupted)
+        with pytest.raises(KeyboardInterrupt):
+            _run(server, items, tmp_path / "c.sqlite3", batch_api=True)
+        monkeypatch.undo()
+        server.hold_batches = False
+        fewer = _run(server, items[:2], tmp_path / "c.sqlite3", batch_api=True)
+        assert fewer.stats.batch["answered"] == 4 and fewer.stats.batch["stored_for_later"] == 4
+        assert len(_stored(tmp_path / "c.sqlite3")) == 8 and _scopes(tmp_path) == []
+        rest = _run(server, items, tmp_path / "c.sqlite3", batch_api=True)
+    assert (rest.stats.computed, rest.stats.cached) == (0, 4)
+    assert _requests(server)["POST /v1/batches"] == 1 and sum(server.calls().values()) == 0
+
+
 @pytest.mark.parametrize("forget", ["batch", "files"])
 def test_a_batch_the_server_forgot_is_said_and_sent_again(
         hf_backend, items, tmp_path, monkeypatch, forget):

@@ -141,3 +141,29 @@ def test_other_library_versions_in_a_run_file_are_a_warning(tmp_path):
     values, warnings = run_file.load(path, run_models)
     assert values == {"model": "m"}
     assert warnings and "torch 0.0.1 in the file" in warnings[0]
+
+
+def test_an_exported_run_file_runs_elsewhere_without_the_price_file_or_budget(
+        app, runner, study, tmp_path, monkeypatch):
+    """The exported file kept prices = "/tmp/.../prices.toml" and the last budget, so it
+    failed on another machine (outside review): neither changes an answer, neither is in it."""
+    prices = tmp_path / "prices.toml"
+    prices.write_text('currency = "USD"\n[models."entropy"]\ninput = 1.0\noutput = 2.0\n')
+    first = runner.invoke(args=["run-models", "--backend", "motion", "--model", "entropy",
+                                "--study", study, "--fps", "6", "--no-progress",
+                                "--prices", str(prices), "--budget", "1000tok"])
+    assert first.exit_code == 0, first.output
+    with app.app_context():
+        files = build_export(study)
+    (name,) = [n for n in files if n.startswith("model_run_")]
+    text = files[name].decode()
+    assert "prices" not in text and "budget" not in text and 'model = "entropy"' in text
+    prices.unlink()
+    elsewhere = tmp_path / "elsewhere"
+    elsewhere.mkdir()
+    (elsewhere / "run.toml").write_bytes(files[name])
+    monkeypatch.chdir(elsewhere)
+    again = runner.invoke(args=["run-models", "--config", "run.toml"])
+    assert again.exit_code == 0, again.output
+    assert "4 trials (4 cached, 0 computed" in again.output
+    assert "Stored 0 new trials" in again.output

@@ -122,6 +122,8 @@ def test_run_models_writes_manifest_and_frame_order_rows(app, runner, study, tin
     (["--study", "tiny-study", "--setting", "three-shot"], "'three-shot' is not one of 'zero-shot'"),
     (["--set", "nope"], "unknown stimulus set"),
     (["--study", "tiny-study", "--label-orders", "FX"], "label orders"),
+    (["--study", "tiny-study", "--label-orders", "FB,FB"],
+     "label order FB is given twice in --label-orders FB,FB"),
     ([], "give --study or --set"),
     (["--set", "tiny", "--backend", "openai"], "--base-url"),
     (["--study", "tiny-study", "--thinking-budget", "5"], "--thinking-budget needs --thinking on"),
@@ -208,6 +210,20 @@ def test_runs_that_answer_differently_are_two_observers(app, runner, study, tiny
             for fps in (2, 4)] == [1, 1]
     labels = observer_table(trials)["label"]
     assert sorted(labels.str.split(", ").str[-1]) == ["fps 2", "fps 4"]
+
+
+def test_label_orders_are_a_set_permuted_orders_are_one_run(app, runner, study, tiny_model):
+    """FB,BF and BF,FB made two sessions whose items the report pooled twice (outside
+    review): the orders are a set, so the second asks nothing and stores nothing."""
+    model = tiny_model("qwen2_5_vl")
+    for orders in ("FB,BF", "BF,FB"):
+        result = _run(runner, model, "--study", study, "--limit", "2", "--scoring", "logits",
+                      "--label-orders", orders)
+        assert result.exit_code == 0, result.output
+    assert "2 trials (2 cached, 0 computed" in result.output
+    assert "Stored 0 new trials" in result.output
+    with app.app_context():
+        assert len(db.session.scalars(select(Session)).all()) == 1
 
 
 def test_a_scoring_that_changes_nothing_is_the_same_run(app, runner, ordering_study,
