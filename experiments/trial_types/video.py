@@ -1,6 +1,7 @@
 """Fields of the video trials (arrow of time and catch): one key press after a clip."""
 from collections.abc import Mapping
 
+from experiments.timing_quality import ONSET_PRECISION
 from experiments.trial_types.base import (
     COMMON_FIELDS,
     MS,
@@ -21,11 +22,14 @@ CALLBACK = Field("onset_callback", "object", keys=(
 ))
 
 PRESENTERS = ("worker", "canvas", "video")
+# How the onset was timed (static/js/onset.js ONSET_METHODS, whose METHODS a test holds to
+# ONSET_PRECISION): by the <video> presenter, or with the canvas presenter's prefix.
+ONSET_METHODS = ONSET_PRECISION + tuple(f"canvas-{method}" for method in ONSET_PRECISION)
 
 VIDEO_FIELDS = COMMON_FIELDS + (
     Field("response", "str", required=True, nullable=True, choices=("F", "B")),
     Field("key", "str", nullable=True, max_length=32),
-    Field("onset_method", "str", nullable=True, max_length=40),
+    Field("onset_method", "str", nullable=True, choices=ONSET_METHODS),
     Field("onset_callbacks", "list", max_length=4, items=CALLBACK, default=()),
     Field("onset_time_ms", "number", nullable=True, minimum=0.0, maximum=1e12),
     Field("key_time_ms", "number", nullable=True, minimum=0.0, maximum=1e12),
