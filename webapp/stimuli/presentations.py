@@ -114,6 +114,27 @@ def _render(trial: dict, template: Row, seed: bytes, path: Path) -> None:
     media.encode_frames(frames, path, rate, width, height)
 
 
+def _template(session: Row, trial: dict, rows: dict[int, Row]) -> Row:
+    """The clip of ``session`` whose shape (and frame count) catch ``trial``'s variant has: one
+    picked by the presentation's seed (the stored catch video where the session has none)."""
+    catch_ids = {t["stimulus_id"] for t in session.schedule if t["trial_type"] == ATTENTION_CHECK}
+    clips = sorted((row for row in rows.values() if row.id not in catch_ids),
+                   key=lambda row: (row.width, row.height, row.fps, row.frame_count, row.id))
+    return clips[_seed(session.token, trial)[0] % len(clips)] if clips \
+        else rows[trial["stimulus_id"]]
+
+
+def served_frames(connection: Connection, session: Row, trial: dict) -> int | None:
+    """How many frames the video served for scheduled ``trial`` of ``session`` has (a catch
+    trial's variant has its template's); None for a trial without one."""
+    rows = _video_rows(connection, session)
+    if trial.get("stimulus_id") not in rows:
+        return None
+    if trial["trial_type"] == ATTENTION_CHECK:
+        return _template(session, trial, rows).frame_count
+    return rows[trial["stimulus_id"]].frame_count
+
+
 def _make_catch_videos(connection: Connection, session: Row, rows: dict[int, Row]) -> None:
     """Every catch variant of ``session`` that is not on disk yet; one process at a time per
     session (a lock file, left in place while the session is live: removing it would let a
@@ -124,9 +145,6 @@ def _make_catch_videos(connection: Connection, session: Row, rows: dict[int, Row
     if not todo:
         return
     sweep(connection)
-    catch_ids = {t["stimulus_id"] for t in session.schedule if t["trial_type"] == ATTENTION_CHECK}
-    clips = sorted((row for row in rows.values() if row.id not in catch_ids),
-                   key=lambda row: (row.width, row.height, row.fps, row.frame_count, row.id))
     folder = _session_folder(session.token)
     folder.mkdir(parents=True, exist_ok=True)
     with open(folder / ".lock", "w") as lock:
@@ -135,10 +153,7 @@ def _make_catch_videos(connection: Connection, session: Row, rows: dict[int, Row
             path = _catch_path(session.token, trial)
             if path.exists():  # made while this request waited for the lock
                 continue
-            seed = _seed(session.token, trial)
-            # A clip of this session to look like (the stored catch video where there is none).
-            template = clips[seed[0] % len(clips)] if clips else rows[trial["stimulus_id"]]
-            _render(trial, template, seed, path)
+            _render(trial, _template(session, trial, rows), _seed(session.token, trial), path)
 
 
 @functools.lru_cache(maxsize=4096)
