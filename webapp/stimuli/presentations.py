@@ -49,7 +49,10 @@ def _video_rows(connection: Connection, session: Row) -> dict[int, Row]:
     """Stimulus id -> (id, path, width, height, fps, frame_count) of every video the
     session's schedule shows (its clip's shape: its files are that, even-cropped)."""
     ids = {t["stimulus_id"] for t in session.schedule if t.get("stimulus_id") is not None}
-    ids |= adaptive_schedule.pool_ids(session.schedule)  # what its open adaptive slots may show
+    # What its adaptive slots may show, resolved ones included: the set stays the same all
+    # session, so a catch trial's template (:func:`_template`) does too.
+    ids |= {entry[1] for t in session.schedule if adaptive_schedule.KEY in t
+            for entry in t[adaptive_schedule.KEY]["pool"]}
     rows = connection.execute(
         select(Stimulus.id, Stimulus.path, SourceClip.width, SourceClip.height, SourceClip.fps,
                SourceClip.frame_count).join(SourceClip, Stimulus.source_clip_id == SourceClip.id)
