@@ -114,9 +114,9 @@ def _answer(trial: dict, key_mapping: dict, rng: random.Random, observer: dict) 
     return {"client_uuid": str(uuid.UUID(int=rng.getrandbits(128), version=4)),
             "trial_index": trial["trial_index"], "trial_type": trial["trial_type"],
             "rt_ms": rt, "timed_out": False, "response": key_mapping[key], "key": key,
-            "onset_method": "raf", "onset_callbacks": [], "onset_time_ms": onset,
+            "onset_method": "raf-next", "onset_callbacks": [], "onset_time_ms": onset,
             "key_time_ms": onset + rt, "dropped_frames": 0, "total_frames": 48,
-            "stalls": 0, "stall_ms": 0.0, "frames_total": 48, "frames_shown": 48,
+            "stalls": 0, "stall_ms": 0.0, "frames_total": None, "frames_shown": None,
             "frames_late": 0, "frames_dropped": 0, "frame0_hold_refreshes": 1,
             "refresh_ms": 16.667, "focus_lost": False, "fullscreen_exited": False}
 

@@ -43,7 +43,7 @@ def trial_body(trial: dict, key_mapping: dict, rng: random.Random) -> dict:
     key = next(k for k, label in key_mapping.items() if label == response)
     return {"client_uuid": str(uuid.uuid4()), "trial_index": trial["trial_index"],
             "trial_type": trial["trial_type"], "rt_ms": rng.uniform(400.0, 1500.0),
-            "timed_out": False, "response": response, "key": key, "onset_method": "rvfc",
+            "timed_out": False, "response": response, "key": key, "onset_method": "element-timing",
             "dropped_frames": 0, "total_frames": 90, "stalls": 0, "stall_ms": 0.0}
 
 

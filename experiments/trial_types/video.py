@@ -1,9 +1,11 @@
 """Fields of the video trials (arrow of time and catch): one key press after a clip."""
 from collections.abc import Mapping
 
+from experiments.timing_quality import ONSET_PRECISION
 from experiments.trial_types.base import (
     COMMON_FIELDS,
     MS,
+    OUT_OF_BOUNDS,
     Field,
     PayloadError,
     check_fields,
@@ -21,11 +23,14 @@ CALLBACK = Field("onset_callback", "object", keys=(
 ))
 
 PRESENTERS = ("worker", "canvas", "video")
+# How the onset was timed (static/js/onset.js ONSET_METHODS, whose METHODS a test holds to
+# ONSET_PRECISION): by the <video> presenter, or with the canvas presenter's prefix.
+ONSET_METHODS = ONSET_PRECISION + tuple(f"canvas-{method}" for method in ONSET_PRECISION)
 
 VIDEO_FIELDS = COMMON_FIELDS + (
     Field("response", "str", required=True, nullable=True, choices=("F", "B")),
     Field("key", "str", nullable=True, max_length=32),
-    Field("onset_method", "str", nullable=True, max_length=40),
+    Field("onset_method", "str", nullable=True, choices=ONSET_METHODS),
     Field("onset_callbacks", "list", max_length=4, items=CALLBACK, default=()),
     Field("onset_time_ms", "number", nullable=True, minimum=0.0, maximum=1e12),
     Field("key_time_ms", "number", nullable=True, minimum=0.0, maximum=1e12),
@@ -88,6 +93,35 @@ def _check_key(fields: dict, key_mapping: Mapping) -> None:
     if fields["response"] != key_mapping[key]:
         raise PayloadError("inconsistent", f"response must be {key_mapping[key]!r}, the label "
                                            f"of key {key!r} in the session's key mapping")
+
+
+# The clip's frame counts the browser reports: the canvas presenter's pacing, and the totals
+# timing quality falls back on (static/js/pacing.js fields() sends both from one count).
+FRAME_COUNTS = ("frames_total", "frames_shown", "frames_late", "frames_dropped", "total_frames",
+                "dropped_frames")
+
+
+def check_frame_counts(fields: dict, served: int | None) -> dict:
+    """``fields`` with their frame counts left out, and why among the trial's technical
+    reasons, where the counts contradict the clip the server served (``served`` frames, None
+    if unknown) or each other: timing quality reads them, so the browser's word is not taken
+    for them, and nothing is refused for them."""
+    total, shown = fields["frames_total"], fields["frames_shown"]
+    late, dropped = fields["frames_late"], fields["frames_dropped"]
+    if total is None:
+        return fields
+    reasons = []
+    if served is not None and total != served:
+        reasons.append(f"frames_total = {total} is not the {served} frames of the clip served")
+    if shown is not None and shown > total:
+        reasons.append(f"frames_shown = {shown} is more than frames_total = {total}")
+    if late is not None and dropped is not None and late + dropped > total:
+        reasons.append(f"frames_late + frames_dropped = {late} + {dropped} is more than "
+                       f"frames_total = {total}")
+    if not reasons:
+        return fields
+    return fields | dict.fromkeys(FRAME_COUNTS) | {
+        OUT_OF_BOUNDS: [*fields.get(OUT_OF_BOUNDS, []), *reasons]}
 
 
 # What a video trial's row keeps in ``extra`` of the validated payload.

@@ -71,6 +71,10 @@ def test_jank_and_throttling_lower_the_score_and_a_quiet_session_keeps_clear(bro
     disturbed = session_trials(browser, site, "tq-disturbed", jank=True, throttle=4)
     scores = {"quiet": session_score(quiet), "disturbed": session_score(disturbed)}
     assert scores["quiet"] >= THRESHOLD, scores
+    # The frame counts the browser reports agree with the clips the server served (a catch
+    # trial's variant included): no trial of a quiet session is technical for them.
+    assert [t["extra"]["technical_reasons"] for t in quiet
+            if t["extra"].get("technical_reasons")] == []
     assert REASON not in participant_reasons(quiet, ExclusionRules(min_timing_quality=THRESHOLD))
     assert scores["disturbed"] < scores["quiet"] - MARGIN, scores
     assert REASON in participant_reasons(disturbed,

@@ -10,7 +10,7 @@ UUID = str(uuid.uuid4())
 
 def aot(**overrides):
     payload = {"client_uuid": UUID, "trial_index": 3, "trial_type": "aot", "rt_ms": 734.25,
-               "timed_out": False, "response": "F", "key": "f", "onset_method": "rvfc-anchor",
+               "timed_out": False, "response": "F", "key": "f", "onset_method": "element-timing",
                "onset_callbacks": [{"presentedFrames": 1, "mediaTime": 0.0,
                                     "presentationTime": 1000.5, "expectedDisplayTime": 1016.9}],
                "onset_time_ms": 1016.9, "key_time_ms": 1751.15, "dropped_frames": 0,
@@ -173,6 +173,28 @@ def test_the_done_guard_matches_the_browser():
     from experiments.trial_types.frame_order import DONE_GUARD_MS
     source = (Path(__file__).parents[2] / "static/js/trials/frame_order.js").read_text()
     assert f"export const MIN_INPUT_MS = {DONE_GUARD_MS:g};" in source
+
+
+def test_onset_methods_are_the_browser_s_and_nothing_else():
+    """onset_method was any string up to 40 characters ('=1+1' reached the exports); it is one
+    of onset.js's ONSET_METHODS, whose base list is timing_quality's ONSET_PRECISION."""
+    import json
+    import re
+    from pathlib import Path
+
+    from experiments.timing_quality import ONSET_PRECISION
+    from experiments.trial_types.video import ONSET_METHODS
+    source = (Path(__file__).parents[2] / "static/js/onset.js").read_text()
+    declared = re.search(r"^const METHODS = (\[[^\]]*\]);$", source, re.M)
+    assert declared and tuple(json.loads(declared[1])) == ONSET_PRECISION
+    assert ("export const ONSET_METHODS = [...METHODS, ...METHODS.map((method) => "
+            "`canvas-${method}`)];") in source
+    for method in (*ONSET_METHODS, None):
+        assert validate(aot(onset_method=method))["onset_method"] == method
+    for method in ("=1+1", "rvfc", "canvas-", "Element-Timing"):
+        with pytest.raises(PayloadError, match="onset_method must be one of") as caught:
+            validate(aot(onset_method=method))
+        assert caught.value.code == "out_of_range"
 
 
 MAPPING = {"f": "B", "j": "F"}

@@ -32,7 +32,7 @@ async function run(trial, ctx) {
   return {
     trial_type: trial.trial_type, rt_ms: Math.max(0, press.time - onset), timed_out: false,
     response: session.key_mapping[press.key], key: press.key, key_time_ms: press.time,
-    onset_method: "loadeddata", onset_time_ms: onset, ...monitor.finish(),
+    onset_method: null, onset_time_ms: onset, ...monitor.finish(),
   };
 }
 

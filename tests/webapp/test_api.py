@@ -56,7 +56,7 @@ def answer(trial, correct=True, **overrides):
         wrong = {"F": "B", "B": "F"}[trial["correct_response"]]
         response = trial["correct_response"] if correct else wrong
         payload.update(response=response, key=trial.get("keys", {}).get(response, "f"),
-                       onset_method="rvfc", dropped_frames=0, total_frames=90,
+                       onset_method="element-timing", dropped_frames=0, total_frames=90,
                        ignored_inputs=[{"t_ms": -120.0, "kind": "key"}])
     payload.update(overrides)
     if trial["trial_type"] != "frame_order" and "onset_time_ms" not in overrides:
@@ -518,12 +518,16 @@ def test_surrogate_pairs_and_surrogate_keys(any_db_study):
     key is an undeclared field on every endpoint."""
     app, client = any_db_study, any_db_study.test_client()
     api = start(client)
-    raw = json.dumps(answer(schedule_of(app, api)[0], onset_method="rvfc-\U0001F600"))
+    device = {"user_agent": "Mozilla/5.0 \U0001F600", "screen_w": 1920, "screen_h": 1080,
+              "window_w": 1800, "window_h": 1000, "refresh_hz": 60.0, "device_pixel_ratio": 1.0,
+              "touch": False, "video_check_ok": True}
+    raw = json.dumps(device)
     assert "\\ud83d\\ude00" in raw
-    response = client.post(f"{api}/trials", data=raw, content_type="application/json")
-    assert response.status_code == 201
+    response = client.post(f"{api}/device", data=raw, content_type="application/json")
+    assert response.status_code == 204
     with app.app_context():
-        assert db.session.scalars(select(Trial)).one().onset_method == "rvfc-\U0001F600"
+        stored = db.session.scalars(select(Session)).one().device_info["device"]
+        assert stored["user_agent"] == "Mozilla/5.0 \U0001F600"
     for endpoint in ("consent", "device", "trials", "heartbeat", "complete"):
         response = client.post(f"{api}/{endpoint}", data='{"\\ud800": 1}',
                                content_type="application/json")

@@ -79,32 +79,38 @@ def two_sessions(factory):
     return study
 
 
+P_1 = bids.subject_label("human", "P-1")
+
+
 def test_the_bids_layout_is_valid_and_keeps_its_labels(app, two_sessions):
     with app.app_context():
         files = exports.build_bids("bids-1")
     assert bids_problems(files) == []
     labels = {row[2]: row[0] for row in _tsv(files["sourcedata/participant_labels.tsv"])[1:]}
-    assert labels == {"P-1": "sub-P1", "P1": "sub-P1dup2", "被験者01": "sub-01",
-                      "qwen/Qwen2-VL": "sub-qwenQwen2VL"}
-    assert "sub-P1/ses-1/beh/sub-P1_ses-1_task-aot_beh.tsv" in files
-    second = _tsv(files["sub-P1/ses-2/beh/sub-P1_ses-2_task-aot_beh.tsv"])
+    assert labels == {"P-1": f"sub-{P_1}", "P1": f"sub-{bids.subject_label('human', 'P1')}",
+                      "被験者01": f"sub-{bids.subject_label('human', '被験者01')}",
+                      "qwen/Qwen2-VL": f"sub-{bids.subject_label('model', 'qwen/Qwen2-VL')}"}
+    assert len(set(labels.values())) == 4
+    assert labels["被験者01"].startswith("sub-01") and labels["P1"].startswith("sub-P1")
+    assert f"sub-{P_1}/ses-1/beh/sub-{P_1}_ses-1_task-aot_beh.tsv" in files
+    second = _tsv(files[f"sub-{P_1}/ses-2/beh/sub-{P_1}_ses-2_task-aot_beh.tsv"])
     row = dict(zip(second[0], second[1]))
     assert row["response"] == "n/a" and row["rt_ms"] == "n/a" and row["correct"] == "n/a"
     assert "subject_id" not in second[0]  # the recruitment id stays in sourcedata/
-    sidecar = json.loads(files["sub-P1/ses-1/beh/sub-P1_ses-1_task-aot_beh.json"])
+    sidecar = json.loads(files[f"sub-{P_1}/ses-1/beh/sub-{P_1}_ses-1_task-aot_beh.json"])
     assert sidecar["rt_ms"]["Units"] == "ms" and sidecar["TaskName"] == "aot"
 
 
 def test_a_one_session_design_has_no_session_folders(app, factory):
     study = factory.study(slug="bids-2", design="frame-ordering")
     stimulus = factory.stimulus(factory.clip())
-    for subject_id in ("gpt", "P-9"):
+    for subject_id in ("gpt", "p9"):
         factory.trial(factory.session(study, subject_id=subject_id), stimulus)
     with app.app_context():
         files = exports.build_bids("bids-2")
     assert bids_problems(files) == []
     assert {name for name in files if name.endswith("_beh.tsv")} == {
-        "sub-gpt/beh/sub-gpt_task-frameorder_beh.tsv", "sub-P9/beh/sub-P9_task-frameorder_beh.tsv"}
+        "sub-gpt/beh/sub-gpt_task-frameorder_beh.tsv", "sub-p9/beh/sub-p9_task-frameorder_beh.tsv"}
 
 
 def test_the_rules_catch_what_they_check():
@@ -122,16 +128,46 @@ def test_the_rules_catch_what_they_check():
     assert any("no Description of participant_id" in p for p in problems)
 
 
-def test_labels_are_letters_and_digits_and_unique():
-    subjects = [("human", "a-1"), ("human", "A1"), ("human", "a_1"), ("human", "!!")]
-    assert bids.labels(subjects) == {("human", "!!"): "x", ("human", "A1"): "A1",
-                                     ("human", "a-1"): "a1dup2", ("human", "a_1"): "a1dup3"}
+def test_labels_are_letters_and_digits_unique_and_each_subject_s_own():
+    """A label depends on its subject alone: another participant joining changes nobody's
+    (it used to: 'a.b' was 'ab' alone and 'abdup3' once 'AB' and 'a-b' had joined)."""
+    alone = bids.labels([("human", "a.b")])
+    crowd = [("human", "a.b"), ("human", "AB"), ("human", "a-b"), ("human", "ab"),
+             ("human", "!!"), ("model", "ab"), ("human", "x" * 5000), ("human", "x" * 5001)]
+    every = bids.labels(crowd)
+    assert every[("human", "a.b")] == alone[("human", "a.b")]
+    assert every == {subject: bids.labels([subject])[subject] for subject in crowd}
+    assert len({name.lower() for name in every.values()}) == len(crowd)  # case-insensitive too
+    assert every[("human", "ab")] == "ab"  # a lower-case alphanumeric id is its own label
+    for name in every.values():
+        assert re.fullmatch(r"[A-Za-z0-9]{1,40}", name), name
+    # The longest path a session's file gets stays well under Windows' 260 characters.
+    longest = bids._stem(every[("human", "x" * 5000)], 99, "frameorder", True)
+    assert len(longest) + len("_beh.json") < 150
+
+
+def test_tsv_cells_are_formula_safe_as_the_csvs_are(app, factory):
+    """A participant's free text in a BIDS TSV is escaped exactly as in the CSVs: a spreadsheet
+    would have run '=1+1' or '=HYPERLINK(...)' (the onset method was a free string)."""
+    study = factory.study(slug="bids-3", design="frame-ordering")
+    stimulus = factory.stimulus(factory.clip())
+    for subject_id, method in (("p1", "=1+1"), ("p2", '=HYPERLINK("http://x","y")')):
+        factory.trial(factory.session(study, subject_id=subject_id), stimulus,
+                      onset_method=method, rt_ms=-0.5)
+    with app.app_context():
+        files = exports.build_bids("bids-3")
+    assert bids_problems(files) == []
+    tables = [_tsv(files[f"sub-{s}/beh/sub-{s}_task-frameorder_beh.tsv"]) for s in ("p1", "p2")]
+    rows = [dict(zip(header, row)) for header, row in tables]
+    assert [row["onset_method"] for row in rows] == ["'=1+1", "'=HYPERLINK(\"http://x\",\"y\")"]
+    assert rows[0]["rt_ms"] == "-0.5"  # a plain number is left alone
+    assert "remove one leading '" in files["README.md"].decode()
 
 
 def test_cli_and_download_give_the_bids_layout(logged_in, runner, two_sessions, tmp_path):
     result = runner.invoke(args=["export", "bids-1", "--out", str(tmp_path), "--bids"])
     assert result.exit_code == 0, result.output
-    assert (tmp_path / "sub-P1" / "ses-2" / "beh").is_dir()
+    assert (tmp_path / f"sub-{P_1}" / "ses-2" / "beh").is_dir()
     again = runner.invoke(args=["export", "bids-1", "--out", str(tmp_path), "--bids"])
     assert again.exit_code != 0 and "--overwrite" in again.output
     both = runner.invoke(args=["export", "bids-1", "--out", str(tmp_path), "--bids", "--xlsx"])

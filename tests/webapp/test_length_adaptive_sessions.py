@@ -124,3 +124,26 @@ def test_a_video_fetched_again_after_the_session_is_the_same_size(app, study):
     again = client.get(f"/media/{token}/0")
     assert again.status_code == 200 and again.headers["Content-Length"] == size
     again.close()
+
+
+def test_a_catch_trial_is_held_to_its_variant_s_frame_count_all_session(app, study):
+    """The catch variants are made on the first video request, each like one clip the session
+    may show; the frame count a catch trial's posted counts are held to stays that clip's
+    however the adaptive slots resolve (the set it was picked from shrank as they did)."""
+    from webapp.stimuli import presentations
+
+    client = app.test_client()
+    token, api = _start(client)
+    participant = Participant(app, client, token, api)
+    participant.video(0).close()
+
+    def served():
+        with app.app_context(), db.engine.connect() as connection:
+            session = connection.execute(select(Session.__table__)
+                                         .where(Session.token == token)).one()
+            return {t["trial_index"]: presentations.served_frames(connection, session, t)
+                    for t in session.schedule if t["trial_type"] == "catch"}
+
+    before = served()
+    participant.run()
+    assert before and None not in before.values() and served() == before

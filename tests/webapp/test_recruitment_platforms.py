@@ -272,3 +272,8 @@ def test_the_study_page_shows_the_controls_of_the_studys_platform(app, client, l
     crowd = page("crowd")
     assert re.search(r'id="platform-link">http://[^<]+/p/crowd\?participant=ID<', crowd)
     assert "none: participants are shown their code" in crowd
+    # What becomes of an exclusion's reason is said for the study's own platform.
+    assert "reason is sent to Prolific with the rejection" in on_prolific
+    for html, platform in ((sona, "SONA"), (crowd, "your platform")):
+        assert "Prolific with the rejection" not in html
+        assert f"nothing is sent to {platform}: grant or refuse credit there" in html

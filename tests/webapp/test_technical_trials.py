@@ -241,6 +241,51 @@ def test_a_measurement_out_of_its_bounds_is_stored_technical_with_the_reason(app
     assert client.post(f"{api}/trials", json=bad).json["error"] == "out_of_range"
 
 
+def counts(total, shown=None, late=0, dropped=0):
+    return {"frames_total": total, "frames_shown": total if shown is None else shown,
+            "frames_late": late, "frames_dropped": dropped, "total_frames": total}
+
+
+def test_frame_counts_that_contradict_the_served_clip_make_a_trial_technical(app, client, study):
+    """The server checks what it served: a trial claiming 48 frames of a 90-frame clip, more
+    frames shown than the clip has, or more late and dropped ones, was stored as it came and
+    read by timing quality; it is stored technical with the reason, its counts left out.
+    A catch trial's variant has the frames of the clip it was made like (90, not the stored
+    catch video's 60)."""
+    api = start(client, "p-frames")
+    schedule = schedule_of(app, api)
+    for trial in (t for t in schedule if t["block"] == "practice"):
+        assert client.post(f"{api}/trials", json=answer(trial, **counts(90))).status_code == 201
+    clips = [t for t in schedule if t["block"] != "practice" and not is_catch(t)]
+    catches = [t for t in schedule if is_catch(t)]
+    sent = {clips[0]["trial_index"]: counts(48), clips[1]["trial_index"]: counts(90, shown=91),
+            clips[2]["trial_index"]: counts(90, late=50, dropped=41),
+            clips[3]["trial_index"]: counts(90, shown=80, late=3, dropped=10),
+            catches[0]["trial_index"]: counts(90), catches[1]["trial_index"]: counts(60)}
+    for index, body in sent.items():
+        trial = next(t for t in schedule if t["trial_index"] == index)
+        response = client.post(f"{api}/trials", json=answer(trial, **body))
+        assert response.status_code == 201, response.json
+    _, trials = session_and_trials(app, api)
+    reasons = {index: trials[index].extra.get("technical_reasons") for index in sent}
+    assert reasons == {
+        clips[0]["trial_index"]: ["frames_total = 48 is not the 90 frames of the clip served"],
+        clips[1]["trial_index"]: ["frames_shown = 91 is more than frames_total = 90"],
+        clips[2]["trial_index"]: ["frames_late + frames_dropped = 50 + 41 is more than "
+                                  "frames_total = 90"],
+        clips[3]["trial_index"]: None, catches[0]["trial_index"]: None,
+        catches[1]["trial_index"]: ["frames_total = 60 is not the 90 frames of the clip served"]}
+    for index, why in reasons.items():
+        row = trials[index]
+        assert row.extra["technical"] is bool(why)
+        assert (row.exclusion_reasons == ["technical"]) is bool(why)
+        kept = [row.extra[name] for name in ("frames_total", "frames_shown", "total_frames")]
+        assert kept == ([None, None, None] if why else [sent[index]["frames_total"],
+                                                        sent[index]["frames_shown"],
+                                                        sent[index]["frames_total"]])
+        assert (row.dropped_frames is None) is bool(why)
+
+
 def test_a_practice_the_browser_could_not_measure_is_run_again_as_such_never_failed(
         app, client, study):
     """Practice attempts of technical trials only do not count toward max_attempts (the

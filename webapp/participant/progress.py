@@ -29,9 +29,11 @@ from experiments.trial_types import (
     technical_reasons,
     validate,
 )
+from experiments.trial_types.video import check_frame_counts
 from webapp.database import write_transaction
 from webapp.extensions import db
 from webapp.participant import adaptive, sessions, store
+from webapp.stimuli import presentations
 from webapp.stimuli.catalog import load_catalog
 
 FLAGS = ("timed_out", "focus_lost", "fullscreen_exited", "restarted")
@@ -140,6 +142,9 @@ def store_trial(connection: Connection, target: Row, payload) -> tuple[int, dict
     if target.status != verdict.IN_PROGRESS:  # a replay may still arrive after the session ended
         return 200, _existing(connection, target.id, fields, _not_in_progress(target,
                                                                               target.status))
+    if fields.get("frames_total") is not None:  # the server knows the clip it served
+        fields = check_frame_counts(fields, presentations.served_frames(connection, target,
+                                                                        scheduled))
     design = Design.from_snapshot(target)
     practice = scheduled["block"] == scheduling.PRACTICE
     if not practice and practice_passed(target.status, target.schedule, practice_records(

@@ -4,18 +4,21 @@
 ``dataset_description.json`` and ``participants.tsv`` (with its ``participants.json``) at the
 root, and one ``sub-<label>[/ses-<n>]/beh/sub-<label>[_ses-<n>]_task-<task>_beh.tsv``
 per session with a ``.json`` sidecar describing every column, from the codebook (one source).
-BIDS labels are letters and digits only, so each participant gets a label made of the
-letters and digits of their id (made unique where two ids share them); the mapping back to
-the recruitment ids is ``sourcedata/participant_labels.tsv``, which BIDS tools ignore and
-which stays behind when the dataset is shared. A missing value is ``n/a``; lists and objects
-are JSON text; tabs and line breaks inside a value (which the participant API refuses) become
-spaces, as a BIDS TSV has no quoting.
+BIDS labels are letters and digits only; a participant's label depends on their own id alone
+(:func:`subject_label`), so it stays the same from one export to the next whoever else joins.
+The mapping back to the recruitment ids is ``sourcedata/participant_labels.tsv``, which BIDS
+tools ignore and which stays behind when the dataset is shared. A missing value is ``n/a``;
+lists and objects are JSON text; tabs and line breaks inside a value (which the participant
+API refuses) become spaces, as a BIDS TSV has no quoting; a text cell a spreadsheet would read
+as a formula gets a ``'`` in front, as in every CSV (:func:`analysis.csv_cells.escape_cells`).
 """
+import hashlib
 import json
 import re
 
 import pandas as pd
 
+from analysis.csv_cells import escape_cells
 from webapp.researcher.codebook_columns import trial_codebook
 from webapp.researcher.export_tables import (
     INTEGER_COLUMNS,
@@ -36,20 +39,37 @@ def label(text: str) -> str:
     return re.sub(r"[^A-Za-z0-9]", "", text) or "x"
 
 
+# A person's id of lower-case letters and digits up to PLAIN_MAX characters is its own label
+# (Prolific's and SONA's ids are); any other subject's label is HASHED_LENGTH characters: the
+# first PREFIX_MAX letters and digits of its id, then a hash of its kind and whole id.  The two
+# forms differ in length, and hashed labels in at least 16 hex digits of hash, so no two
+# subjects share a label, even on a case-insensitive file system, whoever else is exported.
+PLAIN_MAX = 32
+PREFIX_MAX = 24
+HASHED_LENGTH = 40
+_PLAIN = re.compile(rf"[a-z0-9]{{1,{PLAIN_MAX}}}")
+
+
+def subject_label(kind: str, subject_id: str) -> str:
+    """The BIDS label of one subject, from its own kind and id only.
+
+    Examples
+    --------
+    >>> subject_label("human", "5f3e2c1a9b8d7e6f5a4b3c2d")
+    '5f3e2c1a9b8d7e6f5a4b3c2d'
+    >>> len(subject_label("human", "P-1")), subject_label("human", "P-1")[:2]
+    (40, 'P1')
+    """
+    if kind == "human" and _PLAIN.fullmatch(subject_id):
+        return subject_id
+    prefix = re.sub(r"[^A-Za-z0-9]", "", subject_id)[:PREFIX_MAX]
+    digest = hashlib.sha256(f"{kind}\n{subject_id}".encode()).hexdigest()
+    return prefix + digest[:HASHED_LENGTH - len(prefix)]
+
+
 def labels(subjects: list[tuple[str, str]]) -> dict[tuple[str, str], str]:
-    """A unique BIDS label for each ``(subject_kind, subject_id)``, in their sorted order: a
-    label already taken gets ``dup`` and a number added."""
-    out: dict[tuple[str, str], str] = {}
-    taken: set[str] = set()
-    for subject in sorted(set(subjects)):
-        base = candidate = label(subject[1])
-        n = 1
-        while candidate.lower() in taken:  # case-insensitive file systems
-            n += 1
-            candidate = f"{base}dup{n}"
-        taken.add(candidate.lower())
-        out[subject] = candidate
-    return out
+    """The BIDS label of each ``(subject_kind, subject_id)`` (:func:`subject_label`)."""
+    return {subject: subject_label(*subject) for subject in set(subjects)}
 
 
 def dataset(record: dict, task: str, sessions: int, trials: pd.DataFrame,
@@ -72,7 +92,10 @@ def dataset(record: dict, task: str, sessions: int, trials: pd.DataFrame,
         "README.md": (f"# {record['title'] or record['slug']}\n\nTrials of the Chronoscope "
                       f"study '{record['slug']}' (design {record['design']}, stimulus set "
                       f"{record['stimulus_set']}) in BIDS's behavioural layout, one file per "
-                      "session. Each *_beh.json describes the columns.\n").encode()}
+                      "session. Each *_beh.json describes the columns. A missing value is n/a; a text "
+                      "cell that begins with =, +, -, @ or ' (and is not a number) has a ' put "
+                      "in front, so that a spreadsheet never reads it as a formula: remove "
+                      "one leading ' to get the stored text.\n").encode()}
     table = trials.assign(bids_label=[names[s] for s in subjects])
     # A subject has one session per number (a unique constraint of the session table).
     for (name, number), rows in table.groupby(["bids_label", "session_number"], sort=True):
@@ -84,9 +107,11 @@ def dataset(record: dict, task: str, sessions: int, trials: pd.DataFrame,
                           columns=["participant_id", "subject_kind"])
     files["participants.tsv"] = tsv(people.sort_values("participant_id"))
     files["participants.json"] = _json({
-        "participant_id": {"Description": "sub-<label>: the letters and digits of the "
-                                          "recruitment id (sourcedata/participant_labels.tsv "
-                                          "maps them back)."},
+        "participant_id": {"Description": "sub-<label>: a person's recruitment id where it is "
+                                          f"lower-case letters and digits (up to {PLAIN_MAX}); "
+                                          "else its first letters and digits and a hash of "
+                                          f"the id, {HASHED_LENGTH} characters in all "
+                                          "(sourcedata/participant_labels.tsv maps them back)."},
         "subject_kind": {"Description": "Who answered.",
                          "Levels": {"human": "a person", "model": "a vision-language model"}}})
     mapping = pd.DataFrame([("sub-" + name, kind, subject_id)
@@ -110,10 +135,11 @@ def _column_doc(column: str, kind: str, text: str) -> dict:
 
 
 def tsv(table: pd.DataFrame) -> bytes:
-    """``table`` as a BIDS TSV: a header, ``n/a`` for missing, no quoting."""
+    """``table`` as a BIDS TSV: a header, ``n/a`` for missing, no quoting, formula-safe text."""
     out = table.copy()
     for column in out.columns:
         out[column] = out[column].map(lambda v, c=column: _cell(v, c))
+    out = escape_cells(out)
     lines = ["\t".join(out.columns), *("\t".join(row) for row in out.itertuples(index=False))]
     return ("\n".join(lines) + "\n").encode()
 

@@ -50,7 +50,9 @@ def _video_rows(connection: Connection, session: Row) -> dict[int, Row]:
     """Stimulus id -> (id, path, width, height, fps, frame_count) of every video the
     session's schedule shows (its clip's shape: its files are that, even-cropped)."""
     ids = {t["stimulus_id"] for t in session.schedule if t.get("stimulus_id") is not None}
-    ids |= adaptive_schedule.pool_ids(session.schedule)  # what its adaptive slots may show
+    # What its adaptive slots may show, resolved ones included: the set stays the same all
+    # session, so the served size and a catch trial's template (:func:`_template`) do too.
+    ids |= adaptive_schedule.pool_ids(session.schedule)
     rows = connection.execute(
         select(Stimulus.id, Stimulus.path, SourceClip.width, SourceClip.height, SourceClip.fps,
                SourceClip.frame_count).join(SourceClip, Stimulus.source_clip_id == SourceClip.id)
@@ -115,15 +117,31 @@ def _render(trial: dict, template: Row, seed: bytes, path: Path) -> None:
     media.encode_frames(frames, path, rate, width, height)
 
 
-def _template(clips: list[Row], catch_clip: Row, seed: bytes) -> Row:
-    """The clip of the session whose shape and length a catch variant takes, picked by the
-    whole seed among those long enough to show the key (``catch.min_frames``: a length set's
-    short cuts are not); the stored catch clip itself where none is."""
-    long_enough = [row for row in clips if row.frame_count >= catch.min_frames(
-        catch_clip.frame_count, catch_clip.fps, row.fps)]
+def _template(session: Row, trial: dict, rows: dict[int, Row]) -> Row:
+    """The clip of ``session`` whose shape and length catch ``trial``'s variant takes, picked
+    by the presentation's whole seed among the session's clips long enough to show the key
+    (``catch.min_frames``: a length set's short cuts are not); the stored catch clip itself
+    where none is."""
+    catch_clip = rows[trial["stimulus_id"]]
+    catch_ids = {t["stimulus_id"] for t in session.schedule if t["trial_type"] == ATTENTION_CHECK}
+    long_enough = sorted(
+        (row for row in rows.values() if row.id not in catch_ids
+         and row.frame_count >= catch.min_frames(catch_clip.frame_count, catch_clip.fps, row.fps)),
+        key=lambda row: (row.width, row.height, row.fps, row.frame_count, row.id))
     if not long_enough:
         return catch_clip
-    return long_enough[int.from_bytes(seed, "big") % len(long_enough)]
+    return long_enough[int.from_bytes(_seed(session.token, trial), "big") % len(long_enough)]
+
+
+def served_frames(connection: Connection, session: Row, trial: dict) -> int | None:
+    """How many frames the video served for scheduled ``trial`` of ``session`` has (a catch
+    trial's variant has its template's); None for a trial without one."""
+    rows = _video_rows(connection, session)
+    if trial.get("stimulus_id") not in rows:
+        return None
+    if trial["trial_type"] == ATTENTION_CHECK:
+        return _template(session, trial, rows).frame_count
+    return rows[trial["stimulus_id"]].frame_count
 
 
 def _make_catch_videos(connection: Connection, session: Row, rows: dict[int, Row]) -> None:
@@ -136,9 +154,6 @@ def _make_catch_videos(connection: Connection, session: Row, rows: dict[int, Row
     if not todo:
         return
     sweep(connection)
-    catch_ids = {t["stimulus_id"] for t in session.schedule if t["trial_type"] == ATTENTION_CHECK}
-    clips = sorted((row for row in rows.values() if row.id not in catch_ids),
-                   key=lambda row: (row.width, row.height, row.fps, row.frame_count, row.id))
     folder = _session_folder(session.token)
     folder.mkdir(parents=True, exist_ok=True)
     with open(folder / ".lock", "w") as lock:
@@ -147,8 +162,7 @@ def _make_catch_videos(connection: Connection, session: Row, rows: dict[int, Row
             path = _catch_path(session.token, trial)
             if path.exists():  # made while this request waited for the lock
                 continue
-            seed = _seed(session.token, trial)
-            _render(trial, _template(clips, rows[trial["stimulus_id"]], seed), seed, path)
+            _render(trial, _template(session, trial, rows), _seed(session.token, trial), path)
 
 
 @functools.lru_cache(maxsize=4096)
