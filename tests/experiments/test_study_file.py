@@ -46,7 +46,7 @@ def test_a_careless_file_gets_every_error_with_line_and_field():
     assert problems(CARELESS) == [
         'study.toml:7: blocks.trials_per_block: expected a positive integer, got "ten"',
         "study.toml:9: blocks.catch_per_blok: unknown key (did you mean 'catch_per_block'?); "
-        "expected one of adaptive_trials, catch_per_block, clips_per_session, count, repeats_per_direction, "
+        "expected one of adaptive_stop_halfwidth, adaptive_trials, catch_per_block, clips_per_session, count, repeats_per_direction, "
         "trials_per_block",
         "study.toml:13: timing.response_timeout_ms: expected a non-negative integer, got -200",
         "study.toml:16: responses.keys: expected two different keys, each a lower-case letter "
