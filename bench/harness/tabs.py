@@ -14,6 +14,7 @@ inside the page.
 import json
 import os
 import queue
+import socket
 import subprocess
 import threading
 from pathlib import Path
@@ -245,7 +246,16 @@ class WebKitTab(Tab):
         options.add_argument("--automation")  # without it MiniBrowser refuses the session
         service = Service(executable_path=WEBKIT_DRIVER,
                           env={**os.environ, "DISPLAY": display}, log_output=subprocess.DEVNULL)
-        self.driver = webdriver.WebKitGTK(options=options, service=service)
+        # A loaded full run once saw WebKitWebDriver never answer a new session (its
+        # MiniBrowser never came up) and the suite wait for ever: every call of this driver,
+        # the session's start included, is bounded (selenium reads the socket default once,
+        # when the driver's connection is made).
+        previous = socket.getdefaulttimeout()
+        socket.setdefaulttimeout(LONGEST_S + 30)
+        try:
+            self.driver = webdriver.WebKitGTK(options=options, service=service)
+        finally:
+            socket.setdefaulttimeout(previous)
         self.driver.set_window_size(*WINDOW)
         self.driver.set_script_timeout(LONGEST_S)
         self.seen_errors = []
