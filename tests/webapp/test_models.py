@@ -109,6 +109,7 @@ class _StubBackend:
     """Answers "F" to everything: enough for execute_run to write a whole manifest."""
 
     name = "stub"
+    min_frames = 1  # the fewest frames a backend answers from (analysis.vlm.backends.base)
 
     def __init__(self, model, **options):
         self.model = model
