@@ -353,3 +353,20 @@ def write_lossless(frames, path, fps=12):
             container.mux(stream.encode(av.VideoFrame.from_ndarray(frame, format="rgb24")))
         container.mux(stream.encode(None))
     return str(path)
+
+
+def replayed_levels(schedule: list[dict], answers: dict) -> list[dict]:
+    """``schedule`` with its adaptive slots cleared as first made and their levels chosen
+    again from ``answers`` alone (trial index -> correct, None unanswered): equal to the
+    stored schedule when the levels follow from the stored answers."""
+    from experiments.adaptive_schedule import KEY, resolve
+
+    fresh = [dict(t) for t in schedule]
+    for t in fresh:
+        if KEY in t:
+            t.update(stimulus_id=None, source_clip_id=None)
+            t[KEY] = {k: t[KEY][k] for k in ("sweep", "slot", "pool", "curve_direction")}
+    for t in schedule:
+        if KEY in t:
+            fresh = resolve(fresh, t["trial_index"], answers)
+    return fresh

@@ -6,11 +6,11 @@ from pathlib import Path
 
 import pytest
 
-from experiments.adaptive_schedule import KEY, resolve, skipped
+from experiments.adaptive_schedule import KEY, skipped
 from experiments.designs import DESIGNS, PracticeSpec
 from experiments.stimuli import ClipSpec
 from tests.browser.participant import assert_every_trial_once, enter, stored, wait_done
-from tests.factories import FPS, _frames, open_site_study
+from tests.factories import FPS, _frames, open_site_study, replayed_levels
 from webapp.extensions import db
 from webapp.participant import store
 
@@ -62,14 +62,7 @@ def _levels_follow_the_stored_answers(site, token):
     # the levels follow from the seed's slots and the stored answers
     answers = {t["trial_index"]: None if t["response"] is None else bool(t["correct"])
                for t in data["trials"]}
-    fresh = [dict(t) for t in schedule]
-    for t in fresh:
-        if KEY in t:
-            t.update(stimulus_id=None, source_clip_id=None)
-            t[KEY] = {k: t[KEY][k] for k in ("sweep", "slot", "pool", "curve_direction")}
-    for t in slots:
-        fresh = resolve(fresh, t["trial_index"], answers)
-    assert fresh == schedule
+    assert replayed_levels(schedule, answers) == schedule
     # each slot's video was first asked for after the answer before it had arrived
     with site.app.app_context(), db.engine.connect() as connection:
         session = store.session_by_token(connection, token)

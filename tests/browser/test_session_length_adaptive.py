@@ -7,10 +7,10 @@ from pathlib import Path
 import pytest
 
 from experiments import media
-from experiments.adaptive_schedule import KEY, resolve
+from experiments.adaptive_schedule import KEY
 from experiments.designs import DESIGNS, PracticeSpec
 from tests.browser.participant import assert_every_trial_once, enter, stored, wait_done
-from tests.factories import STIMULUS_SET, open_site_study
+from tests.factories import STIMULUS_SET, open_site_study, replayed_levels
 from webapp.extensions import db
 from webapp.participant import store
 
@@ -43,14 +43,7 @@ def _lengths_follow_the_stored_answers(site, token):
     assert len(slots) == 5 and all(t[KEY].get("level") in LEVELS for t in slots)
     answers = {t["trial_index"]: None if t["response"] is None else bool(t["correct"])
                for t in data["trials"]}
-    fresh = [dict(t) for t in schedule]
-    for t in fresh:
-        if KEY in t:
-            t.update(stimulus_id=None, source_clip_id=None)
-            t[KEY] = {k: t[KEY][k] for k in ("sweep", "slot", "pool", "curve_direction")}
-    for t in slots:
-        fresh = resolve(fresh, t["trial_index"], answers)
-    assert fresh == schedule
+    assert replayed_levels(schedule, answers) == schedule
     with site.app.app_context(), db.engine.connect() as connection:
         session = store.session_by_token(connection, token)
         served = store.media_served(connection, session.id)

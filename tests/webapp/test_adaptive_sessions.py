@@ -8,7 +8,8 @@ from concurrent.futures import ThreadPoolExecutor
 import pytest
 from sqlalchemy import select
 
-from experiments.adaptive_schedule import KEY, pending, resolve, skipped
+from experiments.adaptive_schedule import KEY, pending, skipped
+from tests.factories import replayed_levels
 from tests.test_tra_end_to_end import _answer
 from webapp.extensions import db
 from webapp.models import Session, Trial
@@ -107,14 +108,7 @@ def test_a_whole_session_chooses_every_level_from_the_stored_answers(app, study)
         assert rows[t["trial_index"]].stimulus_id == t["stimulus_id"]
     # the same levels again from the seed's slots and the stored answers alone
     answers = {i: None if r.response is None else bool(r.correct) for i, r in rows.items()}
-    fresh = [{k: v for k, v in t.items()} for t in schedule]
-    for t in fresh:
-        if KEY in t:
-            t.update(stimulus_id=None, source_clip_id=None)
-            t[KEY] = {k: t[KEY][k] for k in ("sweep", "slot", "pool", "curve_direction")}
-    for t in slots:
-        fresh = resolve(fresh, t["trial_index"], answers)
-    assert fresh == schedule
+    assert replayed_levels(schedule, answers) == schedule
 
 
 def test_reload_second_tab_and_replay_cannot_change_a_level(app, study):
