@@ -166,9 +166,11 @@ async function presentAndRespond(trial, ctx, stage, fixation, collector) {
 
   const press = await awaitResponse(collector, onset, responseWindowMs(session, stage));
   collector.stop();
+  // The trial's monitoring ends with the answer: stopping the worker presenter is a message
+  // round trip, and an exit in it (an Escape just after the answer) is the next trial's.
+  const health = monitor.finish();
   const presentation = await stage.finish();
   delete document.body.dataset.onset;
-  const health = monitor.finish();
   const response = press ? session.key_mapping[press.key] : null;
   // The clip is stopped; the trial is stored once the key is up (typically 100 ms later).
   const keyDuration = press ? await press.release : null;
