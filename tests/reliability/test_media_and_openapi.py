@@ -63,9 +63,10 @@ def test_fuzzed_ranges_answer_200_206_or_416(study, media, start, length, garbag
 def test_openapi_description_is_served_and_matches_the_declarations(client):
     answer = client.get("/api/openapi.json")
     assert answer.status_code == 200 and answer.mimetype == "application/json"
+    # The file in the repo is what the field declarations say.
+    assert SCHEMA_FILE.read_text() == schema_text(), \
+        f"{SCHEMA_FILE} is stale: regenerate it with `.venv/bin/python -m webapp.openapi`"
     assert json.loads(answer.data) == json.loads(SCHEMA_FILE.read_text())
-    # The file in the repo is what the field declarations say (python -m webapp.openapi).
-    assert SCHEMA_FILE.read_text() == schema_text()
     paths = answer.get_json()["paths"]
     for endpoint in ("consent", "device", "trials", "heartbeat", "complete"):
         assert "post" in paths[f"/api/session/{{token}}/{endpoint}"]
