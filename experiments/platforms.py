@@ -45,6 +45,10 @@ class Platform:
     # The platform's own placeholders: name -> the PLACEHOLDERS entry whose value it takes.
     aliases: Mapping[str, str] = field(default_factory=dict)
     required: tuple[str, ...] = ()  # outcomes whose URL the study file must give
+    # Placeholders an outcome's URL must hold (one of them), and why: SONA credits only the
+    # survey code its credit URL brings back.
+    carries: Mapping[str, tuple[str, ...]] = field(default_factory=dict)
+    carries_why: str = ""
 
 
 PLATFORMS = {
@@ -55,7 +59,9 @@ PLATFORMS = {
     # URL (webstudy_credit.aspx?...&survey_code=XXXX) takes it back as {survey_code}.
     "sona": Platform("SONA Systems: credit granted by redirecting to the study's credit URL",
                      "id", "unique", aliases={"survey_code": "participant"},
-                     required=("completed",)),
+                     required=("completed",), carries={"completed": ("survey_code", "participant")},
+                     carries_why="SONA shows the credit URL with survey_code=XXXX, which "
+                                 "grants credit to nobody: write survey_code={survey_code}"),
     "generic": Platform("Any pool (CrowdWorks, Lancers, MTurk, the lab's own): each "
                         "participant's own code, and a return URL where given",
                         "participant", "unique"),
@@ -73,8 +79,9 @@ def outcome_of(status: str) -> str | None:
                 None)
 
 
-def url_problem(url: str, platform: Platform) -> str | None:
-    """What is wrong with a return URL for ``platform`` ("expected ..., got ..."), or None."""
+def url_problem(url: str, platform: Platform, outcome: str) -> str | None:
+    """What is wrong with ``outcome``'s return URL for ``platform`` ("expected ..., got
+    ..."), or None."""
     known = [*PLACEHOLDERS, *platform.aliases]
     if len(url) > MAX_URL_CHARS:
         return f"expected a URL of at most {MAX_URL_CHARS} characters, got {len(url)}"
@@ -89,6 +96,10 @@ def url_problem(url: str, platform: Platform) -> str | None:
             hint = f" (did you mean {{{close[0]}}}?)" if close else ""
             return (f"unknown placeholder {{{name}}}{hint}; expected "
                     f"{', '.join('{%s}' % k for k in known)}")
+    needed = platform.carries.get(outcome, ())
+    if needed and not {name for name, _, _ in fields} & set(needed):
+        return (f"expected {' or '.join('{%s}' % n for n in needed)} in the URL "
+                f"({platform.carries_why}), got {url[:120]!r}")
     raw = urlsplit(url)
     if "{" in raw.scheme + raw.netloc:  # the participant's id would choose the host
         return (f"expected placeholders in the path or query only, not in the address's "

@@ -301,7 +301,7 @@ def check_recruitment(reader: Reader, platform: Platform, urls: dict[str, str]) 
     an error."""
     ok = True
     for outcome, url in urls.items():
-        problem = url_problem(url, platform)
+        problem = url_problem(url, platform, outcome)
         if problem:
             reader.error(("recruitment", url_key(outcome)), problem)
             ok = False

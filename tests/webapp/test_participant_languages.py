@@ -52,6 +52,16 @@ def test_a_full_width_id_is_the_same_participant(app, client, study):
     assert again.status_code == 303 and token_of(again) == first
 
 
+
+def test_an_id_typed_in_arabic_or_persian_digits_is_the_same_participant(app, client, study):
+    # An Arabic or Persian keyboard types ١٢٣٤٥ / ۱۲۳۴۵, which NFKC keeps: they were refused
+    # with a message that asks for digits.
+    first = token_of(enter(client, participant="\u0661\u0662\u0663\u0664\u0665"))
+    again = enter(client, participant="\u06f1\u06f2\u06f3\u06f4\u06f5")
+    assert again.status_code == 303 and token_of(again) == first
+    with app.app_context():
+        assert db.session.scalars(select(Subject.external_id)).all() == ["12345"]
+
 def test_a_refused_id_is_explained_in_the_studys_language(app, client, study):
     offer_languages(app, ["de", "en"])
     page = enter(client, participant="名前 です")

@@ -97,6 +97,18 @@ def test_the_old_prolific_domain_is_nowhere():
     assert found == []
 
 
+
+@pytest.mark.parametrize("pasted", ["survey_code=XXXX", "survey_code=%SURVEY_CODE%", ""])
+def test_a_sona_credit_url_that_brings_no_survey_code_back_is_refused(pasted):
+    # Pasted as SONA shows it (survey_code=XXXX), every participant's credit went to nobody,
+    # and the file was valid.
+    url = SONA_CREDIT.replace("survey_code={survey_code}", pasted).rstrip("&")
+    with pytest.raises(study_file.StudyFileError) as refused:
+        study_file.loads('[study]\ndesign = "arrow-of-time"\nstimulus_set = "tiny"\n'
+                         f'[recruitment]\nplatform = "sona"\ncompleted_url = "{url}"\n')
+    assert "recruitment.completed_url" in str(refused.value)
+    assert "write survey_code={survey_code}" in str(refused.value)
+
 @pytest.mark.usefixtures("person_pace")
 def test_a_pasted_list_of_codes_is_checked_from_the_cli_and_the_export(app, client, runner,
                                                                         tiny, tmp_path):

@@ -63,8 +63,7 @@ def recruitment_from(args: Mapping[str, str], keys: tuple[str, ...] = RECRUITMEN
                      ) -> tuple[str, dict]:
     """(external id, recruitment dict) from the entry link's query, or ValueError; ``keys``:
     :func:`recruitment_keys`, the id parameters first."""
-    # NFKC: an id typed with a Japanese or Chinese input method comes full-width (ＴＫ０１２).
-    recruitment = {k: unicodedata.normalize("NFKC", args[k]) for k in keys if args.get(k)}
+    recruitment = {k: _as_typed(args[k]) for k in keys if args.get(k)}
     ids = [k for k in keys if k not in ("STUDY_ID", "SESSION_ID")]
     external_id = next((recruitment[k] for k in ids if k in recruitment), None)
     if not external_id:
@@ -73,6 +72,15 @@ def recruitment_from(args: Mapping[str, str], keys: tuple[str, ...] = RECRUITMEN
     if bad:
         raise ValueError(f"invalid recruitment parameter(s): {', '.join(bad)}")
     return external_id, recruitment
+
+
+def _as_typed(value: str) -> str:
+    """An id as its participant meant it: NFKC (a Japanese or Chinese input method types
+    ＴＫ０１２ full-width), and every decimal digit as 0-9 (an Arabic or Persian keyboard types
+    ١٢٣ or ۱۲۳, which NFKC keeps)."""
+    value = unicodedata.normalize("NFKC", value)
+    return "".join(str(unicodedata.decimal(c)) if c.isdecimal() and not c.isascii() else c
+                   for c in value)
 
 
 NOT_OPEN = "This study is not open at the moment."
