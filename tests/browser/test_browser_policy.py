@@ -68,7 +68,7 @@ def test_webkit_is_asked_to_switch_and_the_same_id_continues_in_chromium(safari_
     shown = safari_page.inner_text("#stage")
     # Why, and what to do: the same link in an accepted browser, with the same id.
     assert defaults("en")["device_problem_browser"].split("{")[0] in shown
-    assert "Open the same study link in Chrome, Edge, Firefox" in shown and "Safari" not in shown
+    assert "Open the same study link in Chrome, Edge, or Firefox" in shown and "Safari" not in shown
     assert stored(site.app, token)["status"] == "started"
     # The same id in Chromium: a fresh start of the same participant, not "started elsewhere".
     moved = enter(page, site, open_default(site), "safari-default")

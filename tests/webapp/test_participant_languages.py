@@ -105,3 +105,13 @@ def test_a_frame_ordering_annotation_is_read_in_the_studys_language(app, client,
         else:
             assert view["params"].get("annotation") == scheduled["params"].get("annotation")
     assert "四角が動く。" in {t["params"].get("annotation") for t in japanese}
+
+
+def test_the_browsers_a_study_admits_are_listed_in_the_participants_language():
+    # The list was joined with English commas inside every language's sentence
+    # ("فقط في Chrome, Edge, Firefox"); CLDR's "or" pattern is the language's own.
+    from webapp.participant.texts import screen_out_text
+
+    german = str(screen_out_text(None, "de", ["browser"], {}, "X"))
+    assert "nur in Chrome, Edge oder Firefox," in german
+    assert "Chrome أو Edge أو Firefox" in str(screen_out_text(None, "ar", ["browser"], {}, "X"))

@@ -12,6 +12,8 @@ from __future__ import annotations
 import hashlib
 from collections.abc import Mapping
 
+from babel import UnknownLocaleError
+from babel.lists import format_list
 from markupsafe import Markup
 
 from experiments import languages, study_annotations
@@ -21,7 +23,18 @@ from experiments.study_file import estimate_session_minutes, study_texts
 from experiments.study_settings import default
 
 # How the study file's browser engines are named to a participant (product names).
-BROWSER_NAMES = {"chromium": "Chrome, Edge", "firefox": "Firefox", "webkit": "Safari"}
+BROWSER_NAMES = {"chromium": ("Chrome", "Edge"), "firefox": ("Firefox",), "webkit": ("Safari",)}
+
+
+def browser_list(settings: Mapping, language: str) -> str:
+    """The study's browsers as one choice in ``language``, by CLDR's "or" list pattern
+    ("Chrome, Edge oder Firefox"; Arabic joins with أو): a list joined with English commas
+    read wrongly inside a translated sentence."""
+    names = [name for b in settings["browsers"] for name in BROWSER_NAMES.get(b, (b,))]
+    try:
+        return format_list(names, style="or", locale=language.replace("-", "_"))
+    except (UnknownLocaleError, ValueError):
+        return ", ".join(names)
 # The settings' declared defaults, as a stored study holds them.
 DEFAULT_SETTINGS = {"languages": list(default("study.languages")),
                     "browsers": list(default("participants.browsers")),
@@ -99,8 +112,7 @@ def session_texts(session, language: str, extra: Mapping[str, object] | None = N
     width, height = settings["min_window"]
     values = {"duration_minutes": session_minutes(session), "sessions": design.sessions,
               "min_width": width, "min_height": height, "refresh_range": refresh_range(settings),
-              "browsers": ", ".join(BROWSER_NAMES.get(b, b) for b in settings["browsers"]),
-              **(extra or {})}
+              "browsers": browser_list(settings, language), **(extra or {})}
     return text_defaults.render_all(study_texts(settings, design.task, language), language,
                                     values)
 
@@ -183,7 +195,7 @@ def screen_out_text(snapshot: Mapping | None, language: str, reasons, device: Ma
     device = device or {}
     values = {"min_width": width, "min_height": height, "refresh_range": refresh_range(settings),
               "hz": round(device["refresh_hz"]) if device.get("refresh_hz") else "?",
-              "browsers": ", ".join(BROWSER_NAMES.get(b, b) for b in settings["browsers"]),
+              "browsers": browser_list(settings, language),
               "width": device.get("window_w", "?"), "height": device.get("window_h", "?")}
     chosen = text_defaults.resolve(overrides, language)
     why = " ".join(Markup(text_defaults.render(key, chosen[key], values)).striptags()
