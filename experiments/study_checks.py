@@ -110,7 +110,8 @@ def check_text_coverage(reader: Reader, config: StudyConfig) -> None:
                          warn=True)
     for language, keys in config.texts.items():
         for key in keys:
-            why = unused_text_reason(key, config.design)
+            why = unused_text_reason(key, config.design) or \
+                text_defaults.absent_plural_form(key, language)
             if why:
                 reader.error(("texts", language, key), f"never shown to participants: {why}; "
                                                        "leave it out or check the design",

@@ -122,6 +122,16 @@ def plural_base(key: str) -> str:
     return base if counted else key
 
 
+def absent_plural_form(key: str, language: str) -> str | None:
+    """Why ``language`` never shows plural form ``key`` (``fa`` has no ``_two``), or None."""
+    base = plural_base(key)
+    categories = languages.plural_categories(language)
+    if base != key and key[len(base) + 1:] not in categories:
+        return (f"{language} has no {key[len(base) + 1:]!r} plural form (CLDR gives it "
+                f"{', '.join(c for c in languages.PLURAL_CATEGORIES if c in categories)})")
+    return None
+
+
 def language_keys(language: str) -> tuple[str, ...]:
     """The keys a complete translation into ``language`` gives: every text, with the plural
     forms of that language's categories and no others."""

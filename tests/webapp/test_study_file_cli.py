@@ -201,3 +201,20 @@ def test_validate_and_create_warn_about_texts_the_design_never_shows(app, runner
     assert result.exit_code == 0, result.output
     assert ("Warning: one.toml:5: texts.en.session_end_title: never shown to participants: "
             "the design has one session") in result.output
+
+
+def test_a_plural_form_the_language_lacks_is_warned_about_at_its_line(runner, factory,
+                                                                       tmp_path):
+    # Persian has only "one" and "other": Arabic's _two, pasted into a Persian study, was
+    # accepted silently and never shown.
+    factory.stimulus_set()
+    source = tmp_path / "fa.toml"
+    source.write_text('[study]\ndesign = "arrow-of-time"\nstimulus_set = "synthetic"\n'
+                      'languages = ["fa"]\n[texts.fa]\n'
+                      'redirect_countdown_one = "{seconds} ثانیه"\n'
+                      'redirect_countdown_two = "{seconds} ثانیه"\n')
+    result = runner.invoke(args=["study", "validate", str(source)])
+    assert result.exit_code == 0, result.output
+    assert ("Warning: fa.toml:7: texts.fa.redirect_countdown_two: never shown to participants: "
+            "fa has no 'two' plural form (CLDR gives it one, other)") in result.output
+    assert "redirect_countdown_one" not in result.output
