@@ -102,7 +102,7 @@ def adaptive_pooled(fits: pd.DataFrame, adaptive_sweeps, pooled: str, subject: s
         out.loc[where, "ends_at_limit"] = ""
         out.loc[where, ["threshold", "threshold_lo", "threshold_hi"]] = [
             v if np.isfinite(v) else np.nan for v in (median, lo, hi)]
-        out.loc[where, "at_bound"] = False
+        out.loc[where, ["at_bound", "at_step"]] = False
         out.loc[where, "n_clusters"] = values.size
         out.loc[where, "status"] = MEDIAN if np.isfinite(median) else MEDIAN_BEYOND
         out.loc[where, "interval"] = (

@@ -63,12 +63,20 @@ than one sweep span outside the sweep) keeps that bound, which
 widens the interval rather than narrowing it; ``boot_at_bound`` counts them. Measured
 coverage of nominal 95% intervals (200 simulated observers, 10 levels x 30 trials, 200
 resamples): threshold 0.925-0.945, width 0.895 (the ML width is biased low). Where the fit
-of the data itself lies on a bound (responses switch from all wrong to all right between
-two adjacent levels), ``at_bound`` is True, the threshold is the best point on that bound
-and the intervals are NaN: no interval is drawn where the likelihood gives none. Profile
-likelihood intervals at a bound were tried and are withheld too: on the adaptive design's
-simulated participants (``bench/adaptive_power.py``, its "at-bound covered" column) they
-covered 58 of 75 true thresholds (0.77) where 0.95 is claimed.
+of the data itself lies on a limit, its threshold is the best point there and its
+intervals are NaN, in two cases told apart (``fit_counts``, :func:`fit_status`): a step
+between two adjacent levels inside the sweep, the narrowest curve (one level step wide)
+with the answers switching between those levels (``at_step``, "step between levels"); and
+a limit the truth may lie beyond, the widest curve or a threshold beyond the sweep
+(``at_bound``, "at bound"), where no interval is right. Profile likelihood intervals at a
+step were measured and are withheld too (``bench/adaptive_power.py --observers 60 --rounds
+5 --adaptive 60,120 --fixed 24 --seed 0``, its per-case columns; docs/measurements.md,
+"Adaptive levels"): on both sweeps and designs every fit on a limit was a step (91 of
+1,080), and the steps' threshold intervals covered 69 of 91 true thresholds (0.76, exact
+95% CI [0.66, 0.84]) where 0.95 is claimed; the true width lay at or below their width's
+upper end in 43 of 91. The simulated participants are 5 level steps wide: a few trials
+that happen to switch abruptly look like a reviewer's truly steep participants (whose
+profile intervals, they reported, covered 22 of 22), and the data cannot tell them apart.
 
 The pooled fit's intervals are jackknife t intervals over participants
 (``analysis.psychometric_pooled``, which gives their coverage beside the percentile
@@ -182,7 +190,7 @@ def fit_psychometric(data: pd.DataFrame, level: str, dv: str = "correct", cluste
         f"lapse estimated in [{rates.min():g}, {rates.max():g}]"
     fit = {"threshold": est["threshold"][0], "width": est["width"][0],
            "direction": est["direction"][0], "guess": guess, "lapse": est["lapse"][0],
-           "at_bound": est["at_bound"][0]}
+           "at_bound": est["at_bound"][0], "at_step": est["at_step"][0]}
     out = fit_row(fit, intervals, x, width_min, sigmoid, boot)
     if len(rates) > 1 and _wants_more_lapses(x, k, n, est["loglik"][0], rates, options):
         out["ends_at_limit"] = "; ".join(filter(None, [out["ends_at_limit"], "lapse"]))

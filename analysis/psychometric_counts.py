@@ -105,9 +105,10 @@ def _fisher(x, k, n, cdfs, guess, lapse, b1_lim, m_lim, sign, start=None, iters=
         active = active[moving]
         if not active.size:
             break
-    at_bound = (np.abs(b1) >= b1_lim[1] - 1e-9) | (np.abs(b1) <= b1_lim[0] + 1e-9) | \
-               (np.abs(-b0 / b1 - (m_lim[0] + m_lim[1]) / 2) >= (m_lim[1] - m_lim[0]) / 2 - 1e-9)
-    return b0, b1, loglik(b0, b1, k, n), at_bound
+    steepest = np.abs(b1) >= b1_lim[1] - 1e-9
+    other = (np.abs(b1) <= b1_lim[0] + 1e-9) | \
+        (np.abs(-b0 / b1 - (m_lim[0] + m_lim[1]) / 2) >= (m_lim[1] - m_lim[0]) / 2 - 1e-9)
+    return b0, b1, loglik(b0, b1, k, n), steepest, other
 
 
 def candidates(lapse) -> np.ndarray:
@@ -131,7 +132,10 @@ def fit_counts(x, k, n, sigmoid="norm", guess=0.0, lapse=0.0, width_min=None, fi
 
     Returns a dict of arrays, one value per row: ``threshold``, ``width`` (5%-95% span of F,
     in units of x), ``direction`` (+1 rising, -1 falling), ``lapse``, ``loglik``,
-    ``at_bound``.
+    ``at_step`` (the width at its smallest, one level step, with the threshold inside the
+    sweep: the answers switch between two adjacent levels) and ``at_bound`` (any other fit
+    on a limit: the width at its largest, the threshold at its limit, or a step beyond the
+    sweep).
     """
     x, k, n = np.asarray(x, float), np.atleast_2d(k).astype(float), np.atleast_2d(n).astype(float)
     cdfs = SIGMOIDS[sigmoid]
@@ -158,16 +162,22 @@ def fit_counts(x, k, n, sigmoid="norm", guess=0.0, lapse=0.0, width_min=None, fi
         if not 0 <= rate < 1 - guess:
             raise ValueError(f"a lapse rate must lie in [0, 1 - guess); got {rate:g}")
         for sign in signs:
-            b0, b1, loglik, at_bound = _fisher(z, k, n, cdfs, guess, rate, b1_lim, m_lim,
-                                               sign, previous.get(sign) if start is None
-                                               else first[sign])
+            b0, b1, loglik, steepest, other = _fisher(z, k, n, cdfs, guess, rate, b1_lim,
+                                                      m_lim, sign, previous.get(sign)
+                                                      if start is None else first[sign])
             previous[sign] = (b0, b1)
-            fit = {"b0": b0, "b1": b1, "loglik": loglik, "at_bound": at_bound,
-                   "lapse": np.full(len(b0), rate)}
+            fit = {"b0": b0, "b1": b1, "loglik": loglik, "steepest": steepest,
+                   "other": other, "lapse": np.full(len(b0), rate)}
             # ties keep the earlier candidate: with a fixed rate, the rising curve
             better = fit["loglik"] > best["loglik"] if best else np.ones(len(b0), bool)
             best = {name: np.where(better, fit[name], best.get(name, fit[name])) for name in fit}
     b0, b1 = best["b0"], best["b1"]
-    return {"threshold": centre - b0 / b1 * half, "width": spread * half / np.abs(b1),
+    threshold = centre - b0 / b1 * half
+    # the steepest curve with its threshold inside the sweep is a step between two
+    # adjacent levels; beyond the sweep a step leaves every level at one asymptote
+    step = best["steepest"].astype(bool) & ~best["other"].astype(bool) & \
+        (x.min() <= threshold) & (threshold <= x.max())
+    return {"threshold": threshold, "width": spread * half / np.abs(b1),
             "direction": np.sign(b1), "lapse": best["lapse"], "loglik": best["loglik"],
-            "at_bound": best["at_bound"].astype(bool)}
+            "at_bound": (best["steepest"] | best["other"]).astype(bool) & ~step,
+            "at_step": step}

@@ -13,6 +13,7 @@ from scipy import special
 
 WIDTH_ALPHA = 0.05  # width = distance between the sigmoid's 5% and 95% points (psignifit's)
 WIDTH_UPPER_ONLY = "width: upper bound only"  # see fit_status
+STEP_BETWEEN_LEVELS = "step between levels"  # see fit_status
 MIN_BLOCKS = 5  # source clips every level needs before they are resampled as blocks
 _norm_pdf = lambda e: np.exp(-0.5 * e * e) / np.sqrt(2 * np.pi)  # noqa: E731
 SIGMOIDS = {  # name -> (cdf, pdf, quantile, derivative of the pdf)
@@ -79,9 +80,12 @@ def ends_at_limit(fit: dict, limits: dict) -> str:
 
 def fit_status(fit: dict) -> str:
     """"flat" for a curve without a threshold; "at bound" where the fit itself lies on a
-    fitting limit (no interval, a profile likelihood one neither: the likelihood is not
-    regular there, and on simulated adaptive participants those covered 0.77 where 0.95 is
-    claimed); "at limit: <ends>" where an interval end, or the lapse rate, sits on one (``ends_at_limit``: the truth may lie beyond it); :data:`WIDTH_UPPER_ONLY`
+    fitting limit that the truth may lie beyond (the widest curve, a threshold beyond the
+    sweep); :data:`STEP_BETWEEN_LEVELS` where it is the narrowest curve, one level step
+    wide, with its threshold inside the sweep (the answers switch between two adjacent
+    levels: the threshold lies between them); neither gets an interval
+    (:func:`intervals_given`); "at limit: <ends>" where an interval end, or the lapse rate,
+    sits on one (``ends_at_limit``: the truth may lie beyond it); :data:`WIDTH_UPPER_ONLY`
     where the width's lower end is the smallest width, one level step; else "ok".
 
     The width's lower end on the level step is set apart from the other limits: the levels
@@ -97,14 +101,22 @@ def fit_status(fit: dict) -> str:
         return "at bound"
     ends = [e for e in (fit.get("ends_at_limit") or "").split("; ") if e]
     limits = [e for e in ends if e != "width_lo"]
-    parts = ([f"at limit: {'; '.join(limits)}"] if limits else []) + \
-        ([WIDTH_UPPER_ONLY] if "width_lo" in ends else [])
+    width = STEP_BETWEEN_LEVELS if fit.get("at_step") else \
+        WIDTH_UPPER_ONLY if "width_lo" in ends else None
+    parts = ([f"at limit: {'; '.join(limits)}"] if limits else []) + ([width] if width else [])
     return ", ".join(parts) or "ok"
+
+
+def intervals_given(fit: dict) -> bool:
+    """Whether a fit's intervals are given: not on a bound, nor at a step between levels,
+    where profile likelihood intervals were measured to cover too little
+    (``analysis.psychometric``) and a bootstrap's refits sit on the same step."""
+    return not (fit["at_bound"] or fit.get("at_step"))
 
 
 def is_drawn(status: str) -> bool:
     """Whether a fit of that status has a curve to draw (a row that failed has none)."""
-    return status in ("ok", "at bound", "flat", WIDTH_UPPER_ONLY) or \
+    return status in ("ok", "at bound", "flat", WIDTH_UPPER_ONLY, STEP_BETWEEN_LEVELS) or \
         status.startswith("at limit")
 
 
@@ -144,22 +156,25 @@ def percentile_intervals(draws: dict, names, ci: float) -> dict:
 
 def fit_row(fit: dict, intervals: dict, x, width_min, sigmoid, boot) -> dict:
     """The columns one fitted curve shares, whichever way it was fitted: the estimates, their
-    intervals (NaN where the fit itself lies on a bound: :mod:`analysis.psychometric` says
-    why), the limits, the curve's range."""
+    intervals (NaN where the fit itself lies on a bound or a step, :func:`intervals_given`:
+    :mod:`analysis.psychometric` says why), the limits, the curve's range."""
     out: dict[str, Any] = {"n_levels": len(x)}
+    given = intervals_given(fit)
     for name in ("threshold", "width"):
         out[name] = float(fit[name])
-        lo_hi = intervals[name] if not fit["at_bound"] else (np.nan, np.nan)
+        lo_hi = intervals[name] if given else (np.nan, np.nan)
         out[f"{name}_lo"], out[f"{name}_hi"] = (float(v) for v in lo_hi)
     span, wmin, wmax = fit_limits(x, width_min)
     limits = {"threshold": (x.min() - span, x.max() + span), "width": (wmin, wmax)}
+    refits_on_bound = np.sum(boot["at_bound"]) + np.sum(boot.get("at_step", 0))  # steps too
     ends = psychometric_values(fit["threshold"], fit["width"], fit["direction"],
                                 np.array([x.min(), x.max()]), sigmoid, fit["guess"],
                                 fit["lapse"])
     return out | {"direction": int(fit["direction"]), "guess": float(fit["guess"]),
                   "lapse": float(fit["lapse"]), "at_bound": bool(fit["at_bound"]),
+                  "at_step": bool(fit.get("at_step", False)),
                   "ends_at_limit": ends_at_limit(out, limits),
-                  "boot_at_bound": int(np.sum(boot["at_bound"])), "level_min": x.min(),
+                  "boot_at_bound": int(refits_on_bound), "level_min": x.min(),
                   "level_max": x.max(), "curve_min": ends.min(), "curve_max": ends.max(),
                   "sigmoid": sigmoid}
 

@@ -5,10 +5,10 @@ participant's threshold is estimated from QUEST+ trials and from fixed levels, i
 The simulated participants are ``bench/tra_power.py``'s (the same sweeps, thresholds, widths
 and directions; P(correct) between chance and 1 - lapse along a cumulative normal), and
 both designs' data are fitted by the report's own fit (``analysis.report.tra.PEOPLE_FIT``:
-guess 0.5, lapse estimated in [0, 0.06], profile likelihood intervals, none for a fit on a
-fitting limit, as the report; the sweep's direction known from its physics, ``--direction free`` fits and
-places levels for both). Adaptive: each trial at the level :mod:`experiments.adaptive`
-chooses from the answers before it, up to ``n`` trials a sweep (``--adaptive``), stopping
+guess 0.5, lapse estimated in [0, 0.06], profile likelihood intervals where the report
+gives them, ``analysis.sweep_fits.intervals_given``; the sweep's direction known from its
+physics, ``--direction free`` fits and places levels for both). Adaptive: each trial at
+the level :mod:`experiments.adaptive` chooses from the answers before it, up to ``n`` trials a sweep (``--adaptive``), stopping
 early where ``--stop`` is given and the threshold's 95% credible interval is within that
 many level steps either side. Fixed: ``--fixed`` trials at every level.
 
@@ -19,9 +19,13 @@ lapse rate and row it prints the trials (the mean used, where a sweep stops earl
 share of participants whose threshold's 95% CI half-width is at most one level step, the
 median half-width, the threshold's bias (mean of estimate - truth, with its standard error)
 and RMSE, the CIs' coverage of the true threshold (a fit with no interval is a miss), the
-fits on a fitting limit (no interval: a miss) and how many of them their profile interval
-would have covered (58 of 75, 0.77, in the adaptive rows of docs/measurements.md: why the
-report withholds them). ``--fisher`` prints, per sweep and lapse rate,
+fits given no interval, and per case of a fit on a fitting limit (:func:`bound_case`: a step
+between two levels inside the sweep, the widest curve, a threshold beyond the sweep) how
+many true thresholds its profile interval covered of how many such fits, given or not, and
+how many steps' true widths were at or below their width interval's upper end. At the end
+it prints each case's coverage per sweep and row over all lapse rates, with its exact 95%
+CI: what decides which cases the report gives an interval (docs/measurements.md).
+``--fisher`` prints, per sweep and lapse rate,
 the fewest trials a sweep whose expected 95% CI half-width is one level step (Fisher
 information at the true parameters, trials spread in the c-optimal way over the levels):
 with the threshold alone unknown, and with threshold, width and lapse rate, as fitted. Not
@@ -39,17 +43,19 @@ from pathlib import Path
 
 import numpy as np
 import pandas as pd
-from scipy import optimize, special
+from scipy import optimize, special, stats
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from analysis.psychometric_counts import fit_counts  # noqa: E402
 from analysis.psychometric_profile import profile_intervals  # noqa: E402
 from analysis.report.tra import PEOPLE_FIT  # noqa: E402
-from analysis.sweep_fits import psychometric_values, sweep_values  # noqa: E402
+from analysis.sweep_fits import intervals_given, psychometric_values, sweep_values  # noqa: E402
 from bench.tra_power import SWEEPS, participant  # noqa: E402
 from experiments import adaptive  # noqa: E402
 from experiments.synthetic import curve_direction  # noqa: E402
+
+CASES = ("step", "widest", "beyond")  # bound_case's, in the order printed
 
 
 def adaptive_participant(rng, sweep, trials, lapse, known, stop):
@@ -70,47 +76,100 @@ def adaptive_participant(rng, sweep, trials, lapse, known, stop):
                          "correct": [float(a[1]) for a in answers]})
 
 
-def one_fit(seed, sweep, row, lapse, known):
-    """(trials, estimate, lo, hi, at bound) of one simulated participant on one row
-    (design, trials, stopping target)."""
+def bound_case(x, est) -> str:
+    """Which fitting limit a fit (of :func:`fit_counts`, one row) lies on: "step" (a step
+    between two adjacent levels inside the sweep), "beyond" (the threshold beyond the
+    sweep, at its limit or as a step there), "widest" (the widest curve, the threshold
+    inside the sweep), or "" (none)."""
+    if est["at_step"][0]:
+        return "step"
+    if not est["at_bound"][0]:
+        return ""
+    return "widest" if x.min() <= est["threshold"][0] <= x.max() else "beyond"
+
+
+def one_fit(seed, sweep, row, lapse, known) -> dict:
+    """One simulated participant on one row (design, trials, stopping target): its trials,
+    threshold estimate, the threshold's profile interval (``lo``, ``hi``) whether or not
+    the report gives it (``given``), its :func:`bound_case`, and for a step the width's
+    profile upper end (``width_hi``, NaN otherwise)."""
     rng = np.random.default_rng(seed)
     levels, threshold, width, direction = SWEEPS[sweep]
     design, trials, stop = row
     data = adaptive_participant(rng, sweep, trials, lapse, known, stop) if design != "fixed" \
         else participant(rng, levels, threshold, width, direction, trials, lapse)
-    try:  # the report's fit (fit_psychometric), its threshold's interval only
+    out = {"trials": len(data), "estimate": np.nan, "lo": np.nan, "hi": np.nan,
+           "given": False, "case": "", "width_hi": np.nan}
+    try:  # the report's fit (fit_psychometric), its threshold's interval (a step's width too)
         values = sweep_values(data, "level", "correct")
     except ValueError:  # answers that never vary, or fewer than 3 levels: no fit
-        return len(data), np.nan, np.nan, np.nan, False
+        return out
     counts = values.groupby("level")["correct"].agg(["sum", "size"])
     x, k, n = counts.index.to_numpy(float), counts["sum"].to_numpy(), counts["size"].to_numpy(float)
     options = {"sigmoid": "norm", "guess": PEOPLE_FIT["guess"], "lapse": PEOPLE_FIT["lapse"],
                "width_min": None, "direction": curve_direction(sweep, levels) if known else None}
     est = fit_counts(x, k, n, **options)
-    lo, hi = profile_intervals(x, k, n, est, options, 0.95, ("threshold",))["threshold"]
-    return len(data), est["threshold"][0], lo, hi, bool(est["at_bound"][0])
+    case = bound_case(x, est)
+    ends = profile_intervals(x, k, n, est, options, 0.95,
+                             ("threshold", "width") if case == "step" else ("threshold",))
+    given = intervals_given({"at_bound": est["at_bound"][0], "at_step": est["at_step"][0]})
+    return out | {"estimate": est["threshold"][0], "lo": ends["threshold"][0],
+                  "hi": ends["threshold"][1], "given": given, "case": case,
+                  "width_hi": ends.get("width", (np.nan, np.nan))[1]}
+
+
+def case_coverage(sweep, fits: pd.DataFrame) -> dict:
+    """Per bound case, (covered, fits): how many true thresholds the profile interval
+    covered, whether or not the report gives it; "step width" counts a step's true width
+    at or below its width interval's upper end."""
+    _, threshold, width, _ = SWEEPS[sweep]
+    covered = (fits["lo"] <= threshold) & (threshold <= fits["hi"])
+    out = {case: (int(covered[fits["case"] == case].sum()), int((fits["case"] == case).sum()))
+           for case in CASES}
+    steps = fits[fits["case"] == "step"]
+    return out | {"step width": (int((width <= steps["width_hi"]).sum()), len(steps))}
 
 
 def summarise(sweep, fits, rounds):
-    """A row's figures from its fits (one tuple of :func:`one_fit` a participant): the
-    report's intervals, none where the fit lies on a bound (a miss for coverage and for the
-    one-step share), and how often the profile interval there would have covered."""
+    """A row's figures from its fits (one dict of :func:`one_fit` a participant): the
+    report's intervals (a fit given none is a miss for coverage and for the one-step share)
+    and per bound case how often the profile interval covered."""
     levels, threshold, *_ = SWEEPS[sweep]
-    n, est, lo, hi, bound = (np.array(v, float) for v in zip(*fits))
-    bound = bound.astype(bool)
-    profile_covered = (lo <= threshold) & (threshold <= hi)
-    lo, hi = np.where(bound, np.nan, lo), np.where(bound, np.nan, hi)
+    fits = pd.DataFrame(fits)
+    lo, hi = (fits[end].where(fits["given"]).to_numpy(float) for end in ("lo", "hi"))
     step = float(np.diff(levels).min())
     within = np.nan_to_num((hi - lo) / 2, nan=np.inf) <= step + 1e-9
     shares = [part.mean() for part in np.array_split(within, rounds)]
     covered = (lo <= threshold) & (threshold <= hi)
+    est = fits["estimate"].to_numpy(float)
     error = est[np.isfinite(est)] - threshold
-    return {"trials": n.mean(), "within_step": within.mean(), "rounds": shares,
+    return {"trials": fits["trials"].mean(), "within_step": within.mean(), "rounds": shares,
             "median_halfwidth": np.nanmedian((hi - lo) / 2), "bias": error.mean(),
             "bias_se": error.std(ddof=1) / np.sqrt(error.size),
             "rmse": np.sqrt(np.mean(error ** 2)), "coverage": covered.mean(),
-            "at_bound": int(bound.sum()),
-            "bound_covered": f"{int(profile_covered[bound].sum())}/{int(bound.sum())}"}
+            "no_ci": int((~fits["given"]).sum()), "cases": case_coverage(sweep, fits)}
+
+
+def print_cases(collected: dict) -> None:
+    """Per sweep, row (``collected``: (sweep, row) -> its fits at every lapse rate) and
+    bound case, and per case over all of them: the profile interval's coverage with its
+    exact (Clopper-Pearson) 95% CI."""
+    print("profile interval's coverage per bound case, all lapse rates (exact 95% CI)")
+    total: dict = {}
+    for (sweep, row), fits in collected.items():
+        for case, (hit, n) in case_coverage(sweep, pd.DataFrame(fits)).items():
+            before = total.get(case, (0, 0))
+            total[case] = (before[0] + hit, before[1] + n)
+            print(f"{sweep:<14}{row:>14}{case:>12}{coverage_ci(hit, n)}")
+    for case, (hit, n) in total.items():
+        print(f"{'all':<14}{'all rows':>14}{case:>12}{coverage_ci(hit, n)}")
+
+
+def coverage_ci(hit: int, n: int) -> str:
+    if not n:
+        return f"{'0/0':>9}"
+    ci = stats.binomtest(hit, n).proportion_ci(0.95, method="exact")
+    return f"{f'{hit}/{n}':>9}{hit / n:>6.2f} [{ci.low:.2f}, {ci.high:.2f}]"
 
 
 def information(sweep, lapse, unknown):
@@ -164,10 +223,15 @@ def main() -> None:
         [("fixed", int(v), None) for v in args.fixed.split(",") if v]
     print(f"load {' '.join(f'{v:.1f}' for v in os.getloadavg())}; {args.observers} "
           f"participants a row in {args.rounds} interleaved rounds; direction {args.direction}; "
-          f"stopping rows' target {args.stop} steps; the threshold's 95% CI (profile likelihood, the report's: none at a bound; 'bd cov': how many of those the profile interval would have covered)")
+          f"stopping rows' target {args.stop} steps; the threshold's 95% CI (profile "
+          f"likelihood, the report's: none at a bound or a step, 'no CI'); per bound case, "
+          f"how many true thresholds the profile interval covered / fits (step: between two "
+          f"levels inside the sweep; 'st wd': a step's width at or below its interval's upper "
+          f"end; widest: the widest curve; beyond: threshold beyond the sweep)")
     print(f"{'sweep':<14}{'lapse':>6}{'design':>9}{'trials':>7}{'<=1 step':>9}"
           f"{'rounds median [range]':>23}{'med hw':>8}{'bias':>8}{'(se)':>7}{'rmse':>7}"
-          f"{'cover':>7}{'at bd':>6}{'bd cov':>8}")
+          f"{'cover':>7}{'no CI':>6}{'step':>7}{'widest':>7}{'beyond':>7}{'st wd':>7}")
+    collected: dict = {}
     seeds = np.random.SeedSequence(args.seed)
     with multiprocessing.Pool(args.jobs) as pool:
         for sweep in args.sweeps.split(","):
@@ -184,6 +248,8 @@ def main() -> None:
                 done = pool.starmap(one_fit, jobs, chunksize=1)
                 for r, row in enumerate(rows):
                     s = summarise(sweep, done[r::len(rows)], args.rounds)
+                    collected.setdefault((sweep, f"{row[0]} {row[1]}"), []).extend(
+                        done[r::len(rows)])
                     trials = s["trials"] if row[0] != "fixed" else \
                         row[1] * len(SWEEPS[sweep][0])
                     spread = f"{np.median(s['rounds']):.0%} [{min(s['rounds']):.0%}, " \
@@ -191,8 +257,10 @@ def main() -> None:
                     print(f"{sweep:<14}{lapse:>6.2f}{row[0]:>9}{trials:>7.0f}"
                           f"{s['within_step']:>9.0%}{spread:>23}{s['median_halfwidth']:>8.3f}"
                           f"{s['bias']:>8.3f}{s['bias_se']:>7.3f}{s['rmse']:>7.3f}"
-                          f"{s['coverage']:>7.2f}{s['at_bound']:>6}{s['bound_covered']:>8}",
+                          f"{s['coverage']:>7.2f}{s['no_ci']:>6}"
+                          + "".join(f"{f'{hit}/{n}':>7}" for hit, n in s["cases"].values()),
                           flush=True)
+    print_cases(collected)
 
 
 if __name__ == "__main__":

@@ -76,9 +76,9 @@ The three shipped designs:
     load 0.5-13 on 2 shared CPUs, so 60 participants a row, not 200: each share is +-6
     points), the report's fit with the sweep's direction known and its intervals: profile
     likelihood, none for a fit on a bound (such a participant counts as outside one step and
-    not covered; the profile intervals there covered 58 of 75 true thresholds, 0.77, so the
-    report withholds them); lapse rates 0 / 0.02 / 0.04 (docs/measurements.md, "Adaptive
-    levels"):
+    not covered; the profile intervals there covered 58 of 75 true thresholds, 0.77, all of
+    them steps between two levels, so the report withholds them); lapse rates 0 / 0.02 /
+    0.04 (docs/measurements.md, "Adaptive levels"):
 
     ========  ===============  ===============  ==================  ===================
     sweep     design           trials a sweep   <= 1 step           CI coverage

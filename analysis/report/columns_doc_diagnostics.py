@@ -4,6 +4,8 @@ tables' and the shared columns are :mod:`analysis.report.columns_doc`, read the 
 """
 from __future__ import annotations
 
+from analysis.sweep_fits import STEP_BETWEEN_LEVELS, WIDTH_UPPER_ONLY
+
 TRA_BY = {
     "model, context_frames": "The self-supervised video model and the context frames it "
     "predicted from (rows of the --tra file).",
@@ -84,10 +86,15 @@ TRA_PARAMETER = {
     "n, tra_pct": TRA_SCENARIO["n, tra_pct"],
     "is_peak": "True at the value of largest mean TRA within the scenario and parameter.",
 }
-SWEEP_STATUS = ("'ok'; 'at bound' (the fit lies on a fitting limit: no interval); 'at "
-                "limit: <ends>' (an interval end or the lapse rate on a limit: the truth may "
-                "lie beyond); 'width: upper bound only' (width_lo is the level step, the "
-                "design's resolution); 'flat' (no threshold); 'not above chance' (a "
+SWEEP_STATUS = ("'ok'; 'at bound' (the fit lies on a fitting limit the truth may lie "
+                "beyond, the widest curve or a threshold beyond the sweep: no interval); "
+                f"'{STEP_BETWEEN_LEVELS}' (the narrowest curve, one level step wide, with its "
+                "threshold inside the sweep: the answers switch between two adjacent levels; "
+                "no interval: on simulated participants the profile interval covered 69 of "
+                "91 true thresholds, 0.76); 'at limit: <ends>' (an interval end or the "
+                "lapse rate on a limit: the truth may lie beyond); "
+                f"'{WIDTH_UPPER_ONLY}' (width_lo is the level step, the design's resolution); "
+                "'flat' (no threshold); 'not above chance' (a "
                 "participant whose analysed trials of the sweep are not above chance, one-sided "
                 "binomial test at alpha 0.05: no interval, the threshold is not one); 'median "
                 "of participants' (people's row of an adaptive sweep: the median of "
@@ -105,8 +112,9 @@ SWEEP_FIT = {
     "guess, lapse, asymptotes": "Lower asymptote and lapse rate (1 - upper asymptote): "
     "people's guess fixed at chance, 0.5 (each clip is shown both ways), lapse estimated in "
     "[0, 0.06]; a VLM's both estimated by least squares; asymptotes says which, in words.",
-    "at_bound, ends_at_limit": "True where the fit lies on a fitting limit; the interval "
-    "ends (and 'lapse') that sit on one, ';'-separated, empty where none.",
+    "at_bound, at_step, ends_at_limit": "True where the fit lies on a fitting limit other "
+    "than a step; True where it is a step between two adjacent levels inside the sweep; "
+    "the interval ends (and 'lapse') that sit on a limit, ';'-separated, empty where none.",
     "interval": "How the intervals were computed, or 'not estimated: ...' with too few "
     "participants.",
     "status": SWEEP_STATUS + ".",

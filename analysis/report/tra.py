@@ -75,7 +75,7 @@ FIT_COLUMNS = ["source", "observer_kind", "observer", "scenario", "parameter",
                "guess", "lapse", "asymptotes",
                "peak_height_pct", "peak_height_pct_lo", "peak_height_pct_hi", "peak_tra_pct",
                "peak_tra_pct_lo", "peak_tra_pct_hi", "level_p", "distinguishable", "at_bound",
-               "ends_at_limit", "interval", "relation", "status", "reference"]
+               "at_step", "ends_at_limit", "interval", "relation", "status", "reference"]
 TRA_INTERVAL = "percentile bootstrap over clips within each level"
 CHANCE = 0.5  # P(correct) of an observer who cannot tell: each clip is shown both ways
 # People's lapses (a missed clip, a slip of the finger) are estimated in Wichmann & Hill's

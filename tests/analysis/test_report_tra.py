@@ -8,7 +8,7 @@ from analysis import columns as C
 from analysis import csv_cells, loading, simulate
 from analysis.report import build
 from analysis.report import tra as report_tra
-from analysis.sweep_fits import WIDTH_ALPHA, WIDTH_UPPER_ONLY
+from analysis.sweep_fits import STEP_BETWEEN_LEVELS, WIDTH_ALPHA, WIDTH_UPPER_ONLY
 
 RESTITUTIONS = np.round(np.linspace(0.1, 1.0, 10), 1)
 DAMPINGS = np.array([0.0, 0.5, 1.0, 2.0, 3.0, 4.0, 5.0])
@@ -193,8 +193,8 @@ def test_near_chance_vlm_stays_near_zero_and_people_span_the_axis(built, scenari
 
 def test_fit_table_shows_direction_bounds_method_and_label_orders(built):
     fits = built.tables["tra_sweep_fits"]
-    for column in ("direction", "at_bound", "interval", "n_clusters", "peak_height_pct",
-                   "peak_height_pct_lo", "peak_height_pct_hi", "n_label_orders",
+    for column in ("direction", "at_bound", "at_step", "interval", "n_clusters",
+                   "peak_height_pct", "peak_height_pct_lo", "peak_height_pct_hi", "n_label_orders",
                    "ends_at_limit", "distinguishable"):
         assert column in fits.columns
     measured = fits[fits["source"] == "measured"]
@@ -215,13 +215,15 @@ def test_fit_table_shows_direction_bounds_method_and_label_orders(built):
     assert tra["interval"].str.contains("bootstrap over clips").all()
     assert tra["peak_height_pct"].notna().all() and tra["distinguishable"].all()
     at_bound = measured["at_bound"].astype(bool)
-    at_limit = ~at_bound & (measured["ends_at_limit"].fillna("") != "")
+    at_step = measured["at_step"].fillna(False).astype(bool)  # a TRA bump has no step
+    assert measured.loc[at_step, "status"].str.endswith(STEP_BETWEEN_LEVELS).all()
+    at_limit = ~at_bound & ~at_step & (measured["ends_at_limit"].fillna("") != "")
     assert (measured.loc[at_bound, "status"] == "at bound").all()
     limited = measured[at_limit]
     only_width = limited["ends_at_limit"] == "width_lo"  # the level step: an upper bound only
     assert (limited.loc[only_width, "status"] == WIDTH_UPPER_ONLY).all()
     assert limited.loc[~only_width, "status"].str.startswith("at limit: ").all()
-    assert measured.loc[~at_bound & ~at_limit, "status"].isin(["ok", "flat"]).all()
+    assert measured.loc[~at_bound & ~at_step & ~at_limit, "status"].isin(["ok", "flat"]).all()
 
 
 def test_level_means_are_tabled_and_drawn_under_their_curves(built):

@@ -2,7 +2,7 @@
 whose figures the README quotes.
 
 Covered: models, probe, analysis, null_fpr, psychometric_psignifit, tra_power, tra_report,
-length_power.
+length_power, adaptive_power.
 Not here: those that start servers or browsers (bots, load, login_flood, faults,
 catch_presentations, frame_pacing, rt_*, offline_browser, export_equivalence), need R
 (glmm_vs_lme4, pacing_reference), or spawn worker processes (stimuli); study_file_limits
@@ -31,6 +31,9 @@ CASES = [
      "(3 participants, 1 VLMs)"),
     ("length_power", ["--observers", "2", "--trials", "12", "--lapses", "0"],
      "2 participants a row"),
+    ("adaptive_power", ["--observers", "2", "--rounds", "1", "--adaptive", "20", "--fixed",
+                        "4", "--lapses", "0", "--sweeps", "pendulum"],
+     "profile interval's coverage per bound case"),
 ]
 
 
