@@ -12,14 +12,10 @@ import re
 from functools import lru_cache
 
 from babel import Locale, UnknownLocaleError, localedata
+from babel.languages import get_official_languages
 
 # language[-Script][-REGION]: the tags a study may use (BCP 47's common subset, CLDR's data).
 TAG = re.compile(r"^[a-z]{2,3}(-[A-Z][a-z]{3})?(-([A-Z]{2}|[0-9]{3}))?$")
-# Country codes often written for the language spoken there (ISO 3166 is not ISO 639).
-_COUNTRY_FOR_LANGUAGE = {"jp": "ja", "cn": "zh", "kr": "ko", "gr": "el", "dk": "da", "se": "sv",
-                         "cz": "cs", "ua": "uk", "il": "he", "ir": "fa", "vn": "vi", "us": "en",
-                         "gb": "en", "at": "de", "br": "pt", "rs": "sr",
-                         "ee": "et", "si": "sl", "by": "be", "kz": "kk", "tw": "zh-Hant"}
 PLURAL_CATEGORIES = ("zero", "one", "two", "few", "many", "other")
 
 
@@ -46,10 +42,13 @@ def problem(tag: str) -> str | None:
 
 def _hint(tag: str) -> str:
     primary = tag.split("-")[0].split("_")[0].lower()
-    if primary in _COUNTRY_FOR_LANGUAGE and _COUNTRY_FOR_LANGUAGE[primary] != primary:
-        return f" (did you mean {_COUNTRY_FOR_LANGUAGE[primary]!r}?)"
-    if _locale(primary) is not None and primary != tag:
-        return f" (did you mean {primary!r}?)"
+    if _locale(primary) is not None:
+        return f" (did you mean {primary!r}?)" if primary != tag else ""
+    # A country's code written for its language (ISO 3166 is not ISO 639): jp, eg, ir.
+    spoken = list(dict.fromkeys(code.split("_")[0] for code in
+                                get_official_languages(primary.upper(), de_facto=True)))
+    if spoken:
+        return f" (did you mean {' or '.join(map(repr, spoken[:2]))}?)"
     close = difflib.get_close_matches(primary, _languages(), n=1)
     return f" (did you mean {close[0]!r}?)" if close else ""
 

@@ -13,7 +13,7 @@ def problems(source):
     return [str(p) for p in errors], [str(p) for p in warnings]
 
 
-@pytest.mark.parametrize(("code", "meant"), [("jp", "ja"), ("cn", "zh"), ("kr", "ko"),
+@pytest.mark.parametrize(("code", "meant"), [("jp", "ja"), ("cn", "zh"), ("kr", "ko"), ("eg", "ar"),
                                              ("iw", "he"), ("en_US", "en"), ("xq", None)])
 def test_a_code_cldr_does_not_know_is_an_error_saying_which_was_meant(code, meant):
     errors, _ = problems(MINIMAL + f'languages = ["{code}"]\n')
