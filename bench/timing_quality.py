@@ -8,10 +8,11 @@ process, the tests' live site: simulated arrow-of-time sessions of 8 clip trials
 30 fps, each answered after its clip played out), which runs one session per condition in its
 own page of headless Chromium, in the order given (rotated each round, so no condition always
 runs first), and appends each session's summary to the file named in CHRONOSCOPE_TIMING_REPORT.
-The table gives per condition the score (experiments/timing_quality.py), median [range] over
-the rounds, and its inputs summed over the rounds: frames late and dropped as a share of the
-frames due, trials disturbed and why, the presenter that drew the clips, the refresh interval
-the trials measured, and frame-0 holds. The load is the 1-minute load average around each round.
+The table gives per condition (those asked, then any the test ran of its own accord) the
+score (experiments/timing_quality.py), median [range] over the rounds, and its inputs summed
+over the rounds: frames late and dropped as a share of the frames due, trials disturbed and
+why, the presenter that drew the clips, the refresh interval the trials measured, and
+frame-0 holds. The load is the 1-minute load average around each round.
 
 Conditions (CONDITIONS): jank is a page script holding the main thread ``hold`` ms of every
 ``every`` ms; throttling is Chromium's ``Emulation.setCPUThrottlingRate``; ``canvas/`` removes
@@ -159,7 +160,7 @@ def main(argv=None) -> int:
             if report.exists():
                 rows += [json.loads(line) for line in report.read_text().splitlines()]
             print(f"round {r + 1}/{args.rounds} done, load {loads[-1]:.1f}", flush=True)
-    print(table(rows, args.conditions))
+    print(table(rows, [*args.conditions, *(c for c in CONDITIONS if c not in args.conditions)]))
     print(f"{args.rounds} rounds; load average (1 min) {min(loads):.1f}-{max(loads):.1f} on "
           f"{os.cpu_count()} cores; now {os.getloadavg()}")
     return code

@@ -23,10 +23,10 @@ clip (a video trial: its ``extra`` holds ``onset_time_ms``):
 The score is None for a session without such trials (a frame-ordering session), and the
 rule then never applies.  A quiet headless Chromium session scores 1.0 or close to it.  The
 worker presenter's counts are its own, so a busy main thread lowers the score only by taking
-the CPU from the worker (janked 30 ms every 100 ms and throttled 4x: 0.96 against 0.99 quiet),
-where on the main-thread canvas it scores far less (0.63) (docs/measurements.md).  The rule:
-:func:`breaks_rule`, reason ``timing_quality``, with the study's ``min_timing_quality``
-(0 switches it off).  :data:`VERSION` names this definition; it changes with the score.
+the CPU from the worker (janked 30 ms every 100 ms and throttled 4x: 0.93-1.00, quiet
+0.97-1.00), where on the main-thread canvas it scores far less (0.63) (docs/measurements.md).
+The rule: :func:`breaks_rule`, reason ``timing_quality``, with the study's
+``min_timing_quality`` (0 switches it off).  :data:`VERSION` names this definition; it changes with the score.
 """
 from __future__ import annotations
 
