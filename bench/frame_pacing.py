@@ -152,8 +152,8 @@ class EngineTab:
         try:
             result = self.tab.evaluate(f"return {call};")
         # The page gave up on it (a stalled video, bench/rt_page/pacing.js says how), or the
-        # driver did (WebKitWebDriver once answered "Could not parse script result" for one
-        # trial in 11 rounds): the trial is reported, and the run goes on.
+        # driver did (WebKitWebDriver once answered "Could not parse script result" for a
+        # trial, in the 10th of 14 rounds): the trial is reported, and the run goes on.
         except Exception as error:  # noqa: BLE001
             return {**trial, "failed": str(error).strip()}
         trial.update(result)
