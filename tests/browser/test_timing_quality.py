@@ -5,10 +5,10 @@ whose CPU is throttled scores lower, from nothing but what its trials store.
 The worker presenter (static/js/present_worker.js) counts its own frames and measures the
 refresh on its own animation frames, so a held main thread no longer lowers its score except
 by taking the CPU from it: janked 30 ms every 100 ms and throttled 4x, worker sessions
-scored 0.931-1.000 in two runs, quiet ones 0.965-1.000 (docs/measurements.md). The disturbed session
-here therefore runs on the main-thread canvas, the presenter of engines without
-OffscreenCanvas, held 120 ms of every 150 (seven refreshes at a time, which no account of
-the page can miss) and throttled.
+scored 0.931-1.000 in two runs, quiet ones 0.965-1.000 (docs/measurements.md). The
+disturbed session here therefore runs on the main-thread canvas, the presenter of engines
+without OffscreenCanvas, held 120 ms of every 150 (seven refreshes at a time, which no
+account of the page can miss) and throttled.
 
 The sessions run once for the module, in the conditions of bench/timing_quality.py that the
 tests check, plus any that bench asks for (it runs this file once a round and collects each
