@@ -147,9 +147,16 @@ class EngineTab:
 
     async def trial(self, url: str, design: str, clip: str, label: str) -> dict:
         call = DESIGNS[design].replace("(u, l", f"({json.dumps(url)}, {json.dumps(label)}")
-        result = self.tab.evaluate(f"return {call};")
         trial = {"engine": self.name, "design": design, "clip": clip, "label": label,
-                 "screen": None, **result}
+                 "screen": None, "page": None}
+        try:
+            result = self.tab.evaluate(f"return {call};")
+        # The page gave up on it (a stalled video, bench/rt_page/pacing.js says how), or the
+        # driver did (WebKitWebDriver once answered "Could not parse script result" for a
+        # trial, in the 10th of 14 rounds): the trial is reported, and the run goes on.
+        except Exception as error:  # noqa: BLE001
+            return {**trial, "failed": str(error).strip()}
+        trial.update(result)
         trial["page"] = page_figures(trial)
         return trial
 
@@ -208,9 +215,13 @@ def print_table(rounds: list[list[dict]], engines: list[str], designs: list[str]
     for engine in engines:
         for d in designs:
             mine = [t for t in trials if t["engine"] == engine and t["design"] == d]
+            for failed in [t for t in mine if "failed" in t]:
+                print(f"{engine} {d}: trial {failed['label']} failed: {failed['failed']}")
+            mine = [t for t in mine if "failed" not in t]
             prepare = [t["prepare_ms"] for t in mine if "prepare_ms" in t]
             print(f"{engine} {d}: {len(mine)} trials; onset methods "
-                  f"{sorted({t['onset_method'] for t in mine})}; page refresh "
+                  f"{sorted({t['onset_method'] for t in mine})}; presenters "
+                  f"{sorted({t.get('presenter', 'video') for t in mine})}; page refresh "
                   f"{span([t['page_refresh_ms'] for t in mine])} ms"
                   + (f"; decoded in {span(prepare, '{:.0f}')} ms, by "
                      f"{sorted({t['source'] for t in mine})}" if prepare else ""))

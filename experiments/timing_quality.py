@@ -17,13 +17,16 @@ clip (a video trial: its ``extra`` holds ``onset_time_ms``):
   the session's best (Element Timing, then its 4 ms-rounded form, then the next animation
   frame: a fallback means the marker's paint was not reported within a second), or the
   trial's measured refresh interval is more than :data:`REFRESH_TOLERANCE` off the
-  session's median (the display changed, or the main thread was too busy to measure it).
+  session's median (the display changed, or the main-thread canvas's thread was too busy to
+  measure it; the worker presenter measures it on its own animation frames).
 
 The score is None for a session without such trials (a frame-ordering session), and the
-rule then never applies.  A quiet headless Chromium session scores 1.0 or close to it; a
-main thread blocked 30 ms every 100 ms far less (docs/measurements.md).  The rule:
-:func:`breaks_rule`, reason ``timing_quality``, with the study's ``min_timing_quality``
-(0 switches it off).  :data:`VERSION` names this definition; it changes with the score.
+rule then never applies.  A quiet headless Chromium session scores 1.0 or close to it.  The
+worker presenter's counts are its own, so a busy main thread lowers the score only by taking
+the CPU from the worker (janked 30 ms every 100 ms and throttled 4x: 0.93-1.00, quiet
+0.97-1.00), where on the main-thread canvas it scores far less (0.63) (docs/measurements.md).
+The rule: :func:`breaks_rule`, reason ``timing_quality``, with the study's
+``min_timing_quality`` (0 switches it off).  :data:`VERSION` names this definition; it changes with the score.
 """
 from __future__ import annotations
 
@@ -71,20 +74,38 @@ def frames_on_time(record: Mapping) -> tuple[float, float] | None:
     return None
 
 
-def disturbed(record: Mapping, best_precision: int, median_refresh_ms: float | None) -> bool:
-    """Whether one clip trial's presentation was disturbed (see the module's notes)."""
+def disturbance(record: Mapping, best_precision: int, median_refresh_ms: float | None
+                ) -> str | None:
+    """What disturbed one clip trial's presentation (see the module's notes), or None."""
     extra = _extra(record)
     events = extra.get("technical_events")
-    if extra.get("focus_lost") or extra.get("fullscreen_exited") or \
+    if extra.get("focus_lost"):
+        return "focus_lost"
+    if extra.get("fullscreen_exited") or \
             (isinstance(events, Sequence) and not isinstance(events, str) and events):
-        return True
-    if (count(extra.get("stalls")) or 0) > 0 or count(extra.get("onset_time_ms")) is None:
-        return True
+        return "fullscreen_exited"
+    if (count(extra.get("stalls")) or 0) > 0:
+        return "stalled"
+    if count(extra.get("onset_time_ms")) is None:
+        return "no_onset"
     if _precision(record.get("onset_method")) > best_precision:
-        return True
+        return "onset_fallback"
     refresh = count(extra.get("refresh_ms"))
-    return bool(refresh and median_refresh_ms and
-                abs(refresh / median_refresh_ms - 1) > REFRESH_TOLERANCE)
+    if refresh and median_refresh_ms and abs(refresh / median_refresh_ms - 1) > REFRESH_TOLERANCE:
+        return "refresh_off"
+    return None
+
+
+def accounts(records: Iterable[Mapping]) -> list[tuple[Mapping, tuple[float, float] | None,
+                                                       str | None]]:
+    """Each clip trial with its :func:`frames_on_time` and its :func:`disturbance`."""
+    clips = presented(records)
+    if not clips:
+        return []
+    best = min(_precision(r.get("onset_method")) for r in clips)
+    refreshes = [v for r in clips if (v := count(_extra(r).get("refresh_ms")))]
+    median = statistics.median(refreshes) if refreshes else None
+    return [(r, frames_on_time(r), disturbance(r, best, median)) for r in clips]
 
 
 def session_score(records: Iterable[Mapping]) -> float | None:
@@ -99,15 +120,11 @@ def session_score(records: Iterable[Mapping]) -> float | None:
     ...     "focus_lost": True}}]), 3)
     0.375
     """
-    clips = presented(records)
-    counted = [(r, frames) for r in clips if (frames := frames_on_time(r)) is not None]
+    counted = [(frames, cause) for _, frames, cause in accounts(records) if frames is not None]
     if not counted:
         return None
-    best = min(_precision(r.get("onset_method")) for r in clips)
-    refreshes = [v for r in clips if (v := count(_extra(r).get("refresh_ms")))]
-    median = statistics.median(refreshes) if refreshes else None
-    on_time = sum(0.0 if disturbed(r, best, median) else frames[0] for r, frames in counted)
-    return on_time / sum(frames[1] for _, frames in counted)
+    on_time = sum(0.0 if cause else frames[0] for frames, cause in counted)
+    return on_time / sum(frames[1] for frames, _ in counted)
 
 
 def breaks_rule(records: Iterable[Mapping], min_score: float) -> bool:

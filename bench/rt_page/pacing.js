@@ -16,12 +16,43 @@ const GRID = 4;  // the test clips' index pattern: 4 x 4 cells
 const stageBox = document.getElementById("stage");
 const sleep = (ms) => new Promise((resolve) => setTimeout(resolve, Math.max(0, ms)));
 
+const STALL_MS = 5000;  // a video whose playback has not moved for this long has stalled
+
+// What a video waited on was doing when the wait ran out.
+const mediaState = (v) => `currentTime ${v.currentTime}, duration ${v.duration}, paused `
+  + `${v.paused}, ended ${v.ended}, readyState ${v.readyState}, networkState ${v.networkState}`;
+
 function once(video, name, timeoutMs) {
   return new Promise((resolve, reject) => {
-    const timer = setTimeout(() => reject(new Error(`no ${name} event`)), timeoutMs);
+    const timer = setTimeout(() => reject(new Error(`no ${name} event: ${mediaState(video)}`)),
+      timeoutMs);
     video.addEventListener(name, () => { clearTimeout(timer); resolve(); }, { once: true });
     video.addEventListener("error", () => reject(new Error("the clip could not be decoded")),
       { once: true });
+  });
+}
+
+// Resolves once the video has ended; rejects once its playback has not moved for STALL_MS.
+// Not a fixed wait of the clip's length plus 5 s, which once gave up on a WebKitGTK trial at
+// load 17 without saying why (not seen again): playback that moves, however slowly, is
+// waited for, and one that stops is reported with the element's state.
+function playedOut(video) {
+  return new Promise((resolve, reject) => {
+    let timer;
+    const finish = () => {
+      clearTimeout(timer);
+      video.removeEventListener("timeupdate", moved);
+      video.removeEventListener("ended", ended);
+    };
+    const ended = () => { finish(); resolve(); };
+    const stalled = () => { finish(); reject(new Error(`the video stalled: ${mediaState(video)}`)); };
+    function moved() {
+      clearTimeout(timer);
+      timer = setTimeout(stalled, STALL_MS);
+    }
+    video.addEventListener("timeupdate", moved);
+    video.addEventListener("ended", ended);
+    if (video.ended) ended(); else moved();
   });
 }
 
@@ -64,7 +95,7 @@ window.presentVideo = async (url, label) => {
   performance.mark(`trial-start-${label}`);
   const videoFrames = recordVideoFrames(video);
   const onset = await playClip(video, { onFirstFrame: () => performance.mark(`reveal-${label}`) });
-  if (!video.ended) await once(video, "ended", video.duration * 1000 + 5000);
+  await playedOut(video);
   await sleep(AFTER_CLIP_MS);
   const quality = video.getVideoPlaybackQuality();
   video.pause();

@@ -255,3 +255,37 @@ def test_without_offscreen_canvas_the_main_thread_canvas_presents(page, pacing_s
     assert result["presenter"] == "canvas"
     assert result["frames_total"] == CLIPS["30fps"][1] and result["frames_shown"] > 1
     assert not page.js_errors
+
+
+# The bench page's <video> trial (bench/frame_pacing.py's baseline) played at a sixteenth of
+# its rate: the 0.5-s clip takes 8 s, as a slow engine's playback might.
+SLOW_PLAYBACK = """(() => {
+  const play = HTMLMediaElement.prototype.play;
+  HTMLMediaElement.prototype.play = function () {
+    this.playbackRate = 0.0625;
+    return play.call(this);
+  };
+})();"""
+# Playback that stops for good a moment after it starts.
+STOPPED_PLAYBACK = """(() => {
+  const play = HTMLMediaElement.prototype.play;
+  HTMLMediaElement.prototype.play = function () {
+    setTimeout(() => this.pause(), 100);
+    return play.call(this);
+  };
+})();"""
+
+
+def test_the_bench_video_trial_waits_for_slow_playback_to_end(page, pacing_site):
+    page.add_init_script(SLOW_PLAYBACK)
+    _open(page, pacing_site)
+    result = page.evaluate("presentVideo('/clips/60fps.mp4', 'slow')")
+    assert result["video_frames"][-1][1] > 0.4  # it played to the clip's last frames
+    assert not page.js_errors
+
+
+def test_the_bench_video_trial_reports_a_stalled_video_with_its_state(page, pacing_site):
+    page.add_init_script(STOPPED_PLAYBACK)
+    _open(page, pacing_site)
+    with pytest.raises(Exception, match=r"the video stalled: currentTime .*paused true"):
+        page.evaluate("presentVideo('/clips/60fps.mp4', 'stopped')")
