@@ -52,7 +52,7 @@ def main() -> None:
             r = adaptive_power.summarise(SWEEP, done[i::len(rows)], 1)
             print(f"{lapse:>6.2f}{row[1]:>7}{r['median_halfwidth']:>8.2f}{r['bias']:>8.2f}"
                   f"{r['bias_se']:>7.2f}{r['rmse']:>7.2f}{r['coverage']:>7.2f}"
-                  f"{r['at_bound']:>6}", flush=True)
+                  f"{r['no_ci']:>6}", flush=True)
 
 
 if __name__ == "__main__":
