@@ -13,6 +13,7 @@ from functools import lru_cache
 
 from babel import Locale, UnknownLocaleError, localedata
 from babel.languages import get_official_languages
+from babel.lists import format_list
 
 # language[-Script][-REGION]: the tags a study may use (BCP 47's common subset, CLDR's data).
 TAG = re.compile(r"^[a-z]{2,3}(-[A-Z][a-z]{3})?(-([A-Z]{2}|[0-9]{3}))?$")
@@ -68,6 +69,13 @@ def plural_category(tag: str, number: float) -> str:
     """The category ``number`` takes in ``tag``'s language ("one" for 1 in English)."""
     locale = _locale(tag)
     return locale.plural_form(number) if locale else ("one" if number == 1 else "other")
+
+
+def or_list(items: list[str], tag: str) -> str:
+    """``items`` as one choice in ``tag``'s language, by CLDR's "or" list pattern ("Chrome,
+    Edge oder Firefox"; Arabic joins with أو); joined with commas where CLDR has no locale."""
+    locale = _locale(tag)
+    return format_list(items, style="or", locale=locale) if locale else ", ".join(items)
 
 
 def direction(tag: str) -> str:

@@ -125,11 +125,11 @@ def plural_base(key: str) -> str:
 def absent_plural_form(key: str, language: str) -> str | None:
     """Why ``language`` never shows plural form ``key`` (``fa`` has no ``_two``), or None."""
     base = plural_base(key)
-    categories = languages.plural_categories(language)
-    if base != key and key[len(base) + 1:] not in categories:
-        return (f"{language} has no {key[len(base) + 1:]!r} plural form (CLDR gives it "
-                f"{', '.join(c for c in languages.PLURAL_CATEGORIES if c in categories)})")
-    return None
+    category, categories = key[len(base) + 1:], languages.plural_categories(language)
+    if base == key or category in categories:
+        return None
+    return (f"{language} has no {category!r} plural form (CLDR gives it "
+            f"{', '.join(c for c in languages.PLURAL_CATEGORIES if c in categories)})")
 
 
 def language_keys(language: str) -> tuple[str, ...]:

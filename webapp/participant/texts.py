@@ -12,8 +12,6 @@ from __future__ import annotations
 import hashlib
 from collections.abc import Mapping
 
-from babel import UnknownLocaleError
-from babel.lists import format_list
 from markupsafe import Markup
 
 from experiments import languages, study_annotations
@@ -24,17 +22,6 @@ from experiments.study_settings import default
 
 # How the study file's browser engines are named to a participant (product names).
 BROWSER_NAMES = {"chromium": ("Chrome", "Edge"), "firefox": ("Firefox",), "webkit": ("Safari",)}
-
-
-def browser_list(settings: Mapping, language: str) -> str:
-    """The study's browsers as one choice in ``language``, by CLDR's "or" list pattern
-    ("Chrome, Edge oder Firefox"; Arabic joins with أو): a list joined with English commas
-    read wrongly inside a translated sentence."""
-    names = [name for b in settings["browsers"] for name in BROWSER_NAMES.get(b, (b,))]
-    try:
-        return format_list(names, style="or", locale=language.replace("-", "_"))
-    except (UnknownLocaleError, ValueError):
-        return ", ".join(names)
 # The settings' declared defaults, as a stored study holds them.
 DEFAULT_SETTINGS = {"languages": list(default("study.languages")),
                     "browsers": list(default("participants.browsers")),
@@ -44,6 +31,13 @@ DEFAULT_SETTINGS = {"languages": list(default("study.languages")),
                     "min_refresh_hz": default("participants.min_refresh_hz"),
                     "max_refresh_hz": default("participants.max_refresh_hz"),
                     "platform": default("recruitment.platform"), "return_urls": {}}
+
+
+def browser_list(settings: Mapping, language: str) -> str:
+    """The study's browsers as one choice in ``language`` (a list joined with English commas
+    read wrongly inside a translated sentence)."""
+    return languages.or_list([name for engine in settings["browsers"]
+                              for name in BROWSER_NAMES.get(engine, (engine,))], language)
 
 
 def study_settings(snapshot: Mapping | None) -> dict:
