@@ -363,6 +363,25 @@ def answer_and_leave_during_feedback(tab, index: int, site, token) -> None:
     assert left == "left"
 
 
+
+def on_a_practice_clip(tab, site, participant: str) -> tuple[str, int]:
+    """Enters the safe-keys study as ``participant`` and runs it to the first clip's onset,
+    in fullscreen: (the session's token, the trial's index)."""
+    token = enter(tab, site, open_safe_keys_study(site), participant)
+    run_until(tab, lambda s: s["screen"] == "clip" and s["onset"] is not None,
+              site=site, token=token)
+    index = int(screen_state(tab)["trial"])
+    assert tab.evaluate(IS_FULLSCREEN), f"{tab.name}: the practice block started outside"
+    return token, index
+
+
+def back_in_fullscreen(tab) -> None:
+    """Clicks the ask-back screen's button (the gesture that re-enters fullscreen), waits
+    until the runner moves on, and checks the page is in fullscreen again."""
+    tab.click("#fullscreen-go")
+    tab.wait_for('return document.body.dataset.screen !== "fullscreen";')
+    assert tab.evaluate(IS_FULLSCREEN), f"{tab.name}: the button did not re-enter fullscreen"
+
 # Holds the worker presenter's "finished" reply (the clip stopped) until window.__release().
 HOLD_CLIP_STOP = """window.__held = [];
 window.__release = () => { const held = window.__held; window.__held = null; held.forEach(f => f()); };
@@ -383,11 +402,7 @@ def test_an_exit_while_the_answered_clip_stops_is_not_the_answered_trials(tab, s
     # trip after the answer: an exit in between (an Escape right after the answer, as
     # WebKitWebDriver sent it under load) was counted against the answered trial, which was
     # thrown away and run again.  The round trip is held open here until the page is out.
-    token = enter(tab, site, open_safe_keys_study(site), f"{tab.name}-exit-as-clip-stops")
-    run_until(tab, lambda s: s["screen"] == "clip" and s["onset"] is not None,
-              site=site, token=token)
-    before = int(screen_state(tab)["trial"])
-    assert tab.evaluate(IS_FULLSCREEN), f"{tab.name}: the practice block started outside"
+    token, before = on_a_practice_clip(tab, site, f"{tab.name}-exit-as-clip-stops")
     tab.evaluate(HOLD_CLIP_STOP)
     press_after_onset(tab, practice_key(tab, site, token))
     assert tab.wait_for("return window.__held.length > 0;"), "the worker did not present the clip"
@@ -399,14 +414,14 @@ def test_an_exit_while_the_answered_clip_stops_is_not_the_answered_trials(tab, s
             : {screen: d.screen, trial: d.trialIndex};""")
     assert state == {"screen": "fullscreen", "trial": str(before)}, \
         f"{tab.name}: the answered trial was not kept ({state})"
-    tab.click("#fullscreen-go")
-    tab.wait_for('return document.body.dataset.screen !== "fullscreen";')
+    back_in_fullscreen(tab)
     run_by_hand(tab, site=site, token=token, limit_s=300)
 
     answered = row_of(stored(site.app, token), before)
     assert answered["response"] is not None and answered["extra"]["fullscreen_exited"] is False
     assert not answered["extra"]["technical_events"]
     assert tab.errors() == []
+
 
 @EVERY
 def test_an_exit_between_trials_asks_back_before_the_next_trial(tab, site):
@@ -415,14 +430,10 @@ def test_an_exit_between_trials_asks_back_before_the_next_trial(tab, site):
     # plain miss.  The runner now asks the participant back before the next trial starts.
     # The study's keys are d and k: with f (the shipped keys) WebKitGTK leaves fullscreen on
     # every F answer, so whether a feedback showed in fullscreen depended on the key mapping.
-    token = enter(tab, site, open_safe_keys_study(site), f"{tab.name}-fullscreen-between")
-    run_until(tab, lambda s: s["screen"] == "clip" and s["onset"] is not None,
-              site=site, token=token)
-    before = int(screen_state(tab)["trial"])
+    token, before = on_a_practice_clip(tab, site, f"{tab.name}-fullscreen-between")
     practice = [t["trial_index"] for t in stored(site.app, token)["schedule"]
                 if t["block"] == "practice"]
     assert before in practice[:-1], f"trial {before} is not followed by another practice trial"
-    assert tab.evaluate(IS_FULLSCREEN), f"{tab.name}: the practice block started outside"
     tab.evaluate(RECORD_EXIT)
     answer_and_leave_during_feedback(tab, before, site, token)
     state = tab.wait_for("""const d = document.body.dataset;
@@ -434,9 +445,7 @@ def test_an_exit_between_trials_asks_back_before_the_next_trial(tab, site):
         f"{tab.name}: the exit was not between trials ({exit_seen})"
     assert state["screen"] == "fullscreen", f"{tab.name}: the next trial started outside ({state})"
     assert int(state["trial"]) == before, "a trial started before the participant was back"
-    tab.click("#fullscreen-go")  # the click is the gesture that re-enters fullscreen
-    tab.wait_for('return document.body.dataset.screen !== "fullscreen";')
-    assert tab.evaluate(IS_FULLSCREEN), f"{tab.name}: the button did not re-enter fullscreen"
+    back_in_fullscreen(tab)
     run_by_hand(tab, site=site, token=token, limit_s=300)
 
     data = stored(site.app, token)

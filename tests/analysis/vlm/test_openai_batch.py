@@ -50,6 +50,22 @@ def _timeless(value):
     return value
 
 
+
+def _interrupt_held_batch(server, items, cache_path, monkeypatch) -> list[float]:
+    """A batch run of ``items`` that the server holds unanswered, stopped by the
+    researcher's Ctrl-C at the client's first poll; the waits the client asked for."""
+    polls = []
+
+    def interrupted(seconds):
+        polls.append(seconds)
+        raise KeyboardInterrupt
+
+    server.hold_batches = True
+    monkeypatch.setattr(openai_batch.time, "sleep", interrupted)
+    with pytest.raises(KeyboardInterrupt):
+        _run(server, items, cache_path, batch_api=True)
+    return polls
+
 def _requests(server, since: int = 0) -> Counter:
     """Requests by kind of endpoint (a batch's id and a file's id left out)."""
     return Counter(f"{e['method']} {'/'.join(e['path'].split('/')[:3])}"
@@ -106,17 +122,8 @@ def test_an_expired_batch_keeps_what_it_answered(hf_backend, items, tmp_path):
 
 def test_a_client_that_stops_resumes_its_batch_instead_of_resubmitting(
         hf_backend, items, tmp_path, monkeypatch):
-    polls = []
-
-    def interrupted(seconds):  # the researcher's Ctrl-C while the batch runs
-        polls.append(seconds)
-        raise KeyboardInterrupt
-
     with TinyOpenAIServer(hf_backend, "tiny") as server:
-        server.hold_batches = True
-        monkeypatch.setattr(openai_batch.time, "sleep", interrupted)
-        with pytest.raises(KeyboardInterrupt):
-            _run(server, items, tmp_path / "c.sqlite3", batch_api=True)
+        polls = _interrupt_held_batch(server, items, tmp_path / "c.sqlite3", monkeypatch)
         assert polls and len(server.batches) == 1
         with ResultCache(tmp_path / "c.sqlite3") as cache:
             [(batch_id, keys)] = [batch for scope in _scopes(tmp_path)
@@ -136,14 +143,8 @@ def test_resuming_a_batch_stores_every_answer_it_holds(hf_backend, items, tmp_pa
                                                         monkeypatch):
     """A batch resumed by a command asking for fewer items kept only that command's answers
     and then forgot the batch (outside review): the others, paid for, were sent again."""
-    def interrupted(seconds):
-        raise KeyboardInterrupt
-
     with TinyOpenAIServer(hf_backend, "tiny") as server:
-        server.hold_batches = True
-        monkeypatch.setattr(openai_batch.time, "sleep", interrupted)
-        with pytest.raises(KeyboardInterrupt):
-            _run(server, items, tmp_path / "c.sqlite3", batch_api=True)
+        _interrupt_held_batch(server, items, tmp_path / "c.sqlite3", monkeypatch)
         monkeypatch.undo()
         server.hold_batches = False
         fewer = _run(server, items[:2], tmp_path / "c.sqlite3", batch_api=True)
@@ -160,14 +161,8 @@ def test_a_batch_the_server_forgot_is_said_and_sent_again(
     """A stored batch the server answered 404 for blocked every --batch-api rerun with
     "HTTP 404 ... check --base-url" (outside review): the rerun says the batch is gone and
     sends its calls not stored yet in a new batch."""
-    def interrupted(seconds):
-        raise KeyboardInterrupt
-
     with TinyOpenAIServer(hf_backend, "tiny") as server:
-        monkeypatch.setattr(openai_batch.time, "sleep", interrupted)
-        server.hold_batches = True
-        with pytest.raises(KeyboardInterrupt):
-            _run(server, items, tmp_path / "c.sqlite3", batch_api=True)
+        _interrupt_held_batch(server, items, tmp_path / "c.sqlite3", monkeypatch)
         monkeypatch.undo()
         [old] = list(server.batches)
         if forget == "batch":  # the server lost it (a restart, a purge)
