@@ -1,9 +1,9 @@
 """The researcher's TRA path, the documented commands only (docs/researcher-guide.md), from sweep clips to the three-way figure.
 
 On the PyBullet set the TRA analysis is validated on: ``stimuli generate --set tra --limit
-24`` (round-robin over the six groups: 4 levels of each sweep, what a TRA peak fit needs),
-``study create --from`` the shipped ``tra-sweep-pybullet`` study file as it is
-(``stimulus_set = "tra"``, ``repeats_per_direction = 1``), simulated people through the
+30`` (round-robin over the six groups: 5 levels of each sweep, what a TRA peak fit needs),
+``study create --from`` the shipped ``tra-sweep-pybullet`` study file (``stimulus_set =
+"tra"``, ``repeats_per_direction = 1``) with its blocks lowered from 8 to 2, simulated people through the
 participant HTTP API (as ``bench/export_equivalence.py`` drives it), ``run-models`` with a
 tiny random Qwen2.5-VL scored from its logits in both label orders, ``probe tra`` with a tiny
 random V-JEPA 2, then ``report STUDY --out DIR --tra FILE``. The built-in set, the fast
@@ -158,15 +158,17 @@ def _cli(app, runner, *args):
     return result.output
 
 
-def _study_file(folder: Path, **changes: str) -> Path:
-    """The shipped study file with ``key = value`` lines replaced or, under [blocks], added."""
-    text = SHIPPED.read_text("utf-8")
+def _study_file(folder: Path, shipped: Path = SHIPPED, **changes: str) -> Path:
+    """The ``shipped`` study file with ``key = value`` lines of its [blocks] section replaced
+    or added (``count`` is also a key of [sessions], left as it is)."""
+    head, _, rest = shipped.read_text("utf-8").partition("[blocks]\n")
+    blocks, section, tail = rest.partition("\n[")
     for key, value in changes.items():
         line = re.compile(rf"^{key} = .*$", re.M)
-        text = (line.sub(f"{key} = {value}", text) if line.search(text) else
-                text.replace("[blocks]\n", f"[blocks]\n{key} = {value}\n"))
-    path = folder / "tra-sweep.toml"
-    path.write_text(text, "utf-8")
+        blocks = (line.sub(f"{key} = {value}", blocks) if line.search(blocks) else
+                  f"{key} = {value}\n{blocks}")
+    path = folder / shipped.name
+    path.write_text(f"{head}[blocks]\n{blocks}{section}{tail}", "utf-8")
     return path
 
 
@@ -179,8 +181,11 @@ def test_readme_path_on_the_pybullet_set_ends_in_the_three_way_figure(app, runne
                                                                         tiny_folders):
     vlm, vjepa2 = tiny_folders
     _cli(app, runner, "stimuli", "generate", "--set", "tra", "--limit", "30")
-    # the shipped study file for the PyBullet set, as it is
-    study_file = SHIPPED.with_name("tra-sweep-pybullet.toml")
+    # the shipped study file for the PyBullet set, its 20 main trials in 2 blocks rather than
+    # 8: each block's catch trial has a video rendered for the session (0.5 s each), and the
+    # trials, so every count the report fits, stay the same (every shipped file is validated
+    # as it is in tests/webapp/test_study_file_cli.py)
+    study_file = _study_file(tmp_path, SHIPPED.with_name("tra-sweep-pybullet.toml"), count="2")
     _cli(app, runner, "study", "create", STUDY, "--from", str(study_file))
     _cli(app, runner, "study", "open", STUDY)
     assert run_people(app, STUDY, PEOPLE) == ["completed"] * PEOPLE
