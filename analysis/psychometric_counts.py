@@ -20,9 +20,17 @@ def _start(x, k, n, cdfs, guess, lapse, sign):
     return np.full(k.shape[0], b0), np.full(k.shape[0], sign * b1)
 
 
+def _loglik(b0, b1, x, k, n, cdfs, guess, lapse):
+    """Per row of (b0, b1): the log-likelihood (the step-halving and gain checks need no
+    more, and they are most of a fit's calls)."""
+    eta = b0[:, None] + b1[:, None] * x
+    p = np.clip(guess + (1 - guess - lapse) * cdfs[0](eta), 1e-12, 1 - 1e-12)
+    return (special.xlogy(k, p) + special.xlogy(n - k, 1 - p)).sum(1)
+
+
 def _scores(b0, b1, x, k, n, cdfs, guess, lapse):
-    """Per row of (b0, b1): the score, the expected and the observed information (each as
-    (i00, i01, i11)), and the log-likelihood."""
+    """Per row of (b0, b1): the score, and the expected and the observed information (each as
+    (i00, i01, i11))."""
     eta = b0[:, None] + b1[:, None] * x
     p = np.clip(guess + (1 - guess - lapse) * cdfs[0](eta), 1e-12, 1 - 1e-12)
     d = (1 - guess - lapse) * cdfs[1](eta)
@@ -31,14 +39,13 @@ def _scores(b0, b1, x, k, n, cdfs, guess, lapse):
     curvature = (1 - guess - lapse) * cdfs[3](eta) / v - d * d * (1 - 2 * p) / v ** 2
     w_obs = w - (k - n * p) * curvature
     expected, observed = ((a.sum(1), (a * x).sum(1), (a * x * x).sum(1)) for a in (w, w_obs))
-    loglik = (special.xlogy(k, p) + special.xlogy(n - k, 1 - p)).sum(1)
-    return (u.sum(1), (u * x).sum(1)), expected, observed, loglik
+    return (u.sum(1), (u * x).sum(1)), expected, observed
 
 
 def _step(b0, b1, x, k, n, cdfs, guess, lapse, b1_lim, m_lim, sign, newton):
     """One projected step: Newton's where ``newton`` and the observed information is positive
     definite, else Fisher scoring's; along an active bound, a 1-D step on it."""
-    (g0, g1), expected, observed, _ = _scores(b0, b1, x, k, n, cdfs, guess, lapse)
+    (g0, g1), expected, observed = _scores(b0, b1, x, k, n, cdfs, guess, lapse)
     definite = newton & (observed[0] > 0) & (observed[0] * observed[2] - observed[1] ** 2 > 0)
     i00, i01, i11 = (np.where(definite, o, e) for o, e in zip(observed, expected))
     det = i00 * i11 - i01 ** 2 + 1e-12
@@ -78,7 +85,7 @@ def _fisher(x, k, n, cdfs, guess, lapse, b1_lim, m_lim, sign, start=None, iters=
     # a start outside the limits is never moved onto them by a step that is not taken
     b1 = sign * np.clip(sign * b1, *b1_lim)
     b0 = -b1 * np.clip(-b0 / b1, *m_lim)
-    loglik = lambda c0, c1, kk, nn: _scores(c0, c1, x, kk, nn, cdfs, guess, lapse)[3]  # noqa: E731
+    loglik = lambda c0, c1, kk, nn: _loglik(c0, c1, x, kk, nn, cdfs, guess, lapse)  # noqa: E731
     active = np.arange(len(b0))
     for _ in range(iters):
         a0, a1, ka, na = b0[active], b1[active], k[active], n[active]
