@@ -29,7 +29,7 @@ from tests.engines.participant import (
     run_until,
     screen_state,
 )
-from tests.factories import QUICK_ORDERING_MS, open_quick_ordering, open_site_study, tiny_designs
+from tests.factories import QUICK_ORDERING_MS, open_quick_ordering
 
 # Selenium 4.51's own WebKitGTK driver class still passes remote_server_addr.
 pytestmark = [pytest.mark.engines,
@@ -51,25 +51,6 @@ return "left";"""
 AFTER_TRIAL = """const d = document.body.dataset;
 if (Number(d.trialIndex) !== {index}) return `trial ${{d.trialIndex}}`;
 return {in_trial}.includes(d.screen) ? null : d.screen;"""
-
-
-# The trials here time out out of fullscreen on purpose, up to nine times a session in
-# WebKitGTK (the test's own trial, and a practice or catch trial whose key is f): the site's
-# arrow-of-time study, waiting 1 s after the clip for the answer instead of 2 s (the
-# participant here presses within ~0.1-0.5 s of the onset, the clip lasting ~0.5 s).
-QUICK_WINDOW_MS = 1000
-
-
-def open_quick_aot(site) -> str:
-    """The site's tiny arrow-of-time study with a QUICK_WINDOW_MS response window, opened
-    once per site; returns its kind for ``enter``."""
-    kind = "aot_quick_window"
-    if kind not in site.slugs:
-        design = tiny_designs()["aot"].with_changes(
-            response_window_ms_after_clip=QUICK_WINDOW_MS)
-        open_site_study(site.app, "tiny-aot-quick-window", design)
-        site.slugs[kind] = "tiny-aot-quick-window"
-    return kind
 
 
 def first_main(site, token, trial_type: str) -> int:
@@ -168,7 +149,7 @@ def row_of(data, index):
 def test_a_reload_keeps_the_re_offers_and_the_third_exit_makes_the_trial_technical(tab, site):
     # Review 15b D1: the events were kept only in memory, so after a reload the trial was
     # stored with technical_events [] and offered three more times (unbounded looks).
-    token = enter(tab, site, open_quick_aot(site), f"{tab.name}-fullscreen-reload")
+    token = enter(tab, site, "aot", f"{tab.name}-fullscreen-reload")
     index = block_opener(tab, site, token)
     run_until_trial(tab, site, token, index)
     for presentation in (1, 2):
@@ -200,7 +181,7 @@ def test_exits_during_the_fixation_count_and_never_fail_the_session(tab, site):
     # (where WebKitGTK takes an early F press) made a plain miss of the catch trial.  The
     # third presentation is answered wrongly out of fullscreen: the answer is stored for the
     # record but flagged technical, so the missed attention check fails nothing.
-    token = enter(tab, site, open_quick_aot(site), f"{tab.name}-fullscreen-fixation")
+    token = enter(tab, site, "aot", f"{tab.name}-fullscreen-fixation")
     index = block_opener(tab, site, token)
     run_until_trial(tab, site, token, index)
     wrong = other_key(tab, answer_key(site, token, index))
@@ -262,7 +243,7 @@ def test_a_clip_missed_or_answered_out_of_fullscreen_is_offered_again(tab, site)
     # the next trial, RT 4 ms) was stored as the participant's, with no technical event.
     # Here the first presentation times out out of fullscreen, the second is answered out of
     # it, and the third, in fullscreen, is the participant's answer.
-    token = enter(tab, site, open_quick_aot(site), f"{tab.name}-fullscreen-answer")
+    token = enter(tab, site, "aot", f"{tab.name}-fullscreen-answer")
     index = block_opener(tab, site, token)
     key = answer_key(site, token, index)
     run_until_trial(tab, site, token, index)
@@ -295,7 +276,7 @@ def test_the_second_f_after_a_swallowed_one_is_no_answer(tab, site):
     # The reviewer's WebKitGTK case with real keys: F in fullscreen leaves it and never
     # reaches the page; the participant presses F again, which does, and was stored as the
     # answer with an RT ~300 ms too long.  Now that presentation is offered again.
-    token = enter(tab, site, open_quick_aot(site), f"{tab.name}-second-f")
+    token = enter(tab, site, "aot", f"{tab.name}-second-f")
     index = first_main(site, token, "aot")
     run_until_trial(tab, site, token, index)
     tab.wait_for(f"""const d = document.body.dataset;
