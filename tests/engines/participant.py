@@ -72,7 +72,7 @@ def press_after_onset(tab, key: str) -> None:
     tab.press(key)
 
 
-def answer(tab, state: dict, on_trial=None, site=None, token=None) -> None:
+def answer(tab, state: dict, on_trial=None, site=None, token=None, key_for=None) -> None:
     screen = state["screen"]
     if screen == "consent":
         tab.click("#consent-yes")
@@ -86,8 +86,9 @@ def answer(tab, state: dict, on_trial=None, site=None, token=None) -> None:
         tab.click("#continue")
     elif screen == "clip" and state["onset"] is not None:
         index = int(state["trial"])
-        press_after_onset(tab, answer_key(site.app, token, index) if site else tab.evaluate(
-            f"return window.chronoscope.session.response_keys[{index} % 2];"))
+        key = key_for(index) if key_for else None
+        press_after_onset(tab, key or (answer_key(site.app, token, index) if site else tab.evaluate(
+            f"return window.chronoscope.session.response_keys[{index} % 2];")))
     elif screen == "frame_order":
         if on_trial:
             on_trial(tab, state)
@@ -96,12 +97,14 @@ def answer(tab, state: dict, on_trial=None, site=None, token=None) -> None:
         tab.click("#order-done")
 
 
-def run_until(tab, done, on_trial=None, limit_s: float = 120, site=None, token=None) -> dict:
+def run_until(tab, done, on_trial=None, limit_s: float = 120, site=None, token=None,
+              key_for=None) -> dict:
     """Answers screens (real clicks and key presses, no simulation) until ``done(state)`` is
     true; returns that state.
 
     ``on_trial(tab, state)`` orders the frames of a frame-ordering trial (default: one
-    keyboard move); ``site`` and ``token`` let catch trials be answered as instructed.
+    keyboard move); ``site`` and ``token`` let catch trials be answered as instructed;
+    ``key_for(index)`` names the key for a clip (None: the correct one).
     """
     deadline = time.monotonic() + limit_s
     state = screen_state(tab)
@@ -109,12 +112,13 @@ def run_until(tab, done, on_trial=None, limit_s: float = 120, site=None, token=N
         if time.monotonic() > deadline:
             raise AssertionError(f"{tab.name}: session stuck at {state}")
         if state["screen"] not in WAITING:
-            answer(tab, state, on_trial, site, token)
+            answer(tab, state, on_trial, site, token, key_for)
         state = wait_change(tab, state)
     return state
 
 
 def run_by_hand(tab, until: str = "done", on_trial=None, limit_s: float = 120,
-                site=None, token=None) -> None:
+                site=None, token=None, key_for=None) -> None:
     """Answers screens by hand until the screen ``until`` shows (see run_until)."""
-    run_until(tab, lambda state: state["screen"] == until, on_trial, limit_s, site, token)
+    run_until(tab, lambda state: state["screen"] == until, on_trial, limit_s, site, token,
+              key_for)

@@ -16,6 +16,7 @@ leaves it itself).
 """
 import pytest
 
+from tests.browser.participant import answer_key as correct_key
 from tests.browser.participant import assert_every_trial_once, instructed_key, stored
 from tests.engines.conftest import EVERY_ENGINE
 from tests.engines.participant import (
@@ -112,6 +113,26 @@ def leave_and_answer(tab, index: int, key: str) -> str:
     return wait_out(tab, index)
 
 
+def finish(tab, site, token, limit_s: float = 120) -> None:
+    """Answers the rest of the session by hand (run_by_hand), but a main-block clip whose
+    correct key the engine keeps from the page in fullscreen (WebKitGTK: f) with the other
+    response key: any key answers such a trial, and the swallowed key would only replay, on a
+    trial no assertion reads, the exit / time out / re-offer cycle (three presentations of
+    ~3 s) that these tests check on their own trial and test_sessions.py on whole sessions.
+    Practice clips (the practice must be passed) and catch trials keep the correct key."""
+    swallowed = SWALLOWED.get(tab.name, ())
+    schedule = {t["trial_index"]: t for t in stored(site.app, token)["schedule"]}
+
+    def key_for(index: int) -> str | None:
+        trial = schedule[index]
+        if trial["block"] == "practice" or trial["trial_type"] == "catch":
+            return None
+        key = correct_key(site.app, token, index)
+        return other_key(tab, key) if key in swallowed else None
+
+    run_by_hand(tab, site=site, token=token, limit_s=limit_s, key_for=key_for)
+
+
 def back_to_fullscreen(tab, index: int) -> None:
     tab.click("#fullscreen-return")  # the click is the gesture that re-enters fullscreen
     tab.wait_for(f"""const d = document.body.dataset;
@@ -141,7 +162,7 @@ def test_a_reload_keeps_the_re_offers_and_the_third_exit_makes_the_trial_technic
     run_until_trial(tab, site, token, index)
     after = leave_fullscreen_and_wait_out(tab, index, "clip")
     assert after != "fullscreen-lost", f"{tab.name}: offered again past the cap after a reload"
-    run_by_hand(tab, site=site, token=token)
+    finish(tab, site, token)
 
     data = stored(site.app, token)
     assert data["status"] == "completed", "a technical trial failed the session"
@@ -171,7 +192,7 @@ def test_exits_during_the_fixation_count_and_never_fail_the_session(tab, site):
         back_to_fullscreen(tab, index)
     after = leave_and_answer(tab, index, wrong)
     assert after != "fullscreen-lost", "offered again past the cap"
-    run_by_hand(tab, site=site, token=token)
+    finish(tab, site, token)
 
     data = stored(site.app, token)
     assert data["status"] == "completed", "a technical trial failed the session"
@@ -200,7 +221,7 @@ def test_a_frame_ordering_trial_timed_out_out_of_fullscreen_is_offered_again(tab
     tab.wait_for('return document.body.dataset.screen === "frame_order";')
     order_with_keyboard(tab)
     tab.click("#order-done")
-    run_by_hand(tab, site=site, token=token)
+    finish(tab, site, token)
 
     data = stored(site.app, token)
     assert data["status"] == "completed"
@@ -234,7 +255,7 @@ def test_a_clip_missed_or_answered_out_of_fullscreen_is_offered_again(tab, site)
     back_to_fullscreen(tab, index)
     tab.wait_for("return document.body.dataset.onset !== undefined;")
     press_after_onset(tab, key)
-    run_by_hand(tab, site=site, token=token)
+    finish(tab, site, token)
 
     data = stored(site.app, token)
     assert data["status"] == "completed"
@@ -271,7 +292,7 @@ def test_the_second_f_after_a_swallowed_one_is_no_answer(tab, site):
     back_to_fullscreen(tab, index)
     tab.wait_for("return document.body.dataset.onset !== undefined;")
     press_after_onset(tab, "j")  # a key WebKitGTK passes on in fullscreen
-    run_by_hand(tab, site=site, token=token, limit_s=300)
+    finish(tab, site, token, limit_s=300)
 
     data = stored(site.app, token)
     assert data["status"] == "completed"
