@@ -62,7 +62,9 @@ def flags(app, token: str) -> list:
 
 # A script in the page (what a browser extension or an automation tool runs): on every trial
 # it presses a response key the moment the screen changes and every 10 ms after, never
-# waiting to see the clip, practice included (the page gets no practice answer).
+# waiting to see the clip, practice included (the page gets no practice answer).  Each press
+# is a keydown and its keyup, as a real key's is: with keydowns alone the runner waited its
+# longest for the key to come up (KEY_HOLD_MAX_MS, 5 s) on every trial before storing it.
 CLICKER = """(() => {
   const press = () => {
     const screen = document.body && document.body.dataset.screen;
@@ -70,8 +72,10 @@ CLICKER = """(() => {
     if (!session || (screen !== "fixation" && screen !== "clip")) return;
     const i = Number(document.body.dataset.trialIndex);
     const key = session.response_keys[i % 2];
-    document.dispatchEvent(new KeyboardEvent("keydown", { key, code: `Key${key.toUpperCase()}`,
-      bubbles: true, cancelable: true }));
+    for (const type of ["keydown", "keyup"]) {
+      document.dispatchEvent(new KeyboardEvent(type, { key, code: `Key${key.toUpperCase()}`,
+        bubbles: true, cancelable: true }));
+    }
   };
   setInterval(press, 10);
   new MutationObserver(press).observe(document.documentElement, { attributes: true,

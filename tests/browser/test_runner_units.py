@@ -71,3 +71,18 @@ def test_a_practice_the_browser_could_not_measure_is_not_called_a_low_accuracy(b
         }
         return shown;""")
     assert got == ["TECHNICAL could not measure go", "AGAIN low accuracy go", "FIRST intro go"]
+
+
+def test_a_key_never_released_has_no_hold_once_the_wait_ends(blank):
+    """keyRelease: null when no keyup comes within its wait (KEY_HOLD_MAX_MS in a trial, 50 ms
+    here), else the hold from the press to the keyup of the same physical key."""
+    got = run_module(blank, "/static/js/trials/aot.js", """
+        const began = performance.now();
+        const never = await m.keyRelease({key: 'f', code: 'KeyF', time: began}, 50);
+        const waited = performance.now() - began;
+        const released = m.keyRelease({key: 'f', code: 'KeyF', time: performance.now()}, 5000);
+        dispatchEvent(new KeyboardEvent('keyup', {key: 'j', code: 'KeyJ'}));  // another key
+        dispatchEvent(new KeyboardEvent('keyup', {key: 'f', code: 'KeyF'}));
+        return {never, waited, held: await released};""")
+    assert got["never"] is None and got["waited"] >= 45, got
+    assert got["held"] is not None and 0 <= got["held"] < 1000, got
