@@ -25,8 +25,14 @@ RESEARCHER = "ada"
 RESEARCHER_PASSWORD = "correct horse battery"
 
 
+_EMPTY_SQLITE: list[bytes] = []  # the schema's empty SQLite file, made once a test process
+
+
 def make_app(tmp_path: Path, database_url: str, **overrides):
-    """The app on an empty database at ``database_url``, files under ``tmp_path``."""
+    """The app on an empty database at ``database_url``, files under ``tmp_path``.
+
+    A new SQLite file is a copy of the first one this process made with ``create_all``
+    (creating the schema took about half of each test app's 75 ms)."""
     config = {
         "TESTING": True,
         "SECRET_KEY": "test-secret",
@@ -40,9 +46,18 @@ def make_app(tmp_path: Path, database_url: str, **overrides):
         "NEW_SESSIONS_PER_ADDRESS_PER_STUDY": "1000000 per second",
         **overrides,
     }
+    sqlite_file = Path(database_url.removeprefix("sqlite:///"))
+    fresh_file = (database_url.startswith("sqlite:///") and sqlite_file.is_absolute()
+                  and not sqlite_file.exists())
+    if fresh_file and _EMPTY_SQLITE:
+        sqlite_file.write_bytes(_EMPTY_SQLITE[0])
+        return create_app(config)
     app = create_app(config)
     with app.app_context():
         db.create_all()
+        if fresh_file:
+            db.engine.dispose()
+            _EMPTY_SQLITE.append(sqlite_file.read_bytes())
     return app
 
 
