@@ -4,12 +4,15 @@
     .venv/bin/python bench/frame_pacing.py --engines chromium,firefox,webkit --rounds 3
     .venv/bin/python bench/frame_pacing.py --seek                 # + the seek-decoded canvas
 
-Two designs show the same generated clips (30 fps x 90 frames, 60 fps x 120, 320 x 240) after a
-500-ms fixation, as a trial does (bench/rt_page/pacing.js): ``video``, the <video> element as
-the runner used it before (static/js/onset.js: frame 0 revealed, then play()), and ``canvas``,
-the runner's presenter now (static/js/present.js: the clip decoded into bitmaps during the
-fixation, frame k drawn on a canvas on its due refresh). ``--seek`` adds ``canvas-seek``: the
-same presenter with its frames taken by seeking a hidden <video> (engines without WebCodecs).
+Four designs show the same generated clips (30 fps x 90 frames, 60 fps x 120, 320 x 240) after
+a 500-ms fixation, as a trial does (bench/rt_page/pacing.js): ``video``, the <video> element as
+the runner used it before (static/js/onset.js: frame 0 revealed, then play()); ``canvas``, the
+clip decoded into bitmaps during the fixation, frame k drawn on a canvas by the main thread on
+its due refresh; ``worker``, the runner's presenter now (static/js/present.js: the same frames
+drawn by a worker on an OffscreenCanvas, frame 0 revealed in an animation frame that starts on
+time); ``worker-anyframe``, the worker revealing frame 0 in the first animation frame, late or
+not (before 2026-11-29). ``--seek`` adds ``canvas-seek``: the canvas with its frames taken by
+seeking a hidden <video> (engines without WebCodecs).
 
 Reference (bench/pacing_reference.py): in headless Chromium at 60 Hz, the screen itself, read
 back from the screenshot the trace holds of every presented frame (the clips spell their frame
@@ -49,6 +52,7 @@ from bench.rt_trace import clock_offset_ms, load_events, mark_times  # noqa: E40
 
 DESIGNS = {"video": "presentVideo(u, l)", "canvas": "presentCanvas(u, l)",
            "worker": "presentCanvas(u, l, true, 'worker')",
+           "worker-anyframe": "presentCanvas(u, l, true, 'worker', false)",
            "canvas-seek": "presentCanvas(u, l, false)"}
 # The disturbed page: a script holding the main thread 30 ms of every 100, and the
 # CPU throttled 4x (Chromium's DevTools emulation; Chromium only).
@@ -265,7 +269,7 @@ async def run_engine(driver, base: str, designs: list[str], args, rounds: list, 
 
 
 async def main(args) -> None:
-    designs = ["video", "canvas", "worker"] + (["canvas-seek"] if args.seek else [])
+    designs = ["video", "canvas", "worker", "worker-anyframe"] + (["canvas-seek"] if args.seek else [])
     engines = args.engines.split(",")
     rounds: list[list[dict]] = []
     loads: list[float] = []

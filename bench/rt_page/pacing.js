@@ -111,10 +111,11 @@ window.presentVideo = async (url, label) => {
                           ...videoFrames.filter(([time]) => time > shownFrom + 1)] };
 };
 
-window.presentCanvas = async (url, label, webcodecs = true, presenter = "canvas") => {
+window.presentCanvas = async (url, label, webcodecs = true, presenter = "canvas",
+  revealOnTime = true) => {
   const started = performance.now();
   const stage = await openClip(url, { maxSize: { width: 320, height: 240 }, webcodecs,
-    presenter });
+    presenter, revealOnTime });
   const prepareMs = performance.now() - started;
   const draws = recordDraws(stage);
   stageBox.replaceChildren(stage.element);

@@ -19,11 +19,16 @@
 //     largest size the clip is shown at, in device pixels. A clip whose frames would take more
 //     than maxBytes (FRAME_BUDGET_BYTES) plays in a <video> element instead (onset.js).
 //     webcodecs: false decodes by seeking even where WebCodecs is available (benchmarks).
+//     revealOnTime: false reveals frame 0 in the first animation frame, late or not (the
+//     presenters before 2026-11-29, which bench/frame_pacing.py compares).
 //   stage.element: put it on screen (it shows nothing until start); await stage.ready().
-//   await stage.start({onFirstFrame}) -> {onset_time_ms, onset_method, onset_callbacks}
-//     Shows frame 0 in the next animation frame, calling onFirstFrame there (so the caller's
-//     DOM changes land in the same compositor frame), and resolves once its onset is known;
-//     the clip goes on playing. onset_method is one of onset.js's ONSET_METHODS.
+//   await stage.start({onFirstFrame}) -> {onset_time_ms, onset_method, onset_callbacks,
+//                                         onset_detail}
+//     Shows frame 0 in the next animation frame that starts on time (reveal()), calling
+//     onFirstFrame there (so the caller's DOM changes land in the same compositor frame), and
+//     resolves once its onset is known; the clip goes on playing. onset_method is one of
+//     onset.js's ONSET_METHODS; onset_detail holds the reveal's and the next animation
+//     frame's times and reveal_deferred_frames, the late frames passed over.
 //   stage.durationMs: the clip's length. stage.finish() -> the trial's presentation fields;
 //     it stops the clip. stage.close(): frees the frames (always call it).
 //
@@ -75,10 +80,29 @@ function conceal(canvas) {
   return onsetMarker();
 }
 
+// An animation frame whose callback starts late (the main thread busy, or slowed) is likely to
+// commit after its deadline: frame 0 then reaches the screen a refresh later than the frame's
+// time, from which the presenter counts, and is shown a refresh short, or not at all where
+// frame 1 is due on the next refresh (bench/frame_pacing.py, janked and throttled page at load
+// 9: every trial whose reveal started over 0.3 refresh late, none of those under it). So the
+// reveal waits for a frame that starts within REVEAL_LATE_SHARE of a refresh, at most
+// REVEAL_WAIT_FRAMES of them (at 60 Hz 100 ms beyond the fixation), then takes the next one
+// anyway. WebKitGTK's frame times are the callback's own, so there it never waits.
+const REVEAL_LATE_SHARE = 0.3;
+const REVEAL_WAIT_FRAMES = 6;
+
 function reveal(stage, onFirstFrame, begin) {
   const { onset } = stage;
+  const lateMs = REVEAL_LATE_SHARE * stage.refreshMs;
+  let deferred = 0;
   return new Promise((resolve) => {
-    stage.request = requestAnimationFrame((time) => {
+    const frame = (time) => {
+      if (stage.revealOnTime && performance.now() - time > lateMs
+          && deferred < REVEAL_WAIT_FRAMES) {
+        deferred++;
+        stage.request = requestAnimationFrame(frame);
+        return;
+      }
       stage.element.style.opacity = "";
       onset.place();
       if (onFirstFrame) onFirstFrame();
@@ -93,9 +117,11 @@ function reveal(stage, onFirstFrame, begin) {
         const shown = await onset.settle(next, "raf-next");
         resolve({ onset_time_ms: shown.time, onset_method: `canvas-${shown.method}`,
           onset_callbacks: [],
-          onset_detail: { first_frame_raf_ms: time, next_frame_raf_ms: next } });
+          onset_detail: { first_frame_raf_ms: time, next_frame_raf_ms: next,
+            reveal_deferred_frames: deferred } });
       });
-    });
+    };
+    stage.request = requestAnimationFrame(frame);
   });
 }
 
@@ -163,6 +189,7 @@ class WorkerStage {
   constructor(worker, hello, clip) {
     this.worker = worker;
     this.offsetMs = hello.timeOrigin - performance.timeOrigin;  // page = worker time + offset
+    this.refreshMs = hello.refreshMs;  // the worker's: the page's misses frames when janked
     this.clip = clip;
     this.source = clip.source;
     this.durationMs = (clip.frames.length * 1000) / clip.fps;
@@ -293,7 +320,7 @@ class VideoStage {
 }
 
 export async function openClip(url, { maxSize, maxBytes = FRAME_BUDGET_BYTES, webcodecs = true,
-  presenter = PRESENTER } = {}) {
+  presenter = PRESENTER, revealOnTime = true } = {}) {
   const [blob, objectUrl] = await Promise.all([blobOf(url), blobUrl(url)]);
   try {
     const options = { maxSize, maxBytes, webcodecs };
@@ -303,8 +330,10 @@ export async function openClip(url, { maxSize, maxBytes = FRAME_BUDGET_BYTES, we
       throw error;
     });
     const [clip, refreshMs, worker] = await Promise.all([decoded, measureRefresh(), launched]);
-    return worker ? new WorkerStage(worker.worker, worker.hello, clip)
+    const stage = worker ? new WorkerStage(worker.worker, worker.hello, clip)
       : new CanvasStage(clip, refreshMs);
+    stage.revealOnTime = revealOnTime;
+    return stage;
   } catch (error) {
     if (error instanceof ClipTooLarge) return new VideoStage(objectUrl);
     throw error;
