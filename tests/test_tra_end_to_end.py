@@ -11,6 +11,7 @@ default, keeps a shorter walk: the shipped study file as it is (``repeats_per_di
 lowered) to the people's curves in the report. Both walks share one database, as a
 researcher's instance holding both sets would, so the catch videos are built once.
 """
+import collections
 import math
 import random
 import re
@@ -60,7 +61,7 @@ def run_people(app, slug: str, n: int, seed: int = 0, observer: dict = OBSERVER)
     client = app.test_client()
     statuses = []
     for i in range(n):
-        rng = random.Random(f"{seed}/{i}")
+        drawn = collections.Counter()
         entry = client.get(f"/p/{slug}", query_string={"participant": f"sim{seed}-{i:02d}"})
         assert entry.status_code == 303, entry.get_data(as_text=True)
         token = entry.headers["Location"].rstrip("/").rsplit("/", 1)[-1]
@@ -80,7 +81,14 @@ def run_people(app, slug: str, n: int, seed: int = 0, observer: dict = OBSERVER)
             shown = next((t for t in state["trials"] if t["trial_index"] == index), None)
             if shown is None:
                 break
-            body = _answer(_schedule(app, token)[index], state["key_mapping"], rng, observer)
+            trial = _schedule(app, token)[index]
+            # Each answer is drawn for its clip, direction and repeat, not in schedule order:
+            # the order is the session's own random draw, and answers that followed it made
+            # the fits (and whether the built-in walk's 2 people got a curve) vary run to run.
+            draw = (trial["trial_type"], trial["clip_key"], trial.get("correct_response"))
+            drawn[draw] += 1
+            rng = random.Random(f"{seed}/{i}/{draw}/{drawn[draw]}")
+            body = _answer(trial, state["key_mapping"], rng, observer)
             _ok(client.post(f"{api}/trials?client={tab}",
                             json={**body, "trial_type": shown["trial_type"]}))
         if state["status"] == "in_progress":
