@@ -83,8 +83,8 @@ function conceal(canvas) {
 // An animation frame whose callback starts late (the main thread busy, or slowed) is likely to
 // commit after its deadline: frame 0 then reaches the screen a refresh later than the frame's
 // time, from which the presenter counts, and is shown a refresh short, or not at all where
-// frame 1 is due on the next refresh (bench/frame_pacing.py, janked and throttled page at load
-// 9: every trial whose reveal started over 0.3 refresh late, none of those under it). So the
+// frame 1 is due on the next refresh (bench/frame_pacing.py at load 9: in each of the 15 trials
+// that showed frame 0 so, the reveal's callback had started over 0.3 refresh late). So the
 // reveal waits for a frame that starts within REVEAL_LATE_SHARE of a refresh, at most
 // REVEAL_WAIT_FRAMES of them (at 60 Hz 100 ms beyond the fixation), then takes the next one
 // anyway. WebKitGTK's frame times are the callback's own, so there it never waits.
