@@ -384,7 +384,6 @@ def answer_and_leave_during_feedback(tab, index: int, site, token) -> None:
     assert left == "left"
 
 
-
 def on_a_practice_clip(tab, site, participant: str) -> tuple[str, int]:
     """Enters the safe-keys study as ``participant`` and runs it to the first clip's onset,
     in fullscreen: (the session's token, the trial's index)."""
@@ -402,6 +401,7 @@ def back_in_fullscreen(tab) -> None:
     tab.click("#fullscreen-go")
     tab.wait_for('return document.body.dataset.screen !== "fullscreen";')
     assert tab.evaluate(IS_FULLSCREEN), f"{tab.name}: the button did not re-enter fullscreen"
+
 
 # Holds the worker presenter's "finished" reply (the clip stopped) until window.__release().
 HOLD_CLIP_STOP = """window.__held = [];
