@@ -249,12 +249,13 @@ def test_vlm_interval_resamples_a_source_clips_two_copies_together():
     # label-bias shifts as independent noise, and the interval came out several times too
     # wide. 300 simulated VLMs (seed 31, 11 source clips a level, as the PyBullet set):
     # with blocks the threshold interval covers 0.933 with a mean width of 0.016; with the
-    # copies resampled apart 1.000 with 0.050. The test reruns the first 100.
+    # copies resampled apart 1.000 with 0.050. The test reruns the first 100, resampling rows
+    # apart on the first 25 only: a width three times as large shows in far fewer.
     rng = np.random.default_rng(31)
     covered, widths = [], {"blocks": [], "rows": []}
-    for _ in range(100):
+    for run in range(100):
         clips = biased_vlm(rng)
-        for name, block in (("blocks", "source_clip_id"), ("rows", None)):
+        for name, block in (("blocks", "source_clip_id"), ("rows", None))[:2 if run < 25 else 1]:
             fit = V.fit_probability_curve(clips, "level", "p_correct", rng=rng, block=block,
                                           n_boot=200)
             widths[name].append(fit["threshold_hi"] - fit["threshold_lo"])
