@@ -2,10 +2,12 @@
 (``body[data-screen]``) and answers it with real Playwright clicks and key presses."""
 import json
 import time
+from contextlib import contextmanager
 from urllib.parse import urlencode, urlsplit
 
 from sqlalchemy import func, select
 
+from tests.conftest import VIEWPORT
 from tests.waiting import hold
 from webapp.extensions import db
 from webapp.models import Session, Trial
@@ -183,3 +185,40 @@ def session_row(app, token: str) -> dict:
                 "exclusion_reasons": list(session.exclusion_reasons),
                 "resumes": list(session.resumes or []),
                 "device_info": json.loads(json.dumps(session.device_info))}
+
+
+# Installed before any script of every page: each violation is sent to Python at once, so one
+# that happens just before a navigation is not lost with the page.
+REPORT_VIOLATIONS = """document.addEventListener("securitypolicyviolation", (e) =>
+    window.reportViolation(`${e.effectiveDirective} refused ${e.blockedURI || "inline code"} `
+                           + `in ${e.sourceFile}:${e.lineNumber}`));"""
+# Collects every ImageBitmap made, to check that the trial freed them (closed: width 0).
+TRACK_BITMAPS = """(() => {
+  const make = window.createImageBitmap;
+  window.bitmaps = [];
+  window.createImageBitmap = (...args) => make(...args).then((bitmap) => {
+    window.bitmaps.push(bitmap);
+    return bitmap;
+  });
+})();"""
+
+
+@contextmanager
+def watching(browser):
+    """A page whose CSP violations, CSP console messages and script errors are collected
+    (``page.problems``; its script errors alone also in ``page.js_errors``)."""
+    context = browser.new_context(viewport=VIEWPORT)
+    problems, errors = [], []
+    context.expose_function("reportViolation", lambda text: problems.append(text))
+    context.add_init_script(REPORT_VIOLATIONS)
+    page = context.new_page()
+    page.set_default_timeout(20_000)
+    page.on("pageerror", lambda error: (problems.append(f"script error: {error}"),
+                                        errors.append(str(error))))
+    page.on("console", lambda message: "Content Security Policy" in message.text
+            and problems.append(f"console: {message.text}"))
+    page.problems, page.js_errors = problems, errors
+    try:
+        yield page
+    finally:
+        context.close()

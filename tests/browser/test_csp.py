@@ -4,35 +4,18 @@ studies, watches a study page draw its plotly figures and is asked before closin
 while Chromium reports no CSP violation and no script error."""
 import pytest
 
-from tests.browser.participant import enter, mouse_drag, run_by_hand, wait_done
-from tests.conftest import VIEWPORT
+from tests.browser.participant import enter, mouse_drag, run_by_hand, watching
 from webapp import auth
 
 pytestmark = pytest.mark.browser
 
 USERNAME, PASSWORD = "csp-admin", "a long enough password"
-# Installed before any script of every page: each violation is sent to Python at once, so one
-# that happens just before a navigation is not lost with the page.
-REPORT_VIOLATIONS = """document.addEventListener("securitypolicyviolation", (e) =>
-    window.reportViolation(`${e.effectiveDirective} refused ${e.blockedURI || "inline code"} `
-                           + `in ${e.sourceFile}:${e.lineNumber}`));"""
 
 
 @pytest.fixture
 def watched(browser):
-    """A page whose CSP violations, CSP console messages and script errors are collected."""
-    context = browser.new_context(viewport=VIEWPORT)
-    problems = []
-    context.expose_function("reportViolation", lambda text: problems.append(text))
-    context.add_init_script(REPORT_VIOLATIONS)
-    page = context.new_page()
-    page.set_default_timeout(20_000)
-    page.on("pageerror", lambda error: problems.append(f"script error: {error}"))
-    page.on("console", lambda message: "Content Security Policy" in message.text
-            and problems.append(f"console: {message.text}"))
-    page.problems = problems
-    yield page
-    context.close()
+    with watching(browser) as page:
+        yield page
 
 
 def drag_first_frame_onto_last(page, state):
@@ -48,20 +31,17 @@ def policy_of(page) -> str:
                          ".headers.get('content-security-policy') || ''")
 
 
-def test_participant_sessions_run_under_the_policy(watched, site):
-    # By hand first: enter(simulate=True) makes every later page of this tab a simulation.
+def test_participant_sessions_run_under_the_policy(watched, site, simulated_aot):
     token = enter(watched, site, "frame_order", "csp-order")
     assert "script-src 'self'" in policy_of(watched)
     run_by_hand(watched, on_trial=drag_first_frame_onto_last, site=site, token=token)
-    enter(watched, site, "aot", "csp-aot", simulate=True)  # clips played from blob: URLs
-    wait_done(watched)
-    assert watched.problems == [], "\n".join(watched.problems)
+    # the simulated arrow-of-time session (tests/browser/conftest.py) ran under it too
+    assert watched.problems + simulated_aot.problems == [], \
+        "\n".join(watched.problems + simulated_aot.problems)
 
 
-def test_researcher_pages_work_under_the_policy(watched, site):
-    slug = site.slugs["aot"]
-    enter(watched, site, "aot", "csp-for-figures", simulate=True)
-    wait_done(watched)  # counted trials, so the study page has figures to draw
+def test_researcher_pages_work_under_the_policy(watched, site, simulated_aot):
+    slug = site.slugs["aot"]  # simulated_aot: counted trials, so the study page has figures
     with site.app.app_context():
         auth.create_researcher(USERNAME, PASSWORD, is_admin=True)
 
@@ -85,4 +65,5 @@ def test_researcher_pages_work_under_the_policy(watched, site):
         watched.click("#action-close")  # the confirmation is researcher.js's, not inline
     assert len(asked) == 1 and asked[0].startswith("Close this study")
     assert watched.text_content("#study-status") == "open"  # dismissed: nothing was closed
-    assert watched.problems == [], "\n".join(watched.problems)
+    assert watched.problems + simulated_aot.problems == [], \
+        "\n".join(watched.problems + simulated_aot.problems)

@@ -17,7 +17,7 @@ from sqlalchemy import select
 from bench.pacing_reference import index_frames, read_index, schedule
 from bench.rt_accuracy import serve
 from experiments.media import encode_browser_mp4
-from tests.browser.participant import enter, stored, wait_done
+from tests.browser.participant import stored
 from webapp.extensions import db
 from webapp.models import Session, SourceClip, Stimulus, Trial
 
@@ -43,17 +43,6 @@ LOG_DRAWS = """(() => {
     window.drawLog.push({ frameTime: document.timeline.currentTime, levels });
   };
 })();"""
-# Collects every ImageBitmap made, to check that the trial freed them (closed: width 0).
-TRACK_BITMAPS = """(() => {
-  const make = window.createImageBitmap;
-  window.bitmaps = [];
-  window.createImageBitmap = (...args) => make(...args).then((bitmap) => {
-    window.bitmaps.push(bitmap);
-    return bitmap;
-  });
-})();"""
-
-
 @pytest.fixture(scope="module")
 def pacing_site(tmp_path_factory):
     clips = tmp_path_factory.mktemp("pacing_clips")
@@ -174,12 +163,12 @@ def _frame_counts(app, token) -> dict[int, int]:
     return dict(rows)
 
 
-def test_clip_trials_store_their_frame_pacing(page, site):
-    page.add_init_script(TRACK_BITMAPS)
-    token = enter(page, site, "aot", "pacing-aot-1", simulate=True)
-    assert wait_done(page)
-    trials = stored(site.app, token)["trials"]
-    frame_counts = _frame_counts(site.app, token)
+def test_clip_trials_store_their_frame_pacing(site, simulated_aot):
+    # The session is the one simulated_aot ran (tests/browser/conftest.py), which counted
+    # the ImageBitmaps its page made.
+    assert simulated_aot.code
+    trials = stored(site.app, simulated_aot.token)["trials"]
+    frame_counts = _frame_counts(site.app, simulated_aot.token)
     assert trials and set(frame_counts) == {t["trial_index"] for t in trials}
     # A catch trial shows a variant made in the shape of one of the session's clips
     # (webapp/stimuli/presentations.py), not its catalog file.
@@ -198,10 +187,9 @@ def test_clip_trials_store_their_frame_pacing(page, site):
         assert 5 < extra["refresh_ms"] < 50
     assert statistics.median(t["extra"]["frame0_hold_refreshes"] for t in trials) == 0
     # Every decoded frame was freed when its trial ended.
-    assert page.evaluate("() => window.bitmaps.length") >= sum(
-        t["extra"]["frames_total"] for t in trials)
-    assert page.evaluate("() => window.bitmaps.every((b) => b.width === 0)")
-    assert not page.js_errors
+    assert simulated_aot.bitmaps >= sum(t["extra"]["frames_total"] for t in trials)
+    assert simulated_aot.bitmaps_freed
+    assert not simulated_aot.js_errors
 
 
 # A clip shown by `presenter` while the main thread is held for BLOCK_MS from right after the

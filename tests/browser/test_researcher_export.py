@@ -1,5 +1,6 @@
 """A researcher signs in, opens a study's page, pauses and reopens it, and downloads its export,
-which holds the trials a (simulated) participant just completed in the same browser."""
+which holds the trials a (simulated) participant completed in the same browser (the session
+of ``simulated_aot``, tests/browser/conftest.py)."""
 import csv
 import io
 import zipfile
@@ -7,7 +8,6 @@ import zipfile
 import pytest
 from sqlalchemy import func, select
 
-from tests.browser.participant import enter, wait_done
 from webapp import auth
 from webapp.extensions import db
 from webapp.models import Session, Trial
@@ -38,10 +38,10 @@ def sign_in(page, base_url):
     page.wait_for_url("**/researcher/")
 
 
-def test_researcher_logs_in_opens_a_study_and_downloads_its_export(browser, page, site, researcher):
-    token = enter(page, site, "aot", "export-p1", simulate=True)
-    wait_done(page)
-    n_trials = _stored_trials(site.app, token)
+def test_researcher_logs_in_opens_a_study_and_downloads_its_export(browser, site, researcher,
+                                                                    simulated_aot):
+    participant = simulated_aot.participant
+    n_trials = _stored_trials(site.app, simulated_aot.token)
     assert n_trials > 0
     slug = site.slugs["aot"]
 
@@ -57,7 +57,7 @@ def test_researcher_logs_in_opens_a_study_and_downloads_its_export(browser, page
 
         assert dash.text_content("#study-status") == "open"
         assert dash.text_content("#participant-link") == f"{site.base_url}/p/{slug}"
-        row = dash.locator("#participants tr", has_text="export-p1").text_content()
+        row = dash.locator("#participants tr", has_text=participant).text_content()
         # The simulation answers catch videos at random, so it may end excluded for them.
         assert f"{n_trials}/{n_trials}" in row
         assert "completed" in row or "failed attention" in row
@@ -77,7 +77,7 @@ def test_researcher_logs_in_opens_a_study_and_downloads_its_export(browser, page
             assert {"trials.csv", "trials.json", "participants.csv", "codebook.csv",
                     "metadata.json"} <= set(names)
             trials = list(csv.DictReader(io.StringIO(archive.read(names["trials.csv"]).decode())))
-        mine = [t for t in trials if t["subject_id"] == "export-p1"]
+        mine = [t for t in trials if t["subject_id"] == participant]
         assert len(mine) == n_trials
         assert len({t["trial_index"] for t in mine}) == n_trials  # each trial once
         assert errors == []

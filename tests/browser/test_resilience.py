@@ -6,10 +6,29 @@ from urllib.parse import urlsplit
 import pytest
 
 from tests.browser.participant import assert_every_trial_once, enter, stored, wait_done
+from tests.factories import open_site_study, tiny_designs
 
 pytestmark = pytest.mark.browser
 
 KINDS = ["aot", "frame_order"]
+
+
+@pytest.fixture(scope="module")
+def site(site):
+    """The live site with an arrow-of-time study one main block long beside its own (after
+    the practice, two clips and a catch video: trials 0-4): every fault here strikes by
+    trial 4, inside that block, and the checks read every trial stored once whatever the
+    session's length; the site's second block added three trials and a break (about 3 s
+    a session)."""
+    if "aot_one_block" not in site.slugs:
+        open_site_study(site.app, "tiny-aot-one-block",
+                        tiny_designs()["aot"].with_changes(max_clips=2, main_blocks=1))
+        site.slugs["aot_one_block"] = "tiny-aot-one-block"
+    return site
+
+
+def slug_kind(kind: str) -> str:
+    return "aot_one_block" if kind == "aot" else kind
 
 
 def is_trial_post(request) -> bool:
@@ -54,7 +73,7 @@ def unsent(page) -> int:
 @pytest.mark.parametrize("kind", KINDS)
 def test_reload_mid_block_resumes_at_the_first_unsaved_trial(page, site, kind):
     posts = TrialPosts(page)
-    token = enter(page, site, kind, f"reload-{kind}", simulate=True)
+    token = enter(page, site, slug_kind(kind), f"reload-{kind}", simulate=True)
     wait_trial(page, 3)
     page.reload()
     assert wait_done(page)
@@ -78,7 +97,7 @@ def test_network_failure_then_recovery_loses_nothing(page, site, kind):
 
     page.route(f"{site.base_url}/api/**", network)
     page.route(f"{site.base_url}/media/**", network)
-    token = enter(page, site, kind, f"offline-{kind}", simulate=True)
+    token = enter(page, site, slug_kind(kind), f"offline-{kind}", simulate=True)
     wait_trial(page, 2)
     down["on"] = True
     wait_trial(page, 4)
@@ -100,7 +119,7 @@ def test_tab_closed_offline_and_reopened_resumes(browser, site, kind):
     try:
         page = context.new_page()
         posts = TrialPosts(page)
-        token = enter(page, site, kind, f"reopen-{kind}", simulate=True)
+        token = enter(page, site, slug_kind(kind), f"reopen-{kind}", simulate=True)
         run_url = page.url
         wait_trial(page, 2)
         page.route(f"{site.base_url}/api/**", lambda route: route.abort("internetdisconnected"))

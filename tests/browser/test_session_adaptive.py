@@ -10,6 +10,7 @@ from experiments.adaptive_schedule import KEY, skipped
 from experiments.designs import DESIGNS, PracticeSpec
 from experiments.stimuli import ClipSpec
 from tests.browser.participant import assert_every_trial_once, enter, stored, wait_done
+from tests.conftest import VIEWPORT
 from tests.factories import FPS, _frames, open_site_study, replayed_levels
 from webapp.extensions import db
 from webapp.participant import store
@@ -74,31 +75,60 @@ def _levels_follow_the_stored_answers(site, token):
             assert served[after] >= received[before]
 
 
-def test_an_adaptive_session_runs_one_trial_at_a_time_to_the_end(page, adaptive_site):
-    token = enter(page, adaptive_site, "adaptive", "sim-adaptive-1", simulate=True)
-    assert wait_done(page)
+# The module's three simulated sessions: (participant, study kind, reloaded at trial 3).
+SESSIONS = {"whole": ("sim-adaptive-1", "adaptive", False),
+            "reload": ("sim-adaptive-reload", "adaptive", True),
+            "stop": ("sim-adaptive-stop", "adaptive-stop", False)}
+
+
+@pytest.fixture(scope="module")
+def finished(browser, adaptive_site):
+    """The three sessions, run side by side in their own contexts (as bench/bots.py runs
+    several at once; each is about 11 s alone and they share nothing but the site), the
+    second reloaded once it has reached trial 3: {name: (token, its page's script errors)}."""
+    contexts, runs = [], {}
+    try:
+        for name, (participant, kind, _) in SESSIONS.items():
+            context = browser.new_context(viewport=VIEWPORT)
+            contexts.append(context)
+            page = context.new_page()
+            page.set_default_timeout(20_000)
+            errors = []
+            page.on("pageerror", lambda error, errors=errors: errors.append(str(error)))
+            runs[name] = (page, enter(page, adaptive_site, kind, participant, simulate=True),
+                          errors)
+        for page, _, _ in (runs[name] for name, s in SESSIONS.items() if s[2]):
+            page.wait_for_function("() => Number(document.body.dataset.trialIndex) >= 3",
+                                   polling=20)
+            page.reload()
+        for page, _, _ in runs.values():
+            assert wait_done(page)
+        return {name: (token, errors) for name, (_, token, errors) in runs.items()}
+    finally:
+        for context in contexts:
+            context.close()
+
+
+def test_an_adaptive_session_runs_one_trial_at_a_time_to_the_end(adaptive_site, finished):
+    token, errors = finished["whole"]
     _levels_follow_the_stored_answers(adaptive_site, token)
-    assert not page.js_errors
+    assert not errors
 
 
-def test_a_reload_mid_session_goes_on_with_the_stored_levels(page, adaptive_site):
-    token = enter(page, adaptive_site, "adaptive", "sim-adaptive-reload", simulate=True)
-    page.wait_for_function("() => Number(document.body.dataset.trialIndex) >= 3", polling=20)
-    page.reload()
-    assert wait_done(page)
+def test_a_reload_mid_session_goes_on_with_the_stored_levels(adaptive_site, finished):
+    token, errors = finished["reload"]  # reloaded at trial 3
     _levels_follow_the_stored_answers(adaptive_site, token)
-    assert not page.js_errors
+    assert not errors
 
 
-def test_a_robot_at_chance_never_stops_a_sweep_however_loose_the_target(page, adaptive_site):
+def test_a_robot_at_chance_never_stops_a_sweep_however_loose_the_target(adaptive_site, finished):
     # The robot answers main trials at random: its posterior piles at the sweep's edge, a
     # quarter step wide, which stopped sweeps after 6-28 trials before the stopping rule
     # refused an interval reaching past the levels. Every slot is run, and the session
     # completes. (The server's stopping and skipping: tests/webapp/test_adaptive_sessions.py.)
-    token = enter(page, adaptive_site, "adaptive-stop", "sim-adaptive-stop", simulate=True)
-    assert wait_done(page)
+    token, errors = finished["stop"]
     data = stored(adaptive_site.app, token)
     assert data["status"] in ("completed", "failed_attention")
     assert not any(skipped(t) for t in data["schedule"])
     assert sorted(data["per_index"]) == sorted(t["trial_index"] for t in data["schedule"])
-    assert not page.js_errors
+    assert not errors

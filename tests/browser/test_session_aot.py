@@ -17,15 +17,14 @@ from webapp.participant import sessions
 pytestmark = pytest.mark.browser
 
 
-def test_simulated_session_stores_every_trial_once(page, site):
-    token = enter(page, site, "aot", "sim-aot-1", simulate=True)
-    code = wait_done(page)
-    data = stored(site.app, token)
+def test_simulated_session_stores_every_trial_once(site, simulated_aot):
+    # The session is the one simulated_aot ran (tests/browser/conftest.py).
+    data = stored(site.app, simulated_aot.token)
     # The robot answers catch trials at random, so it may fail them.
-    assert code and data["status"] in ("completed", "failed_attention")
+    assert simulated_aot.code and data["status"] in ("completed", "failed_attention")
     assert_every_trial_once(data)
     assert {t["trial_type"] for t in data["trials"]} >= {"aot"}
-    assert not page.js_errors
+    assert not simulated_aot.js_errors
 
 
 def test_auto_repeat_and_early_presses_are_not_responses(page, site):
