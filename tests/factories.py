@@ -330,6 +330,25 @@ def open_quick_ordering(site) -> str:
     return kind
 
 
+# Keys no engine keeps from the page in fullscreen (WebKitGTK leaves it on f, F and Escape and
+# swallows the key): the short study's, and tests/engines/test_fullscreen.py's.
+SAFE_KEYS = ("d", "k")
+
+
+def open_short_aot(site) -> str:
+    """The site's arrow-of-time study cut to one clip and one catch trial per main block (the
+    practice as it is), with the keys SAFE_KEYS: for fullscreen tests that check one trial
+    and then only need the session to complete.  With f, every WebKitGTK trial whose answer
+    is f replays three timed-out presentations (~9 s) that no such test reads.  Opened once
+    per site, next to the site's own studies; returns its kind for ``enter``."""
+    kind = "aot_short"
+    if kind not in site.slugs:
+        design = tiny_designs()["aot"].with_changes(max_clips=2, response_keys=SAFE_KEYS)
+        open_site_study(site.app, "tiny-aot-short", design)
+        site.slugs[kind] = "tiny-aot-short"
+    return kind
+
+
 # Tiny clips drawn with numpy (nothing is downloaded): stimulus preparation's, 32x32 and
 # 12 frames over a gradient, and the model tests', over noise.
 TINY_FRAMES, TINY_SIZE = 12, 32

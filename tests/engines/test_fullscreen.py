@@ -29,7 +29,7 @@ from tests.engines.participant import (
     run_until,
     screen_state,
 )
-from tests.factories import QUICK_ORDERING_MS, open_quick_ordering
+from tests.factories import QUICK_ORDERING_MS, SAFE_KEYS, open_quick_ordering, open_short_aot
 
 # Selenium 4.51's own WebKitGTK driver class still passes remote_server_addr.
 pytestmark = [pytest.mark.engines,
@@ -76,8 +76,8 @@ def block_opener(tab, site, token) -> int:
 
 
 def answer_key(site, token, index: int) -> str:
-    """A catch trial's instructed key; for a clip, "j" (any answer is one)."""
-    return instructed_key(site.app, token, index) or "j"
+    """A catch trial's instructed key; for a clip, the correct one (any answer is one)."""
+    return instructed_key(site.app, token, index) or correct_key(site.app, token, index)
 
 
 def run_until_trial(tab, site, token, index: int) -> None:
@@ -149,7 +149,7 @@ def row_of(data, index):
 def test_a_reload_keeps_the_re_offers_and_the_third_exit_makes_the_trial_technical(tab, site):
     # Review 15b D1: the events were kept only in memory, so after a reload the trial was
     # stored with technical_events [] and offered three more times (unbounded looks).
-    token = enter(tab, site, "aot", f"{tab.name}-fullscreen-reload")
+    token = enter(tab, site, open_short_aot(site), f"{tab.name}-fullscreen-reload")
     index = block_opener(tab, site, token)
     run_until_trial(tab, site, token, index)
     for presentation in (1, 2):
@@ -181,7 +181,7 @@ def test_exits_during_the_fixation_count_and_never_fail_the_session(tab, site):
     # (where WebKitGTK takes an early F press) made a plain miss of the catch trial.  The
     # third presentation is answered wrongly out of fullscreen: the answer is stored for the
     # record but flagged technical, so the missed attention check fails nothing.
-    token = enter(tab, site, "aot", f"{tab.name}-fullscreen-fixation")
+    token = enter(tab, site, open_short_aot(site), f"{tab.name}-fullscreen-fixation")
     index = block_opener(tab, site, token)
     run_until_trial(tab, site, token, index)
     wrong = other_key(tab, answer_key(site, token, index))
@@ -243,7 +243,7 @@ def test_a_clip_missed_or_answered_out_of_fullscreen_is_offered_again(tab, site)
     # the next trial, RT 4 ms) was stored as the participant's, with no technical event.
     # Here the first presentation times out out of fullscreen, the second is answered out of
     # it, and the third, in fullscreen, is the participant's answer.
-    token = enter(tab, site, "aot", f"{tab.name}-fullscreen-answer")
+    token = enter(tab, site, open_short_aot(site), f"{tab.name}-fullscreen-answer")
     index = block_opener(tab, site, token)
     key = answer_key(site, token, index)
     run_until_trial(tab, site, token, index)
@@ -306,8 +306,6 @@ def test_the_second_f_after_a_swallowed_one_is_no_answer(tab, site):
 
 IS_FULLSCREEN = "return Boolean(document.fullscreenElement);"
 ESCAPE = "\ue00c"  # WebDriver's Escape key
-# Response keys no browser keeps from the page in fullscreen (experiments/response_keys.py).
-SAFE_KEYS = ("d", "k")
 # An arrow-of-time study as a lab would write it to keep clear of WebKitGTK's f: the site's
 # tiny arrow-of-time study (tests/live_site.py) with keys d and k, without catch trials (the
 # exit is placed in the practice feedback; the main blocks only need to complete).
