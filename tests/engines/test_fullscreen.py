@@ -21,8 +21,11 @@ from tests.browser.participant import assert_every_trial_once, instructed_key, s
 from tests.engines.conftest import EVERY_ENGINE
 from tests.engines.participant import (
     PRESS_AFTER_ONSET_MS,
+    SWALLOWED,
     enter,
+    main_clips_answerable,
     order_with_keyboard,
+    other_key,
     practice_key,
     press_after_onset,
     run_by_hand,
@@ -36,8 +39,6 @@ pytestmark = [pytest.mark.engines,
               pytest.mark.filterwarnings("ignore:setting remote_server_addr:DeprecationWarning")]
 
 EVERY = pytest.mark.parametrize("tab", EVERY_ENGINE, indirect=True)
-# Keys an engine keeps from the page in fullscreen (issue 15: WebKitGTK on Escape, f and F).
-SWALLOWED = {"webkit": ("f",)}
 IN_TRIAL = ("trial-start", "fixation", "clip", "frame_order")
 # Leaves fullscreen once trial {index} shows {screen} (a clip: once its onset is known);
 # "late" if the trial got past that screen first.
@@ -97,11 +98,6 @@ def leave_fullscreen_and_wait_out(tab, index: int, screen: str, timeout_s: float
     return tab.wait_for(AFTER_TRIAL.format(index=index, in_trial=list(IN_TRIAL)), timeout_s)
 
 
-def other_key(tab, key: str) -> str:
-    return next(k for k in tab.evaluate("return window.chronoscope.session.response_keys;")
-                if k != key)
-
-
 def leave_and_answer(tab, index: int, key: str) -> str:
     """Leaves fullscreen on trial ``index``'s clip, then presses ``key`` (WebKitGTK's second
     F, or a key right after Escape); returns the screen shown after the trial."""
@@ -114,23 +110,12 @@ def leave_and_answer(tab, index: int, key: str) -> str:
 
 
 def finish(tab, site, token, limit_s: float = 120) -> None:
-    """Answers the rest of the session by hand (run_by_hand), but a main-block clip whose
-    correct key the engine keeps from the page in fullscreen (WebKitGTK: f) with the other
-    response key: any key answers such a trial, and the swallowed key would only replay, on a
-    trial no assertion reads, the exit / time out / re-offer cycle (three presentations of
-    ~3 s) that these tests check on their own trial and test_sessions.py on whole sessions.
-    Practice clips (the practice must be passed) and catch trials keep the correct key."""
-    swallowed = SWALLOWED.get(tab.name, ())
-    schedule = {t["trial_index"]: t for t in stored(site.app, token)["schedule"]}
-
-    def key_for(index: int) -> str | None:
-        trial = schedule[index]
-        if trial["block"] == "practice" or trial["trial_type"] == "catch":
-            return None
-        key = correct_key(site.app, token, index)
-        return other_key(tab, key) if key in swallowed else None
-
-    run_by_hand(tab, site=site, token=token, limit_s=limit_s, key_for=key_for)
+    """Answers the rest of the session by hand (run_by_hand), a main-block clip whose correct
+    key the engine keeps from the page in fullscreen with the other response key: the cycle
+    that key replays is checked on its own trial here and on whole sessions in
+    test_sessions.py (participant.main_clips_answerable)."""
+    run_by_hand(tab, site=site, token=token, limit_s=limit_s,
+                key_for=main_clips_answerable(tab, site, token))
 
 
 def back_to_fullscreen(tab, index: int) -> None:
