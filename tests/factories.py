@@ -233,6 +233,9 @@ STIMULUS_SET = "tiny"
 FRAME_SETS = stored_study.FRAME_SETS
 # Long enough to order the frames by hand, short enough to wait out in a test.
 QUICK_ORDERING_MS = 4000
+# Keys no engine keeps from the page in fullscreen (WebKitGTK leaves it on f, F and Escape and
+# swallows the key): the engine tests' own studies below, and tests/engines/test_fullscreen.py's.
+SAFE_KEYS = ("d", "k")
 # The catch videos of the keys the site's studies answer with (the shipped f and j, and d and
 # k of tests/engines/test_fullscreen.py), not of all 36 a study may choose: rendering and
 # importing those took most of the site's set-up.
@@ -320,13 +323,47 @@ def open_site_study(app, slug: str, design, **settings) -> None:
 
 def open_quick_ordering(site) -> str:
     """A frame-ordering study on the live site whose trials time out after
-    QUICK_ORDERING_MS (the shipped design waits 120 s); returns its kind for ``enter``.
+    QUICK_ORDERING_MS (the shipped design waits 120 s), its catch trial answered with
+    SAFE_KEYS (see open_safe_ordering); returns its kind for ``enter``.
     Opened once per site, next to the site's own studies."""
     kind = "frame_order_quick"
     if kind not in site.slugs:
-        design = tiny_designs()["frame_order"].with_changes(max_ordering_ms=QUICK_ORDERING_MS)
+        design = tiny_designs()["frame_order"].with_changes(max_ordering_ms=QUICK_ORDERING_MS,
+                                                            response_keys=SAFE_KEYS)
         open_site_study(site.app, "tiny-frame-order-quick", design)
         site.slugs[kind] = "tiny-frame-order-quick"
+    return kind
+
+
+def open_short_aot(site, keys: tuple[str, str] = SAFE_KEYS) -> str:
+    """The site's arrow-of-time study cut to one clip and one catch trial per main block (the
+    practice as it is), by default with the keys SAFE_KEYS: for fullscreen tests that check
+    one trial and then only need the session to complete.  With f, every WebKitGTK trial
+    whose answer is f replays three timed-out presentations (~9 s) that no such test reads.
+    Its response window is 1 s after the clip, not 2 s: those tests wait out up to three
+    presentations each, and the scripted participant answers within ~50 ms of the onset,
+    out of fullscreen too.  Opened once per site and keys, next to the site's own studies;
+    returns its kind for ``enter``."""
+    kind = f"aot_short_{''.join(keys)}"
+    if kind not in site.slugs:
+        design = tiny_designs()["aot"].with_changes(max_clips=2, response_keys=keys,
+                                                    response_window_ms_after_clip=1000)
+        slug = f"tiny-aot-short-{''.join(keys)}"
+        open_site_study(site.app, slug, design)
+        site.slugs[kind] = slug
+    return kind
+
+
+def open_safe_ordering(site) -> str:
+    """The site's frame-ordering study with the keys SAFE_KEYS for its catch trial, for tests
+    of the ordering itself: with f, a WebKitGTK session whose catch trial asks for f replays
+    three timed-out presentations (~9 s) that no such test reads.  Opened once per site;
+    returns its kind for ``enter``."""
+    kind = "frame_order_safe_keys"
+    if kind not in site.slugs:
+        design = tiny_designs()["frame_order"].with_changes(response_keys=SAFE_KEYS)
+        open_site_study(site.app, "tiny-frame-order-safe-keys", design)
+        site.slugs[kind] = "tiny-frame-order-safe-keys"
     return kind
 
 

@@ -14,6 +14,7 @@ from experiments.texts import defaults
 from tests.browser.participant import assert_every_trial_once, stored
 from tests.engines.conftest import EVERY_ENGINE
 from tests.engines.participant import enter, order_with_keyboard, run_by_hand
+from tests.factories import open_safe_ordering
 from tests.waiting import hold
 
 # Selenium 4.51's own WebKitGTK driver class still passes remote_server_addr.
@@ -35,7 +36,7 @@ SECOND_CLICK_MS = 100
 def test_a_double_click_on_done_never_answers_the_next_trial(tab, site):
     # The red team's bug (found in Chromium): the second click of a double-click landed on
     # the next trial's Done and submitted it in its initial order.
-    token = enter(tab, site, "frame_order", f"{tab.name}-double-clicker")
+    token = enter(tab, site, open_safe_ordering(site), f"{tab.name}-double-clicker")
     run_by_hand(tab, until="frame_order", site=site, token=token)  # the practice trial
     seen = {}
 
@@ -94,7 +95,7 @@ def drag_first_onto_last(tab, state, shown):
 
 
 def test_a_mouse_drag_reorders_the_frames(tab, site):
-    token = enter(tab, site, "frame_order", f"{tab.name}-dragger")
+    token = enter(tab, site, open_safe_ordering(site), f"{tab.name}-dragger")
     shown = {}
     run_by_hand(tab, on_trial=lambda tab, state: drag_first_onto_last(tab, state, shown),
                 site=site, token=token)

@@ -21,23 +21,24 @@ from tests.browser.participant import assert_every_trial_once, instructed_key, s
 from tests.engines.conftest import EVERY_ENGINE
 from tests.engines.participant import (
     PRESS_AFTER_ONSET_MS,
+    SWALLOWED,
     enter,
+    main_clips_answerable,
     order_with_keyboard,
+    other_key,
     practice_key,
     press_after_onset,
     run_by_hand,
     run_until,
     screen_state,
 )
-from tests.factories import QUICK_ORDERING_MS, open_quick_ordering
+from tests.factories import QUICK_ORDERING_MS, SAFE_KEYS, open_quick_ordering, open_short_aot
 
 # Selenium 4.51's own WebKitGTK driver class still passes remote_server_addr.
 pytestmark = [pytest.mark.engines,
               pytest.mark.filterwarnings("ignore:setting remote_server_addr:DeprecationWarning")]
 
 EVERY = pytest.mark.parametrize("tab", EVERY_ENGINE, indirect=True)
-# Keys an engine keeps from the page in fullscreen (issue 15: WebKitGTK on Escape, f and F).
-SWALLOWED = {"webkit": ("f",)}
 IN_TRIAL = ("trial-start", "fixation", "clip", "frame_order")
 # Leaves fullscreen once trial {index} shows {screen} (a clip: once its onset is known);
 # "late" if the trial got past that screen first.
@@ -76,8 +77,8 @@ def block_opener(tab, site, token) -> int:
 
 
 def answer_key(site, token, index: int) -> str:
-    """A catch trial's instructed key; for a clip, "j" (any answer is one)."""
-    return instructed_key(site.app, token, index) or "j"
+    """A catch trial's instructed key; for a clip, the correct one (any answer is one)."""
+    return instructed_key(site.app, token, index) or correct_key(site.app, token, index)
 
 
 def run_until_trial(tab, site, token, index: int) -> None:
@@ -97,11 +98,6 @@ def leave_fullscreen_and_wait_out(tab, index: int, screen: str, timeout_s: float
     return tab.wait_for(AFTER_TRIAL.format(index=index, in_trial=list(IN_TRIAL)), timeout_s)
 
 
-def other_key(tab, key: str) -> str:
-    return next(k for k in tab.evaluate("return window.chronoscope.session.response_keys;")
-                if k != key)
-
-
 def leave_and_answer(tab, index: int, key: str) -> str:
     """Leaves fullscreen on trial ``index``'s clip, then presses ``key`` (WebKitGTK's second
     F, or a key right after Escape); returns the screen shown after the trial."""
@@ -114,23 +110,12 @@ def leave_and_answer(tab, index: int, key: str) -> str:
 
 
 def finish(tab, site, token, limit_s: float = 120) -> None:
-    """Answers the rest of the session by hand (run_by_hand), but a main-block clip whose
-    correct key the engine keeps from the page in fullscreen (WebKitGTK: f) with the other
-    response key: any key answers such a trial, and the swallowed key would only replay, on a
-    trial no assertion reads, the exit / time out / re-offer cycle (three presentations of
-    ~3 s) that these tests check on their own trial and test_sessions.py on whole sessions.
-    Practice clips (the practice must be passed) and catch trials keep the correct key."""
-    swallowed = SWALLOWED.get(tab.name, ())
-    schedule = {t["trial_index"]: t for t in stored(site.app, token)["schedule"]}
-
-    def key_for(index: int) -> str | None:
-        trial = schedule[index]
-        if trial["block"] == "practice" or trial["trial_type"] == "catch":
-            return None
-        key = correct_key(site.app, token, index)
-        return other_key(tab, key) if key in swallowed else None
-
-    run_by_hand(tab, site=site, token=token, limit_s=limit_s, key_for=key_for)
+    """Answers the rest of the session by hand (run_by_hand), a main-block clip whose correct
+    key the engine keeps from the page in fullscreen with the other response key: the cycle
+    that key replays is checked on its own trial here and on whole sessions in
+    test_sessions.py (participant.main_clips_answerable)."""
+    run_by_hand(tab, site=site, token=token, limit_s=limit_s,
+                key_for=main_clips_answerable(tab, site, token))
 
 
 def back_to_fullscreen(tab, index: int) -> None:
@@ -149,7 +134,7 @@ def row_of(data, index):
 def test_a_reload_keeps_the_re_offers_and_the_third_exit_makes_the_trial_technical(tab, site):
     # Review 15b D1: the events were kept only in memory, so after a reload the trial was
     # stored with technical_events [] and offered three more times (unbounded looks).
-    token = enter(tab, site, "aot", f"{tab.name}-fullscreen-reload")
+    token = enter(tab, site, open_short_aot(site), f"{tab.name}-fullscreen-reload")
     index = block_opener(tab, site, token)
     run_until_trial(tab, site, token, index)
     for presentation in (1, 2):
@@ -181,7 +166,7 @@ def test_exits_during_the_fixation_count_and_never_fail_the_session(tab, site):
     # (where WebKitGTK takes an early F press) made a plain miss of the catch trial.  The
     # third presentation is answered wrongly out of fullscreen: the answer is stored for the
     # record but flagged technical, so the missed attention check fails nothing.
-    token = enter(tab, site, "aot", f"{tab.name}-fullscreen-fixation")
+    token = enter(tab, site, open_short_aot(site), f"{tab.name}-fullscreen-fixation")
     index = block_opener(tab, site, token)
     run_until_trial(tab, site, token, index)
     wrong = other_key(tab, answer_key(site, token, index))
@@ -243,7 +228,7 @@ def test_a_clip_missed_or_answered_out_of_fullscreen_is_offered_again(tab, site)
     # the next trial, RT 4 ms) was stored as the participant's, with no technical event.
     # Here the first presentation times out out of fullscreen, the second is answered out of
     # it, and the third, in fullscreen, is the participant's answer.
-    token = enter(tab, site, "aot", f"{tab.name}-fullscreen-answer")
+    token = enter(tab, site, open_short_aot(site), f"{tab.name}-fullscreen-answer")
     index = block_opener(tab, site, token)
     key = answer_key(site, token, index)
     run_until_trial(tab, site, token, index)
@@ -276,7 +261,9 @@ def test_the_second_f_after_a_swallowed_one_is_no_answer(tab, site):
     # The reviewer's WebKitGTK case with real keys: F in fullscreen leaves it and never
     # reaches the page; the participant presses F again, which does, and was stored as the
     # answer with an RT ~300 ms too long.  Now that presentation is offered again.
-    token = enter(tab, site, "aot", f"{tab.name}-second-f")
+    # The shipped keys f and j, on the short study: fewer trials to finish, and each
+    # swallowed-f cycle of a practice or catch trial there waits out a 1 s window, not 2 s.
+    token = enter(tab, site, open_short_aot(site, ("f", "j")), f"{tab.name}-second-f")
     index = first_main(site, token, "aot")
     run_until_trial(tab, site, token, index)
     tab.wait_for(f"""const d = document.body.dataset;
@@ -306,8 +293,6 @@ def test_the_second_f_after_a_swallowed_one_is_no_answer(tab, site):
 
 IS_FULLSCREEN = "return Boolean(document.fullscreenElement);"
 ESCAPE = "\ue00c"  # WebDriver's Escape key
-# Response keys no browser keeps from the page in fullscreen (experiments/response_keys.py).
-SAFE_KEYS = ("d", "k")
 # An arrow-of-time study as a lab would write it to keep clear of WebKitGTK's f: the site's
 # tiny arrow-of-time study (tests/live_site.py) with keys d and k, without catch trials (the
 # exit is placed in the practice feedback; the main blocks only need to complete).
