@@ -340,14 +340,11 @@ def open_short_aot(site, keys: tuple[str, str] = SAFE_KEYS) -> str:
     practice as it is), by default with the keys SAFE_KEYS: for fullscreen tests that check
     one trial and then only need the session to complete.  With f, every WebKitGTK trial
     whose answer is f replays three timed-out presentations (~9 s) that no such test reads.
-    Its response window is 1 s after the clip, not 2 s: those tests wait out up to three
-    presentations each, and the scripted participant answers within ~50 ms of the onset,
-    out of fullscreen too.  Opened once per site and keys, next to the site's own studies;
-    returns its kind for ``enter``."""
+    Opened once per site and keys, next to the site's own studies; returns its kind for
+    ``enter``."""
     kind = f"aot_short_{''.join(keys)}"
     if kind not in site.slugs:
-        design = tiny_designs()["aot"].with_changes(max_clips=2, response_keys=keys,
-                                                    response_window_ms_after_clip=1000)
+        design = tiny_designs()["aot"].with_changes(max_clips=2, response_keys=keys)
         slug = f"tiny-aot-short-{''.join(keys)}"
         open_site_study(site.app, slug, design)
         site.slugs[kind] = slug

@@ -249,8 +249,10 @@ def test_vlm_interval_resamples_a_source_clips_two_copies_together():
     # label-bias shifts as independent noise, and the interval came out several times too
     # wide. 300 simulated VLMs (seed 31, 11 source clips a level, as the PyBullet set):
     # with blocks the threshold interval covers 0.933 with a mean width of 0.016; with the
-    # copies resampled apart 1.000 with 0.050. The test reruns the first 100, resampling rows
-    # apart on the first 25 only: a width three times as large shows in far fewer.
+    # copies resampled apart 1.000 with 0.050. The test runs 100 VLMs of that simulation
+    # (the same seed, so not the same draws once the rows fits stop after the first 25:
+    # coverage 0.95 here) and resamples rows apart on the first 25 only: a width three times
+    # as large shows in far fewer.
     rng = np.random.default_rng(31)
     covered, widths = [], {"blocks": [], "rows": []}
     for run in range(100):

@@ -76,16 +76,17 @@ def _levels_follow_the_stored_answers(site, token):
 
 
 # The module's three simulated sessions: (participant, study kind, reloaded at trial 3).
+# The reloaded one is entered last, so that its wait for trial 3 starts as it enters.
 SESSIONS = {"whole": ("sim-adaptive-1", "adaptive", False),
-            "reload": ("sim-adaptive-reload", "adaptive", True),
-            "stop": ("sim-adaptive-stop", "adaptive-stop", False)}
+            "stop": ("sim-adaptive-stop", "adaptive-stop", False),
+            "reload": ("sim-adaptive-reload", "adaptive", True)}
 
 
 @pytest.fixture(scope="module")
 def finished(browser, adaptive_site):
     """The three sessions, run side by side in their own contexts (as bench/bots.py runs
     several at once; each is about 11 s alone and they share nothing but the site), the
-    second reloaded once it has reached trial 3: {name: (token, its page's script errors)}."""
+    last reloaded once it has reached trial 3: {name: (token, its page's script errors)}."""
     contexts, runs = [], {}
     try:
         for name, (participant, kind, _) in SESSIONS.items():

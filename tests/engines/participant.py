@@ -71,6 +71,8 @@ def main_clips_answerable(tab, site, token):
     / re-offer cycle (three presentations of ~3 s each) that the practice and catch trials,
     which keep the correct key (the practice must be passed), go through as they are."""
     swallowed = SWALLOWED.get(tab.name, ())
+    if not swallowed:
+        return lambda index: None
     schedule = {t["trial_index"]: t for t in stored(site.app, token)["schedule"]}
 
     def key_for(index: int) -> str | None:

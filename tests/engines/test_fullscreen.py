@@ -112,8 +112,8 @@ def leave_and_answer(tab, index: int, key: str) -> str:
 def finish(tab, site, token, limit_s: float = 120) -> None:
     """Answers the rest of the session by hand (run_by_hand), a main-block clip whose correct
     key the engine keeps from the page in fullscreen with the other response key: the cycle
-    that key replays is checked on its own trial here and on whole sessions in
-    test_sessions.py (participant.main_clips_answerable)."""
+    that key replays is checked on its own trial here and on whole sessions, where every
+    trial keeps its key, in test_sessions.py (participant.main_clips_answerable)."""
     run_by_hand(tab, site=site, token=token, limit_s=limit_s,
                 key_for=main_clips_answerable(tab, site, token))
 
@@ -261,8 +261,7 @@ def test_the_second_f_after_a_swallowed_one_is_no_answer(tab, site):
     # The reviewer's WebKitGTK case with real keys: F in fullscreen leaves it and never
     # reaches the page; the participant presses F again, which does, and was stored as the
     # answer with an RT ~300 ms too long.  Now that presentation is offered again.
-    # The shipped keys f and j, on the short study: fewer trials to finish, and each
-    # swallowed-f cycle of a practice or catch trial there waits out a 1 s window, not 2 s.
+    # The shipped keys f and j, on the short study: fewer trials to finish.
     token = enter(tab, site, open_short_aot(site, ("f", "j")), f"{tab.name}-second-f")
     index = first_main(site, token, "aot")
     run_until_trial(tab, site, token, index)
