@@ -2,7 +2,7 @@
 (``body[data-screen]``) and answers it with real Playwright clicks and key presses."""
 import json
 import time
-from contextlib import contextmanager
+from contextlib import ExitStack, contextmanager
 from urllib.parse import urlencode, urlsplit
 
 from sqlalchemy import func, select
@@ -222,3 +222,21 @@ def watching(browser):
         yield page
     finally:
         context.close()
+
+
+def run_side_by_side(browser, site, sessions: dict, reload: tuple[str, int]) -> dict:
+    """Simulated sessions ``{name: (kind, participant)}`` run at once, each in a page of its
+    own (``watching``; as bench/bots.py runs several), entered in the order given, session
+    ``reload[0]`` reloaded once it has reached trial ``reload[1]``: {name: (token, its
+    page's script errors)}."""
+    with ExitStack() as stack:
+        pages = {name: stack.enter_context(watching(browser)) for name in sessions}
+        tokens = {name: enter(pages[name], site, kind, participant, simulate=True)
+                  for name, (kind, participant) in sessions.items()}
+        name, trial = reload
+        pages[name].wait_for_function(
+            f"() => Number(document.body.dataset.trialIndex) >= {trial}", polling=20)
+        pages[name].reload()
+        for page in pages.values():
+            assert wait_done(page)
+        return {name: (tokens[name], list(page.js_errors)) for name, page in pages.items()}

@@ -9,8 +9,7 @@ import pytest
 from experiments.adaptive_schedule import KEY, skipped
 from experiments.designs import DESIGNS, PracticeSpec
 from experiments.stimuli import ClipSpec
-from tests.browser.participant import assert_every_trial_once, enter, stored, wait_done
-from tests.conftest import VIEWPORT
+from tests.browser.participant import assert_every_trial_once, run_side_by_side, stored
 from tests.factories import FPS, _frames, open_site_study, replayed_levels
 from webapp.extensions import db
 from webapp.participant import store
@@ -75,39 +74,18 @@ def _levels_follow_the_stored_answers(site, token):
             assert served[after] >= received[before]
 
 
-# The module's three simulated sessions: (participant, study kind, reloaded at trial 3).
-# The reloaded one is entered last, so that its wait for trial 3 starts as it enters.
-SESSIONS = {"whole": ("sim-adaptive-1", "adaptive", False),
-            "stop": ("sim-adaptive-stop", "adaptive-stop", False),
-            "reload": ("sim-adaptive-reload", "adaptive", True)}
+# The module's three simulated sessions: (study kind, participant). The reloaded one is
+# entered last, so that its wait for trial 3 starts as it enters.
+SESSIONS = {"whole": ("adaptive", "sim-adaptive-1"),
+            "stop": ("adaptive-stop", "sim-adaptive-stop"),
+            "reload": ("adaptive", "sim-adaptive-reload")}
 
 
 @pytest.fixture(scope="module")
 def finished(browser, adaptive_site):
-    """The three sessions, run side by side in their own contexts (as bench/bots.py runs
-    several at once; each is about 11 s alone and they share nothing but the site), the
-    last reloaded once it has reached trial 3: {name: (token, its page's script errors)}."""
-    contexts, runs = [], {}
-    try:
-        for name, (participant, kind, _) in SESSIONS.items():
-            context = browser.new_context(viewport=VIEWPORT)
-            contexts.append(context)
-            page = context.new_page()
-            page.set_default_timeout(20_000)
-            errors = []
-            page.on("pageerror", lambda error, errors=errors: errors.append(str(error)))
-            runs[name] = (page, enter(page, adaptive_site, kind, participant, simulate=True),
-                          errors)
-        for page, _, _ in (runs[name] for name, s in SESSIONS.items() if s[2]):
-            page.wait_for_function("() => Number(document.body.dataset.trialIndex) >= 3",
-                                   polling=20)
-            page.reload()
-        for page, _, _ in runs.values():
-            assert wait_done(page)
-        return {name: (token, errors) for name, (_, token, errors) in runs.items()}
-    finally:
-        for context in contexts:
-            context.close()
+    """The three sessions, run side by side (each is about 11 s alone and they share nothing
+    but the site), the last reloaded once it has reached trial 3."""
+    return run_side_by_side(browser, adaptive_site, SESSIONS, reload=("reload", 3))
 
 
 def test_an_adaptive_session_runs_one_trial_at_a_time_to_the_end(adaptive_site, finished):

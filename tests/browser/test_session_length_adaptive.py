@@ -9,8 +9,7 @@ import pytest
 from experiments import media
 from experiments.adaptive_schedule import KEY
 from experiments.designs import DESIGNS, PracticeSpec
-from tests.browser.participant import assert_every_trial_once, enter, stored, wait_done
-from tests.conftest import VIEWPORT
+from tests.browser.participant import assert_every_trial_once, run_side_by_side, stored
 from tests.factories import STIMULUS_SET, open_site_study, replayed_levels
 from webapp.extensions import db
 from webapp.participant import store
@@ -60,30 +59,11 @@ def _lengths_follow_the_stored_answers(site, token):
 
 @pytest.fixture(scope="module")
 def finished(browser, length_site):
-    """The module's two simulated sessions, run side by side in their own contexts (as
-    bench/bots.py runs several at once; each is about 11 s alone and they share nothing but
-    the site), the second reloaded once it has reached trial 2:
-    {name: (token, its page's script errors)}."""
-    contexts, runs = [], {}
-    try:
-        for name, participant in (("whole", "sim-length-1"), ("reload", "sim-length-reload")):
-            context = browser.new_context(viewport=VIEWPORT)
-            contexts.append(context)
-            page = context.new_page()
-            page.set_default_timeout(20_000)
-            errors = []
-            page.on("pageerror", lambda error, errors=errors: errors.append(str(error)))
-            runs[name] = (page, enter(page, length_site, "length", participant, simulate=True),
-                          errors)
-        page = runs["reload"][0]
-        page.wait_for_function("() => Number(document.body.dataset.trialIndex) >= 2", polling=20)
-        page.reload()
-        for page, _, _ in runs.values():
-            assert wait_done(page)
-        return {name: (token, errors) for name, (_, token, errors) in runs.items()}
-    finally:
-        for context in contexts:
-            context.close()
+    """The module's two simulated sessions, run side by side (each is about 11 s alone and
+    they share nothing but the site), the second reloaded once it has reached trial 2."""
+    return run_side_by_side(browser, length_site, {"whole": ("length", "sim-length-1"),
+                                                   "reload": ("length", "sim-length-reload")},
+                            reload=("reload", 2))
 
 
 def test_a_length_adaptive_session_runs_to_the_end(length_site, finished):
