@@ -6,6 +6,7 @@ the wrong type, a lone surrogate in a string), or any JSON value at all.  Known 
 must be answered 400 with the expected code; everything must be answered without a server
 error.
 """
+import functools
 import json
 import string
 
@@ -28,23 +29,12 @@ ANY_JSON = st.recursive(JSON_LEAVES, lambda inner: st.lists(inner, max_size=4)
                         max_leaves=12)
 
 
-# Built once per field: building and validating Hypothesis strategies anew for every body
-# took two thirds of the fuzz tests' time.  The same strategies draw the same bodies.
-_BUILT = {}
-
-
-def _once(key, build) -> st.SearchStrategy:
-    if key not in _BUILT:
-        _BUILT[key] = build()
-    return _BUILT[key]
-
-
+# Each strategy below is built once per field (functools.cache): building and validating
+# Hypothesis strategies anew for every body took two thirds of the fuzz tests' time.  The
+# same strategies draw the same bodies.
+@functools.cache
 def value_for(spec: Field) -> st.SearchStrategy:
     """Valid values of one declared field."""
-    return _once(("value", id(spec)), lambda: _value_for(spec))
-
-
-def _value_for(spec: Field) -> st.SearchStrategy:
     if spec.choices is not None:
         base = st.sampled_from(spec.choices)
     elif spec.kind == "number":
@@ -79,6 +69,16 @@ def _numeric(fields, body):
     return [f for f in fields if f.kind in ("number", "int") and f.name not in ("trial_index",)]
 
 
+@functools.cache
+def _undeclared_key(declared: frozenset) -> st.SearchStrategy:
+    return st.text(ANY_CHARACTER, min_size=1, max_size=12).filter(lambda k: k not in declared)
+
+
+@functools.cache
+def _wrong_type(spec: Field) -> st.SearchStrategy:
+    return st.sampled_from(([[1]], {"a": 1}, "x", 1.5, True)).filter(lambda v: not _fits(spec, v))
+
+
 @st.composite
 def cases(draw, fields, fixed=None):
     """(kind, raw JSON text, expected error codes or None) for one endpoint."""
@@ -91,9 +91,7 @@ def cases(draw, fields, fixed=None):
     kind = draw(st.sampled_from(kinds))
     expected = None
     if kind == "unknown_key":
-        key = _once(("key", frozenset(declared)), lambda: st.text(
-            ANY_CHARACTER, min_size=1, max_size=12).filter(lambda k: k not in declared))
-        body[draw(key)] = draw(JSON_LEAVES)
+        body[draw(_undeclared_key(frozenset(declared)))] = draw(JSON_LEAVES)
         expected = {"unknown_field"}
     elif kind == "bool":
         body[draw(st.sampled_from(numeric)).name] = draw(st.booleans())
@@ -103,8 +101,7 @@ def cases(draw, fields, fixed=None):
         expected = {"non_finite", "wrong_type"}
     elif kind == "wrong_type" and fields:
         spec = draw(st.sampled_from(fields))
-        body[spec.name] = draw(_once(("wrong", id(spec)), lambda: st.sampled_from(
-            ([[1]], {"a": 1}, "x", 1.5, True)).filter(lambda v: not _fits(spec, v))))
+        body[spec.name] = draw(_wrong_type(spec))
         expected = {"wrong_type", "invalid_uuid", "out_of_range", "unknown_trial_type",
                     "trial_type_mismatch"}
     elif kind == "surrogate":
