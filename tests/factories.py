@@ -321,47 +321,39 @@ def open_site_study(app, slug: str, design, **settings) -> None:
         lifecycle.transition(slug, "open")
 
 
-def open_quick_ordering(site) -> str:
-    """A frame-ordering study on the live site whose trials time out after
-    QUICK_ORDERING_MS (the shipped design waits 120 s), its catch trial answered with
-    SAFE_KEYS (see open_safe_ordering); returns its kind for ``enter``.
-    Opened once per site, next to the site's own studies."""
-    kind = "frame_order_quick"
+def site_study(site, kind: str, design, **settings) -> str:
+    """Opens a study of ``design`` (``settings``: as open_site_study) on the live site as
+    ``kind`` (slug ``tiny-`` and the kind with hyphens), once per site, next to the site's own
+    studies; returns ``kind`` for ``enter``."""
     if kind not in site.slugs:
-        design = tiny_designs()["frame_order"].with_changes(max_ordering_ms=QUICK_ORDERING_MS,
-                                                            response_keys=SAFE_KEYS)
-        open_site_study(site.app, "tiny-frame-order-quick", design)
-        site.slugs[kind] = "tiny-frame-order-quick"
+        slug = "tiny-" + kind.replace("_", "-")
+        open_site_study(site.app, slug, design, **settings)
+        site.slugs[kind] = slug
     return kind
+
+
+def open_quick_ordering(site) -> str:
+    """A frame-ordering study whose trials time out after QUICK_ORDERING_MS (the shipped
+    design waits 120 s), its catch trial answered with SAFE_KEYS (see open_safe_ordering)."""
+    return site_study(site, "frame_order_quick", tiny_designs()["frame_order"].with_changes(
+        max_ordering_ms=QUICK_ORDERING_MS, response_keys=SAFE_KEYS))
 
 
 def open_short_aot(site, keys: tuple[str, str] = SAFE_KEYS) -> str:
     """The site's arrow-of-time study cut to one clip and one catch trial per main block (the
     practice as it is), by default with the keys SAFE_KEYS: for fullscreen tests that check
     one trial and then only need the session to complete.  With f, every WebKitGTK trial
-    whose answer is f replays three timed-out presentations (~9 s) that no such test reads.
-    Opened once per site and keys, next to the site's own studies; returns its kind for
-    ``enter``."""
-    kind = f"aot_short_{''.join(keys)}"
-    if kind not in site.slugs:
-        design = tiny_designs()["aot"].with_changes(max_clips=2, response_keys=keys)
-        slug = f"tiny-aot-short-{''.join(keys)}"
-        open_site_study(site.app, slug, design)
-        site.slugs[kind] = slug
-    return kind
+    whose answer is f replays three timed-out presentations (~9 s) that no such test reads."""
+    return site_study(site, f"aot_short_{''.join(keys)}", tiny_designs()["aot"].with_changes(
+        max_clips=2, response_keys=keys))
 
 
 def open_safe_ordering(site) -> str:
     """The site's frame-ordering study with the keys SAFE_KEYS for its catch trial, for tests
     of the ordering itself: with f, a WebKitGTK session whose catch trial asks for f replays
-    three timed-out presentations (~9 s) that no such test reads.  Opened once per site;
-    returns its kind for ``enter``."""
-    kind = "frame_order_safe_keys"
-    if kind not in site.slugs:
-        design = tiny_designs()["frame_order"].with_changes(response_keys=SAFE_KEYS)
-        open_site_study(site.app, "tiny-frame-order-safe-keys", design)
-        site.slugs[kind] = "tiny-frame-order-safe-keys"
-    return kind
+    three timed-out presentations (~9 s) that no such test reads."""
+    return site_study(site, "frame_order_safe_keys",
+                      tiny_designs()["frame_order"].with_changes(response_keys=SAFE_KEYS))
 
 
 # Tiny clips drawn with numpy (nothing is downloaded): stimulus preparation's, 32x32 and

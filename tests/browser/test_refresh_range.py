@@ -6,17 +6,13 @@ import pytest
 
 from experiments.texts import defaults
 from tests.browser.participant import enter, session_row
-from tests.factories import open_site_study, tiny_designs
+from tests.factories import site_study, tiny_designs
 
 pytestmark = pytest.mark.browser
 
 
 def refresh_study(site, kind: str, **settings) -> str:
-    if kind not in site.slugs:
-        open_site_study(site.app, f"tiny-{kind.replace('_', '-')}", tiny_designs()["aot"],
-                        **settings)
-        site.slugs[kind] = f"tiny-{kind.replace('_', '-')}"
-    return kind
+    return site_study(site, kind, tiny_designs()["aot"], **settings)
 
 
 def device_outcome(page) -> str:

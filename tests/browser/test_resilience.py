@@ -6,7 +6,7 @@ from urllib.parse import urlsplit
 import pytest
 
 from tests.browser.participant import assert_every_trial_once, enter, stored, wait_done
-from tests.factories import open_site_study, tiny_designs
+from tests.factories import site_study, tiny_designs
 
 pytestmark = pytest.mark.browser
 
@@ -20,10 +20,8 @@ def site(site):
     trial 4, inside that block, and the checks read every trial stored once whatever the
     session's length; the site's second block added three trials and a break (about 3 s
     a session)."""
-    if "aot_one_block" not in site.slugs:
-        open_site_study(site.app, "tiny-aot-one-block",
-                        tiny_designs()["aot"].with_changes(max_clips=2, main_blocks=1))
-        site.slugs["aot_one_block"] = "tiny-aot-one-block"
+    site_study(site, "aot_one_block", tiny_designs()["aot"].with_changes(max_clips=2,
+                                                                          main_blocks=1))
     return site
 
 
