@@ -396,12 +396,23 @@ def write_lossless(frames, path, fps=12):
     return str(path)
 
 
-def replayed_levels(schedule: list[dict], answers: dict) -> list[dict]:
+def replayed_levels(schedule: list[dict], trials) -> list[dict]:
     """``schedule`` with its adaptive slots cleared as first made and their levels chosen
-    again from ``answers`` alone (trial index -> correct, None unanswered): equal to the
-    stored schedule when the levels follow from the stored answers."""
+    again from the stored ``trials`` alone (rows or dicts with ``trial_index``, ``response``,
+    ``correct`` and ``exclusion_reasons``): equal to the stored schedule when the levels
+    follow from the stored answers.  An answer a trial rule excluded (under load: too many
+    dropped frames) counts as none, as the server read it when it chose the next level
+    (webapp/participant/adaptive.py stored_answers); the session's own reasons, added to
+    every trial at completion (posted_early, ...), came later."""
     from experiments.adaptive_schedule import KEY, resolve
+    from experiments.exclusions import TRIAL_REASONS
 
+    def read(t, name):
+        return t[name] if isinstance(t, dict) else getattr(t, name)
+
+    answers = {read(t, "trial_index"): None if read(t, "response") is None
+               or set(read(t, "exclusion_reasons") or ()) & set(TRIAL_REASONS)
+               else bool(read(t, "correct")) for t in trials}
     fresh = [dict(t) for t in schedule]
     for t in fresh:
         if KEY in t:

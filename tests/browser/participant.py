@@ -151,7 +151,7 @@ def stored(app, token: str) -> dict:
 def _row(trial: Trial) -> dict:
     return {"trial_index": trial.trial_index, "trial_type": trial.trial_type,
             "block": trial.block, "response": trial.response, "rt_ms": trial.rt_ms,
-            "correct": trial.correct, "onset_method": trial.onset_method,
+            "correct": trial.correct, "exclusion_reasons": trial.exclusion_reasons, "onset_method": trial.onset_method,
             "dropped_frames": trial.dropped_frames,
             "client_uuid": trial.client_uuid, "extra": json.loads(json.dumps(trial.extra))}
 

@@ -13,7 +13,7 @@ import pytest
 
 from tests.browser.participant import assert_every_trial_once, enter, stored, wait_done
 from tests.conftest import VIEWPORT
-from tests.waiting import hold
+from tests.waiting import hold, wait_until
 
 pytestmark = pytest.mark.browser
 OFFLINE_S = float(os.environ.get("CHRONOSCOPE_OFFLINE_S", "5"))
@@ -64,14 +64,35 @@ def test_reload_after_reconnect_resumes_at_the_next_trial(browser, site):
         page.wait_for_function("() => window.chronoscope.queue.pending().length >= 1", polling=50)
         context.set_offline(False)
         page.wait_for_function("() => window.chronoscope.queue.pending().length === 0", polling=50)
-        with page.expect_response(lambda r: r.request.method == "GET" and urlsplit(r.url).path.endswith(api)) as state, \
-                page.expect_request(lambda r: r.method == "POST" and urlsplit(r.url).path.endswith("/trials")) as first:
+        # The next answer reaches the server, which stores it, but its acknowledgement is
+        # held from the page, which reloads meanwhile: the new page re-sends it from its
+        # stored queue (the server keeps one row per trial) and resumes after it. Every
+        # trial POST from here on is noted; the resumed trial is the first fresh answer.
+        held, posts = [], []
+
+        def hold_acknowledgement(route):
+            if held:
+                return route.continue_()
+            held.append((route, route.fetch()))
+
+        page.route("**/trials*", hold_acknowledgement)
+        page.on("request", lambda r: posts.append(r.post_data_json) if r.method == "POST"
+                and urlsplit(r.url).path.endswith("/trials") else None)
+        # (route handlers run while Playwright waits)
+        wait_until(lambda: page.wait_for_timeout(20) or held, 60, "no answer was posted")
+        page.unroute("**/trials*")
+        with page.expect_response(lambda r: r.request.method == "GET" and urlsplit(r.url).path.endswith(api)) as state:
             page.reload()
         resumed_at = state.value.json()["next_trial_index"]
         stored_before = set(state.value.json()["stored_indices"])
         assert resumed_at == min(i for i in range(10_000) if i not in stored_before)
-        assert first.value.post_data_json["trial_index"] == resumed_at
         assert wait_done(page)
-        assert_every_trial_once(stored(site.app, token))
+        data = stored(site.app, token)
+        assert_every_trial_once(data)
+        kept = {t["trial_index"]: t["client_uuid"] for t in data["trials"]}
+        fresh = [p["trial_index"] for p in posts
+                 if not (p["trial_index"] in stored_before
+                         and p["client_uuid"] == kept[p["trial_index"]])]
+        assert fresh and fresh[0] == resumed_at, (resumed_at, posts)
     finally:
         context.close()

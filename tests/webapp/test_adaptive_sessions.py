@@ -108,9 +108,27 @@ def test_a_whole_session_chooses_every_level_from_the_stored_answers(app, study)
         assert extra["level"] == t[KEY]["level"] and extra["posterior"] == t[KEY]["posterior"]
         assert rows[t["trial_index"]].stimulus_id == t["stimulus_id"]
     # the same levels again from the seed's slots and the stored answers alone
-    answers = {i: None if r.response is None else bool(r.correct) for i, r in rows.items()}
-    assert replayed_levels(schedule, answers) == schedule
+    assert replayed_levels(schedule, rows.values()) == schedule
 
+
+def test_an_answer_a_trial_rule_excludes_chooses_no_later_level(app, study):
+    """The levels follow from the answers the fitter reads: a slot answered with too many
+    dropped frames (a loaded machine: CI's browser session hit it) counts as no answer when
+    its sweep's next level is chosen, and the replay reads it so."""
+    client = app.test_client()
+    token, api = _start(client)
+    first = next(t["trial_index"] for t in _schedule(app, token) if KEY in t)
+
+    class Dropping(Participant):
+        def body(self, index):
+            return super().body(index) | ({"dropped_frames": 40} if index == first else {})
+
+    Dropping(app, client, token, api).run()
+    with app.app_context():
+        rows = {t.trial_index: t for t in db.session.scalars(
+            select(Trial).join(Session).where(Session.token == token))}
+    assert rows[first].response is not None and "dropped_frames" in rows[first].exclusion_reasons
+    assert replayed_levels(_schedule(app, token), rows.values()) == _schedule(app, token)
 
 def test_reload_second_tab_and_replay_cannot_change_a_level(app, study):
     client = app.test_client()
