@@ -107,12 +107,13 @@ FRAME_COUNTS = ("frames_total", "frames_shown", "frames_late", "frames_dropped",
 
 
 # totalVideoFrames counts the frames a <video> element decoded for display since it loaded
-# (Media Playback Quality): one play of an N-frame clip decodes each frame once, frame 0 up
-# to three times (at load, on the rewind to 0 and as play starts: static/js/onset.js
-# prerollFirstFrame, playClip).  Beyond N + 3 and a tenth for an engine's own bookkeeping,
-# no browser sent it.  Timing quality never counts more than N of a trial's frames anyway.
+# (Media Playback Quality).  One play of an N-frame clip decodes each frame once, but the
+# preroll (static/js/onset.js prerollFirstFrame) may rewind to 0, decoding again from the
+# key frame, and a decoder runs a few frames ahead: up to twice N and a few more is a
+# browser's count.  Past it no browser sent it, and the trial is technical (excluded, so the
+# bound is wide); timing quality never counts more than N of a trial's frames anyway.
 def video_frames_bound(served: int) -> int:
-    return served + 3 + served // 10
+    return 2 * served + 10
 
 
 def check_frame_counts(fields: dict, served: int | None) -> dict:
