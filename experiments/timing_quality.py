@@ -26,7 +26,8 @@ clip (a video trial: its ``extra`` holds ``onset_time_ms``):
   clip stalled, no onset was measured, the onset fell back to a less precise method than
   the session's best (Element Timing, then its 4 ms-rounded form, then the next animation
   frame: a fallback means the marker's paint was not reported within a second), or the
-  trial's measured refresh interval is more than :data:`REFRESH_TOLERANCE` off the device
+  trial's measured refresh interval is missing or 0 beside canvas counts (the canvas
+  presenter always measures it) or more than :data:`REFRESH_TOLERANCE` off the device
   check's (``device_refresh_hz``, stored with each trial), or without one the session's
   median (the display changed, or the main-thread canvas's thread was too busy to measure
   it; the worker presenter measures it on its own animation frames).  The device check is
@@ -125,6 +126,8 @@ def disturbance(record: Mapping, best_precision: int, median_refresh_ms: float |
         return "onset_fallback"
     refresh, checked = count(extra.get("refresh_ms")), count(extra.get("device_refresh_hz"))
     reference = 1000 / checked if checked else median_refresh_ms
+    if count(extra.get("frames_shown")) is not None and not refresh:
+        return "refresh_off"  # the canvas presenter always measures it
     if refresh and reference and abs(refresh / reference - 1) > REFRESH_TOLERANCE:
         return "refresh_off"
     return None

@@ -145,3 +145,11 @@ def test_the_refresh_is_held_to_the_device_check_s():
     unchecked = SERVED | {"device_refresh_hz": None}
     assert session_score([clip(refresh_ms=33.4, **unchecked)] + [
         clip(**unchecked) for _ in range(3)]) == pytest.approx(0.75)
+
+
+@pytest.mark.parametrize("refresh_ms", [0.0, None])
+def test_canvas_counts_without_a_measured_refresh_are_off(refresh_ms):
+    """Review 30, finding 9: refresh_ms 0 (or none) skipped the refresh check; the canvas
+    presenter always measures it."""
+    records = [clip(**SERVED) for _ in range(3)] + [clip(refresh_ms=refresh_ms, **SERVED)]
+    assert session_score(records) == pytest.approx(0.75)
