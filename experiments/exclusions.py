@@ -60,6 +60,9 @@ PRACTICE_GATE = "practice_gate"
 PARTICIPANT_REASONS = (*ATTENTION_REASONS, PRACTICE_GATE, "too_many_timeouts", "incomplete",
                        "too_little_time", "too_many_technical", ALL_TECHNICAL,
                        timing_quality.REASON, SIMULATED)
+# The stored trial columns the rules read (the verdict and the roster's score select these).
+RECORD_FIELDS = ("trial_index", "trial_type", "block", "response", "correct", "rt_ms",
+                 "onset_method", "dropped_frames", "extra")
 # Set by a researcher's manual rule (webapp.models.manual_exclusion), not by a rule over
 # trials, so no function here returns it.
 MANUAL = "manual"

@@ -10,15 +10,29 @@ clip (a video trial: its ``extra`` holds ``onset_time_ms``):
   that never fell due).  A frame 0 held beyond its due refresh makes frame 1 late, so the
   hold is counted there.  From a ``<video>`` element, which cannot say which refresh showed
   which frame: ``total_frames - dropped_frames`` out of ``total_frames``, as the browser's
-  playback quality reports them; a trial with neither count is left out.
+  playback quality reports them.
+* **What the browser cannot shrink or swell**: the server stores with each trial the clip it
+  served (``clip_frames``, ``clip_fps``; :mod:`webapp.participant.progress`).  No trial's
+  due frames exceed the clip's; and they are at least the frames that fell due by the answer
+  (the whole clip for a trial without one) at :data:`MIN_CLIP_SPEED` of the clip's rate, so
+  a clip that froze (a mis-measured refresh: frame 0 shown, nothing late) is not on time.  A
+  trial with a served clip but no counts (the server left out counts that contradicted the
+  clip, or the browser sent none) or none due counts the clip's frames, none on time: no
+  trial leaves the score.  Older trials, stored without the clip, are counted as before
+  (left out without counts).
 * **Disturbed** (none of its frames on time): the page lost focus or was hidden
-  (``focus_lost``), left fullscreen (``fullscreen_exited`` or any technical event), the
+  (``focus_lost``), left fullscreen (``fullscreen_exited`` or any technical event), the trial
+  is technical (a measurement out of its bounds, counts that contradicted the clip), the
   clip stalled, no onset was measured, the onset fell back to a less precise method than
   the session's best (Element Timing, then its 4 ms-rounded form, then the next animation
   frame: a fallback means the marker's paint was not reported within a second), or the
-  trial's measured refresh interval is more than :data:`REFRESH_TOLERANCE` off the
-  session's median (the display changed, or the main-thread canvas's thread was too busy to
-  measure it; the worker presenter measures it on its own animation frames).
+  trial's measured refresh interval is missing or 0 beside canvas counts (the canvas
+  presenter always measures it) or more than :data:`REFRESH_TOLERANCE` off the device
+  check's (``device_refresh_hz``, stored with each trial), or without one the session's
+  median (the display changed, or the main-thread canvas's thread was too busy to measure
+  it; the worker presenter measures it on its own animation frames).  The device check is
+  the reference where there is one, so that a session whose trials mostly mis-measured the
+  refresh does not make its good trials the disturbed ones.
 
 The score is None for a session without such trials (a frame-ordering session), and the
 rule then never applies.  A quiet headless Chromium session scores 1.0 or close to it.  The
@@ -35,9 +49,12 @@ from collections.abc import Iterable, Mapping, Sequence
 
 from experiments.record_numbers import count
 
-VERSION = "tq1"
+VERSION = "tq2"
 REASON = "timing_quality"
 REFRESH_TOLERANCE = 0.10
+# The slowest a clip plays: a "whole" cadence runs it within 10 % of its rate
+# (static/js/pacing.js CADENCE_TOLERANCE), a pulldown at its rate.
+MIN_CLIP_SPEED = 0.9
 # Onset methods from the most precise (static/js/onset.js ONSET_METHODS, "canvas-" removed).
 ONSET_PRECISION = ("element-timing", "element-timing-coarse", "raf-next")
 
@@ -58,20 +75,35 @@ def presented(records: Iterable[Mapping]) -> list[Mapping]:
     return [r for r in records if "onset_time_ms" in _extra(r)]
 
 
-def frames_on_time(record: Mapping) -> tuple[float, float] | None:
-    """``(on time, due)`` frame counts of one clip trial, undisturbed; None when the
-    browser could not count them."""
+def _counted(record: Mapping) -> tuple[float, float] | None:
+    """``(on time, due)`` as the browser counted them, or None."""
     extra = _extra(record)
     shown, late = count(extra.get("frames_shown")), count(extra.get("frames_late"))
     dropped = count(extra.get("frames_dropped"))
     if shown is not None and late is not None and dropped is not None:
-        due = shown + dropped
-        return (max(0.0, shown - late), due) if due > 0 else None
+        return max(0.0, shown - late), shown + dropped
     total = count(extra.get("total_frames", record.get("total_frames")))
     lost = count(record.get("dropped_frames"))
-    if total and lost is not None:
+    if total is not None and lost is not None:
         return max(0.0, total - lost), total
     return None
+
+
+def frames_on_time(record: Mapping) -> tuple[float, float] | None:
+    """``(on time, due)`` frame counts of one clip trial, undisturbed, held to the clip
+    served (see the module's notes); None when neither the browser's counts nor the clip are
+    known, or nothing fell due."""
+    extra = _extra(record)
+    served, fps = count(extra.get("clip_frames")), count(extra.get("clip_fps"))
+    counted = _counted(record)
+    if not served:
+        return counted if counted and counted[1] > 0 else None
+    if counted is None or counted[1] <= 0:
+        return 0.0, served
+    rt = count(record.get("rt_ms"))
+    elapsed = served if rt is None or not fps else int(MIN_CLIP_SPEED * rt * fps / 1000)
+    due = max(min(counted[1], served), min(elapsed, served))
+    return min(counted[0], due), due
 
 
 def disturbance(record: Mapping, best_precision: int, median_refresh_ms: float | None
@@ -84,14 +116,19 @@ def disturbance(record: Mapping, best_precision: int, median_refresh_ms: float |
     if extra.get("fullscreen_exited") or \
             (isinstance(events, Sequence) and not isinstance(events, str) and events):
         return "fullscreen_exited"
+    if extra.get("technical"):
+        return "technical"
     if (count(extra.get("stalls")) or 0) > 0:
         return "stalled"
     if count(extra.get("onset_time_ms")) is None:
         return "no_onset"
     if _precision(record.get("onset_method")) > best_precision:
         return "onset_fallback"
-    refresh = count(extra.get("refresh_ms"))
-    if refresh and median_refresh_ms and abs(refresh / median_refresh_ms - 1) > REFRESH_TOLERANCE:
+    refresh, checked = count(extra.get("refresh_ms")), count(extra.get("device_refresh_hz"))
+    reference = 1000 / checked if checked else median_refresh_ms
+    if count(extra.get("frames_shown")) is not None and not refresh:
+        return "refresh_off"  # the canvas presenter always measures it
+    if refresh and reference and abs(refresh / reference - 1) > REFRESH_TOLERANCE:
         return "refresh_off"
     return None
 

@@ -23,6 +23,11 @@ CALLBACK = Field("onset_callback", "object", keys=(
 ))
 
 PRESENTERS = ("worker", "canvas", "video")
+# The browser reports a key held longer than KEY_HOLD_MAX_MS as null (static/js/trials/aot.js;
+# a test holds both constants to the browser's), timed from when it starts listening, which
+# is up to onset.js's MARKER_WAIT_MS after the press (review 30, finding 7).
+KEY_HOLD_MAX_MS, MARKER_WAIT_MS = 5000.0, 1000.0
+KEY_HOLD_LONGEST_MS = KEY_HOLD_MAX_MS + MARKER_WAIT_MS
 # How the onset was timed (static/js/onset.js ONSET_METHODS, whose METHODS a test holds to
 # ONSET_PRECISION): by the <video> presenter, or with the canvas presenter's prefix.
 ONSET_METHODS = ONSET_PRECISION + tuple(f"canvas-{method}" for method in ONSET_PRECISION)
@@ -36,7 +41,7 @@ VIDEO_FIELDS = COMMON_FIELDS + (
     Field("key_time_ms", "number", nullable=True, minimum=0.0, maximum=1e12),
     # How long the answering key was held, press to release (jsPsych 8.3's rt_key_duration);
     # null if focus was lost before the release, or without an answer.
-    Field("key_duration_ms", "number", nullable=True, **MS),
+    Field("key_duration_ms", "number", nullable=True, minimum=0.0, maximum=KEY_HOLD_LONGEST_MS),
     Field("dropped_frames", "int", nullable=True, minimum=0, maximum=10**6),
     Field("total_frames", "int", nullable=True, minimum=0, maximum=10**6),
     Field("stalls", "int", minimum=0, maximum=10**4, default=0),
@@ -101,6 +106,16 @@ FRAME_COUNTS = ("frames_total", "frames_shown", "frames_late", "frames_dropped",
                 "dropped_frames")
 
 
+# totalVideoFrames counts the frames a <video> element decoded for display since it loaded
+# (Media Playback Quality).  One play of an N-frame clip decodes each frame once, but the
+# preroll (static/js/onset.js prerollFirstFrame) may rewind to 0, decoding again from the
+# key frame, and a decoder runs a few frames ahead: up to twice N and a few more is a
+# browser's count.  Past it no browser sent it, and the trial is technical (excluded, so the
+# bound is wide); timing quality never counts more than N of a trial's frames anyway.
+def video_frames_bound(served: int) -> int:
+    return 2 * served + 10
+
+
 def check_frame_counts(fields: dict, served: int | None) -> dict:
     """``fields`` with their frame counts left out, and why among the trial's technical
     reasons, where the counts contradict the clip the server served (``served`` frames, None
@@ -108,16 +123,32 @@ def check_frame_counts(fields: dict, served: int | None) -> dict:
     for them, and nothing is refused for them."""
     total, shown = fields["frames_total"], fields["frames_shown"]
     late, dropped = fields["frames_late"], fields["frames_dropped"]
-    if total is None:
-        return fields
     reasons = []
-    if served is not None and total != served:
+    if served is not None and total is not None and total != served:
         reasons.append(f"frames_total = {total} is not the {served} frames of the clip served")
-    if shown is not None and shown > total:
-        reasons.append(f"frames_shown = {shown} is more than frames_total = {total}")
-    if late is not None and dropped is not None and late + dropped > total:
-        reasons.append(f"frames_late + frames_dropped = {late} + {dropped} is more than "
-                       f"frames_total = {total}")
+    # Without frames_total the counts are held to the clip served (review 30, finding 1).
+    limit, named = (total, f"frames_total = {total}") if total is not None else (
+        served, f"the {served} frames of the clip served")
+    # Counts past the clip's frames: the first way found.
+    if limit is not None and shown is not None and shown > limit:
+        reasons.append(f"frames_shown = {shown} is more than {named}")
+    elif limit is not None and late is not None and dropped is not None \
+            and late + dropped > limit:
+        reasons.append(f"frames_late + frames_dropped = {late} + {dropped} is more than {named}")
+    elif limit is not None and shown is not None and dropped is not None \
+            and shown + dropped > limit:
+        reasons.append(f"frames_shown + frames_dropped = {shown} + {dropped} is more than "
+                       f"{named}")
+    if late is not None and shown is not None and late > shown:
+        reasons.append(f"frames_late = {late} is more than frames_shown = {shown}")
+    video_total, video_dropped = fields["total_frames"], fields["dropped_frames"]
+    if served is not None and video_total is not None \
+            and video_total > video_frames_bound(served):
+        reasons.append(f"total_frames = {video_total} is more than the {served} frames of the "
+                       "clip served")
+    if video_total is not None and video_dropped is not None and video_dropped > video_total:
+        reasons.append(f"dropped_frames = {video_dropped} is more than total_frames = "
+                       f"{video_total}")
     if not reasons:
         return fields
     return fields | dict.fromkeys(FRAME_COUNTS) | {

@@ -98,3 +98,58 @@ def test_a_study_sets_the_threshold_as_a_share():
     assert not problems and config.design.exclusions.min_timing_quality == 0.9
     _, problems, _ = study_file.check(source.format(1.5), "study.toml", None)
     assert any("min_timing_quality" in str(p) and "0 to 1" in str(p) for p in problems)
+
+
+# What the server stores with each clip trial (review 30): the clip it served, and the refresh
+# rate the session's device check measured.
+SERVED = {"clip_frames": 30, "clip_fps": 30.0, "device_refresh_hz": 60.0}
+
+
+@pytest.mark.parametrize("counts", [
+    # nulled by the server (frames_shown above the clip's frames): the trial is technical
+    {"frames_shown": None, "frames_late": None, "frames_dropped": None, "technical": True},
+    {"frames_shown": 0, "frames_dropped": 0},  # no frame due
+])
+def test_a_disturbed_trial_never_leaves_the_score(counts):
+    """Review 30, 1C/1D: a focus-lost trial whose counts were nulled, or claimed none due,
+    counts the served clip's frames, none on time."""
+    records = [clip(**SERVED) for _ in range(3)] + [clip(focus_lost=True, **SERVED, **counts)]
+    assert session_score(records) == pytest.approx(0.75)
+
+
+def test_a_count_above_the_clip_served_weighs_no_more_than_the_clip():
+    video = {"trial_type": "aot", "block": "main-1", "onset_method": "element-timing",
+             "rt_ms": 900.0, "dropped_frames": 0,
+             "extra": {"onset_time_ms": 900.0, "total_frames": 10**6, **SERVED}}
+    records = [clip(frames_late=15, **SERVED) for _ in range(3)] + [video]
+    assert session_score(records) == pytest.approx((3 * 15 + 30) / 120)
+
+
+def test_a_frozen_clip_is_not_on_time():
+    """Review 30, finding 3: a measured refresh of 33.4 ms at 60 Hz froze the clip on frame 0
+    (frames_shown 1, none late or dropped), answered after the clip's end: the frames that
+    fell due by the answer count, and none of them but frame 0 was shown."""
+    frozen = clip(frames_shown=1, frames_late=0, frames_dropped=0, refresh_ms=33.4,
+                  **SERVED | {"device_refresh_hz": None})
+    frozen["rt_ms"] = 1500.0  # the 30-frame clip ended at 1000 ms
+    assert session_score([frozen] * 5) == pytest.approx(1 / 30)
+
+
+def test_the_refresh_is_held_to_the_device_check_s():
+    """Review 30, finding 3: 12 trials that measured 33.4 ms on a 60 Hz display (the device
+    check's) and 8 good ones: the 12 are off, not the 8, as the session's median would say."""
+    bad = [clip(refresh_ms=33.4, **SERVED) for _ in range(12)]
+    good = [clip(**SERVED) for _ in range(8)]
+    assert session_score(bad + good) == pytest.approx(8 / 20)
+    # Without the device check's rate, the session's median is the reference.
+    unchecked = SERVED | {"device_refresh_hz": None}
+    assert session_score([clip(refresh_ms=33.4, **unchecked)] + [
+        clip(**unchecked) for _ in range(3)]) == pytest.approx(0.75)
+
+
+@pytest.mark.parametrize("refresh_ms", [0.0, None])
+def test_canvas_counts_without_a_measured_refresh_are_off(refresh_ms):
+    """Review 30, finding 9: refresh_ms 0 (or none) skipped the refresh check; the canvas
+    presenter always measures it."""
+    records = [clip(**SERVED) for _ in range(3)] + [clip(refresh_ms=refresh_ms, **SERVED)]
+    assert session_score(records) == pytest.approx(0.75)

@@ -68,11 +68,12 @@ def answer(trial, correct=True, **overrides):
     return payload
 
 
-def run_all(client, app, api, correct=True, skip=()):
+def run_all(client, app, api, correct=True, skip=(), **overrides):
     for trial in schedule_of(app, api):
         if trial["trial_index"] in skip:
             continue
-        response = client.post(f"{api}/trials", json=answer(trial, correct or trial["block"] == "practice"))
+        response = client.post(f"{api}/trials", json=answer(
+            trial, correct or trial["block"] == "practice", **overrides))
         assert response.status_code == 201, response.json
 
 

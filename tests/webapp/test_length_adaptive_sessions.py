@@ -141,7 +141,7 @@ def test_a_catch_trial_is_held_to_its_variant_s_frame_count_all_session(app, stu
         with app.app_context(), db.engine.connect() as connection:
             session = connection.execute(select(Session.__table__)
                                          .where(Session.token == token)).one()
-            return {t["trial_index"]: presentations.served_frames(connection, session, t)
+            return {t["trial_index"]: presentations.served_clip(connection, session, t)
                     for t in session.schedule if t["trial_type"] == "catch"}
 
     before = served()

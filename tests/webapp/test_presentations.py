@@ -31,6 +31,10 @@ ANSWER_WORDS = ("correct", "preview_answer", "instructed_key", "catch", "directi
                 "backward", "stimulus_id", "public_id")
 
 
+# The clips' frames: what a browser counts of them (the server holds the count to the clip).
+CLIP_FRAMES = 18
+
+
 @pytest.fixture
 def study(app, tmp_path):
     root = Path(app.config["STIMULUS_ROOT"])
@@ -195,7 +199,7 @@ def test_a_completed_session_keeps_no_catch_video_and_gets_none_made_again(study
     state, _, _ = download(client, "p-1")
     assert len(catch_files(study)) == 3
     api = f"/api/session/{state['token']}"
-    run_all(client, study, api)
+    run_all(client, study, api, total_frames=CLIP_FRAMES)
     assert client.post(f"{api}/complete").status_code == 200
     assert catch_files(study) == {}
     for index in catch_indexes(study, state["token"]):
@@ -210,7 +214,8 @@ def test_a_failed_practice_keeps_no_catch_video(study):
     while passed is not False:  # every attempt answered wrong until the gate ends the session
         trial = next(t for t in schedule_of(study, api)
                      if t["block"] == "practice" and t["trial_index"] not in answered)
-        passed = client.post(f"{api}/trials", json=answer(trial, False)).get_json() \
+        passed = client.post(f"{api}/trials", json=answer(
+            trial, False, total_frames=CLIP_FRAMES)).get_json() \
             .get("practice_passed")
         answered.add(trial["trial_index"])
     assert scheduled_status(study, state["token"]) == "failed_practice"

@@ -161,6 +161,11 @@ def consent(token):
         # The language the consent form was read in: the session's (chosen at entry from the
         # link's ?lang=, the participant's last session or the browser), else the browser's.
         language = texts.session_language(session, None, request.accept_languages)
+        if fields["consent"] and session.status == "started" \
+                and sessions.refresh_outside_range(session):
+            # The browser's device check lets no such rate consent: a client that does is
+            # screened out as one that gave up at the check (review 30, finding 6).
+            return jsonify(sessions.screen_out(connection, session, ["refresh"]))
         try:
             return jsonify(sessions.record_consent(connection, _refuse_ended(session),
                                                    fields["consent"], language))

@@ -58,13 +58,10 @@ def practice_records(connection: Connection, session_id: int) -> list[dict]:
             for index, correct, technical in rows]
 
 
-RECORD_FIELDS = ("trial_index", "trial_type", "block", "response", "correct", "rt_ms",
-                 "dropped_frames", "extra")
-
-
 def stored_record(trial: Row) -> dict:
     """What the exclusion rules and the practice gate read of a stored trial."""
-    return {name: getattr(trial, name) for name in RECORD_FIELDS} | {"extra": trial.extra or {}}
+    return {name: getattr(trial, name) for name in exclusions.RECORD_FIELDS} | {
+        "extra": trial.extra or {}}
 
 
 def practice_passed(status: str, schedule: list[dict], records: list[dict], design) -> bool | None:
@@ -82,9 +79,11 @@ def practice_passed(status: str, schedule: list[dict], records: list[dict], desi
     return exclusions.practice_passes(done, design.practice.min_accuracy)
 
 
-def _row(session_id: int, scheduled: dict, fields: dict, rules, received_at) -> dict:
-    """The trial table row to insert (column values)."""
-    extra = {flag: fields[flag] for flag in FLAGS}
+def _row(session_id: int, scheduled: dict, fields: dict, rules, received_at,
+         served: dict) -> dict:
+    """The trial table row to insert (column values); ``served``: what the server knows of the
+    trial's presentation, kept in ``extra`` (:func:`_served`)."""
+    extra = {flag: fields[flag] for flag in FLAGS} | served
     # The server decides the flag from the validated events; the browser cannot send it.
     extra.update(technical_events=fields["technical_events"], technical=is_technical(fields))
     if reasons := technical_reasons(fields):
@@ -104,7 +103,8 @@ def _row(session_id: int, scheduled: dict, fields: dict, rules, received_at) -> 
                correct_response=scheduled["correct_response"],
                correct=response is not None and response == scheduled["correct_response"],
                rt_ms=fields["rt_ms"], extra=extra, received_at=received_at, **parts)
-    reasons = exclusions.trial_reasons({name: row[name] for name in RECORD_FIELDS}, rules)
+    reasons = exclusions.trial_reasons({name: row[name] for name in exclusions.RECORD_FIELDS},
+                                       rules)
     return row | {"excluded": bool(reasons), "exclusion_reasons": reasons}
 
 
@@ -142,15 +142,15 @@ def store_trial(connection: Connection, target: Row, payload) -> tuple[int, dict
     if target.status != verdict.IN_PROGRESS:  # a replay may still arrive after the session ended
         return 200, _existing(connection, target.id, fields, _not_in_progress(target,
                                                                               target.status))
-    if fields.get("frames_total") is not None:  # the server knows the clip it served
-        fields = check_frame_counts(fields, presentations.served_frames(connection, target,
-                                                                        scheduled))
+    served = _served(connection, target, scheduled) if "frames_total" in fields else {}
+    if served:  # the server knows the clip it served
+        fields = check_frame_counts(fields, served["clip_frames"])
     design = Design.from_snapshot(target)
     practice = scheduled["block"] == scheduling.PRACTICE
     if not practice and practice_passed(target.status, target.schedule, practice_records(
             connection, target.id), design) is not True:
         raise ApiError(409, "practice_not_passed", "the practice block is not passed yet")
-    row = _row(target.id, scheduled, fields, design.exclusions, received_at)
+    row = _row(target.id, scheduled, fields, design.exclusions, received_at, served)
     answer = {"stored": True, "trial_index": fields["trial_index"]}
     try:
         # One short transaction per trial, guarded by the unique keys.  The status is checked
@@ -175,6 +175,19 @@ def store_trial(connection: Connection, target: Row, payload) -> tuple[int, dict
         status = store.session_status(connection, target.id)
         return 200, _existing(connection, target.id, fields, _not_in_progress(target, status))
     return 201, answer
+
+
+def _served(connection: Connection, target: Row, scheduled: dict) -> dict:
+    """What timing quality holds a clip trial's counts to, which the browser cannot change
+    (:mod:`experiments.timing_quality`): the clip served (``clip_frames``, ``clip_fps``) and
+    the refresh rate the session's device check measured (``device_refresh_hz``); empty
+    without a served clip."""
+    clip = presentations.served_clip(connection, target, scheduled)
+    if clip is None:
+        return {}
+    device = (target.device_info or {}).get("device") or {}
+    return {"clip_frames": clip[0], "clip_fps": clip[1],
+            "device_refresh_hz": device.get("refresh_hz")}
 
 
 def _not_in_progress(session: Row, status: str) -> ApiError:

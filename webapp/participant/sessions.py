@@ -151,6 +151,19 @@ def record_consent(connection: Connection, session: Row, consent: bool,
     return {"ok": True}
 
 
+def refresh_outside_range(session: Row) -> bool:
+    """Whether the refresh rate the session's device check posted is outside the study's
+    range (participants.min_refresh_hz / max_refresh_hz), as the browser's check decides
+    (static/js/device.js problems): a rate it could not measure, or none posted, is outside
+    any range; without a range, never."""
+    settings = texts.study_settings(session.design_snapshot)
+    low, high = settings["min_refresh_hz"], settings["max_refresh_hz"]
+    if low is None and high is None:
+        return False
+    rate = ((session.device_info or {}).get("device") or {}).get("refresh_hz")
+    return rate is None or (low is not None and rate < low) or (high is not None and rate > high)
+
+
 class ConsentRefused(Exception):
     """Consent that cannot be taken: the study closed or filled up since the participant
     entered (``code``: study_closed | study_full)."""

@@ -19,6 +19,7 @@ from typing import cast
 from sqlalchemy import Connection, Row, Table, bindparam, func, insert, select, update
 from sqlalchemy.dialects import postgresql, sqlite
 
+from experiments.exclusions import RECORD_FIELDS
 from experiments.schedule import PRACTICE
 from experiments.verdict import IN_PROGRESS, JUDGED, NO_CONSENT, SCREENED_OUT, STARTED
 from webapp.models import CellCount, MediaServed, Session, Stimulus, Study, Subject, Trial
@@ -213,8 +214,8 @@ def finished_human_sessions(connection: Connection, study_id: int) -> Sequence[R
 # --- trials --------------------------------------------------------------------------------
 
 # What the exclusion rules, the practice gate and the flag writes read of a stored trial.
-_TRIAL_ROWS = (select(Trial.id, Trial.trial_index, Trial.trial_type, Trial.block, Trial.response,
-                      Trial.correct, Trial.rt_ms, Trial.dropped_frames, Trial.extra,
+# What the rules read (exclusions.RECORD_FIELDS), with what the verdict's writes need.
+_TRIAL_ROWS = (select(Trial.id, *(getattr(Trial, name) for name in RECORD_FIELDS),
                       Trial.excluded, Trial.exclusion_reasons, Trial.received_at)
                .where(Trial.session_id == bindparam("session_id")).order_by(Trial.trial_index))
 _PRACTICE_ROWS = select(Trial.trial_index, Trial.correct,

@@ -15,6 +15,7 @@ from sqlalchemy import func, select
 from analysis.columns import REASON_PRACTICE_GATE
 from analysis.exclusions import apply_manual_rules
 from experiments import timing_quality, verdict
+from experiments.exclusions import RECORD_FIELDS
 from webapp.extensions import db
 from webapp.models import ModelRun, Session, Study, Subject, Trial
 from webapp.models._types import utcnow
@@ -63,8 +64,7 @@ MANUAL_COLUMNS = RULE_COLUMNS[1:-1]
 def timing_scores(slug: str) -> dict[int, float | None]:
     """Each session's timing-quality score (:func:`experiments.timing_quality.session_score`),
     from the fields its stored clip trials carry; sessions without trials are left out."""
-    query = (select(Trial.session_id, Trial.block, Trial.onset_method, Trial.dropped_frames,
-                    Trial.extra)
+    query = (select(Trial.session_id, *(getattr(Trial, name) for name in RECORD_FIELDS))
              .join(Trial.session).join(Session.subject).join(Subject.study)
              .where(Study.slug == slug))
     by_session: dict[int, list[dict]] = {}

@@ -133,15 +133,15 @@ def _template(session: Row, trial: dict, rows: dict[int, Row]) -> Row:
     return long_enough[int.from_bytes(_seed(session.token, trial), "big") % len(long_enough)]
 
 
-def served_frames(connection: Connection, session: Row, trial: dict) -> int | None:
-    """How many frames the video served for scheduled ``trial`` of ``session`` has (a catch
+def served_clip(connection: Connection, session: Row, trial: dict) -> tuple[int, float] | None:
+    """``(frames, fps)`` of the video served for scheduled ``trial`` of ``session`` (a catch
     trial's variant has its template's); None for a trial without one."""
     rows = _video_rows(connection, session)
     if trial.get("stimulus_id") not in rows:
         return None
-    if trial["trial_type"] == ATTENTION_CHECK:
-        return _template(session, trial, rows).frame_count
-    return rows[trial["stimulus_id"]].frame_count
+    row = _template(session, trial, rows) if trial["trial_type"] == ATTENTION_CHECK \
+        else rows[trial["stimulus_id"]]
+    return row.frame_count, row.fps
 
 
 def _make_catch_videos(connection: Connection, session: Row, rows: dict[int, Row]) -> None:
