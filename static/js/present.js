@@ -29,8 +29,8 @@
 //     resolves once its onset is known; the clip goes on playing. onset_method is one of
 //     onset.js's ONSET_METHODS; onset_detail holds the reveal's and the next animation
 //     frame's times and reveal_deferred_frames, the late frames passed over.
-//   stage.durationMs: the clip's length. stage.finish() -> the trial's presentation fields;
-//     it stops the clip. stage.close(): frees the frames (always call it).
+//   stage.durationMs: the clip's length on this display. stage.finish() -> the trial's
+//     presentation fields; it stops the clip. stage.close(): frees the frames (always call it).
 //
 // Fields of finish(): frames_total (the clip's frames), frames_shown (drawn before the clip
 // ended or the trial stopped it), frames_late (first drawn on a later refresh than due),
@@ -41,7 +41,8 @@
 // the element does not say which refresh showed which frame.
 import { ClipTooLarge, decodeClip } from "./decode.js";
 import { concealVideo, onsetMarker, playClip } from "./onset.js";
-import { Pacing, RefreshClock, measureRefresh, nextAnimationFrame } from "./pacing.js";
+import { Pacing, RefreshClock, clipDurationMs, measureRefresh, nextAnimationFrame }
+  from "./pacing.js";
 import { blobOf, blobUrl } from "./preload.js";
 
 export { Pacing, frameCadence, frameSchedule, measureRefresh } from "./pacing.js";
@@ -132,7 +133,7 @@ class CanvasStage {
     this.source = clip.source;
     this.refreshMs = refreshMs;
     this.pacing = Pacing.of(clip.frames.length, clip.fps, refreshMs);
-    this.durationMs = (clip.frames.length * 1000) / clip.fps;
+    this.durationMs = clipDurationMs(clip.frames.length, clip.fps, refreshMs);
     this.request = null;
     this.element = stageCanvas(clip);
     this.context = this.element.getContext("2d");
@@ -192,7 +193,7 @@ class WorkerStage {
     this.refreshMs = hello.refreshMs;  // the worker's: the page's misses frames when janked
     this.clip = clip;
     this.source = clip.source;
-    this.durationMs = (clip.frames.length * 1000) / clip.fps;
+    this.durationMs = clipDurationMs(clip.frames.length, clip.fps, this.refreshMs);
     this.request = null;
     this.element = stageCanvas(clip);
     this.draws = [];

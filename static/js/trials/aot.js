@@ -99,7 +99,8 @@ function awaitResponse(collector, onset, windowMs) {
   });
 }
 
-// The clip's own length (the schedule does not say it) plus the study's window after it.
+// The clip's length on this display (longer than its nominal one where its frames are held
+// a whole number of refreshes slower than its rate) plus the study's window after it.
 function responseWindowMs(session, stage) {
   return stage.durationMs + session.response_window_ms_after_clip;
 }
