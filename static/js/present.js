@@ -17,7 +17,7 @@
 //   await openClip(url, {maxSize, maxBytes, webcodecs}) -> stage
 //     url: a preloaded stimulus URL (static/js/preload.js); maxSize {width, height}: the
 //     largest size the clip is shown at, in device pixels. A clip whose frames would take more
-//     than maxBytes (FRAME_BUDGET_BYTES) plays in a <video> element instead (onset.js).
+//     than maxBytes (FRAME_BUDGET_BYTES) plays in a <video> element instead (video_stage.js).
 //     webcodecs: false decodes by seeking even where WebCodecs is available (benchmarks).
 //     revealOnTime: false reveals frame 0 in the first animation frame, late or not (the
 //     presenters before 2026-11-29, which bench/frame_pacing.py compares).
@@ -40,10 +40,11 @@
 // the exclusion rules read). A <video> stage leaves the frames_* fields and the cadence null:
 // the element does not say which refresh showed which frame.
 import { ClipTooLarge, decodeClip } from "./decode.js";
-import { concealVideo, onsetMarker, playClip } from "./onset.js";
+import { onsetMarker } from "./onset.js";
 import { Pacing, RefreshClock, clipDurationMs, measureRefresh, nextAnimationFrame }
   from "./pacing.js";
 import { blobOf, blobUrl } from "./preload.js";
+import { VideoStage } from "./video_stage.js";
 
 export { Pacing, frameCadence, frameSchedule, measureRefresh } from "./pacing.js";
 
@@ -268,56 +269,6 @@ function reply(worker, type, ms) {
     worker.addEventListener("message", onMessage);
     worker.addEventListener("error", onError);
   });
-}
-
-function waitLoaded(video) {
-  if (video.readyState >= 2) return Promise.resolve();
-  return new Promise((resolve, reject) => {
-    video.addEventListener("loadeddata", resolve, { once: true });
-    video.addEventListener("error", () => reject(new Error("the clip could not be decoded")),
-      { once: true });
-  });
-}
-
-// The fallback for clips too large to hold decoded: the <video> element, as before.
-class VideoStage {
-  constructor(objectUrl) {
-    const video = document.createElement("video");
-    video.className = "stimulus";
-    video.muted = true;
-    video.playsInline = true;
-    video.disablePictureInPicture = true;
-    video.preload = "auto";
-    video.src = objectUrl;
-    concealVideo(video);  // frame 0 must not show before playClip reveals it
-    this.element = video;
-  }
-
-  get durationMs() { return this.element.duration * 1000; }
-
-  ready() { return waitLoaded(this.element); }
-
-  async start(options) {
-    this.onset = await playClip(this.element, options);
-    return this.onset;
-  }
-
-  finish() {
-    const video = this.element;
-    const quality = video.getVideoPlaybackQuality ? video.getVideoPlaybackQuality() : null;
-    video.pause();
-    return { frames_total: null, frames_shown: null, frames_late: null, frames_dropped: null,
-      frame0_hold_refreshes: null, refresh_ms: null, frame_cadence: null,
-      refreshes_per_frame: null, clip_speed: null, presenter: "video",
-      dropped_frames: quality ? quality.droppedVideoFrames : null,  // null: browser cannot tell
-      total_frames: quality ? quality.totalVideoFrames : null };
-  }
-
-  close() {
-    this.element.pause();
-    this.element.removeAttribute("src");
-    this.element.load();
-  }
 }
 
 export async function openClip(url, { maxSize, maxBytes = FRAME_BUDGET_BYTES, webcodecs = true,
