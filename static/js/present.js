@@ -53,10 +53,12 @@ const WARM_FRAMES = 6;
 // Which presenter draws a decoded clip where the engine has both: "worker" or "canvas"
 // (bench/frame_pacing.py, docs/measurements.md "Presentation off the main thread").
 export const PRESENTER = "worker";
-// A worker that has not answered by then is not used (or the trial fails, once it holds the
-// frames). Generous: it starts beside the decoding, and at load 20 on 2 cores its start (two
-// modules, then 12 animation frames to measure the refresh) took over 2 s once in 8 trials.
+// A worker that has not answered by then is not used (once it holds the frames, the clip is
+// decoded again for the main-thread canvas), nor started again in this page (each trial
+// waited for it). Generous: it starts beside the decoding, and at load 20 on 2 cores its start
+// (two modules, then 12 animation frames to measure the refresh) took over 2 s once in 8.
 const WORKER_WAIT_MS = 10_000;
+let workerSilent = false;
 
 function stageCanvas(clip) {
   const canvas = document.createElement("canvas");
@@ -188,8 +190,10 @@ class CanvasStage {
 // measured as the canvas presenter's is) and tells the worker that animation frame's time,
 // from which the worker counts refreshes. Times cross between the two clocks by their origins.
 class WorkerStage {
-  constructor(worker, hello, clip) {
+  // fallback(): a CanvasStage of the clip decoded again, for a worker that does not warm up.
+  constructor(worker, hello, clip, fallback) {
     this.worker = worker;
+    this.fallback = fallback;
     this.offsetMs = hello.timeOrigin - performance.timeOrigin;  // page = worker time + offset
     this.refreshMs = hello.refreshMs;  // the worker's: the page's misses frames when janked
     this.clip = clip;
@@ -207,7 +211,9 @@ class WorkerStage {
   // lacks either (WebKit before 16.4 has no OffscreenCanvas; a worker may lack animation
   // frames).
   static async launch() {
-    if (!("transferControlToOffscreen" in HTMLCanvasElement.prototype)) return null;
+    if (workerSilent || !("transferControlToOffscreen" in HTMLCanvasElement.prototype)) {
+      return null;
+    }
     let worker;
     try {
       worker = new Worker(new URL("./present_worker.js", import.meta.url), { type: "module" });
@@ -226,16 +232,26 @@ class WorkerStage {
     this.onset = conceal(this.element);
     const warmed = reply(this.worker, "warm", WORKER_WAIT_MS);
     this.worker.postMessage({ type: "warm", frames: WARM_FRAMES });
-    await warmed;
+    try {
+      await warmed;
+    } catch (error) {  // the worker holds the frames: the main thread's are decoded again
+      this.close();
+      this.canvas = await this.fallback();
+      this.element.replaceWith(this.canvas.element);
+      Object.assign(this, { element: this.canvas.element, durationMs: this.canvas.durationMs });
+      await this.canvas.ready();
+    }
   }
 
   start({ onFirstFrame = null } = {}) {
+    if (this.canvas) return this.canvas.start({ onFirstFrame });
     return reveal(this, onFirstFrame, (time) => {
       this.worker.postMessage({ type: "start", time: time - this.offsetMs });
     });
   }
 
   async finish() {
+    if (this.canvas) return this.canvas.finish();
     if (!this.fields) {
       const finished = reply(this.worker, "finished", WORKER_WAIT_MS);
       this.worker.postMessage({ type: "finish" });
@@ -247,6 +263,7 @@ class WorkerStage {
   }
 
   close() {
+    if (this.canvas) this.canvas.close();
     if (this.request !== null) cancelAnimationFrame(this.request);
     this.worker.terminate();
     if (this.onset) this.onset.dispose();
@@ -257,7 +274,10 @@ class WorkerStage {
 // The worker's next message of `type`; rejects if it fails or sends none within `ms`.
 function reply(worker, type, ms) {
   return new Promise((resolve, reject) => {
-    const timer = setTimeout(() => done(null, new Error("the clip presenter did not answer")), ms);
+    const timer = setTimeout(() => {
+      workerSilent = true;
+      done(null, new Error("the clip presenter did not answer"));
+    }, ms);
     const onMessage = (event) => { if (event.data?.type === type) done(event.data); };
     const onError = () => done(null, new Error("the clip presenter failed"));
     function done(data, error) {
@@ -282,7 +302,9 @@ export async function openClip(url, { maxSize, maxBytes = FRAME_BUDGET_BYTES, we
       throw error;
     });
     const [clip, refreshMs, worker] = await Promise.all([decoded, measureRefresh(), launched]);
-    const stage = worker ? new WorkerStage(worker.worker, worker.hello, clip)
+    const fallback = async () => Object.assign(
+      new CanvasStage(await decodeClip(blob, objectUrl, options), refreshMs), { revealOnTime });
+    const stage = worker ? new WorkerStage(worker.worker, worker.hello, clip, fallback)
       : new CanvasStage(clip, refreshMs);
     stage.revealOnTime = revealOnTime;
     return stage;

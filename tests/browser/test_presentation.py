@@ -266,6 +266,32 @@ def test_without_offscreen_canvas_the_main_thread_canvas_presents(page, pacing_s
     assert not page.js_errors
 
 
+# The worker presenter's "warm" never reaches the page (a worker that stopped answering, or
+# a tab hidden while it warmed up: no animation frames there).
+WORKER_NEVER_WARM = """(() => {
+  const Real = window.Worker;
+  window.Worker = class extends Real {
+    addEventListener(type, listener, ...rest) {
+      const kept = (event) => { if (event.data?.type !== "warm") listener(event); };
+      super.addEventListener(type, type === "message" ? kept : listener, ...rest);
+    }
+  };
+})();"""
+
+
+def test_a_worker_that_never_warms_up_hands_the_clip_to_the_main_thread(page, pacing_site):
+    # The frames went to the worker: the main-thread canvas decodes the clip again and shows
+    # it, and later trials do not wait for a worker again (they each waited 10 s).
+    page.add_init_script(WORKER_NEVER_WARM)
+    _open(page, pacing_site)
+    first = page.evaluate("presentCanvas('/clips/30fps.mp4', 'never-warm', true, 'worker')")
+    assert first["presenter"] == "canvas"
+    assert first["frames_total"] == CLIPS["30fps"][1] and first["frames_shown"] > 1
+    second = page.evaluate("presentCanvas('/clips/30fps.mp4', 'next', true, 'worker')")
+    assert second["presenter"] == "canvas" and second["prepare_ms"] < 5000, second["prepare_ms"]
+    assert not page.js_errors
+
+
 # The first `window.lateFrames` animation-frame callbacks after a trial's start mark begin
 # 12 ms into their frame (0.7 of a 60-Hz refresh): a main thread busy as the reveal's frame
 # begins. `window.lateTimes`: those frames' times.
