@@ -109,17 +109,20 @@ export class Pacing {
 // refresh, two animation frames within one refresh (Firefox's software vsync runs some close
 // together) count as that one refresh, and a refresh measured twice too long or short still
 // plays the clip in its time (counting each step on its own, 16.7-ms steps of a refresh
-// measured at 33.4 ms all rounded to 0 and froze the clip on frame 0).
+// measured at 33.4 ms all rounded to 0 and froze the clip on frame 0). lastTime: the latest
+// animation frame's (bench/rt_page/pacing.js times the main-thread canvas's draws by it).
 export class RefreshClock {
   constructor(refreshMs, firstTime) {
     this.refreshMs = refreshMs;
     this.firstTime = firstTime;
+    this.lastTime = firstTime;
     this.refresh = 0;
   }
 
   tick(time) {
     const elapsed = Math.round((time - this.firstTime) / this.refreshMs);
     this.refresh = Math.max(this.refresh, elapsed);
+    this.lastTime = time;
     return this.refresh;
   }
 }
