@@ -11,7 +11,8 @@ const CADENCE_TOLERANCE = 0.1;
 // The choice is made as though the refresh were this much longer, so that a clip halfway
 // between two counts (30 fps at 165 Hz: 5.5 refreshes a frame) or at the tolerance's edge
 // (25 fps at 90 Hz: 0.90) takes the slower count whichever side of it the measured refresh
-// falls (+-0.05 ms is 1.2 % at 240 Hz), not 5 on one trial and 6 on the next.
+// falls (+-0.05 ms is 1.2 % at 240 Hz), not 5 on one trial and 6 on the next. A whole count
+// thus plays at 0.88 to 1.08 of the clip's rate.
 const CADENCE_MARGIN = 0.02;
 
 export const nextAnimationFrame = () => new Promise((resolve) => requestAnimationFrame(resolve));
@@ -27,7 +28,7 @@ export async function measureRefresh(samples = REFRESH_SAMPLES) {
   return refreshOf(times.slice(1).map((t, i) => t - times[i]));
 }
 
-export function refreshOf(steps) {
+function refreshOf(steps) {
   const refresh = [...steps].sort((a, b) => a - b)[Math.floor(steps.length / 4)];
   const counted = steps.reduce((sum, step) => sum + Math.round(step / refresh), 0);
   return steps.reduce((sum, step) => sum + step, 0) / Math.max(1, counted);
