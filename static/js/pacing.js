@@ -8,17 +8,30 @@ const REFRESH_SAMPLES = 12;
 // much faster or slower than its rate): a steady cadence beats a pulldown whose pattern would
 // follow the noise of the measured refresh (Firefox on a loaded machine: 17-18 ms at 60 Hz).
 const CADENCE_TOLERANCE = 0.1;
+// The choice is made as though the refresh were this much longer, so that a clip halfway
+// between two counts (30 fps at 165 Hz: 5.5 refreshes a frame) or at the tolerance's edge
+// (25 fps at 90 Hz: 0.90) takes the slower count whichever side of it the measured refresh
+// falls (+-0.05 ms is 1.2 % at 240 Hz), not 5 on one trial and 6 on the next. A whole count
+// thus plays at 0.88 to 1.08 of the clip's rate.
+const CADENCE_MARGIN = 0.02;
 
 export const nextAnimationFrame = () => new Promise((resolve) => requestAnimationFrame(resolve));
 
-// The refresh interval: the median step between animation frames, refined over the whole span.
+// The refresh interval, from the steps between animation frames: each step counts the whole
+// refreshes it spans, the steps' sum over that count. A refresh is the lower quartile of the
+// steps, not their median: a main thread that misses frames (janked 30 ms every 100 ms) made
+// the median 2 or 3 refreshes at 60 Hz, and a step of 2 or 3 then counted as 1. A quarter of
+// the steps may be shorter (two frames close together in Firefox, jitter) or missed frames.
 export async function measureRefresh(samples = REFRESH_SAMPLES) {
   const times = [await nextAnimationFrame()];
   while (times.length <= samples) times.push(await nextAnimationFrame());
-  const steps = times.slice(1).map((t, i) => t - times[i]).sort((a, b) => a - b);
-  const median = steps[Math.floor(steps.length / 2)];
-  const span = times[times.length - 1] - times[0];
-  return span / Math.max(1, Math.round(span / median));
+  return refreshOf(times.slice(1).map((t, i) => t - times[i]));
+}
+
+function refreshOf(steps) {
+  const refresh = [...steps].sort((a, b) => a - b)[Math.floor(steps.length / 4)];
+  const counted = steps.reduce((sum, step) => sum + Math.round(step / refresh), 0);
+  return steps.reduce((sum, step) => sum + step, 0) / Math.max(1, counted);
 }
 
 // How a clip's frames are laid on the display's refreshes, stored with each trial:
@@ -28,8 +41,9 @@ export async function measureRefresh(samples = REFRESH_SAMPLES) {
 // the clip keeps its rate (24 fps at 60 Hz: 3, 2, 3, 2; 30 fps at 75 Hz: 3, 2).
 export function frameCadence(fps, refreshMs) {
   const perFrame = 1000 / fps / refreshMs;
-  const whole = Math.max(1, Math.round(perFrame));
-  if (Math.abs(perFrame / whole - 1) < CADENCE_TOLERANCE) {
+  const decided = perFrame * (1 + CADENCE_MARGIN);
+  const whole = Math.max(1, Math.round(decided));
+  if (Math.abs(decided / whole - 1) < CADENCE_TOLERANCE) {
     return { frame_cadence: "whole", refreshes_per_frame: whole, clip_speed: perFrame / whole };
   }
   return { frame_cadence: "pulldown", refreshes_per_frame: perFrame, clip_speed: 1 };
@@ -40,6 +54,12 @@ export function frameCadence(fps, refreshMs) {
 export function frameSchedule(nFrames, fps, refreshMs) {
   const step = frameCadence(fps, refreshMs).refreshes_per_frame;
   return Array.from({ length: nFrames + 1 }, (_, k) => Math.round(k * step));
+}
+
+// The clip's length on this display, to the end of its last frame's refreshes: a whole
+// cadence slower than the clip's rate runs longer than its nominal length.
+export function clipDurationMs(nFrames, fps, refreshMs) {
+  return frameSchedule(nFrames, fps, refreshMs)[nFrames] * refreshMs;
 }
 
 // What was drawn on which refresh, against the schedule.
@@ -86,17 +106,23 @@ export class Pacing {
 }
 
 // Refreshes counted from animation-frame timestamps, from frame 0's (its animation frame's
-// time): a thread that missed one shows up as a skipped refresh. Two animation frames within
-// one refresh (Firefox's software vsync runs some close together) count as that one refresh.
+// time): the time since then in refreshes, so a thread that missed one shows up as a skipped
+// refresh, two animation frames within one refresh (Firefox's software vsync runs some close
+// together) count as that one refresh, and a refresh measured twice too long or short still
+// plays the clip in its time (counting each step on its own, 16.7-ms steps of a refresh
+// measured at 33.4 ms all rounded to 0 and froze the clip on frame 0). lastTime: the latest
+// animation frame's (bench/rt_page/pacing.js times the main-thread canvas's draws by it).
 export class RefreshClock {
   constructor(refreshMs, firstTime) {
     this.refreshMs = refreshMs;
+    this.firstTime = firstTime;
     this.lastTime = firstTime;
     this.refresh = 0;
   }
 
   tick(time) {
-    this.refresh += Math.round((time - this.lastTime) / this.refreshMs);
+    const elapsed = Math.round((time - this.firstTime) / this.refreshMs);
+    this.refresh = Math.max(this.refresh, elapsed);
     this.lastTime = time;
     return this.refresh;
   }

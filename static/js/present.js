@@ -17,7 +17,7 @@
 //   await openClip(url, {maxSize, maxBytes, webcodecs}) -> stage
 //     url: a preloaded stimulus URL (static/js/preload.js); maxSize {width, height}: the
 //     largest size the clip is shown at, in device pixels. A clip whose frames would take more
-//     than maxBytes (FRAME_BUDGET_BYTES) plays in a <video> element instead (onset.js).
+//     than maxBytes (FRAME_BUDGET_BYTES) plays in a <video> element instead (video_stage.js).
 //     webcodecs: false decodes by seeking even where WebCodecs is available (benchmarks).
 //     revealOnTime: false reveals frame 0 in the first animation frame, late or not (the
 //     presenters before 2026-11-29, which bench/frame_pacing.py compares).
@@ -29,8 +29,8 @@
 //     resolves once its onset is known; the clip goes on playing. onset_method is one of
 //     onset.js's ONSET_METHODS; onset_detail holds the reveal's and the next animation
 //     frame's times and reveal_deferred_frames, the late frames passed over.
-//   stage.durationMs: the clip's length. stage.finish() -> the trial's presentation fields;
-//     it stops the clip. stage.close(): frees the frames (always call it).
+//   stage.durationMs: the clip's length on this display. stage.finish() -> the trial's
+//     presentation fields; it stops the clip. stage.close(): frees the frames (always call it).
 //
 // Fields of finish(): frames_total (the clip's frames), frames_shown (drawn before the clip
 // ended or the trial stopped it), frames_late (first drawn on a later refresh than due),
@@ -40,9 +40,11 @@
 // the exclusion rules read). A <video> stage leaves the frames_* fields and the cadence null:
 // the element does not say which refresh showed which frame.
 import { ClipTooLarge, decodeClip } from "./decode.js";
-import { concealVideo, onsetMarker, playClip } from "./onset.js";
-import { Pacing, RefreshClock, measureRefresh, nextAnimationFrame } from "./pacing.js";
+import { onsetMarker } from "./onset.js";
+import { Pacing, RefreshClock, clipDurationMs, measureRefresh, nextAnimationFrame }
+  from "./pacing.js";
 import { blobOf, blobUrl } from "./preload.js";
+import { VideoStage } from "./video_stage.js";
 
 export { Pacing, frameCadence, frameSchedule, measureRefresh } from "./pacing.js";
 
@@ -51,10 +53,12 @@ const WARM_FRAMES = 6;
 // Which presenter draws a decoded clip where the engine has both: "worker" or "canvas"
 // (bench/frame_pacing.py, docs/measurements.md "Presentation off the main thread").
 export const PRESENTER = "worker";
-// A worker that has not answered by then is not used (or the trial fails, once it holds the
-// frames). Generous: it starts beside the decoding, and at load 20 on 2 cores its start (two
-// modules, then 12 animation frames to measure the refresh) took over 2 s once in 8 trials.
+// A worker that has not answered by then is not used (once it holds the frames, the clip is
+// decoded again for the main-thread canvas), nor started again in this page (each trial
+// waited for it). Generous: it starts beside the decoding, and at load 20 on 2 cores its start
+// (two modules, then 12 animation frames to measure the refresh) took over 2 s once in 8.
 const WORKER_WAIT_MS = 10_000;
+let workerSilent = false;
 
 function stageCanvas(clip) {
   const canvas = document.createElement("canvas");
@@ -132,7 +136,7 @@ class CanvasStage {
     this.source = clip.source;
     this.refreshMs = refreshMs;
     this.pacing = Pacing.of(clip.frames.length, clip.fps, refreshMs);
-    this.durationMs = (clip.frames.length * 1000) / clip.fps;
+    this.durationMs = clipDurationMs(clip.frames.length, clip.fps, refreshMs);
     this.request = null;
     this.element = stageCanvas(clip);
     this.context = this.element.getContext("2d");
@@ -186,13 +190,15 @@ class CanvasStage {
 // measured as the canvas presenter's is) and tells the worker that animation frame's time,
 // from which the worker counts refreshes. Times cross between the two clocks by their origins.
 class WorkerStage {
-  constructor(worker, hello, clip) {
+  // fallback(): a CanvasStage of the clip decoded again, for a worker that does not warm up.
+  constructor(worker, hello, clip, fallback) {
     this.worker = worker;
+    this.fallback = fallback;
     this.offsetMs = hello.timeOrigin - performance.timeOrigin;  // page = worker time + offset
     this.refreshMs = hello.refreshMs;  // the worker's: the page's misses frames when janked
     this.clip = clip;
     this.source = clip.source;
-    this.durationMs = (clip.frames.length * 1000) / clip.fps;
+    this.durationMs = clipDurationMs(clip.frames.length, clip.fps, this.refreshMs);
     this.request = null;
     this.element = stageCanvas(clip);
     this.draws = [];
@@ -205,7 +211,9 @@ class WorkerStage {
   // lacks either (WebKit before 16.4 has no OffscreenCanvas; a worker may lack animation
   // frames).
   static async launch() {
-    if (!("transferControlToOffscreen" in HTMLCanvasElement.prototype)) return null;
+    if (workerSilent || !("transferControlToOffscreen" in HTMLCanvasElement.prototype)) {
+      return null;
+    }
     let worker;
     try {
       worker = new Worker(new URL("./present_worker.js", import.meta.url), { type: "module" });
@@ -224,16 +232,26 @@ class WorkerStage {
     this.onset = conceal(this.element);
     const warmed = reply(this.worker, "warm", WORKER_WAIT_MS);
     this.worker.postMessage({ type: "warm", frames: WARM_FRAMES });
-    await warmed;
+    try {
+      await warmed;
+    } catch (error) {  // the worker holds the frames: the main thread's are decoded again
+      this.close();
+      this.canvas = await this.fallback();
+      this.element.replaceWith(this.canvas.element);
+      Object.assign(this, { element: this.canvas.element, durationMs: this.canvas.durationMs });
+      await this.canvas.ready();
+    }
   }
 
   start({ onFirstFrame = null } = {}) {
+    if (this.canvas) return this.canvas.start({ onFirstFrame });
     return reveal(this, onFirstFrame, (time) => {
       this.worker.postMessage({ type: "start", time: time - this.offsetMs });
     });
   }
 
   async finish() {
+    if (this.canvas) return this.canvas.finish();
     if (!this.fields) {
       const finished = reply(this.worker, "finished", WORKER_WAIT_MS);
       this.worker.postMessage({ type: "finish" });
@@ -245,6 +263,7 @@ class WorkerStage {
   }
 
   close() {
+    if (this.canvas) this.canvas.close();
     if (this.request !== null) cancelAnimationFrame(this.request);
     this.worker.terminate();
     if (this.onset) this.onset.dispose();
@@ -255,7 +274,10 @@ class WorkerStage {
 // The worker's next message of `type`; rejects if it fails or sends none within `ms`.
 function reply(worker, type, ms) {
   return new Promise((resolve, reject) => {
-    const timer = setTimeout(() => done(null, new Error("the clip presenter did not answer")), ms);
+    const timer = setTimeout(() => {
+      workerSilent = true;
+      done(null, new Error("the clip presenter did not answer"));
+    }, ms);
     const onMessage = (event) => { if (event.data?.type === type) done(event.data); };
     const onError = () => done(null, new Error("the clip presenter failed"));
     function done(data, error) {
@@ -269,56 +291,6 @@ function reply(worker, type, ms) {
   });
 }
 
-function waitLoaded(video) {
-  if (video.readyState >= 2) return Promise.resolve();
-  return new Promise((resolve, reject) => {
-    video.addEventListener("loadeddata", resolve, { once: true });
-    video.addEventListener("error", () => reject(new Error("the clip could not be decoded")),
-      { once: true });
-  });
-}
-
-// The fallback for clips too large to hold decoded: the <video> element, as before.
-class VideoStage {
-  constructor(objectUrl) {
-    const video = document.createElement("video");
-    video.className = "stimulus";
-    video.muted = true;
-    video.playsInline = true;
-    video.disablePictureInPicture = true;
-    video.preload = "auto";
-    video.src = objectUrl;
-    concealVideo(video);  // frame 0 must not show before playClip reveals it
-    this.element = video;
-  }
-
-  get durationMs() { return this.element.duration * 1000; }
-
-  ready() { return waitLoaded(this.element); }
-
-  async start(options) {
-    this.onset = await playClip(this.element, options);
-    return this.onset;
-  }
-
-  finish() {
-    const video = this.element;
-    const quality = video.getVideoPlaybackQuality ? video.getVideoPlaybackQuality() : null;
-    video.pause();
-    return { frames_total: null, frames_shown: null, frames_late: null, frames_dropped: null,
-      frame0_hold_refreshes: null, refresh_ms: null, frame_cadence: null,
-      refreshes_per_frame: null, clip_speed: null, presenter: "video",
-      dropped_frames: quality ? quality.droppedVideoFrames : null,  // null: browser cannot tell
-      total_frames: quality ? quality.totalVideoFrames : null };
-  }
-
-  close() {
-    this.element.pause();
-    this.element.removeAttribute("src");
-    this.element.load();
-  }
-}
-
 export async function openClip(url, { maxSize, maxBytes = FRAME_BUDGET_BYTES, webcodecs = true,
   presenter = PRESENTER, revealOnTime = true } = {}) {
   const [blob, objectUrl] = await Promise.all([blobOf(url), blobUrl(url)]);
@@ -330,7 +302,9 @@ export async function openClip(url, { maxSize, maxBytes = FRAME_BUDGET_BYTES, we
       throw error;
     });
     const [clip, refreshMs, worker] = await Promise.all([decoded, measureRefresh(), launched]);
-    const stage = worker ? new WorkerStage(worker.worker, worker.hello, clip)
+    const fallback = async () => Object.assign(
+      new CanvasStage(await decodeClip(blob, objectUrl, options), refreshMs), { revealOnTime });
+    const stage = worker ? new WorkerStage(worker.worker, worker.hello, clip, fallback)
       : new CanvasStage(clip, refreshMs);
     stage.revealOnTime = revealOnTime;
     return stage;

@@ -18,6 +18,7 @@ from bench.pacing_reference import index_frames, read_index, schedule
 from bench.rt_accuracy import serve
 from experiments.media import encode_browser_mp4
 from tests.browser.participant import stored
+from tests.browser.test_refresh_rates import CLOCK
 from webapp.extensions import db
 from webapp.models import Session, SourceClip, Stimulus, Trial
 
@@ -128,6 +129,26 @@ def test_frames_are_drawn_on_their_due_refreshes(page, pacing_site, clip):
     # Frame 0 is not held: frame 1 comes on its due refresh (a main thread stalled by a
     # loaded machine may delay it once in a while, which the presenter then records).
     assert statistics.median(holds) == 0, holds
+    assert not page.js_errors
+
+
+def test_the_clips_length_is_its_length_on_this_display(page, pacing_site):
+    # At 165 Hz a 30-fps frame is held 6 refreshes (0.92 of the clip's rate): the 24 frames
+    # end 873 ms after the onset, not at their nominal 800 ms, and the answer window after
+    # the clip (trials/aot.js) counts from there.
+    _open(page, pacing_site)
+    page.evaluate(CLOCK, [165, False])
+    got = page.evaluate("""async (url) => {
+        const { openClip } = await import("/static/js/present.js");
+        const stage = await openClip(url, { maxSize: { width: 320, height: 240 },
+                                            presenter: "canvas" });
+        const fields = stage.finish();
+        stage.close();
+        return { duration: stage.durationMs, ...fields };
+    }""", "/clips/30fps.mp4")
+    assert (got["frame_cadence"], got["refreshes_per_frame"]) == ("whole", 6)
+    assert got["duration"] == pytest.approx(24 * 6 * 1000 / 165)
+    assert got["duration"] == pytest.approx(24 * 1000 / 30 / got["clip_speed"])
     assert not page.js_errors
 
 
@@ -242,6 +263,32 @@ def test_without_offscreen_canvas_the_main_thread_canvas_presents(page, pacing_s
     result = page.evaluate(BLOCKED_TRIAL, ["/clips/30fps.mp4", "worker", 0])
     assert result["presenter"] == "canvas"
     assert result["frames_total"] == CLIPS["30fps"][1] and result["frames_shown"] > 1
+    assert not page.js_errors
+
+
+# The worker presenter's "warm" never reaches the page (a worker that stopped answering, or
+# a tab hidden while it warmed up: no animation frames there).
+WORKER_NEVER_WARM = """(() => {
+  const Real = window.Worker;
+  window.Worker = class extends Real {
+    addEventListener(type, listener, ...rest) {
+      const kept = (event) => { if (event.data?.type !== "warm") listener(event); };
+      super.addEventListener(type, type === "message" ? kept : listener, ...rest);
+    }
+  };
+})();"""
+
+
+def test_a_worker_that_never_warms_up_hands_the_clip_to_the_main_thread(page, pacing_site):
+    # The frames went to the worker: the main-thread canvas decodes the clip again and shows
+    # it, and later trials do not wait for a worker again (they each waited 10 s).
+    page.add_init_script(WORKER_NEVER_WARM)
+    _open(page, pacing_site)
+    first = page.evaluate("presentCanvas('/clips/30fps.mp4', 'never-warm', true, 'worker')")
+    assert first["presenter"] == "canvas"
+    assert first["frames_total"] == CLIPS["30fps"][1] and first["frames_shown"] > 1
+    second = page.evaluate("presentCanvas('/clips/30fps.mp4', 'next', true, 'worker')")
+    assert second["presenter"] == "canvas" and second["prepare_ms"] < 5000, second["prepare_ms"]
     assert not page.js_errors
 
 

@@ -86,3 +86,33 @@ def test_a_key_never_released_has_no_hold_once_the_wait_ends(blank):
         return {never, waited, held: await released};""")
     assert got["never"] is None and got["waited"] >= 45, got
     assert got["held"] is not None and 0 <= got["held"] < 1000, got
+
+
+def test_a_key_released_before_the_answer_is_taken_keeps_its_hold(blank):
+    """Issue 30, finding 7: a press and release while stage.start() still waits for the onset
+    (up to 1 s for Element Timing) lost the release (null after a 5-s wait), and a second
+    press of the key paired the first press with the second release. Each press listens for
+    its own release from its keydown."""
+    got = run_module(blank, "/static/js/trials/aot.js", """
+        const key = (type) => new KeyboardEvent(type, {key: 'f', code: 'KeyF', cancelable: true});
+        const collector = m.keyCollector(['f']);
+        const frame = () => new Promise((resolve) => requestAnimationFrame(resolve));
+        const down = key('keydown');
+        dispatchEvent(down);
+        await frame();  // a hold of about a refresh
+        const up = key('keyup');
+        dispatchEvent(up);
+        const down2 = key('keydown');
+        dispatchEvent(down2);
+        collector.stop();
+        const began = performance.now();  // the answer is taken now, after the release
+        const first = await collector.presses[0].release;
+        const waited = performance.now() - began;
+        const up2 = key('keyup');
+        dispatchEvent(up2);
+        const second = await collector.presses[1].release;
+        return {first, waited, second, gap: up.timeStamp - down.timeStamp,
+                gap2: up2.timeStamp - down2.timeStamp};""")
+    assert got["gap"] > 0 and got["waited"] < 1000, got
+    assert got["first"] == pytest.approx(got["gap"]), got
+    assert got["second"] == pytest.approx(got["gap2"]), got

@@ -34,15 +34,18 @@ function keyLegend(session) {
 }
 
 // Collects response key presses from the moment the fixation appears, so that a key pressed
-// while the clip loads or during the fixation is recorded rather than lost.
-function keyCollector(keys) {
+// while the clip loads or during the fixation is recorded rather than lost. Each press's
+// `release` (keyRelease) listens from its keydown: the answer is taken only once the onset is
+// known (up to 1 s after it), and a key released by then must keep its release.
+export function keyCollector(keys) {
   const presses = [];
   let notify = null;
   const handler = (event) => {
     const key = keyName(event);
     if (event.repeat || !keys.includes(key)) return;  // auto-repeat is not a response
     event.preventDefault();
-    presses.push({ key, code: event.code, time: event.timeStamp });
+    const press = { key, code: event.code, time: event.timeStamp };
+    presses.push({ ...press, release: keyRelease(press) });
     if (notify) notify();
   };
   addEventListener("keydown", handler);
@@ -55,7 +58,8 @@ function keyCollector(keys) {
 
 // How long the answering key was held (jsPsych 8.3's rt_key_duration): from its keydown to
 // the keyup of the same physical key (event.code, so a shift change while it is held still
-// matches). Listening starts with the press, before any later event can be dispatched. Null
+// matches). keyCollector starts it in the press's own keydown handler, before any later
+// event can be dispatched. Null
 // when the window lost focus or the page was hidden first (the keyup then never comes) or
 // the key was still down after KEY_HOLD_MAX_MS.
 export function keyRelease(press, maxMs = KEY_HOLD_MAX_MS) {
@@ -89,7 +93,7 @@ function awaitResponse(collector, onset, windowMs) {
       const press = valid();
       if (press) {
         clearTimeout(timer);
-        resolve({ ...press, release: keyRelease(press) });
+        resolve(press);
       }
     };
     const timer = setTimeout(() => resolve(null),
@@ -99,7 +103,8 @@ function awaitResponse(collector, onset, windowMs) {
   });
 }
 
-// The clip's own length (the schedule does not say it) plus the study's window after it.
+// The clip's length on this display (longer than its nominal one where its frames are held
+// a whole number of refreshes slower than its rate) plus the study's window after it.
 function responseWindowMs(session, stage) {
   return stage.durationMs + session.response_window_ms_after_clip;
 }
