@@ -88,6 +88,15 @@ def test_a_key_never_released_has_no_hold_once_the_wait_ends(blank):
     assert got["held"] is not None and 0 <= got["held"] < 1000, got
 
 
+def test_a_release_after_the_bound_has_no_hold_even_if_its_timer_is_late(blank):
+    """A keyup past KEY_HOLD_MAX_MS that comes before the late timer fires (a busy page) is
+    null too: the server refuses a hold over the bound, and with it the trial."""
+    got = run_module(blank, "/static/js/trials/aot.js", """
+        const released = m.keyRelease({key: 'f', code: 'KeyF', time: performance.now() - 80}, 50);
+        dispatchEvent(new KeyboardEvent('keyup', {key: 'f', code: 'KeyF'}));
+        return await released;""")
+    assert got is None
+
 def test_a_key_released_before_the_answer_is_taken_keeps_its_hold(blank):
     """Issue 30, finding 7: a press and release while stage.start() still waits for the onset
     (up to 1 s for Element Timing) lost the release (null after a 5-s wait), and a second

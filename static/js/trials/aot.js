@@ -75,7 +75,11 @@ export function keyRelease(press, maxMs = KEY_HOLD_MAX_MS) {
       listeners.push([target, type, handler]);
     };
     listen(window, "keyup", (event) => {
-      if (event.code === press.code) done(Math.max(0, event.timeStamp - press.time));
+      if (event.code !== press.code) return;
+      // A release the timer was late to cut off is past the bound all the same (the server
+      // refuses a hold over KEY_HOLD_MAX_MS).
+      const held = Math.max(0, event.timeStamp - press.time);
+      done(held <= maxMs ? held : null);
     });
     listen(window, "blur", () => done(null));
     listen(document, "visibilitychange", () => {
