@@ -16,10 +16,11 @@ clip (a video trial: its ``extra`` holds ``onset_time_ms``):
   due frames exceed the clip's; and they are at least the frames that fell due by the answer
   (the whole clip for a trial without one) at :data:`MIN_CLIP_SPEED` of the clip's rate, so
   a clip that froze (a mis-measured refresh: frame 0 shown, nothing late) is not on time.  A
-  trial with a served clip but no counts (the server left out counts that contradicted the
-  clip, or the browser sent none) or none due counts the clip's frames, none on time: no
-  trial leaves the score.  Older trials, stored without the clip, are counted as before
-  (left out without counts).
+  trial the browser could not count (a ``<video>`` whose browser reports no frames, as
+  Firefox and Safari may) is left out, unless it was disturbed: a disturbed trial never
+  leaves the score, and one with no counts (the server left out counts that contradicted
+  the clip: it is technical) or none due counts the clip's frames, none on time.  Older
+  trials, stored without the clip, are left out without counts, as before.
 * **Disturbed** (none of its frames on time): the page lost focus or was hidden
   (``focus_lost``), left fullscreen (``fullscreen_exited`` or any technical event), the trial
   is technical (a measurement out of its bounds, counts that contradicted the clip), the
@@ -27,12 +28,11 @@ clip (a video trial: its ``extra`` holds ``onset_time_ms``):
   the session's best (Element Timing, then its 4 ms-rounded form, then the next animation
   frame: a fallback means the marker's paint was not reported within a second), or the
   trial's measured refresh interval is missing or 0 beside canvas counts (the canvas
-  presenter always measures it) or more than :data:`REFRESH_TOLERANCE` off the device
-  check's (``device_refresh_hz``, stored with each trial), or without one the session's
+  presenter always measures it) or more than :data:`REFRESH_TOLERANCE` off the session's
   median (the display changed, or the main-thread canvas's thread was too busy to measure
-  it; the worker presenter measures it on its own animation frames).  The device check is
-  the reference where there is one, so that a session whose trials mostly mis-measured the
-  refresh does not make its good trials the disturbed ones.
+  it; the worker presenter measures it on its own animation frames).  The median, not the
+  device check's one main-thread measurement before consent: that one reads 30 Hz on a
+  janked or energy-saving page and would make every good trial the disturbed one.
 
 The score is None for a session without such trials (a frame-ordering session), and the
 rule then never applies.  A quiet headless Chromium session scores 1.0 or close to it.  The
@@ -52,9 +52,9 @@ from experiments.record_numbers import count
 VERSION = "tq2"
 REASON = "timing_quality"
 REFRESH_TOLERANCE = 0.10
-# The slowest a clip plays: a "whole" cadence runs it within 10 % of its rate
-# (static/js/pacing.js CADENCE_TOLERANCE), a pulldown at its rate.
-MIN_CLIP_SPEED = 0.9
+# The slowest a clip plays: a "whole" cadence runs it at 0.88 to 1.08 of its rate
+# (static/js/pacing.js CADENCE_TOLERANCE and CADENCE_MARGIN), a pulldown at its rate.
+MIN_CLIP_SPEED = 0.88
 # Onset methods from the most precise (static/js/onset.js ONSET_METHODS, "canvas-" removed).
 ONSET_PRECISION = ("element-timing", "element-timing-coarse", "raf-next")
 
@@ -91,15 +91,15 @@ def _counted(record: Mapping) -> tuple[float, float] | None:
 
 def frames_on_time(record: Mapping) -> tuple[float, float] | None:
     """``(on time, due)`` frame counts of one clip trial, undisturbed, held to the clip
-    served (see the module's notes); None when neither the browser's counts nor the clip are
-    known, or nothing fell due."""
+    served (see the module's notes); None when the browser did not count them, or nothing
+    fell due."""
     extra = _extra(record)
     served, fps = count(extra.get("clip_frames")), count(extra.get("clip_fps"))
     counted = _counted(record)
-    if not served:
-        return counted if counted and counted[1] > 0 else None
     if counted is None or counted[1] <= 0:
-        return 0.0, served
+        return None
+    if not served:
+        return counted
     rt = count(record.get("rt_ms"))
     elapsed = served if rt is None or not fps else int(MIN_CLIP_SPEED * rt * fps / 1000)
     due = max(min(counted[1], served), min(elapsed, served))
@@ -124,25 +124,31 @@ def disturbance(record: Mapping, best_precision: int, median_refresh_ms: float |
         return "no_onset"
     if _precision(record.get("onset_method")) > best_precision:
         return "onset_fallback"
-    refresh, checked = count(extra.get("refresh_ms")), count(extra.get("device_refresh_hz"))
-    reference = 1000 / checked if checked else median_refresh_ms
+    refresh = count(extra.get("refresh_ms"))
     if count(extra.get("frames_shown")) is not None and not refresh:
         return "refresh_off"  # the canvas presenter always measures it
-    if refresh and reference and abs(refresh / reference - 1) > REFRESH_TOLERANCE:
+    if refresh and median_refresh_ms and abs(refresh / median_refresh_ms - 1) > REFRESH_TOLERANCE:
         return "refresh_off"
     return None
 
 
 def accounts(records: Iterable[Mapping]) -> list[tuple[Mapping, tuple[float, float] | None,
                                                        str | None]]:
-    """Each clip trial with its :func:`frames_on_time` and its :func:`disturbance`."""
+    """Each clip trial with its :func:`frames_on_time` and its :func:`disturbance`; a
+    disturbed trial the browser did not count counts its served clip, none on time."""
     clips = presented(records)
     if not clips:
         return []
     best = min(_precision(r.get("onset_method")) for r in clips)
     refreshes = [v for r in clips if (v := count(_extra(r).get("refresh_ms")))]
     median = statistics.median(refreshes) if refreshes else None
-    return [(r, frames_on_time(r), disturbance(r, best, median)) for r in clips]
+    return [(r, _uncounted_if_disturbed(r, frames_on_time(r), cause), cause)
+            for r in clips for cause in [disturbance(r, best, median)]]
+
+
+def _uncounted_if_disturbed(record: Mapping, frames, cause):
+    served = count(_extra(record).get("clip_frames"))
+    return (0.0, served) if frames is None and cause and served else frames
 
 
 def session_score(records: Iterable[Mapping]) -> float | None:

@@ -12,25 +12,37 @@ const CADENCE_TOLERANCE = 0.1;
 // between two counts (30 fps at 165 Hz: 5.5 refreshes a frame) or at the tolerance's edge
 // (25 fps at 90 Hz: 0.90) takes the slower count whichever side of it the measured refresh
 // falls (+-0.05 ms is 1.2 % at 240 Hz), not 5 on one trial and 6 on the next. A whole count
-// thus plays at 0.88 to 1.08 of the clip's rate.
+// thus plays at 0.88 to 1.08 of the clip's rate. This moves the tie to 2 % below a count and
+// a half: a rate whose refresh lies there (24 fps at 200 Hz, 25 fps at 160 Hz) still flips
+// with the noise (docs/walkthrough.md); clip_speed says which.
 const CADENCE_MARGIN = 0.02;
 
 export const nextAnimationFrame = () => new Promise((resolve) => requestAnimationFrame(resolve));
 
 // The refresh interval, from the steps between animation frames: each step counts the whole
-// refreshes it spans, the steps' sum over that count. A refresh is the lower quartile of the
-// steps, not their median: a main thread that misses frames (janked 30 ms every 100 ms) made
-// the median 2 or 3 refreshes at 60 Hz, and a step of 2 or 3 then counted as 1. A quarter of
-// the steps may be shorter (two frames close together in Firefox, jitter) or missed frames.
+// refreshes it spans, the steps' sum over that count. The unit a step is counted in is their
+// median, or their lower quartile where the median is a whole multiple of it: a main thread
+// that misses frames (janked 30 ms every 100 ms) made the median 2 or 3 refreshes at 60 Hz,
+// and a step of 2 or 3 then counted as 1. A jittery thread's steps (late by 0-8 ms each) are
+// no multiple of their quartile and are counted in the median: in the quartile, a 20.7-ms
+// step beside a 12.7-ms one counted 2, and 60 Hz measured 11 ms. Two frames close together
+// (Firefox's software vsync) round to one refresh.
 export async function measureRefresh(samples = REFRESH_SAMPLES) {
   const times = [await nextAnimationFrame()];
   while (times.length <= samples) times.push(await nextAnimationFrame());
   return refreshOf(times.slice(1).map((t, i) => t - times[i]));
 }
 
+const WHOLE_MULTIPLE = 0.15;  // how near a whole number the median / quartile must be
+
 function refreshOf(steps) {
-  const refresh = [...steps].sort((a, b) => a - b)[Math.floor(steps.length / 4)];
-  const counted = steps.reduce((sum, step) => sum + Math.round(step / refresh), 0);
+  const sorted = [...steps].sort((a, b) => a - b);
+  const quartile = sorted[Math.floor(steps.length / 4)];
+  const median = sorted[Math.floor(steps.length / 2)];
+  const multiple = Math.round(median / quartile);
+  const unit = multiple >= 2 && Math.abs(median / quartile - multiple) < WHOLE_MULTIPLE
+    ? quartile : median;
+  const counted = steps.reduce((sum, step) => sum + Math.round(step / unit), 0);
   return steps.reduce((sum, step) => sum + step, 0) / Math.max(1, counted);
 }
 

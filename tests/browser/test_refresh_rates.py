@@ -110,8 +110,9 @@ def test_the_cadence_does_not_follow_the_noise_of_the_measured_refresh(blank):
 
 # A page clock at `hz` whose animation frames miss the vsyncs n with n % 6 in `missed` (a busy
 # main thread), and after those n with n % 6 in `doubled` runs a second one 3 ms later (two
-# animation frames within one refresh, as Firefox's software vsync runs some).
-MISSING_CLOCK = """([hz, missed, doubled]) => {
+# animation frames within one refresh, as Firefox's software vsync runs some); every odd
+# vsync's callback runs `late` ms after it (a jittery thread).
+MISSING_CLOCK = """([hz, missed, doubled, late]) => {
   let vsync = 1000;
   let n = 0;
   let extra = false;
@@ -122,20 +123,22 @@ MISSING_CLOCK = """([hz, missed, doubled]) => {
     }
     do { vsync += 1000 / hz; n += 1; } while (missed.includes(n % 6));
     extra = doubled.includes(n % 6);
-    callback(vsync);
+    callback(vsync + (n % 2 ? late : 0));
   }, 0);
 }"""
 
 
-@pytest.mark.parametrize("hz, missed, doubled", [
-    (60, [2, 4], []),  # steps of 1, 2, 2, 1 refreshes: the median was 2
-    (144, [1, 3], []),
-    (30, [], []),  # a 30-Hz display is not a 60-Hz one that misses every other frame
-    (60, [], [3]),
-    (60, [2], [5]),
-], ids=["60-janked", "144-janked", "30", "60-doubled", "60-janked-doubled"])
-def test_the_refresh_is_measured_where_animation_frames_are_missed(blank, hz, missed, doubled):
-    blank.evaluate(MISSING_CLOCK, [hz, missed, doubled])
+@pytest.mark.parametrize("hz, missed, doubled, late", [
+    (60, [2, 4], [], 0),  # steps of 1, 2, 2, 1 refreshes: the median was 2
+    (144, [1, 3], [], 0),
+    (30, [], [], 0),  # a 30-Hz display is not a 60-Hz one that misses every other frame
+    (60, [], [3], 0),
+    (60, [2], [5], 0),
+    (60, [], [], 4),  # steps of 20.7 and 12.7 ms: the lower quartile measured 11.1 ms
+], ids=["60-janked", "144-janked", "30", "60-doubled", "60-janked-doubled", "60-jittered"])
+def test_the_refresh_is_measured_where_animation_frames_are_missed(blank, hz, missed, doubled,
+                                                                   late):
+    blank.evaluate(MISSING_CLOCK, [hz, missed, doubled, late])
     assert presenter(blank, "return await m.measureRefresh();") == pytest.approx(1000 / hz,
                                                                                  rel=0.001)
 

@@ -179,15 +179,10 @@ def store_trial(connection: Connection, target: Row, payload) -> tuple[int, dict
 
 def _served(connection: Connection, target: Row, scheduled: dict) -> dict:
     """What timing quality holds a clip trial's counts to, which the browser cannot change
-    (:mod:`experiments.timing_quality`): the clip served (``clip_frames``, ``clip_fps``) and
-    the refresh rate the session's device check measured (``device_refresh_hz``); empty
-    without a served clip."""
+    (:mod:`experiments.timing_quality`): the clip served (``clip_frames``, ``clip_fps``);
+    empty without a served clip."""
     clip = presentations.served_clip(connection, target, scheduled)
-    if clip is None:
-        return {}
-    device = (target.device_info or {}).get("device") or {}
-    return {"clip_frames": clip[0], "clip_fps": clip[1],
-            "device_refresh_hz": device.get("refresh_hz")}
+    return {} if clip is None else {"clip_frames": clip[0], "clip_fps": clip[1]}
 
 
 def _not_in_progress(session: Row, status: str) -> ApiError:
