@@ -1,13 +1,11 @@
 """Timing quality through the participant API (review 30): counts the server cannot believe
 are left out, and the verdict at /complete scores what the roster shows."""
 import pytest
-from sqlalchemy import select
 
 from experiments import timing_quality
 from experiments.exclusions import ExclusionRules
 from tests.webapp.test_api import answer, schedule_of, start
-from webapp.extensions import db
-from webapp.models import Session, Trial
+from tests.webapp.test_technical_trials import session_and_trials as stored
 from webapp.participant.progress import stored_record
 
 pytestmark = pytest.mark.usefixtures("person_pace")
@@ -18,14 +16,6 @@ def study(factory):
     factory.stimulus_set("tiny", per_category=2)
     factory.catch_set()
     factory.open_study(main_blocks=2, exclusions=ExclusionRules(min_timing_quality=0.9))
-
-
-def stored(app, api):
-    with app.app_context():
-        session = db.session.scalar(select(Session).where(Session.token == api.rsplit("/", 1)[-1]))
-        trials = db.session.scalars(select(Trial).where(Trial.session_id == session.id)
-                                    .order_by(Trial.trial_index)).all()
-        return session, {t.trial_index: t for t in trials}
 
 
 @pytest.mark.parametrize("forged, reason", [
