@@ -43,6 +43,8 @@ def test_trials_of_a_block_are_apart_by_the_studys_gap(page, gap_site):
     trials = data["schedule"]
     blocks = {t["block"] for t in trials}
     assert len(gaps) == len(trials) - len(blocks)  # between trials, not before a block
-    assert min(gaps) >= GAP_MS - 5 and sorted(gaps)[len(gaps) // 2] < GAP_MS + 150, gaps
+    # At least the gap; how late a loaded machine's timers fire is bench's to measure, but a
+    # gap counted twice (or a fixation added to it) is not lateness.
+    assert min(gaps) >= GAP_MS - 5 and sorted(gaps)[len(gaps) // 2] < 2 * GAP_MS, gaps
     assert data["status"] == "completed"
     assert not page.js_errors

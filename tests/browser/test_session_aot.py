@@ -11,6 +11,7 @@ from tests.browser.participant import (
     stored,
     wait_done,
 )
+from tests.factories import site_study, tiny_designs
 from tests.waiting import hold
 from webapp.participant import sessions
 
@@ -51,7 +52,11 @@ def test_keys_pressed_during_the_fixation_are_recorded_and_never_answer(page, si
     collected only from the moment playback was requested).  Pressed during the fixation, the
     wrong key is stored as ignored input, t_ms before the onset, and the answer is the key
     pressed once the clip is on screen."""
-    token = enter(page, site, "aot", "fixation-keys-1")
+    # A fixation long enough for the presses to land in it by state, not by how fast the
+    # driver's round trips are on a loaded machine (the tiny design's is 300 ms).
+    kind = site_study(site, "aot_long_fixation",
+                      tiny_designs()["aot"].with_changes(fixation_ms=1500, max_clips=2))
+    token = enter(page, site, kind, "fixation-keys-1")
     run_by_hand(page, until="block-intro", site=site, token=token)
     # Looked up before the fixation: the browser is never told the answer, and the server's
     # side takes longer than a fixation to ask.  A fresh session starts with trial 0.

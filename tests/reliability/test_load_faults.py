@@ -3,8 +3,8 @@
 Only what the server owes on any machine is asserted: every trial stored exactly once, nothing
 given up, no 5xx, no 503 (no request waited out the database's busy timeout). Latency is not:
 these clients are a closed loop that offers more trials than a shared 2-core CI machine serves,
-so their latency is that machine's queue (p99 2.2 s on the CI run that failed, 19 ms on a quiet machine), not the
-code's. bench/load.py measures latency on a quiet machine and prints the table.
+so their latency is that machine's queue (p99 2.2 s on the CI run that failed, 19 ms on a
+quiet machine), not the code's. bench/load.py measures latency and prints the table.
 """
 import re
 
