@@ -1,25 +1,16 @@
 // Browser and device check: the study's devices and browsers, fullscreen, window size,
 // refresh rate (within the study's range, if it sets one) and a video playback check.  The numbers go to the server with POST /device.
 
+import { measureRefresh } from "./pacing.js";
+
 export const MIN_WINDOW = { w: 800, h: 600 };
 
-// Median frame interval over `frames` animation frames; the median ignores the odd long
-// frame (GC, tab switch) that would bias a mean.
-export function estimateRefreshHz(frames = 60) {
-  return new Promise((resolve) => {
-    const stamps = [];
-    const step = (t) => {
-      stamps.push(t);
-      if (stamps.length <= frames) requestAnimationFrame(step);
-      else {
-        const gaps = stamps.slice(1).map((s, i) => s - stamps[i]).sort((a, b) => a - b);
-        const median = gaps[Math.floor(gaps.length / 2)];
-        const hz = median > 0 ? 1000 / median : null;
-        resolve(hz !== null && hz <= 1000 ? hz : null);  // no display runs faster
-      }
-    };
-    requestAnimationFrame(step);
-  });
+// The display's rate, measured as the presenter measures the refresh (pacing.js): a busy main
+// thread that misses animation frames must not read a 60-Hz display as 30 Hz, which a study's
+// refresh range would then refuse.
+export async function estimateRefreshHz(frames = 60) {
+  const hz = 1000 / await measureRefresh(frames);
+  return hz > 0 && hz <= 1000 ? hz : null;  // no display runs faster
 }
 
 // Plays `src` muted and invisible until a frame is presented (or time advances).
