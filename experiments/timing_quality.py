@@ -31,8 +31,9 @@ clip (a video trial: its ``extra`` holds ``onset_time_ms``):
   presenter always measures it) or more than :data:`REFRESH_TOLERANCE` off the session's
   median (the display changed, or the main-thread canvas's thread was too busy to measure
   it; the worker presenter measures it on its own animation frames).  The median, not the
-  device check's one main-thread measurement before consent: that one reads 30 Hz on a
-  janked or energy-saving page and would make every good trial the disturbed one.
+  device check's one main-thread measurement before consent: that one reads 30 Hz on an
+  energy-saving page that gets every other frame, and would make every good trial the
+  disturbed one.
 
 The score is None for a session without such trials (a frame-ordering session), and the
 rule then never applies.  A quiet headless Chromium session scores 1.0 or close to it.  The

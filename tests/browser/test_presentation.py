@@ -128,7 +128,7 @@ def test_frames_are_drawn_on_their_due_refreshes(page, pacing_site, clip):
     # Frame 0 is not held: frame 1 comes on its due refresh. A main thread stalled by a
     # loaded machine may delay it in any one trial (the presenter then records it), never in
     # all of them, as a presenter that held frame 0 by design did.
-    assert min(holds) == 0, holds
+    assert min(holds) == 0 and all(hold >= 0 for hold in holds), holds
     assert not page.js_errors
 
 
@@ -246,8 +246,10 @@ def test_the_worker_presenter_draws_while_the_main_thread_is_held(page, pacing_s
     assert result["presenter"] == "worker"
     assert result["onset_method"] == "canvas-element-timing"
     # 300 ms at 60 fps is 18 frames: the worker goes on drawing while the main thread is
-    # held (how many a loaded machine lets it draw is bench/frame_pacing.py's to measure).
-    assert result["during"], result
+    # held, past any frame queued before the hold began (how many a loaded machine lets it
+    # draw is bench/frame_pacing.py's to measure).
+    held_from = result["held"][0]
+    assert any(t > held_from + 3 * 1000 / 60 for t in result["during"]), result
     assert result["frames_total"] == CLIPS["60fps"][1]
     assert result["refresh_ms"] == pytest.approx(1000 / 60, abs=0.5)
     # The main-thread canvas draws nothing while its thread is held: the same hold is real.
@@ -293,6 +295,7 @@ def test_a_worker_that_never_warms_up_hands_the_clip_to_the_main_thread(page, pa
     second = page.evaluate("presentCanvas('/clips/30fps.mp4', 'next', true, 'worker')")
     assert second["presenter"] == "canvas"
     assert page.evaluate("window.workersMade") == made >= 1  # no worker tried (and waited for) again
+    assert second["prepare_ms"] < 9000  # nor the 10 s waited for another reason
     assert not page.js_errors
 
 

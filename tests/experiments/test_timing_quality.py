@@ -134,8 +134,8 @@ def test_a_frozen_clip_is_not_on_time():
 
 
 def test_the_refresh_is_held_to_the_sessions_median_not_one_measurement_before_consent():
-    """Re-review 30: the device check's one main-thread measurement (it reads 30 Hz on a
-    janked or energy-saving page) made 20 clean trials at 16.67 ms all refresh_off (0.0).
+    """Re-review 30: the device check's one main-thread measurement (it reads 30 Hz on an
+    energy-saving page) made 20 clean trials at 16.67 ms all refresh_off (0.0).
     The session's median is the reference; the trials that are off it are the off ones."""
     clean = [clip(**SERVED, device_refresh_hz=30.0) for _ in range(20)]
     assert session_score(clean) == 1.0

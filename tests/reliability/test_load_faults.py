@@ -1,10 +1,11 @@
 """The ~50-second CI form of bench/load.py: L1, F1 and F2 against real gunicorn servers.
 
-Only what the server owes on any machine is asserted: every trial stored exactly once, nothing
-given up, no 5xx, no 503 (no request waited out the database's busy timeout). Latency is not:
-these clients are a closed loop that offers more trials than a shared 2-core CI machine serves,
-so their latency is that machine's queue (p99 2.2 s on the CI run that failed, 19 ms on a
-quiet machine), not the code's. bench/load.py measures latency and prints the table.
+What the server owes on any machine is asserted strictly: every trial stored exactly once,
+nothing given up, and in L1 and F2 no 5xx and no 503 (no request waited out the database's
+busy timeout). Latency only grossly (HUNG_MS): these clients are a closed loop that offers more
+trials than a shared 2-core CI machine serves, so their p99 there is mostly that machine's
+queue (2.2 s on the CI run that failed, 19 ms on a quiet machine). bench/load.py measures
+latency and prints the table.
 """
 import re
 
@@ -12,6 +13,10 @@ import pytest
 
 from bench.harness import scenarios
 from bench.harness.scenarios import Run
+
+# No request of a working server waits this long, however loaded the machine (the slowest
+# seen in CI: 2.2 s); one that does hung or queued behind something pathological.
+HUNG_MS = 15_000.0
 
 
 @pytest.fixture
@@ -31,7 +36,7 @@ def test_l1_many_participants_with_think_time(run):
     assert_nothing_lost(row)
     stats = row.stats()
     print("L1", stats)
-    assert (stats["n503"], stats["n5xx_other"]) == (0, 0)
+    assert (stats["n503"], stats["n5xx_other"]) == (0, 0) and stats["max_ms"] < HUNG_MS, stats
 
 
 def test_f1_worker_killed_every_second(run):
@@ -48,7 +53,7 @@ def test_f2_exports_do_not_block_participants(run):
     assert_nothing_lost(row)
     stats = row.stats()
     print("F2", stats, row.faults)
-    assert (stats["n503"], stats["n5xx_other"]) == (0, 0)
+    assert (stats["n503"], stats["n5xx_other"]) == (0, 0) and stats["max_ms"] < HUNG_MS, stats
     exports = re.search(r"\b(\d+) exports over HTTP\b", row.faults)
     assert exports and int(exports.group(1)) > 0, row.faults  # the exports really ran
     assert "FAILED" not in row.faults  # and each was a complete zip
