@@ -86,36 +86,41 @@ def _fisher(x, k, n, cdfs, guess, lapse, b1_lim, m_lim, sign, start=None, iters=
     b1 = sign * np.clip(sign * b1, *b1_lim)
     b0 = -b1 * np.clip(-b0 / b1, *m_lim)
     loglik = lambda c0, c1, kk, nn: _loglik(c0, c1, x, kk, nn, cdfs, guess, lapse)  # noqa: E731
+    # each row's log-likelihood is its own sum, whichever rows are computed with it: it is
+    # kept from the step that reached it rather than computed again (most of a fit's calls)
+    ll = loglik(b0, b1, k, n)
     active = np.arange(len(b0))
     for _ in range(iters):
-        a0, a1, ka, na = b0[active], b1[active], k[active], n[active]
-        old_ll = loglik(a0, a1, ka, na)
-        best0, best1, best_gain = a0, a1, np.zeros(len(a0))
+        a0, a1, ka, na, old_ll = b0[active], b1[active], k[active], n[active], ll[active]
+        best0, best1, best_ll, best_gain = a0, a1, old_ll, np.zeros(len(a0))
         for newton in (True, False):
             new0, new1 = _step(a0, a1, x, ka, na, cdfs, guess, lapse,
                                [v[active] for v in b1_lim], [v[active] for v in m_lim],
                                sign, newton)
+            new_ll = loglik(new0, new1, ka, na)
             for _ in range(12):  # halve steps that lower the likelihood (the set is convex)
-                worse = loglik(new0, new1, ka, na) < old_ll - 1e-12
+                worse = new_ll < old_ll - 1e-12
                 if not worse.any():
                     break
                 new0 = np.where(worse, (a0 + new0) / 2, new0)
                 new1 = np.where(worse, (a1 + new1) / 2, new1)
-            gain = loglik(new0, new1, ka, na) - old_ll
+                new_ll = loglik(new0, new1, ka, na)
+            gain = new_ll - old_ll
             better = gain > best_gain
             best0, best1 = np.where(better, new0, best0), np.where(better, new1, best1)
+            best_ll = np.where(better, new_ll, best_ll)
             best_gain = np.maximum(gain, best_gain)
             if (best_gain > 1e-11).all():
                 break
         moving = (np.abs(best0 - a0) + np.abs(best1 - a1) > 1e-10) & (best_gain > 1e-11)
-        b0[active], b1[active] = best0, best1
+        b0[active], b1[active], ll[active] = best0, best1, best_ll
         active = active[moving]
         if not active.size:
             break
     steepest = np.abs(b1) >= b1_lim[1] - 1e-9
     other = (np.abs(b1) <= b1_lim[0] + 1e-9) | \
         (np.abs(-b0 / b1 - (m_lim[0] + m_lim[1]) / 2) >= (m_lim[1] - m_lim[0]) / 2 - 1e-9)
-    return b0, b1, loglik(b0, b1, k, n), steepest, other
+    return b0, b1, ll, steepest, other
 
 
 def candidates(lapse) -> np.ndarray:

@@ -192,7 +192,9 @@ def profiled_least_squares(means: np.ndarray, n: np.ndarray, basis: np.ndarray, 
     """
     out = []
     n = np.broadcast_to(n, means.shape)
-    for rows in np.array_split(np.arange(len(means)), max(1, len(means) // 100)):
+    # a few rows at a time: their (rows x grid) temporaries stay in the CPU's cache (30-40%
+    # faster than 100 rows on the VLM fit's 18,060-point grid, the same numbers)
+    for rows in np.array_split(np.arange(len(means)), max(1, len(means) // 8)):
         m, w = means[rows], n[rows]
         if basis.ndim == 2:
             sg, sgg, sgy = w @ basis, w @ basis ** 2, (w * m) @ basis
