@@ -6,9 +6,9 @@ ESR, WebKitGTK) through the ``site`` fixture, which tests/conftest.py registers.
 One site for the whole test session; every test is its own participant, so tests stay
 independent without paying for a new site each time.
 
-In front of the app sit two test-only switches (``site.faults``), usable from any browser
-driver: a network outage for the participant API and media, and a recorder of page errors
-for drivers that cannot read the browser console.
+In front of the app sit test-only switches (``site.faults``), usable from any browser
+driver: a network outage for the participant API and media, a recorder of page errors for
+drivers that cannot read the browser console, and the answer to every trial post.
 """
 import socket
 import threading
@@ -53,12 +53,15 @@ class Faults:
     closing the connection without a response, as when the network is down (the browser's
     fetch fails; no HTTP status ever reaches the page).
     ``record_errors``: while true, HTML pages load ERROR_RECORDER before anything else.
+    ``trial_posts``: (path, HTTP status) of every trial post answered, whichever way the page
+    sent it (fetch, or sendBeacon as it went away): a 409 is a trial run twice.
     """
 
     def __init__(self, app):
         self.app = app
         self.offline = False
         self.record_errors = False
+        self.trial_posts: list[tuple[str, int]] = []
 
     def __call__(self, environ, start_response):
         path = environ.get("PATH_INFO", "")
@@ -66,6 +69,12 @@ class Faults:
             environ["werkzeug.socket"].shutdown(socket.SHUT_RDWR)
             # werkzeug treats this as a connection the client dropped: nothing is written.
             raise ConnectionResetError("test network switched off")
+        if environ.get("REQUEST_METHOD") == "POST" and path.endswith("/trials"):
+            answer = start_response
+
+            def start_response(status, headers, exc_info=None):
+                self.trial_posts.append((path, int(status.split()[0])))
+                return answer(status, headers, exc_info)
         if path == ERROR_RECORDER_PATH:
             start_response("200 OK", [("Content-Type", "text/javascript"),
                                       ("Content-Length", str(len(ERROR_RECORDER)))])
