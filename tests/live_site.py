@@ -10,6 +10,7 @@ In front of the app sit test-only switches (``site.faults``), usable from any br
 driver: a network outage for the participant API and media, a recorder of page errors for
 drivers that cannot read the browser console, and the answer to every trial post.
 """
+import json
 import socket
 import threading
 from contextlib import contextmanager
@@ -53,15 +54,16 @@ class Faults:
     closing the connection without a response, as when the network is down (the browser's
     fetch fails; no HTTP status ever reaches the page).
     ``record_errors``: while true, HTML pages load ERROR_RECORDER before anything else.
-    ``trial_posts``: (path, HTTP status) of every trial post answered, whichever way the page
-    sent it (fetch, or sendBeacon as it went away): a 409 is a trial run twice.
+    ``trial_posts``: (path, HTTP status, the answer's error code or None) of every trial post
+    the app answered, whichever way the page sent it (fetch, or sendBeacon as it went away),
+    a crash as 500: 409 ``trial_index_taken`` is a trial run twice.
     """
 
     def __init__(self, app):
         self.app = app
         self.offline = False
         self.record_errors = False
-        self.trial_posts: list[tuple[str, int]] = []
+        self.trial_posts: list[tuple[str, int, str | None]] = []
 
     def __call__(self, environ, start_response):
         path = environ.get("PATH_INFO", "")
@@ -70,11 +72,7 @@ class Faults:
             # werkzeug treats this as a connection the client dropped: nothing is written.
             raise ConnectionResetError("test network switched off")
         if environ.get("REQUEST_METHOD") == "POST" and path.endswith("/trials"):
-            answer = start_response
-
-            def start_response(status, headers, exc_info=None):
-                self.trial_posts.append((path, int(status.split()[0])))
-                return answer(status, headers, exc_info)
+            return self._noting_trial_post(path, environ, start_response)
         if path == ERROR_RECORDER_PATH:
             start_response("200 OK", [("Content-Type", "text/javascript"),
                                       ("Content-Length", str(len(ERROR_RECORDER)))])
@@ -82,6 +80,31 @@ class Faults:
         if not self.record_errors:
             return self.app(environ, start_response)
         return self._with_recorder(environ, start_response)
+
+    def _noting_trial_post(self, path, environ, start_response):
+        """The app's answer to a trial post (JSON, never a page), noted in ``trial_posts``."""
+        answer = {}
+
+        def hold(status, headers, exc_info=None):
+            answer.update(status=status, headers=headers)
+            return lambda data: None
+        try:
+            body = self.app(environ, hold)
+            try:
+                data = b"".join(body)
+            finally:
+                getattr(body, "close", lambda: None)()
+        except Exception:  # TESTING lets the app's exception through: werkzeug answers 500
+            self.trial_posts.append((path, 500, None))
+            raise
+        status = int(answer["status"].split()[0])
+        try:
+            error = json.loads(data).get("error") if status >= 400 else None
+        except ValueError:
+            error = None
+        self.trial_posts.append((path, status, error))
+        start_response(answer["status"], answer["headers"])
+        return [data]
 
     def _with_recorder(self, environ, start_response):
         answer = {}

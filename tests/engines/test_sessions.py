@@ -9,9 +9,9 @@ classic has no offline switch).  It proves that in each engine the runner resume
 first unsaved trial, keeps running trials offline from the preloaded stimuli with their
 answers waiting in the queue, sends them once the network is back, and completes, never
 failing the attentive participant, with every scheduled trial stored exactly once and no
-trial post answered 409 (a trial run twice); that a real key press is the response, its RT
-taken from the key event; that every video trial's onset was timed by the method that engine
-must use; and that no script error happened.
+trial post refused except to the reloaded-away page (no trial run twice); that a real key
+press is the response, its RT taken from the key event; that every video trial's onset was
+timed by the method that engine must use; and that no script error happened.
 """
 import pytest
 
@@ -107,9 +107,14 @@ def test_session_survives_a_reload_and_an_outage(tab, site, kind):
     resume_and_go_offline(tab, site, token)
     run_by_hand(tab, site=site, token=token, limit_s=300)
     assert tab.evaluate(PENDING) == []
-    # every trial post of the session, before and after the reload, as the server answered it
-    statuses = [status for path, status in site.faults.trial_posts if f"/{token}/" in path]
-    assert statuses and set(statuses) <= {200, 201}, f"a trial was run twice: {statuses}"
+    # Every trial post of the session, as the server answered it: stored, or refused to the
+    # reloaded-away page (409 other_tab: its last answer, sent as it went, may arrive after
+    # the new page claimed the session; the new page sends it again from its queue). A 409
+    # trial_index_taken would be a trial run twice; a 5xx, a crash.
+    answers = [(status, error) for path, status, error in site.faults.trial_posts
+               if f"/{token}/" in path]
+    assert any(status < 300 for status, _ in answers), answers
+    assert all(status < 300 or error == "other_tab" for status, error in answers), answers
 
     data = stored(site.app, token)
     print(f"\n{tab.name} {kind}: {len(data['trials'])} of {len(data['schedule'])} scheduled "
