@@ -92,13 +92,21 @@ def order_with_keyboard(tab) -> None:
         tab.press(key)
 
 
-def press_after_onset(tab, key: str) -> None:
+def press_after_onset(tab, key: str, index: int | None = None) -> None:
     """Presses ``key`` once the clip's onset is past.  Without Element Timing (Firefox,
     WebKit) the onset is the refresh after the reveal's animation frame, which the runner
-    knows a few ms before it comes; a press before it is an anticipation, not an answer."""
-    tab.wait_for(f"""const onset = Number(document.body.dataset.onset);
-        return performance.now() > onset + {PRESS_AFTER_ONSET_MS};""")
-    tab.press(key)
+    knows a few ms before it comes; a press before it is an anticipation, not an answer.
+
+    With ``index``, only while trial ``index``'s clip is on screen: a state read before the
+    trial ended (answered, or timed out on a loaded machine) presses nothing, where it waited
+    for an onset that a screen waiting for a click never sets (seen in CI)."""
+    moved_on = "false" if index is None else \
+        f'Number(d.trialIndex) !== {int(index)} || d.screen !== "clip"'
+    when = tab.wait_for(f"""const d = document.body.dataset;
+        if ({moved_on}) return "moved on";
+        return performance.now() > Number(d.onset) + {PRESS_AFTER_ONSET_MS} ? "now" : null;""")
+    if when == "now":
+        tab.press(key)
 
 
 def answer(tab, state: dict, on_trial=None, site=None, token=None, key_for=None) -> None:
@@ -117,7 +125,7 @@ def answer(tab, state: dict, on_trial=None, site=None, token=None, key_for=None)
         index = int(state["trial"])
         key = key_for(index) if key_for else None
         press_after_onset(tab, key or (answer_key(site.app, token, index) if site else tab.evaluate(
-            f"return window.chronoscope.session.response_keys[{index} % 2];")))
+            f"return window.chronoscope.session.response_keys[{index} % 2];")), index)
     elif screen == "frame_order":
         if on_trial:
             on_trial(tab, state)
