@@ -83,50 +83,51 @@ class Faults:
 
     def _noting_trial_post(self, path, environ, start_response):
         """The app's answer to a trial post (JSON, never a page), noted in ``trial_posts``."""
-        answer = {}
-
-        def hold(status, headers, exc_info=None):
-            answer.update(status=status, headers=headers)
-            return lambda data: None
         try:
-            body = self.app(environ, hold)
-            try:
-                data = b"".join(body)
-            finally:
-                getattr(body, "close", lambda: None)()
+            status, headers, body = _held_answer(self.app, environ)
+            data = _read(body)
         except Exception:  # TESTING lets the app's exception through: werkzeug answers 500
             self.trial_posts.append((path, 500, None))
             raise
-        status = int(answer["status"].split()[0])
+        code = int(status.split()[0])
         try:
-            error = json.loads(data).get("error") if status >= 400 else None
+            error = json.loads(data).get("error") if code >= 400 else None
         except ValueError:
             error = None
-        self.trial_posts.append((path, status, error))
-        start_response(answer["status"], answer["headers"])
+        self.trial_posts.append((path, code, error))
+        start_response(status, headers)
         return [data]
 
     def _with_recorder(self, environ, start_response):
-        answer = {}
-
-        def hold(status, headers, exc_info=None):
-            answer.update(status=status, headers=headers)
-            return lambda data: None  # Flask answers with the iterable, never with write()
-
-        body = self.app(environ, hold)
-        headers = answer["headers"]
+        status, headers, body = _held_answer(self.app, environ)
         if not any(k.lower() == "content-type" and v.startswith("text/html") for k, v in headers):
-            start_response(answer["status"], headers)
+            start_response(status, headers)
             return body
-        try:
-            html = b"".join(body)
-        finally:
-            getattr(body, "close", lambda: None)()
         tag = f'<head>\n  <script src="{ERROR_RECORDER_PATH}"></script>'.encode()
-        html = html.replace(b"<head>", tag, 1)
-        start_response(answer["status"], [(k, str(len(html)) if k.lower() == "content-length"
-                                            else v) for k, v in headers])
+        html = _read(body).replace(b"<head>", tag, 1)
+        start_response(status, [(k, str(len(html)) if k.lower() == "content-length" else v)
+                                for k, v in headers])
         return [html]
+
+
+def _held_answer(app, environ):
+    """The app's answer (status, headers, body iterable), held back from the server so that
+    the middleware may read or change it before answering."""
+    answer = {}
+
+    def hold(status, headers, exc_info=None):
+        answer.update(status=status, headers=headers)
+        return lambda data: None  # Flask answers with the iterable, never with write()
+
+    body = app(environ, hold)
+    return answer["status"], answer["headers"], body
+
+
+def _read(body) -> bytes:
+    try:
+        return b"".join(body)
+    finally:
+        getattr(body, "close", lambda: None)()
 
 
 @contextmanager
