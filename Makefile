@@ -20,8 +20,10 @@ run: setup
 	$(BIN)/python manage.py study demo --local-admin
 	$(BIN)/python manage.py run --host $(HOST) --port $(PORT)
 
+# Three workers on two cores: the browser tests mostly wait on the page's own clock, and a
+# third worker's tests fill those waits (docs/measurements.md, The test suite).
 test: setup debian postgres lint docs
-	CHRONOSCOPE_TEST_POSTGRES_URL=$(PG_URL) $(BIN)/python -m pytest -n 2 --dist loadfile
+	CHRONOSCOPE_TEST_POSTGRES_URL=$(PG_URL) $(BIN)/python -m pytest -n 3 --dist loadfile
 
 # ruff over the whole tree (rules in pyproject.toml); mypy over every product package, no module
 # exempt, with --ignore-missing-imports (torch, av, plotly, statsmodels ship no stubs).

@@ -9,8 +9,8 @@ they fail so that CI never silently loses them.
 import os
 
 # One intra-op thread for torch and the BLAS (read when they load, hence before the imports
-# below): `make test` runs two workers on two cores, and each torch op of a tiny model split
-# over two more threads waits on cores the other worker holds: bench/probe.py's tiny models
+# below): `make test` runs three workers on two cores, and each torch op of a tiny model split
+# over more threads waits on cores the other workers hold: bench/probe.py's tiny models
 # took 20 to 300 times longer a clip on two threads than on one (docs/measurements.md).
 # A value already set is kept.
 os.environ.setdefault("OMP_NUM_THREADS", "1")

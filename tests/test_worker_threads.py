@@ -1,5 +1,5 @@
 """A test process runs torch and the BLAS on the threads tests/conftest.py sets (one unless
-OMP_NUM_THREADS was set before pytest): two workers on two cores whose tiny-model operations
+OMP_NUM_THREADS was set before pytest): three workers on two cores whose tiny-model operations
 each split over more threads wait on each other's cores (docs/measurements.md, The test suite).
 Importing torch or numpy before the conftest sets the variable would undo it silently."""
 import os
