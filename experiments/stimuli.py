@@ -184,6 +184,23 @@ def equalize_clip_files(prepared: list[PreparedClip], root) -> None:
         stimulus.meta["size_bytes"] = size
 
 
+WORKERS_VARIABLE = "CHRONOSCOPE_STIMULUS_WORKERS"
+
+
+def build_workers(jobs: int, requested: int | None = None) -> int:
+    """How many processes a stimulus build of ``jobs`` clips renders or prepares in:
+    ``requested``, else $CHRONOSCOPE_STIMULUS_WORKERS, else one a core, and never more than
+    the clips (1: in this process, no pool; the test suite's choice, whose workers already
+    hold the cores)."""
+    if requested is None:
+        value = os.environ.get(WORKERS_VARIABLE, "").strip()
+        if value and not (value.isdigit() and int(value) >= 1):
+            raise ValueError(f"{WORKERS_VARIABLE} must be a whole number of at least 1, "
+                             f"got {value!r}")
+        requested = int(value) if value else os.cpu_count() or 1
+    return max(1, min(jobs, requested))
+
+
 def prepare_clips(specs, root, rel_dirs, frame_set_sizes=(2, 4, 8),
                   workers: int | None = None) -> list[PreparedClip]:
     """Prepare many clips in parallel processes; results in input order.
@@ -200,7 +217,7 @@ def prepare_clips(specs, root, rel_dirs, frame_set_sizes=(2, 4, 8),
     outs = [Path(root) / rel for rel in rels]
     for out in outs:
         _check_free(out)
-    workers = min(len(specs), workers or os.cpu_count() or 1)
+    workers = build_workers(len(specs), workers)
     try:
         if workers <= 1:
             return [prepare_clip(s, root, r, frame_set_sizes) for s, r in zip(specs, rel_dirs)]

@@ -14,6 +14,9 @@ import os
 # took 20 to 300 times longer a clip on two threads than on one (docs/measurements.md).
 # A value already set is kept.
 os.environ.setdefault("OMP_NUM_THREADS", "1")
+# Stimulus builds in the test process, not a pool: the workers already hold the cores, and
+# each pool process first spends ~0.3 s of CPU importing what it renders with.
+os.environ.setdefault("CHRONOSCOPE_STIMULUS_WORKERS", "1")
 import shutil
 import uuid
 from pathlib import Path
@@ -29,6 +32,10 @@ DEFAULT_POSTGRES_URL = "postgresql+psycopg://postgres@127.0.0.1:5432/test"
 CHROMIUM = "/usr/bin/chromium"
 CHROMIUM_ARGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking",
                  "--disable-component-update", "--autoplay-policy=no-user-gesture-required"]
+# The address bar's WebUI popups, which every new context's window loads in a renderer of
+# its own: about half of each context's browser CPU, for UI a headless test never shows
+# (docs/measurements.md, The test suite).
+HIDDEN_UI = ["WebUIOmniboxPopup", "WebUIOmniboxAimPopup", "WebUIOmniboxFullPopup"]
 VIEWPORT = {"width": 1280, "height": 800}
 
 
@@ -120,9 +127,25 @@ def browser():
     from playwright.sync_api import sync_playwright
 
     with sync_playwright() as playwright:
-        chromium = playwright.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS)
+        chromium = launch_chromium(playwright)
         yield chromium
         chromium.close()
+
+
+def launch_chromium(playwright):
+    """Chromium with CHROMIUM_ARGS and HIDDEN_UI disabled. Chromium keeps only the last
+    --disable-features, and Playwright passes its own list first, so HIDDEN_UI joins the
+    list read off a first launch's command line rather than replacing it."""
+    def launch(*extra):
+        return playwright.chromium.launch(executable_path=CHROMIUM, args=[*CHROMIUM_ARGS, *extra])
+
+    first = launch()
+    page = first.new_page()
+    page.goto("chrome://version")
+    switches = page.locator("#command_line").inner_text().split()
+    first.close()
+    disabled = [s.partition("=")[2] for s in switches if s.startswith("--disable-features=")]
+    return launch(f"--disable-features={','.join([*disabled, *HIDDEN_UI])}")
 
 
 @pytest.fixture

@@ -11,7 +11,6 @@ RGB, qp 0) so preparation starts from the exact rendered pixels.
 from __future__ import annotations
 
 import multiprocessing
-import os
 from concurrent.futures import ProcessPoolExecutor
 from pathlib import Path
 from typing import Any
@@ -20,7 +19,7 @@ import numpy as np
 
 from experiments import length_sweep, media
 from experiments.categories import CATEGORIES
-from experiments.stimuli import ClipSpec
+from experiments.stimuli import ClipSpec, build_workers
 from experiments.synthetic import canvas
 from experiments.synthetic.diffusion import FIREWORK, INK
 from experiments.synthetic.division import KNIFE, WEDGE
@@ -169,7 +168,7 @@ def synthetic_specs(out_dir: Path, seed: int, clips_per_category: int = 8,
     out_dir.mkdir(parents=True, exist_ok=True)
     jobs = _regular_jobs(int(seed), clips_per_category)
     jobs += _sweep_jobs(int(seed)) if include_sweeps else []
-    workers = min(len(jobs), workers or os.cpu_count() or 1)
+    workers = build_workers(len(jobs), workers)
     if workers <= 1:
         return [render_job(job, out_dir) for job in jobs]
     # spawn, not fork: callers (a Flask CLI, a test runner) may hold threads and locks.

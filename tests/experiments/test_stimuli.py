@@ -1,12 +1,20 @@
 """experiments.stimuli: preparing clips into hashed forward/backward clips and frame sets."""
 import hashlib
+import os
 from pathlib import Path
 
 import numpy as np
 import pytest
 
 from experiments import media
-from experiments.stimuli import ClipSpec, StimulusError, prepare_clip, prepare_clips
+from experiments.stimuli import (
+    WORKERS_VARIABLE,
+    ClipSpec,
+    StimulusError,
+    build_workers,
+    prepare_clip,
+    prepare_clips,
+)
 from tests.factories import TINY_FRAMES
 
 
@@ -96,6 +104,21 @@ def test_prepare_clips_in_parallel_keeps_input_order(tiny_clip, tmp_path):
     assert [p.stimuli[0].path for p in prepared] == [f"s/c{k}/forward.mp4" for k in range(3)]
     # Deterministic encoding: the same source gives byte-identical stimuli.
     assert len({p.stimuli[0].sha256 for p in prepared}) == 1
+
+
+def test_build_workers_asked_then_the_variable_then_the_cores(monkeypatch):
+    monkeypatch.setenv(WORKERS_VARIABLE, "3")
+    assert (build_workers(10, 2), build_workers(10), build_workers(2)) == (2, 3, 2)
+    monkeypatch.setenv(WORKERS_VARIABLE, " ")
+    assert build_workers(1000) == min(1000, os.cpu_count() or 1)
+    assert build_workers(0) == 1
+
+
+@pytest.mark.parametrize("value", ["0", "-2", "two", "1.5", "3 4"])
+def test_build_workers_refuses_a_bad_variable(monkeypatch, value):
+    monkeypatch.setenv(WORKERS_VARIABLE, value)
+    with pytest.raises(ValueError, match=f"{WORKERS_VARIABLE} must be a whole number .*{value!r}"):
+        build_workers(4)
 
 
 def test_prepare_clips_failure_removes_every_clip(tiny_clip, tmp_path):

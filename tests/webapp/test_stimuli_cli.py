@@ -73,3 +73,13 @@ def test_listing_stimuli_before_init_db_says_so_in_one_line(app, runner):
     with app.app_context():
         db.create_all()
     assert runner.invoke(args=["stimuli", "list"]).output == "No stimuli stored.\n"
+
+
+def test_a_bad_workers_variable_is_refused_before_any_clip(app, runner, monkeypatch):
+    monkeypatch.setenv("CHRONOSCOPE_STIMULUS_WORKERS", "all")
+    with app.app_context():
+        result = runner.invoke(args=["stimuli", "generate"])
+        assert catalog.stimulus_sets() == []
+    assert result.exit_code == 1, result.output
+    assert result.output == ("Error: CHRONOSCOPE_STIMULUS_WORKERS must be a whole number of "
+                             "at least 1, got 'all'\n")

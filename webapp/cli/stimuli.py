@@ -19,7 +19,13 @@ TRA_CHUNK = 20  # clips prepared and committed together: what a killed build red
 @with_appcontext
 def stimuli():
     """Prepare, import and list stimulus sets."""
+    from experiments.stimuli import build_workers
+
     require_schema()
+    try:  # a bad $CHRONOSCOPE_STIMULUS_WORKERS is refused before any clip is built
+        build_workers(1)
+    except ValueError as error:
+        raise click.ClickException(str(error)) from error
 
 
 @stimuli.command("generate")
@@ -27,8 +33,9 @@ def stimuli():
 @click.option("--clips-per-category", type=click.IntRange(1, 100), default=8, show_default=True)
 @click.option("--set", "stimulus_set", default=SYNTHETIC_SET, show_default=True,
               help=f"Set name; {TRA_SET!r} builds the TRA paper's 380 PyBullet clips.")
-@click.option("--workers", type=click.IntRange(1, 64), default=2, show_default=True,
-              help="Rendering processes (TRA set).")
+@click.option("--workers", type=click.IntRange(1, 64), default=None,
+              help="Rendering processes (TRA set; default: $CHRONOSCOPE_STIMULUS_WORKERS, "
+                   "else one a core).")
 @click.option("--limit", type=click.IntRange(1), default=None,
               help="Build only the first N clips of the TRA set (one of each group first).")
 def generate(seed, clips_per_category, stimulus_set, workers, limit):
@@ -173,6 +180,7 @@ def _generate_tra(seed, workers, limit):
 
     from tqdm import tqdm
 
+    from experiments.stimuli import build_workers
     from experiments.synthetic import tra_bullet
 
     jobs = tra_bullet.tra_jobs(seed)[:limit]
@@ -185,9 +193,10 @@ def _generate_tra(seed, workers, limit):
     sources = Path(current_app.config["STIMULUS_ROOT"]) / ".sources" / f"{TRA_SET}-{seed}"
     sources.mkdir(parents=True, exist_ok=True)
     missing = [job for job in todo if not (sources / f"{job['clip_key']}.mkv").exists()]
+    workers = build_workers(len(missing), workers)
     with tqdm(total=len(todo), initial=len(todo) - len(missing), desc="render (PyBullet)",
               unit="clip") as bar:
-        if workers <= 1 or len(missing) <= 1:
+        if workers <= 1:
             for job in missing:
                 tra_bullet.render_source(job, sources)
                 bar.update()
