@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import multiprocessing
 import os
+import re
 import shutil
 from concurrent.futures import ProcessPoolExecutor
 from dataclasses import dataclass, field
@@ -185,19 +186,22 @@ def equalize_clip_files(prepared: list[PreparedClip], root) -> None:
 
 
 WORKERS_VARIABLE = "CHRONOSCOPE_STIMULUS_WORKERS"
+MAX_WORKERS = 64
 
 
 def build_workers(jobs: int, requested: int | None = None) -> int:
     """How many processes a stimulus build of ``jobs`` clips renders or prepares in:
-    ``requested``, else $CHRONOSCOPE_STIMULUS_WORKERS, else one a core, and never more than
-    the clips (1: in this process, no pool; the test suite's choice, whose workers already
-    hold the cores)."""
+    ``requested``, else $CHRONOSCOPE_STIMULUS_WORKERS, else one a CPU this process may run
+    on, and never more than the clips (1: in this process, no pool; the test suite's
+    choice, whose workers already hold the cores)."""
     if requested is None:
         value = os.environ.get(WORKERS_VARIABLE, "").strip()
-        if value and not (value.isdigit() and int(value) >= 1):
-            raise ValueError(f"{WORKERS_VARIABLE} must be a whole number of at least 1, "
-                             f"got {value!r}")
-        requested = int(value) if value else os.cpu_count() or 1
+        if value and not (re.fullmatch(r"[0-9]{1,3}", value) and 1 <= int(value) <= MAX_WORKERS):
+            raise ValueError(f"{WORKERS_VARIABLE} must be a whole number from 1 to "
+                             f"{MAX_WORKERS}, got {value!r}")
+        requested = int(value) if value else len(os.sched_getaffinity(0))
+    if not 1 <= requested <= MAX_WORKERS:
+        raise ValueError(f"workers must be from 1 to {MAX_WORKERS}, got {requested}")
     return max(1, min(jobs, requested))
 
 

@@ -24,18 +24,12 @@ from pathlib import Path
 import pytest
 import sqlalchemy as sa
 
+from bench.harness.tabs import CHROMIUM, launch_chromium
 from tests.factories import Factory, PersonClock, make_app
 from tests.live_site import site  # noqa: F401  (fixture: the live site, one per test process)
 from webapp.extensions import db
 
 DEFAULT_POSTGRES_URL = "postgresql+psycopg://postgres@127.0.0.1:5432/test"
-CHROMIUM = "/usr/bin/chromium"
-CHROMIUM_ARGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking",
-                 "--disable-component-update", "--autoplay-policy=no-user-gesture-required"]
-# The address bar's WebUI popups, which every new context's window loads in a renderer of
-# its own: about half of each context's browser CPU, for UI a headless test never shows
-# (docs/measurements.md, The test suite).
-HIDDEN_UI = ["WebUIOmniboxPopup", "WebUIOmniboxAimPopup", "WebUIOmniboxFullPopup"]
 VIEWPORT = {"width": 1280, "height": 800}
 
 
@@ -130,22 +124,6 @@ def browser():
         chromium = launch_chromium(playwright)
         yield chromium
         chromium.close()
-
-
-def launch_chromium(playwright):
-    """Chromium with CHROMIUM_ARGS and HIDDEN_UI disabled. Chromium keeps only the last
-    --disable-features, and Playwright passes its own list first, so HIDDEN_UI joins the
-    list read off a first launch's command line rather than replacing it."""
-    def launch(*extra):
-        return playwright.chromium.launch(executable_path=CHROMIUM, args=[*CHROMIUM_ARGS, *extra])
-
-    first = launch()
-    page = first.new_page()
-    page.goto("chrome://version")
-    switches = page.locator("#command_line").inner_text().split()
-    first.close()
-    disabled = [s.partition("=")[2] for s in switches if s.startswith("--disable-features=")]
-    return launch(f"--disable-features={','.join([*disabled, *HIDDEN_UI])}")
 
 
 @pytest.fixture

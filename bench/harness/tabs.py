@@ -27,6 +27,13 @@ from selenium.webdriver.webkitgtk.service import Service
 
 from bench.harness.xserver import XMouse
 
+CHROMIUM = "/usr/bin/chromium"
+CHROMIUM_ARGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking",
+                 "--disable-component-update", "--autoplay-policy=no-user-gesture-required"]
+# The address bar's WebUI popups, which every new context's window loads in a renderer of
+# its own: about half of each context's browser CPU, for UI a headless test never shows
+# (docs/measurements.md, The test suite; bench/browser_contexts.py).
+HIDDEN_UI = ["WebUIOmniboxPopup", "WebUIOmniboxAimPopup", "WebUIOmniboxFullPopup"]
 FIREFOX = "/usr/bin/firefox-esr"
 FIREFOX_BRIDGE = Path(__file__).with_name("firefox.mjs")
 WEBKIT_DRIVER = "/usr/bin/WebKitWebDriver"
@@ -166,6 +173,26 @@ class FirefoxBridge:
         except subprocess.TimeoutExpired:
             self.process.kill()
             self.process.wait()
+
+
+def launch_chromium(playwright):
+    """Chromium with CHROMIUM_ARGS and HIDDEN_UI disabled. Chromium keeps only the last
+    --disable-features, and Playwright passes its own list first, so HIDDEN_UI joins the
+    list read off a first launch's command line rather than replacing it."""
+    def launch(*extra):
+        return playwright.chromium.launch(executable_path=CHROMIUM, args=[*CHROMIUM_ARGS, *extra])
+
+    first = launch()
+    try:
+        page = first.new_page()
+        page.goto("chrome://version")
+        switches = page.locator("#command_line").inner_text().split()
+    finally:
+        first.close()
+    if "--remote-debugging-pipe" not in switches:  # Playwright's own: the page was misread
+        raise RuntimeError(f"no command line on chrome://version: {switches[:5]}")
+    disabled = [s.partition("=")[2] for s in switches if s.startswith("--disable-features=")]
+    return launch(f"--disable-features={','.join([*disabled, *HIDDEN_UI])}")
 
 
 class ChromiumTab(Tab):

@@ -1,6 +1,7 @@
 """experiments.stimuli: preparing clips into hashed forward/backward clips and frame sets."""
 import hashlib
 import os
+import re
 from pathlib import Path
 
 import numpy as np
@@ -8,6 +9,7 @@ import pytest
 
 from experiments import media
 from experiments.stimuli import (
+    MAX_WORKERS,
     WORKERS_VARIABLE,
     ClipSpec,
     StimulusError,
@@ -16,6 +18,7 @@ from experiments.stimuli import (
     prepare_clips,
 )
 from tests.factories import TINY_FRAMES
+from webapp.cli.stimuli import MAX_WORKERS as CLI_MAX_WORKERS
 
 
 def _spec(path, key="tiny", **params):
@@ -106,19 +109,31 @@ def test_prepare_clips_in_parallel_keeps_input_order(tiny_clip, tmp_path):
     assert len({p.stimuli[0].sha256 for p in prepared}) == 1
 
 
-def test_build_workers_asked_then_the_variable_then_the_cores(monkeypatch):
+def test_build_workers_asked_then_the_variable_then_the_cpus(monkeypatch):
     monkeypatch.setenv(WORKERS_VARIABLE, "3")
     assert (build_workers(10, 2), build_workers(10), build_workers(2)) == (2, 3, 2)
+    monkeypatch.setenv(WORKERS_VARIABLE, " 08 ")
+    assert build_workers(100) == 8
     monkeypatch.setenv(WORKERS_VARIABLE, " ")
-    assert build_workers(1000) == min(1000, os.cpu_count() or 1)
+    assert build_workers(1000) == min(MAX_WORKERS, len(os.sched_getaffinity(0)))
     assert build_workers(0) == 1
+    monkeypatch.setenv(WORKERS_VARIABLE, "lots")
+    assert build_workers(5, 4) == 4  # asked for: the variable is not read
+    assert MAX_WORKERS == CLI_MAX_WORKERS  # `stimuli generate --workers`'s range
 
 
-@pytest.mark.parametrize("value", ["0", "-2", "two", "1.5", "3 4"])
+@pytest.mark.parametrize("value", ["0", "-2", "two", "1.5", "3 4", "65", "²", "1000"])
 def test_build_workers_refuses_a_bad_variable(monkeypatch, value):
     monkeypatch.setenv(WORKERS_VARIABLE, value)
-    with pytest.raises(ValueError, match=f"{WORKERS_VARIABLE} must be a whole number .*{value!r}"):
+    with pytest.raises(ValueError, match=re.escape(f"{WORKERS_VARIABLE} must be a whole number "
+                                                   f"from 1 to {MAX_WORKERS}, got {value!r}")):
         build_workers(4)
+
+
+@pytest.mark.parametrize("asked", [0, -1, MAX_WORKERS + 1])
+def test_build_workers_refuses_a_bad_request(asked):
+    with pytest.raises(ValueError, match=f"workers must be from 1 to {MAX_WORKERS}, got {asked}"):
+        build_workers(4, asked)
 
 
 def test_prepare_clips_failure_removes_every_clip(tiny_clip, tmp_path):

@@ -55,8 +55,9 @@ def test_every_scene_renders_a_moving_clip(name):
 
 
 def test_same_seed_same_files_different_seed_differs(tmp_path):
+    # in a pool of two (the suite's builds run in-process), rendered again in-process below
     specs = synthetic_specs(tmp_path / "a", seed=3, clips_per_category=1, include_sweeps=False,
-                            workers=1)
+                            workers=2)
     assert [s.clip_key.split("-")[0] for s in specs] == [c.lower() for c in CATEGORIES]
     info = media.probe(specs[0].path)
     assert (info.frame_count, info.fps, info.width, info.height) == (90, 30.0, 320, 240)

@@ -25,7 +25,7 @@ def _generate(app, runner, *args):
 
 def test_build_checks_reversals_and_resumes(app, runner, monkeypatch):
     seed = app.config["SYNTHETIC_SEED"]
-    result = _generate(app, runner, "--limit", "2", "--workers", "1")
+    result = _generate(app, runner, "--limit", "2", "--workers", "2")  # the render pool
     assert result.exit_code == 0, result.output
     first = _stored(app)
     assert len(first) == 2

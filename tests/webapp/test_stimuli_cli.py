@@ -81,5 +81,5 @@ def test_a_bad_workers_variable_is_refused_before_any_clip(app, runner, monkeypa
         result = runner.invoke(args=["stimuli", "generate"])
         assert catalog.stimulus_sets() == []
     assert result.exit_code == 1, result.output
-    assert result.output == ("Error: CHRONOSCOPE_STIMULUS_WORKERS must be a whole number of "
-                             "at least 1, got 'all'\n")
+    assert result.output == ("Error: CHRONOSCOPE_STIMULUS_WORKERS must be a whole number from "
+                             "1 to 64, got 'all'\n")

@@ -12,6 +12,7 @@ from webapp.models import SourceClip
 
 SYNTHETIC_SET = "synthetic"
 TRA_SET = "tra"  # == experiments.synthetic.tra_bullet.TRA_SET (imported only when built)
+MAX_WORKERS = 64  # == experiments.stimuli.MAX_WORKERS (video tooling: imported when building)
 TRA_CHUNK = 20  # clips prepared and committed together: what a killed build redoes at most
 
 
@@ -19,13 +20,7 @@ TRA_CHUNK = 20  # clips prepared and committed together: what a killed build red
 @with_appcontext
 def stimuli():
     """Prepare, import and list stimulus sets."""
-    from experiments.stimuli import build_workers
-
     require_schema()
-    try:  # a bad $CHRONOSCOPE_STIMULUS_WORKERS is refused before any clip is built
-        build_workers(1)
-    except ValueError as error:
-        raise click.ClickException(str(error)) from error
 
 
 @stimuli.command("generate")
@@ -33,9 +28,9 @@ def stimuli():
 @click.option("--clips-per-category", type=click.IntRange(1, 100), default=8, show_default=True)
 @click.option("--set", "stimulus_set", default=SYNTHETIC_SET, show_default=True,
               help=f"Set name; {TRA_SET!r} builds the TRA paper's 380 PyBullet clips.")
-@click.option("--workers", type=click.IntRange(1, 64), default=None,
-              help="Rendering processes (TRA set; default: $CHRONOSCOPE_STIMULUS_WORKERS, "
-                   "else one a core).")
+@click.option("--workers", type=click.IntRange(1, MAX_WORKERS), default=None,
+              help="PyBullet rendering processes of the TRA set (default: "
+                   "$CHRONOSCOPE_STIMULUS_WORKERS, else one a CPU).")
 @click.option("--limit", type=click.IntRange(1), default=None,
               help="Build only the first N clips of the TRA set (one of each group first).")
 def generate(seed, clips_per_category, stimulus_set, workers, limit):
@@ -44,9 +39,14 @@ def generate(seed, clips_per_category, stimulus_set, workers, limit):
     With ``--set tra``: the TRA paper's set, resumable (stored clips are kept, rendered
     sources are reused).
     """
+    from experiments.stimuli import build_workers
     from experiments.synthetic import synthetic_specs
     from webapp.stimuli import catalog
 
+    try:  # a bad $CHRONOSCOPE_STIMULUS_WORKERS, before the catch set is rendered (the other
+        build_workers(1)  # building commands meet it in prepare_clips, before any encoding)
+    except ValueError as error:
+        raise click.ClickException(str(error)) from error
     _generate_catch()
     seed = current_app.config["SYNTHETIC_SEED"] if seed is None else seed
     if stimulus_set == TRA_SET:
