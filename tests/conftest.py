@@ -15,7 +15,8 @@ import os
 # A value already set is kept.
 os.environ.setdefault("OMP_NUM_THREADS", "1")
 # Stimulus builds in the test process, not a pool: the workers already hold the cores, and
-# each pool process first spends ~0.3 s of CPU importing what it renders with.
+# each pool process first spends about 0.4 s of CPU importing what it builds with
+# (docs/measurements.md, The test suite).
 os.environ.setdefault("CHRONOSCOPE_STIMULUS_WORKERS", "1")
 import shutil
 import uuid

@@ -3,7 +3,7 @@ whose figures the README quotes.
 
 Covered: models, probe, analysis, null_fpr, psychometric_psignifit, tra_power, tra_report,
 length_power, adaptive_power.
-Not here: those that start servers or browsers (bots, load, login_flood, faults,
+Not here: those that start servers or browsers (bots, browser_contexts, load, login_flood, faults,
 catch_presentations, frame_pacing, timing_quality, rt_*, offline_browser, export_equivalence),
 need R (glmm_vs_lme4, pacing_reference), or spawn worker processes (stimuli); study_file_limits
 fails on its own study file today (a duplicated placeholder), left to the study-file work.
