@@ -192,17 +192,26 @@ MAX_WORKERS = 64
 def build_workers(jobs: int, requested: int | None = None) -> int:
     """How many processes a stimulus build of ``jobs`` clips renders or prepares in:
     ``requested``, else $CHRONOSCOPE_STIMULUS_WORKERS, else one a CPU this process may run
-    on, and never more than the clips (1: in this process, no pool; the test suite's
-    choice, whose workers already hold the cores)."""
+    on (at most MAX_WORKERS), and never more than the clips (1: in this process, no pool; the
+    test suite's choice, whose workers already hold the cores)."""
     if requested is None:
         value = os.environ.get(WORKERS_VARIABLE, "").strip()
-        if value and not (re.fullmatch(r"[0-9]{1,3}", value) and 1 <= int(value) <= MAX_WORKERS):
+        if not value:
+            return max(1, min(jobs, MAX_WORKERS, _usable_cpus()))
+        if not (re.fullmatch(r"[0-9]{1,3}", value) and 1 <= int(value) <= MAX_WORKERS):
             raise ValueError(f"{WORKERS_VARIABLE} must be a whole number from 1 to "
                              f"{MAX_WORKERS}, got {value!r}")
-        requested = int(value) if value else len(os.sched_getaffinity(0))
-    if not 1 <= requested <= MAX_WORKERS:
+        requested = int(value)
+    elif not 1 <= requested <= MAX_WORKERS:
         raise ValueError(f"workers must be from 1 to {MAX_WORKERS}, got {requested}")
     return max(1, min(jobs, requested))
+
+
+def _usable_cpus() -> int:
+    # the CPUs this process may run on where the platform says (Linux), else all of them
+    if hasattr(os, "sched_getaffinity"):
+        return len(os.sched_getaffinity(0))
+    return os.cpu_count() or 1
 
 
 def prepare_clips(specs, root, rel_dirs, frame_set_sizes=(2, 4, 8),

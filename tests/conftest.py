@@ -16,8 +16,9 @@ import os
 os.environ.setdefault("OMP_NUM_THREADS", "1")
 # Stimulus builds in the test process, not a pool: the workers already hold the cores, and
 # each pool process first spends about 0.4 s of CPU importing what it builds with
-# (docs/measurements.md, The test suite).
-os.environ.setdefault("CHRONOSCOPE_STIMULUS_WORKERS", "1")
+# (docs/measurements.md, The test suite). Set, not defaulted: a value from the shell would
+# bring the pools back, or fail every build; the pools' own tests ask for theirs.
+os.environ["CHRONOSCOPE_STIMULUS_WORKERS"] = "1"
 import shutil
 import uuid
 from pathlib import Path

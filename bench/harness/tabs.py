@@ -31,7 +31,7 @@ CHROMIUM = "/usr/bin/chromium"
 CHROMIUM_ARGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking",
                  "--disable-component-update", "--autoplay-policy=no-user-gesture-required"]
 # The address bar's WebUI popups, which every new context's window loads in a renderer of
-# its own: about half of each context's browser CPU, for UI a headless test never shows
+# its own: about a third of a new context's CPU, for UI a headless test never shows
 # (docs/measurements.md, The test suite; bench/browser_contexts.py).
 HIDDEN_UI = ["WebUIOmniboxPopup", "WebUIOmniboxAimPopup", "WebUIOmniboxFullPopup"]
 FIREFOX = "/usr/bin/firefox-esr"

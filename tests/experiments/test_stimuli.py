@@ -116,6 +116,11 @@ def test_build_workers_asked_then_the_variable_then_the_cpus(monkeypatch):
     assert build_workers(100) == 8
     monkeypatch.setenv(WORKERS_VARIABLE, " ")
     assert build_workers(1000) == min(MAX_WORKERS, len(os.sched_getaffinity(0)))
+    monkeypatch.setattr(os, "sched_getaffinity", lambda pid: set(range(128)))
+    assert build_workers(1000) == MAX_WORKERS  # a big machine is capped, not refused
+    monkeypatch.delattr(os, "sched_getaffinity")  # macOS, Windows
+    monkeypatch.setattr(os, "cpu_count", lambda: 3)
+    assert build_workers(1000) == 3
     assert build_workers(0) == 1
     monkeypatch.setenv(WORKERS_VARIABLE, "lots")
     assert build_workers(5, 4) == 4  # asked for: the variable is not read

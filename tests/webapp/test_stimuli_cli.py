@@ -2,6 +2,7 @@
 from dataclasses import replace
 from pathlib import Path
 
+import pytest
 from sqlalchemy import select
 
 from experiments import media
@@ -75,10 +76,13 @@ def test_listing_stimuli_before_init_db_says_so_in_one_line(app, runner):
     assert runner.invoke(args=["stimuli", "list"]).output == "No stimuli stored.\n"
 
 
-def test_a_bad_workers_variable_is_refused_before_any_clip(app, runner, monkeypatch):
+@pytest.mark.parametrize("command", [
+    ["stimuli", "generate"], ["stimuli", "import", __file__], ["stimuli", "lengths", "--from", "synthetic", "--set", "cut"],
+    ["stimuli", "import-benchmark", "aot-psyphybench", "--videos", "."]])
+def test_a_bad_workers_variable_is_refused_before_any_clip(app, runner, monkeypatch, command):
     monkeypatch.setenv("CHRONOSCOPE_STIMULUS_WORKERS", "all")
     with app.app_context():
-        result = runner.invoke(args=["stimuli", "generate"])
+        result = runner.invoke(args=command)
         assert catalog.stimulus_sets() == []
     assert result.exit_code == 1, result.output
     assert result.output == ("Error: CHRONOSCOPE_STIMULUS_WORKERS must be a whole number from "

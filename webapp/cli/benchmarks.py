@@ -19,8 +19,10 @@ from experiments.benchmarks import BENCHMARKS
 def import_benchmark(benchmark, videos, metadata):
     """Import BENCHMARK's videos; missing ones are reported by id, the rest imported."""
     # Video tooling is imported only by the commands that prepare stimuli.
+    from webapp.cli.stimuli import refuse_bad_workers
     from webapp.stimuli.benchmarks import import_benchmark as run_import
 
+    refuse_bad_workers()
     try:
         result = run_import(benchmark, videos, Path(current_app.config["STIMULUS_ROOT"]),
                             metadata)

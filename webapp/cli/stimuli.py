@@ -39,14 +39,10 @@ def generate(seed, clips_per_category, stimulus_set, workers, limit):
     With ``--set tra``: the TRA paper's set, resumable (stored clips are kept, rendered
     sources are reused).
     """
-    from experiments.stimuli import build_workers
     from experiments.synthetic import synthetic_specs
     from webapp.stimuli import catalog
 
-    try:  # a bad $CHRONOSCOPE_STIMULUS_WORKERS, before the catch set is rendered (the other
-        build_workers(1)  # building commands meet it in prepare_clips, before any encoding)
-    except ValueError as error:
-        raise click.ClickException(str(error)) from error
+    refuse_bad_workers()
     _generate_catch()
     seed = current_app.config["SYNTHETIC_SEED"] if seed is None else seed
     if stimulus_set == TRA_SET:
@@ -67,6 +63,8 @@ def generate(seed, clips_per_category, stimulus_set, workers, limit):
 def import_manifest(manifest, stimulus_set):
     """Import a researcher's clips from a CSV or JSON MANIFEST."""
     from experiments.manifest import ManifestError, read_manifest
+
+    refuse_bad_workers()
 
     try:
         specs = read_manifest(manifest)
@@ -93,6 +91,7 @@ def lengths(source_set, stimulus_set, levels, n_practice):
     from experiments.length_sweep import parse_levels
     from webapp.stimuli.length_sets import import_length_set
 
+    refuse_bad_workers()
     root = Path(current_app.config["STIMULUS_ROOT"])
     try:
         chosen = parse_levels(levels)
@@ -160,6 +159,17 @@ def _generate_catch():
                    "are kept for the sessions that showed them.")
     else:
         click.echo(f"Generated {len(catch)} catch-trial videos into {CATCH_SET!r}.")
+
+
+def refuse_bad_workers() -> None:
+    """Stops a command that builds clips on a bad $CHRONOSCOPE_STIMULUS_WORKERS before it
+    renders, cuts or checks anything."""
+    from experiments.stimuli import build_workers
+
+    try:
+        build_workers(1)
+    except ValueError as error:
+        raise click.ClickException(str(error)) from error
 
 
 def _import(specs, stimulus_set, frame_set_sizes=None):
