@@ -18,7 +18,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 from bench.harness.tabs import CHROMIUM, CHROMIUM_ARGS, launch_chromium  # noqa: E402
-from bench.suite_cpu import _tree_cpu_s  # noqa: E402
+from bench.suite_cpu import tree_cpu_s  # noqa: E402
 
 PAGE = "data:text/html,<p>a page</p>"
 
@@ -39,7 +39,7 @@ def one_way(playwright, hidden: bool, contexts: int) -> tuple[float, int]:
     browser = (launch_chromium(playwright) if hidden else
                playwright.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS))
     try:
-        before, webui = _tree_cpu_s(), 0
+        before, webui = tree_cpu_s(), 0
         for _ in range(contexts):
             context = browser.new_context(viewport={"width": 1280, "height": 800})
             page = context.new_page()
@@ -47,7 +47,7 @@ def one_way(playwright, hidden: bool, contexts: int) -> tuple[float, int]:
             page.wait_for_function("document.readyState === 'complete'")
             webui = max(webui, _webui_renderers())
             context.close()
-        return (_tree_cpu_s() - before) / contexts, webui
+        return (tree_cpu_s() - before) / contexts, webui
     finally:
         browser.close()
 

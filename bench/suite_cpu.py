@@ -27,7 +27,7 @@ import pytest
 _started: dict[str, float] = {}
 
 
-def _tree_cpu_s() -> float:
+def tree_cpu_s() -> float:
     """CPU seconds of this process and every process under it, children that ended included."""
     parents, ticks = {}, {}
     for entry in os.listdir("/proc"):
@@ -51,14 +51,14 @@ def _tree_cpu_s() -> float:
 
 @pytest.hookimpl(tryfirst=True)
 def pytest_runtest_setup(item):
-    _started[item.nodeid] = _tree_cpu_s()
+    _started[item.nodeid] = tree_cpu_s()
 
 
 @pytest.hookimpl(hookwrapper=True)
 def pytest_runtest_makereport(item, call):
     # The teardown report is the last one a test makes: its properties reach the junit file.
     if call.when == "teardown" and item.nodeid in _started:
-        item.user_properties.append(("cpu_s", round(_tree_cpu_s() - _started.pop(item.nodeid), 2)))
+        item.user_properties.append(("cpu_s", round(tree_cpu_s() - _started.pop(item.nodeid), 2)))
     yield
 
 

@@ -77,7 +77,9 @@ def test_listing_stimuli_before_init_db_says_so_in_one_line(app, runner):
 
 
 @pytest.mark.parametrize("command", [
-    ["stimuli", "generate"], ["stimuli", "import", __file__], ["stimuli", "lengths", "--from", "synthetic", "--set", "cut"],
+    ["stimuli", "generate"],
+    ["stimuli", "import", __file__],
+    ["stimuli", "lengths", "--from", "synthetic", "--set", "cut"],
     ["stimuli", "import-benchmark", "aot-psyphybench", "--videos", "."]])
 def test_a_bad_workers_variable_is_refused_before_any_clip(app, runner, monkeypatch, command):
     monkeypatch.setenv("CHRONOSCOPE_STIMULUS_WORKERS", "all")
