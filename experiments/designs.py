@@ -5,7 +5,7 @@ key-mapping counterbalancing, conditions, and the exclusion rules with their ver
 A study stores ``design.to_dict()`` as its snapshot, so a study keeps its design even if
 the shipped one changes; :func:`Design.from_dict` reads a snapshot back.
 
-The three shipped designs:
+The shipped designs (``DESIGNS``):
 
 ``arrow-of-time``
     Hanyu et al. (2023) as used by AoT-PsyPhyBENCH: every clip is shown once forward and

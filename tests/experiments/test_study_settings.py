@@ -45,3 +45,14 @@ def test_the_reference_gives_each_designs_default_of_a_design_setting():
     each = "; ".join(f"{name}: {design.sessions}" for name, design in DESIGNS.items())
     assert f"| {each} | Sessions and blocks: Sessions (on different days) |" in sessions
     assert "| none | Study: Places" in reference  # a study-level setting's declared default
+
+
+def test_a_setting_that_sets_no_design_field_is_in_a_section_the_study_reads():
+    # study_checks.build passes study-level keys to StudyConfig from [study] and
+    # [participants] only, and [recruitment]'s as the platform and its URLs; a study-level
+    # key declared under any other section would validate and then be dropped unread.
+    # [blocks] trials_per_block is the one exception: build turns it into max_clips.
+    read = {"study", "participants", "recruitment"}
+    assert [f"{section}.{key}" for section, settings in SETTINGS.items() if section not in read
+            for key, setting in settings.items()
+            if not setting.design_field] == ["blocks.trials_per_block"]
