@@ -9,6 +9,7 @@ import pytest
 from experiments import study_file
 from experiments.designs import DESIGNS
 from experiments.exclusions import ExclusionRules
+from experiments.platforms import URL_OUTCOMES, url_key
 from experiments.study_settings import RULE_HELP, SETTINGS, reference_markdown
 
 SHIPPED = sorted((Path(study_file.__file__).parent / "studies").glob("*.toml"))
@@ -47,12 +48,15 @@ def test_the_reference_gives_each_designs_default_of_a_design_setting():
     assert "| none | Study: Places" in reference  # a study-level setting's declared default
 
 
-def test_a_setting_that_sets_no_design_field_is_in_a_section_the_study_reads():
+def test_a_setting_that_sets_no_design_field_is_one_the_study_reads():
     # study_checks.build passes study-level keys to StudyConfig from [study] and
-    # [participants] only, and [recruitment]'s as the platform and its URLs; a study-level
-    # key declared under any other section would validate and then be dropped unread.
-    # [blocks] trials_per_block is the one exception: build turns it into max_clips.
-    read = {"study", "participants", "recruitment"}
-    assert [f"{section}.{key}" for section, settings in SETTINGS.items() if section not in read
-            for key, setting in settings.items()
-            if not setting.design_field] == ["blocks.trials_per_block"]
+    # [participants] only, and reads [recruitment] as the platform and its return URLs; a
+    # study-level key declared anywhere else would validate and then be dropped unread (or,
+    # in [recruitment], be taken for a URL). [blocks] trials_per_block is the one other:
+    # build turns it into max_clips.
+    recruitment = {"platform", *(url_key(outcome) for outcome in URL_OUTCOMES)}
+    unread = [f"{section}.{key}" for section, settings in SETTINGS.items()
+              if section not in ("study", "participants")
+              for key, setting in settings.items()
+              if not setting.design_field and not (section == "recruitment" and key in recruitment)]
+    assert unread == ["blocks.trials_per_block"]
